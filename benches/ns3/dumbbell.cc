@@ -1,0 +1,447 @@
+// ns-3 reference scenario for the mpsim side-by-side benchmark.
+//
+// Dumbbell topology, point-to-point links everywhere:
+//
+//   S0 --\                                         /-- D0
+//   S1 ---+-- R1 ====(rate R, 20 ms, 100 p)==== R2 --+-- D1
+//   ...  -/                                         \-- ...
+//
+//   access links Si-R1 and R2-Di: 100 Mbit/s, 1 ms, 1000-packet device queues
+//   bottleneck R1-R2: --rate bit/s, 20 ms, 100-packet drop-tail device queue
+//
+// N TCP NewReno bulk transfers Si -> Di run for --duration seconds. Random
+// packet loss (--loss) is applied to packets arriving at R2 over the
+// bottleneck (the data direction only; ACKs travel R2 -> R1 loss-free).
+//
+// The program prints one JSON object on stdout. "wall_s" covers only
+// Simulator::Run(); topology construction is excluded.
+//
+// Build: see ns3_dumbbell.py (compiles against the headers/libraries shipped
+// in the `ns3` wheel from PyPI).
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef NS3_WHEEL_VERSION
+#define NS3_WHEEL_VERSION "unknown"
+#endif
+
+using namespace ns3;
+
+namespace
+{
+
+constexpr uint32_t kSegmentSize = 1460;     // TCP payload bytes per full segment
+constexpr uint16_t kSinkPort = 5000;
+const char* kAccessRate = "100Mbps";
+const char* kAccessDelay = "1ms";
+const char* kAccessQueue = "1000p";         // large enough never to drop
+const char* kBottleneckDelay = "20ms";
+const char* kBottleneckQueue = "100p";      // the only buffer that matters
+
+// ---- counters filled by trace sinks --------------------------------------
+
+struct Counters
+{
+    uint64_t bottleneckQueueDrops = 0; // DropTailQueue "Drop" on R1's bottleneck device
+    uint64_t bottleneckMacTxDrops = 0; // device refused the packet (queue full)
+    uint64_t r1TcDrops = 0;            // traffic-control layer drop on R1 (device queue stopped)
+    uint64_t otherDrops = 0;           // any queue / TC drop anywhere else (expected 0)
+    uint64_t randomLosses = 0;         // RateErrorModel drops at R2 (PhyRxDrop)
+    uint32_t maxBottleneckQueue = 0;   // peak packets waiting in the bottleneck queue
+    uint64_t bottleneckTxPackets = 0;  // packets put on the wire R1 -> R2
+    uint64_t bottleneckTxBytes = 0;    // bytes on the wire R1 -> R2 (incl. 2-byte PPP header)
+    uint32_t bottleneckMaxPacket = 0;  // largest frame R1 -> R2 (PPP + IP + TCP + payload)
+};
+
+Counters g_counters;
+
+struct FlowStats
+{
+    uint64_t retransmissions = 0; // segments retransmitted (BulkSend "TcpRetransmission")
+    uint64_t fastRecoveries = 0;  // entries into CA_RECOVERY
+    uint64_t timeouts = 0;        // entries into CA_LOSS (RTO expirations)
+    double establishedAt = -1.0;  // time the sender reached ESTABLISHED (s)
+};
+
+std::vector<FlowStats> g_flowStats;
+
+void
+OnBottleneckQueueDrop(Ptr<const Packet>)
+{
+    ++g_counters.bottleneckQueueDrops;
+}
+
+void
+OnBottleneckMacTxDrop(Ptr<const Packet>)
+{
+    ++g_counters.bottleneckMacTxDrops;
+}
+
+void
+OnR1TcDrop(Ptr<const Packet>)
+{
+    ++g_counters.r1TcDrops;
+}
+
+void
+OnOtherDrop(Ptr<const Packet>)
+{
+    ++g_counters.otherDrops;
+}
+
+void
+OnRandomLoss(Ptr<const Packet>)
+{
+    ++g_counters.randomLosses;
+}
+
+void
+OnBottleneckQueueLen(uint32_t /* oldValue */, uint32_t newValue)
+{
+    if (newValue > g_counters.maxBottleneckQueue)
+    {
+        g_counters.maxBottleneckQueue = newValue;
+    }
+}
+
+void
+OnBottleneckPhyTxBegin(Ptr<const Packet> p)
+{
+    ++g_counters.bottleneckTxPackets;
+    g_counters.bottleneckTxBytes += p->GetSize();
+    if (p->GetSize() > g_counters.bottleneckMaxPacket)
+    {
+        g_counters.bottleneckMaxPacket = p->GetSize();
+    }
+}
+
+void
+OnRetransmission(uint32_t flow,
+                 Ptr<const Packet>,
+                 const TcpHeader&,
+                 const Address&,
+                 const Address&,
+                 Ptr<const TcpSocketBase>)
+{
+    ++g_flowStats[flow].retransmissions;
+}
+
+void
+OnCongState(uint32_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    if (now == TcpSocketState::CA_RECOVERY)
+    {
+        ++g_flowStats[flow].fastRecoveries;
+    }
+    else if (now == TcpSocketState::CA_LOSS)
+    {
+        ++g_flowStats[flow].timeouts;
+    }
+}
+
+void
+OnTcpState(uint32_t flow, TcpSocket::TcpStates_t, TcpSocket::TcpStates_t now)
+{
+    if (now == TcpSocket::ESTABLISHED && g_flowStats[flow].establishedAt < 0)
+    {
+        // A lost SYN shows up here as a ConnTimeout (3 s) late start.
+        g_flowStats[flow].establishedAt = Simulator::Now().GetSeconds();
+    }
+}
+
+// The sender's socket only exists once BulkSendApplication has started, so
+// the state traces are hooked up shortly after the start time (the SYN has
+// been sent, the handshake is still in progress).
+void
+HookCongState(Ptr<BulkSendApplication> app, uint32_t flow)
+{
+    Ptr<Socket> sock = app->GetSocket();
+    NS_ABORT_MSG_IF(!sock, "BulkSendApplication has no socket yet");
+    sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, flow));
+    sock->TraceConnectWithoutContext("State", MakeBoundCallback(&OnTcpState, flow));
+}
+
+// Remove the root queue disc that Ipv4AddressHelper::Assign installs by
+// default (FqCoDel, 1000 packets in ns-3.44) from every device of every node.
+// After this, IP hands packets straight to the device and the device's
+// DropTailQueue is the only buffer on the path.
+void
+RemoveAllQueueDiscs(const NodeContainer& nodes)
+{
+    TrafficControlHelper tch;
+    for (uint32_t n = 0; n < nodes.GetN(); ++n)
+    {
+        Ptr<Node> node = nodes.Get(n);
+        Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
+        for (uint32_t d = 0; d < node->GetNDevices(); ++d)
+        {
+            Ptr<NetDevice> dev = node->GetDevice(d);
+            if (tc && tc->GetRootQueueDiscOnDevice(dev))
+            {
+                tch.Uninstall(dev);
+            }
+            // Verification: no queue disc may remain anywhere.
+            NS_ABORT_MSG_IF(tc && tc->GetRootQueueDiscOnDevice(dev),
+                            "queue disc still installed on node " << n << " device " << d);
+        }
+    }
+}
+
+Ptr<Queue<Packet>>
+DeviceQueue(Ptr<NetDevice> dev)
+{
+    return DynamicCast<PointToPointNetDevice>(dev)->GetQueue();
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    uint32_t nFlows = 2;
+    uint64_t bottleneckRate = 10000000; // bit/s
+    double loss = 0.0;
+    double duration = 60.0; // seconds
+    uint32_t seed = 1;
+    double minRto = 0.2;    // seconds
+    double staggerMs = 0.0; // flow i starts at i * staggerMs milliseconds
+
+    CommandLine cmd(__FILE__);
+    cmd.AddValue("flows", "number of TCP flows / sender-receiver pairs", nFlows);
+    cmd.AddValue("rate", "bottleneck rate in bit/s", bottleneckRate);
+    cmd.AddValue("loss", "random packet loss rate on the bottleneck (data direction)", loss);
+    cmd.AddValue("duration", "simulated seconds", duration);
+    cmd.AddValue("seed", "RNG seed (sets both RngSeed and RngRun)", seed);
+    cmd.AddValue("minRto", "TCP minimum RTO in seconds", minRto);
+    cmd.AddValue("staggerMs", "start offset between consecutive flows, ms", staggerMs);
+    cmd.Parse(argc, argv);
+
+    NS_ABORT_MSG_IF(nFlows < 1 || nFlows > 250, "--flows must be in 1..250");
+    NS_ABORT_MSG_IF(seed < 1, "--seed must be >= 1");
+    NS_ABORT_MSG_IF(loss < 0.0 || loss >= 1.0, "--loss must be in [0, 1)");
+    NS_ABORT_MSG_IF(duration <= 0.0, "--duration must be positive");
+
+    RngSeedManager::SetSeed(seed);
+    RngSeedManager::SetRun(seed);
+
+    // ---- TCP configuration (must be set before the stacks are installed) ----
+
+    // Congestion control: NewReno. Loss recovery: ns-3.44 defaults to PRR
+    // (TcpPrrRecovery); switch to classic fast recovery (cwnd = ssthresh on
+    // entry, SACK-based RFC 6675-style retransmission while in recovery).
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpNewReno"));
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                       TypeIdValue(TcpClassicRecovery::GetTypeId()));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(kSegmentSize));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+    // ACK every segment (no delayed ACKs).
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+    // 4 MB buffers: with window scaling (on by default) the advertised
+    // receive window never limits the sender.
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
+    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(1)));
+    // Left at their ns-3.44 defaults (stated here for the record):
+    //   TcpSocketBase::Timestamp      = true  (TSopt on every segment: 10 bytes,
+    //                                          padded to 12 -> 32-byte TCP header)
+    //   TcpSocketBase::WindowScaling  = true
+    //   TcpSocketBase::LimitedTransmit= true, ReTxThreshold = 3 dupACKs
+    //   TcpSocket::TcpNoDelay         = true  (Nagle off)
+    //   TcpL4Protocol::RttEstimatorType = ns3::RttMeanDeviation (RFC 6298)
+
+    // With timestamps on, a full segment is 20 (IP) + 32 (TCP) + 1460 = 1512
+    // bytes, which exceeds the default 1500-byte point-to-point MTU and would
+    // be IP-fragmented. Raise the device MTU so segments travel unfragmented.
+    Config::SetDefault("ns3::PointToPointNetDevice::Mtu", UintegerValue(1600));
+
+    // ---- topology -----------------------------------------------------------
+
+    NodeContainer senders;
+    NodeContainer receivers;
+    NodeContainer routers;
+    senders.Create(nFlows);
+    receivers.Create(nFlows);
+    routers.Create(2);
+    Ptr<Node> r1 = routers.Get(0);
+    Ptr<Node> r2 = routers.Get(1);
+
+    PointToPointHelper access;
+    access.SetDeviceAttribute("DataRate", StringValue(kAccessRate));
+    access.SetChannelAttribute("Delay", StringValue(kAccessDelay));
+    access.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue(kAccessQueue));
+
+    PointToPointHelper bottleneck;
+    bottleneck.SetDeviceAttribute("DataRate", DataRateValue(DataRate(bottleneckRate)));
+    bottleneck.SetChannelAttribute("Delay", StringValue(kBottleneckDelay));
+    bottleneck.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue(kBottleneckQueue));
+
+    NetDeviceContainer bnDevs = bottleneck.Install(r1, r2); // [0] on R1, [1] on R2
+    std::vector<NetDeviceContainer> leftDevs(nFlows);
+    std::vector<NetDeviceContainer> rightDevs(nFlows);
+    for (uint32_t i = 0; i < nFlows; ++i)
+    {
+        leftDevs[i] = access.Install(senders.Get(i), r1);
+        rightDevs[i] = access.Install(r2, receivers.Get(i));
+    }
+
+    NodeContainer all(senders, receivers, routers);
+    InternetStackHelper stack;
+    stack.Install(all);
+
+    Ipv4AddressHelper addr;
+    addr.SetBase("10.0.0.0", "255.255.255.0");
+    addr.Assign(bnDevs);
+    std::vector<Ipv4InterfaceContainer> rightIfs(nFlows);
+    for (uint32_t i = 0; i < nFlows; ++i)
+    {
+        std::ostringstream left;
+        std::ostringstream right;
+        left << "10.1." << (i + 1) << ".0";
+        right << "10.2." << (i + 1) << ".0";
+        addr.SetBase(left.str().c_str(), "255.255.255.0");
+        addr.Assign(leftDevs[i]);
+        addr.SetBase(right.str().c_str(), "255.255.255.0");
+        rightIfs[i] = addr.Assign(rightDevs[i]);
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    // Ipv4AddressHelper::Assign has just installed the default queue disc on
+    // every device; remove them all (and verify) so that the device queues
+    // configured above are the only buffers.
+    RemoveAllQueueDiscs(all);
+
+    // ---- random loss on the bottleneck, data direction only ----------------
+
+    Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
+    em->SetAttribute("ErrorUnit", EnumValue(RateErrorModel::ERROR_UNIT_PACKET));
+    em->SetAttribute("ErrorRate", DoubleValue(loss));
+    em->AssignStreams(1000); // fixed stream -> deterministic for a given seed
+    bnDevs.Get(1)->SetAttribute("ReceiveErrorModel", PointerValue(em));
+
+    // ---- drop / queue instrumentation ---------------------------------------
+    //
+    // Without a queue disc, TrafficControlLayer::Send still honours device
+    // flow control: once the 100-packet device queue is full the device stops
+    // its transmit queue and the TC layer discards the packet ("TcDrop"),
+    // i.e. the packet is tail-dropped because the device queue is full. The
+    // DropTailQueue "Drop" and device "MacTxDrop" traces catch the same event
+    // if flow control is ever bypassed. No other buffer exists on R1.
+
+    Ptr<Queue<Packet>> bnQueue = DeviceQueue(bnDevs.Get(0));
+    bnQueue->TraceConnectWithoutContext("Drop", MakeCallback(&OnBottleneckQueueDrop));
+    bnQueue->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnBottleneckQueueLen));
+    bnDevs.Get(0)->TraceConnectWithoutContext("MacTxDrop", MakeCallback(&OnBottleneckMacTxDrop));
+    bnDevs.Get(0)->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnBottleneckPhyTxBegin));
+    bnDevs.Get(1)->TraceConnectWithoutContext("PhyRxDrop", MakeCallback(&OnRandomLoss));
+    r1->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext("TcDrop",
+                                                                     MakeCallback(&OnR1TcDrop));
+    for (uint32_t n = 0; n < all.GetN(); ++n)
+    {
+        Ptr<Node> node = all.Get(n);
+        if (node != r1)
+        {
+            node->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
+                "TcDrop",
+                MakeCallback(&OnOtherDrop));
+        }
+        for (uint32_t d = 0; d < node->GetNDevices(); ++d)
+        {
+            Ptr<NetDevice> dev = node->GetDevice(d);
+            if (dev == bnDevs.Get(0) || !DynamicCast<PointToPointNetDevice>(dev))
+            {
+                continue;
+            }
+            DeviceQueue(dev)->TraceConnectWithoutContext("Drop", MakeCallback(&OnOtherDrop));
+        }
+    }
+
+    // ---- applications ------------------------------------------------------
+
+    g_flowStats.assign(nFlows, FlowStats{});
+    std::vector<Ptr<PacketSink>> sinks(nFlows);
+    for (uint32_t i = 0; i < nFlows; ++i)
+    {
+        Address sinkAddr(InetSocketAddress(rightIfs[i].GetAddress(1), kSinkPort));
+
+        PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
+                                    InetSocketAddress(Ipv4Address::GetAny(), kSinkPort));
+        ApplicationContainer sinkApp = sinkHelper.Install(receivers.Get(i));
+        sinkApp.Start(Seconds(0.0));
+        sinkApp.Stop(Seconds(duration));
+        sinks[i] = DynamicCast<PacketSink>(sinkApp.Get(0));
+
+        BulkSendHelper src("ns3::TcpSocketFactory", sinkAddr);
+        src.SetAttribute("MaxBytes", UintegerValue(0)); // unlimited
+        src.SetAttribute("SendSize", UintegerValue(kSegmentSize));
+        ApplicationContainer srcApp = src.Install(senders.Get(i));
+        Time start = MilliSeconds(staggerMs * i);
+        srcApp.Start(start);
+        srcApp.Stop(Seconds(duration));
+
+        Ptr<BulkSendApplication> bulk = DynamicCast<BulkSendApplication>(srcApp.Get(0));
+        bulk->TraceConnectWithoutContext("TcpRetransmission",
+                                         MakeBoundCallback(&OnRetransmission, i));
+        Simulator::Schedule(start + NanoSeconds(1), &HookCongState, bulk, i);
+    }
+
+    // ---- run ----------------------------------------------------------------
+
+    Simulator::Stop(Seconds(duration));
+    auto t0 = std::chrono::steady_clock::now();
+    Simulator::Run();
+    auto t1 = std::chrono::steady_clock::now();
+    double wall = std::chrono::duration<double>(t1 - t0).count();
+
+    // ---- results --------------------------------------------------------------
+
+    uint64_t totalRx = 0;
+    std::ostringstream js;
+    js << std::setprecision(10);
+    js << "{\"ns3_version\": \"" << NS3_WHEEL_VERSION << "\", ";
+    js << "\"params\": {\"flows\": " << nFlows << ", \"bottleneck_rate_bps\": " << bottleneckRate
+       << ", \"loss\": " << loss << ", \"duration_s\": " << duration << ", \"seed\": " << seed
+       << ", \"min_rto_s\": " << minRto << ", \"stagger_ms\": " << staggerMs << "}, ";
+    js << "\"flows\": [";
+    for (uint32_t i = 0; i < nFlows; ++i)
+    {
+        uint64_t rx = sinks[i]->GetTotalRx();
+        totalRx += rx;
+        js << (i ? ", " : "") << "{\"goodput_bps\": " << (rx * 8.0 / duration)
+           << ", \"rx_bytes\": " << rx << ", \"retransmissions\": " << g_flowStats[i].retransmissions
+           << ", \"fast_recoveries\": " << g_flowStats[i].fastRecoveries
+           << ", \"timeouts\": " << g_flowStats[i].timeouts
+           << ", \"established_s\": " << g_flowStats[i].establishedAt << "}";
+    }
+    js << "], ";
+    js << "\"total_goodput_bps\": " << (totalRx * 8.0 / duration) << ", ";
+    js << "\"delivered_packets\": " << (totalRx / kSegmentSize) << ", ";
+    js << "\"wall_s\": " << wall << ", ";
+    js << "\"drops\": {\"bottleneck_tc_full_queue\": " << g_counters.r1TcDrops
+       << ", \"bottleneck_queue\": " << g_counters.bottleneckQueueDrops
+       << ", \"bottleneck_mac_tx\": " << g_counters.bottleneckMacTxDrops
+       << ", \"random_loss\": " << g_counters.randomLosses
+       << ", \"elsewhere\": " << g_counters.otherDrops << "}, ";
+    js << "\"bottleneck\": {\"max_queue_pkts\": " << g_counters.maxBottleneckQueue
+       << ", \"tx_packets\": " << g_counters.bottleneckTxPackets
+       << ", \"tx_bytes\": " << g_counters.bottleneckTxBytes
+       << ", \"max_frame_bytes\": " << g_counters.bottleneckMaxPacket << "}}";
+    std::cout << js.str() << std::endl;
+
+    Simulator::Destroy();
+    return 0;
+}

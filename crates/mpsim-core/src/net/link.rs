@@ -1,0 +1,222 @@
+//! A unidirectional link: a transmitter of fixed rate behind a drop-tail FIFO, then a
+//! propagation delay, with an optional random loss process and a down/up state.
+//!
+//! The FIFO is kept virtually: for each accepted packet the link records when its
+//! transmission ends. A packet entering at `now` starts when the transmitter is free
+//! (`busy_until`), so the only event a packet needs per hop is its arrival at the far end.
+//! Occupancy at any instant is the list of accepted packets whose transmission has not ended,
+//! minus the one in service, exactly as in a real drop-tail queue in front of a transmitter.
+
+use crate::net::loss::LossProcess;
+use crate::time::{Dur, SimTime};
+use std::collections::VecDeque;
+
+/// The queue's capacity, in bytes or in packets (the packet in service does not count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Bytes(u64),
+    Packets(u64),
+}
+
+/// What happened to a packet offered to a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// It will reach the far end at this time.
+    Arrives(SimTime),
+    /// The queue was full.
+    QueueDrop,
+    /// Transmitted but lost to the loss model.
+    Lost,
+    /// The link is down.
+    Down,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkStats {
+    pub offered: u64,
+    pub delivered: u64,
+    pub queue_drops: u64,
+    pub loss_drops: u64,
+    pub down_drops: u64,
+    pub bytes_sent: u64,
+    /// Total time the transmitter was busy.
+    pub busy: Dur,
+}
+
+pub struct Link {
+    pub name: String,
+    pub rate_bps: u64,
+    pub delay: Dur,
+    pub limit: QueueLimit,
+    pub up: bool,
+    /// Bumped each time the link goes down; packets in transit from an older epoch are lost.
+    pub epoch: u32,
+    loss: LossProcess,
+    busy_until: SimTime,
+    /// (transmission end, size) of accepted packets not yet fully transmitted.
+    backlog: VecDeque<(SimTime, u32)>,
+    backlog_bytes: u64,
+    pub stats: LinkStats,
+}
+
+impl Link {
+    pub fn new(name: String, rate_bps: u64, delay: Dur, limit: QueueLimit, loss: LossProcess) -> Link {
+        Link {
+            name,
+            rate_bps,
+            delay,
+            limit,
+            up: true,
+            epoch: 0,
+            loss,
+            busy_until: SimTime::ZERO,
+            backlog: VecDeque::new(),
+            backlog_bytes: 0,
+            stats: LinkStats::default(),
+        }
+    }
+
+    fn purge(&mut self, now: SimTime) {
+        while let Some(&(end, size)) = self.backlog.front() {
+            if end > now {
+                break;
+            }
+            self.backlog.pop_front();
+            self.backlog_bytes -= size as u64;
+        }
+    }
+
+    /// Packets and bytes waiting in the queue at `now` (not counting the one in service).
+    pub fn queued(&mut self, now: SimTime) -> (u64, u64) {
+        self.purge(now);
+        match self.backlog.front() {
+            None => (0, 0),
+            Some(&(_, head)) => (self.backlog.len() as u64 - 1, self.backlog_bytes - head as u64),
+        }
+    }
+
+    /// Offers a packet of `size` bytes to the link at `now`.
+    pub fn offer(&mut self, now: SimTime, size: u32) -> Fate {
+        self.stats.offered += 1;
+        if !self.up {
+            self.stats.down_drops += 1;
+            return Fate::Down;
+        }
+        let (q_pkts, q_bytes) = self.queued(now);
+        let busy = !self.backlog.is_empty();
+        let full = busy
+            && match self.limit {
+                QueueLimit::Packets(n) => q_pkts + 1 > n,
+                QueueLimit::Bytes(b) => q_bytes + size as u64 > b,
+            };
+        if full {
+            self.stats.queue_drops += 1;
+            return Fate::QueueDrop;
+        }
+        let start = self.busy_until.max(now);
+        let tx = Dur::tx_time(size as u64, self.rate_bps);
+        let end = start + tx;
+        self.busy_until = end;
+        self.backlog.push_back((end, size));
+        self.backlog_bytes += size as u64;
+        self.stats.bytes_sent += size as u64;
+        self.stats.busy = self.stats.busy + tx;
+        if self.loss.lose_next() {
+            self.stats.loss_drops += 1;
+            return Fate::Lost;
+        }
+        self.stats.delivered += 1;
+        Fate::Arrives(end + self.delay)
+    }
+
+    /// Takes the link down: everything queued or on the wire is lost.
+    pub fn set_down(&mut self, now: SimTime) {
+        if !self.up {
+            return;
+        }
+        self.up = false;
+        self.epoch = self.epoch.wrapping_add(1);
+        self.backlog.clear();
+        self.backlog_bytes = 0;
+        self.busy_until = now;
+    }
+
+    pub fn set_up(&mut self) {
+        self.up = true;
+    }
+
+    /// Packets in transit at the moment the link went down are lost; the caller counts them.
+    pub fn note_lost_in_transit(&mut self) {
+        self.stats.delivered -= 1;
+        self.stats.down_drops += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::loss::LossModel;
+    use crate::rng::Rng;
+
+    fn link(limit: QueueLimit) -> Link {
+        Link::new(
+            "l".into(),
+            10_000_000,
+            Dur::from_millis(10),
+            limit,
+            LossProcess::new(LossModel::None, Rng::from_seed(0)),
+        )
+    }
+
+    #[test]
+    fn back_to_back_packets_serialise() {
+        let mut l = link(QueueLimit::Packets(10));
+        let t0 = SimTime::ZERO;
+        assert_eq!(l.offer(t0, 1500), Fate::Arrives(SimTime(1_200_000 + 10_000_000)));
+        assert_eq!(l.offer(t0, 1500), Fate::Arrives(SimTime(2_400_000 + 10_000_000)));
+        assert_eq!(l.queued(t0), (1, 1500));
+        // after the first finished, one is in service and none waits
+        assert_eq!(l.queued(SimTime(1_200_000)), (0, 0));
+    }
+
+    #[test]
+    fn drop_tail_in_packets_excludes_the_one_in_service() {
+        let mut l = link(QueueLimit::Packets(2));
+        let t0 = SimTime::ZERO;
+        let fates: Vec<_> = (0..4).map(|_| l.offer(t0, 1000)).collect();
+        assert!(matches!(fates[0], Fate::Arrives(_)));
+        assert!(matches!(fates[1], Fate::Arrives(_)));
+        assert!(matches!(fates[2], Fate::Arrives(_)));
+        assert_eq!(fates[3], Fate::QueueDrop);
+        assert_eq!(l.stats.queue_drops, 1);
+    }
+
+    #[test]
+    fn drop_tail_in_bytes() {
+        let mut l = link(QueueLimit::Bytes(2500));
+        let t0 = SimTime::ZERO;
+        assert!(matches!(l.offer(t0, 1500), Fate::Arrives(_))); // in service
+        assert!(matches!(l.offer(t0, 1500), Fate::Arrives(_))); // 1500 waiting
+        assert_eq!(l.offer(t0, 1500), Fate::QueueDrop); // 3000 > 2500
+        assert!(matches!(l.offer(t0, 1000), Fate::Arrives(_))); // 2500 fits
+    }
+
+    #[test]
+    fn idle_link_starts_immediately() {
+        let mut l = link(QueueLimit::Packets(1));
+        l.offer(SimTime::ZERO, 1500);
+        let later = SimTime(50_000_000);
+        assert_eq!(l.offer(later, 1500), Fate::Arrives(later + Dur::from_micros(1200) + Dur::from_millis(10)));
+    }
+
+    #[test]
+    fn down_link_drops_and_clears() {
+        let mut l = link(QueueLimit::Packets(10));
+        l.offer(SimTime::ZERO, 1500);
+        l.set_down(SimTime(100));
+        assert_eq!(l.offer(SimTime(200), 1500), Fate::Down);
+        assert_eq!(l.epoch, 1);
+        l.set_up();
+        assert_eq!(l.offer(SimTime(300), 1500), Fate::Arrives(SimTime(300) + Dur::from_micros(1200) + Dur::from_millis(10)));
+    }
+}

@@ -1,0 +1,9 @@
+//! Single-path TCP: the sender and receiver halves of a connection, sans-IO.
+
+pub mod receiver;
+pub mod rtt;
+pub mod sender;
+
+pub use receiver::{Received, ReceiverConfig, ReceiverStats, TcpReceiver};
+pub use rtt::RttEstimator;
+pub use sender::{CaState, SenderConfig, SenderStats, TcpSender, TxSegment, DUP_THRESH};

@@ -1,0 +1,306 @@
+//! TCP receiver: reassembly, SACK blocks (RFC 2018), delayed ACKs (RFC 5681 §4.2) and the
+//! receive window from a bounded buffer.
+//!
+//! The application reads in-order data at once, so the buffer holds only out-of-order bytes.
+//! The advertised window is the free space, but its right edge never moves left (RFC 9293
+//! §3.8.6: do not shrink the window), as real stacks behave.
+
+use crate::net::{SackBlock, TcpHeader, MAX_SACK_BLOCKS};
+use crate::time::{Dur, SimTime};
+
+#[derive(Clone, Debug)]
+pub struct ReceiverConfig {
+    /// Receive buffer in bytes.
+    pub buffer: u64,
+    /// ACK every `ack_every` in-order segments (1 = no delayed ACK, 2 = RFC 5681 delayed ACK).
+    pub ack_every: u32,
+    /// Longest an ACK may be delayed.
+    pub delack_timeout: Dur,
+}
+
+impl Default for ReceiverConfig {
+    fn default() -> Self {
+        ReceiverConfig { buffer: 4 << 20, ack_every: 1, delack_timeout: Dur::from_millis(200) }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Range {
+    start: u64,
+    end: u64,
+    /// When it last grew (a counter), for the SACK block order.
+    touched: u64,
+}
+
+/// What the receiver did with a segment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Received {
+    /// In-order bytes newly handed to the application: [rcv_nxt before, rcv_nxt after).
+    pub delivered: u64,
+    /// An ACK must be sent now.
+    pub ack_now: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReceiverStats {
+    pub segments: u64,
+    pub duplicate_segments: u64,
+    pub out_of_order_segments: u64,
+    pub beyond_window_drops: u64,
+    pub acks_sent: u64,
+    /// Largest number of bytes held out of order.
+    pub max_buffered: u64,
+}
+
+pub struct TcpReceiver {
+    cfg: ReceiverConfig,
+    rcv_nxt: u64,
+    ooo: Vec<Range>,
+    ooo_bytes: u64,
+    right_edge: u64,
+    touch: u64,
+    last_touched: Option<usize>,
+    unacked_segments: u32,
+    delack_deadline: Option<SimTime>,
+    pub stats: ReceiverStats,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: ReceiverConfig) -> TcpReceiver {
+        let right_edge = cfg.buffer;
+        TcpReceiver {
+            cfg,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            ooo_bytes: 0,
+            right_edge,
+            touch: 0,
+            last_touched: None,
+            unacked_segments: 0,
+            delack_deadline: None,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+    /// Size of the receive buffer.
+    pub fn capacity(&self) -> u64 {
+        self.cfg.buffer
+    }
+    pub fn buffered(&self) -> u64 {
+        self.ooo_bytes
+    }
+    pub fn delack_deadline(&self) -> Option<SimTime> {
+        self.delack_deadline
+    }
+
+    /// Window to advertise: free space, without moving the right edge left.
+    pub fn window(&mut self) -> u64 {
+        let free_edge = self.rcv_nxt + self.cfg.buffer.saturating_sub(self.ooo_bytes);
+        self.right_edge = self.right_edge.max(free_edge);
+        self.right_edge - self.rcv_nxt
+    }
+
+    /// Accepts a data segment [seq, seq+len).
+    pub fn on_segment(&mut self, now: SimTime, seq: u64, len: u32) -> Received {
+        self.stats.segments += 1;
+        let end = seq + len as u64;
+        if end <= self.rcv_nxt {
+            self.stats.duplicate_segments += 1;
+            return Received { delivered: 0, ack_now: true };
+        }
+        if end > self.right_edge.max(self.rcv_nxt + self.cfg.buffer) {
+            self.stats.beyond_window_drops += 1;
+            return Received { delivered: 0, ack_now: true };
+        }
+        if seq > self.rcv_nxt {
+            self.stats.out_of_order_segments += 1;
+            self.insert(seq, end);
+            self.stats.max_buffered = self.stats.max_buffered.max(self.ooo_bytes);
+            return Received { delivered: 0, ack_now: true };
+        }
+        // in order (possibly overlapping what was delivered)
+        let before = self.rcv_nxt;
+        let had_gap = !self.ooo.is_empty();
+        self.rcv_nxt = end;
+        self.absorb_ooo();
+        let delivered = self.rcv_nxt - before;
+        let ack_now = if had_gap {
+            true // filled (part of) a hole: ACK at once
+        } else {
+            self.unacked_segments += 1;
+            if self.unacked_segments >= self.cfg.ack_every {
+                true
+            } else {
+                if self.delack_deadline.is_none() {
+                    self.delack_deadline = Some(now + self.cfg.delack_timeout);
+                }
+                false
+            }
+        };
+        Received { delivered, ack_now }
+    }
+
+    /// Merges [start, end) into the out-of-order ranges.
+    fn insert(&mut self, start: u64, end: u64) {
+        self.touch += 1;
+        let i = self.ooo.partition_point(|r| r.end < start);
+        // ranges i.. that overlap or touch [start, end) are merged into one
+        let mut j = i;
+        let (mut s, mut e) = (start, end);
+        while j < self.ooo.len() && self.ooo[j].start <= end {
+            s = s.min(self.ooo[j].start);
+            e = e.max(self.ooo[j].end);
+            self.ooo_bytes -= self.ooo[j].end - self.ooo[j].start;
+            j += 1;
+        }
+        self.ooo.splice(i..j, [Range { start: s, end: e, touched: self.touch }]);
+        self.ooo_bytes += e - s;
+        self.last_touched = Some(i);
+    }
+
+    fn absorb_ooo(&mut self) {
+        let mut k = 0;
+        while k < self.ooo.len() && self.ooo[k].start <= self.rcv_nxt {
+            self.rcv_nxt = self.rcv_nxt.max(self.ooo[k].end);
+            self.ooo_bytes -= self.ooo[k].end - self.ooo[k].start;
+            k += 1;
+        }
+        if k > 0 {
+            self.ooo.drain(..k);
+            self.last_touched = None;
+        }
+    }
+
+    /// Builds the ACK to send now and resets the delayed-ACK state.
+    pub fn make_ack(&mut self, echo: SimTime) -> TcpHeader {
+        self.unacked_segments = 0;
+        self.delack_deadline = None;
+        self.stats.acks_sent += 1;
+        let mut h = TcpHeader { ack: self.rcv_nxt, wnd: self.window(), sent_at: echo, ..Default::default() };
+        // first block: the one holding the latest segment; then the most recently touched
+        let mut n = 0usize;
+        if let Some(i) = self.last_touched.filter(|&i| i < self.ooo.len()) {
+            h.sack[0] = SackBlock { start: self.ooo[i].start, end: self.ooo[i].end };
+            n = 1;
+        }
+        if self.ooo.len() > n {
+            let mut rest: [(u64, usize); 8] = [(0, usize::MAX); 8];
+            let mut m = 0;
+            for (k, r) in self.ooo.iter().enumerate() {
+                if Some(k) == self.last_touched {
+                    continue;
+                }
+                // keep the few most recent in a tiny sorted array
+                let item = (r.touched, k);
+                if m < rest.len() {
+                    rest[m] = item;
+                    m += 1;
+                } else if let Some(min_pos) = (0..m).min_by_key(|&p| rest[p].0) {
+                    if rest[min_pos].0 < item.0 {
+                        rest[min_pos] = item;
+                    }
+                }
+            }
+            rest[..m].sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            for &(_, k) in rest[..m].iter() {
+                if n == MAX_SACK_BLOCKS {
+                    break;
+                }
+                h.sack[n] = SackBlock { start: self.ooo[k].start, end: self.ooo[k].end };
+                n += 1;
+            }
+        }
+        h.n_sack = n as u8;
+        h
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rx(buffer: u64, ack_every: u32) -> TcpReceiver {
+        TcpReceiver::new(ReceiverConfig { buffer, ack_every, delack_timeout: Dur::from_millis(200) })
+    }
+
+    #[test]
+    fn in_order_data_is_delivered_and_acked() {
+        let mut r = rx(10_000, 1);
+        let got = r.on_segment(SimTime::ZERO, 0, 1000);
+        assert_eq!(got, Received { delivered: 1000, ack_now: true });
+        let a = r.make_ack(SimTime::ZERO);
+        assert_eq!((a.ack, a.n_sack, a.wnd), (1000, 0, 10_000));
+    }
+
+    #[test]
+    fn hole_gives_sack_blocks_most_recent_first() {
+        let mut r = rx(100_000, 1);
+        r.on_segment(SimTime::ZERO, 0, 1000);
+        r.on_segment(SimTime::ZERO, 2000, 1000);
+        r.on_segment(SimTime::ZERO, 4000, 1000);
+        let got = r.on_segment(SimTime::ZERO, 6000, 1000);
+        assert!(got.ack_now);
+        let a = r.make_ack(SimTime::ZERO);
+        assert_eq!(a.ack, 1000);
+        assert_eq!(a.sack_blocks(), &[
+            SackBlock { start: 6000, end: 7000 },
+            SackBlock { start: 4000, end: 5000 },
+            SackBlock { start: 2000, end: 3000 },
+        ]);
+        // filling the first hole delivers through the first block
+        let got = r.on_segment(SimTime::ZERO, 1000, 1000);
+        assert_eq!(got.delivered, 2000);
+        assert_eq!(r.rcv_nxt(), 3000);
+        assert_eq!(r.buffered(), 2000);
+    }
+
+    #[test]
+    fn adjacent_ranges_merge() {
+        let mut r = rx(100_000, 1);
+        r.on_segment(SimTime::ZERO, 2000, 1000);
+        r.on_segment(SimTime::ZERO, 4000, 1000);
+        r.on_segment(SimTime::ZERO, 3000, 1000);
+        let a = r.make_ack(SimTime::ZERO);
+        assert_eq!(a.sack_blocks(), &[SackBlock { start: 2000, end: 5000 }]);
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment_or_timeout() {
+        let mut r = rx(100_000, 2);
+        assert!(!r.on_segment(SimTime::ZERO, 0, 1000).ack_now);
+        assert_eq!(r.delack_deadline(), Some(SimTime::ZERO + Dur::from_millis(200)));
+        assert!(r.on_segment(SimTime::ZERO, 1000, 1000).ack_now);
+        r.make_ack(SimTime::ZERO);
+        assert_eq!(r.delack_deadline(), None);
+        // out of order is acknowledged at once
+        assert!(r.on_segment(SimTime::ZERO, 5000, 1000).ack_now);
+    }
+
+    #[test]
+    fn window_shrinks_with_held_data_but_edge_never_moves_left() {
+        let mut r = rx(5000, 1);
+        assert_eq!(r.window(), 5000);
+        r.on_segment(SimTime::ZERO, 1000, 1000);
+        r.on_segment(SimTime::ZERO, 2000, 1000);
+        // free space is 3000 but the edge stays at 5000
+        assert_eq!(r.window(), 5000);
+        // beyond the edge is refused
+        assert_eq!(r.on_segment(SimTime::ZERO, 5000, 1000).delivered, 0);
+        assert_eq!(r.stats.beyond_window_drops, 1);
+        r.on_segment(SimTime::ZERO, 0, 1000);
+        assert_eq!(r.rcv_nxt(), 3000);
+        assert_eq!(r.window(), 5000);
+    }
+
+    #[test]
+    fn duplicates_are_counted_and_acked() {
+        let mut r = rx(5000, 2);
+        r.on_segment(SimTime::ZERO, 0, 1000);
+        let got = r.on_segment(SimTime::ZERO, 0, 1000);
+        assert_eq!(got, Received { delivered: 0, ack_now: true });
+        assert_eq!(r.stats.duplicate_segments, 1);
+    }
+}

@@ -1,0 +1,505 @@
+//! TCP sender: sequence space, SACK scoreboard, loss recovery and the retransmission timer.
+//!
+//! Sans-IO: the owner calls `on_ack` with each ACK, `on_rto` when the timer it was asked for
+//! fires, and `next_segment` in a loop to learn what to transmit. The sender never reads a
+//! clock; `rto_deadline` tells the owner when it wants to be woken.
+//!
+//! Loss recovery follows RFC 6675 with Linux's bookkeeping of the pipe:
+//! `in_flight = outstanding − sacked − lost + retransmitted`. A segment is marked lost when more
+//! than (DupThresh−1)·MSS bytes above it are SACKed (RFC 6675 IsLost) or when three duplicate
+//! ACKs arrive for the head. States are those of Linux: Open, Recovery (fast recovery after
+//! dup-ACKs/SACK) and Loss (after a timeout); neither recovery state ends until the recovery
+//! point (the highest byte sent when it began) is cumulatively acknowledged, which gives
+//! NewReno's "one reduction per window" rule (RFC 6582).
+
+use super::rtt::RttEstimator;
+use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, Window};
+use crate::net::TcpHeader;
+use crate::time::{Dur, SimTime};
+use std::collections::VecDeque;
+
+/// Duplicate-ACK threshold (RFC 5681, RFC 6675).
+pub const DUP_THRESH: u32 = 3;
+
+/// Sender settings.
+#[derive(Clone, Debug)]
+pub struct SenderConfig {
+    pub mss: u32,
+    /// Initial window in segments.
+    pub initial_window: u32,
+    pub min_rto: Dur,
+    pub max_rto: Dur,
+    pub initial_rto: Dur,
+}
+
+impl Default for SenderConfig {
+    fn default() -> Self {
+        SenderConfig {
+            mss: 1460,
+            initial_window: 10,
+            min_rto: Dur::from_millis(200),
+            max_rto: Dur::from_secs(60),
+            initial_rto: Dur::from_secs(1),
+        }
+    }
+}
+
+/// Congestion-avoidance state, as in Linux.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    Open,
+    Recovery,
+    Loss,
+}
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+/// A retransmission of this segment is presumed in flight.
+const RETRANS: u8 = 4;
+/// The segment was retransmitted at least once (Karn: no RTT sample from it).
+const EVER_RETX: u8 = 8;
+
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    seq: u64,
+    len: u32,
+    flags: u8,
+    sent_at: SimTime,
+}
+
+/// A segment the owner must put on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxSegment {
+    pub seq: u64,
+    pub len: u32,
+    pub retx: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SenderStats {
+    pub segments_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub bytes_retransmitted: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+}
+
+pub struct TcpSender {
+    mss: u64,
+    pub cc: Controller,
+    w: Window,
+    rtt: RttEstimator,
+    state: CaState,
+    snd_una: u64,
+    snd_nxt: u64,
+    /// End of the data the application has handed over.
+    app_limit: u64,
+    rwnd: u64,
+    segs: VecDeque<Seg>,
+    sacked_bytes: u64,
+    lost_bytes: u64,
+    retrans_bytes: u64,
+    dupacks: u32,
+    recovery_point: u64,
+    highest_sacked: u64,
+    /// No segment below this sequence is lost and awaiting retransmission.
+    rtx_scan_seq: u64,
+    rto_deadline: Option<SimTime>,
+    pub stats: SenderStats,
+}
+
+impl TcpSender {
+    pub fn new(cfg: &SenderConfig, cc: Controller) -> TcpSender {
+        let mss = cfg.mss as u64;
+        TcpSender {
+            mss,
+            cc,
+            w: Window { cwnd: cfg.initial_window as u64 * mss, ssthresh: u64::MAX, mss },
+            rtt: RttEstimator::new(cfg.min_rto, cfg.max_rto, cfg.initial_rto),
+            state: CaState::Open,
+            snd_una: 0,
+            snd_nxt: 0,
+            app_limit: 0,
+            rwnd: u64::MAX,
+            segs: VecDeque::new(),
+            sacked_bytes: 0,
+            lost_bytes: 0,
+            retrans_bytes: 0,
+            dupacks: 0,
+            recovery_point: 0,
+            highest_sacked: 0,
+            rtx_scan_seq: 0,
+            rto_deadline: None,
+            stats: SenderStats::default(),
+        }
+    }
+
+    // ----- read-only view -----
+
+    pub fn window(&self) -> Window {
+        self.w
+    }
+    pub fn cwnd(&self) -> u64 {
+        self.w.cwnd
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.w.ssthresh
+    }
+    pub fn state(&self) -> CaState {
+        self.state
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+    pub fn app_limit(&self) -> u64 {
+        self.app_limit
+    }
+    pub fn rwnd(&self) -> u64 {
+        self.rwnd
+    }
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    pub fn rto_deadline(&self) -> Option<SimTime> {
+        self.rto_deadline
+    }
+    /// Bytes sent and not yet cumulatively acknowledged.
+    pub fn outstanding(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+    /// Bytes presumed in the network (RFC 6675 pipe).
+    pub fn in_flight(&self) -> u64 {
+        self.outstanding() - self.sacked_bytes - self.lost_bytes + self.retrans_bytes
+    }
+    /// Bytes written by the application and not yet sent for the first time.
+    pub fn unsent(&self) -> u64 {
+        self.app_limit - self.snd_nxt
+    }
+
+    /// The application hands over `bytes` more bytes.
+    pub fn write(&mut self, bytes: u64) {
+        self.app_limit = self.app_limit.saturating_add(bytes);
+    }
+
+    // ----- transmission -----
+
+    /// The next segment to transmit now, if the windows allow one. Call in a loop.
+    pub fn next_segment(&mut self, now: SimTime) -> Option<TxSegment> {
+        let pipe = self.in_flight();
+        if pipe >= self.w.cwnd {
+            return None;
+        }
+        let room = self.w.cwnd - pipe;
+        // RFC 6675 NextSeg rule 1: the first lost segment not yet retransmitted
+        if self.lost_bytes > self.retrans_bytes_lost() {
+            if let Some(i) = self.first_lost_unretransmitted() {
+                let s = &mut self.segs[i];
+                if (s.len as u64) > room && pipe > 0 {
+                    return None;
+                }
+                s.flags |= RETRANS | EVER_RETX;
+                s.sent_at = now;
+                let (seq, len) = (s.seq, s.len);
+                self.rtx_scan_seq = seq + len as u64;
+                self.retrans_bytes += len as u64;
+                self.stats.retransmits += 1;
+                self.stats.bytes_retransmitted += len as u64;
+                self.on_transmit(now, len);
+                return Some(TxSegment { seq, len, retx: true });
+            }
+        }
+        // Rule 2: new data, within the receiver's window
+        if self.snd_nxt < self.app_limit {
+            let len = (self.app_limit - self.snd_nxt).min(self.mss);
+            if len > room && pipe > 0 {
+                return None;
+            }
+            let right_edge = self.snd_una.saturating_add(self.rwnd);
+            if self.snd_nxt + len > right_edge {
+                return None;
+            }
+            let seq = self.snd_nxt;
+            self.segs.push_back(Seg { seq, len: len as u32, flags: 0, sent_at: now });
+            self.snd_nxt += len;
+            self.on_transmit(now, len as u32);
+            return Some(TxSegment { seq, len: len as u32, retx: false });
+        }
+        None
+    }
+
+    fn on_transmit(&mut self, now: SimTime, len: u32) {
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// Bytes that are both lost and already retransmitted (so not awaiting a retransmission).
+    fn retrans_bytes_lost(&self) -> u64 {
+        // every RETRANS segment is also LOST until it is acknowledged
+        self.retrans_bytes
+    }
+
+    fn first_lost_unretransmitted(&self) -> Option<usize> {
+        let start = self.segs.partition_point(|s| s.seq < self.rtx_scan_seq);
+        (start..self.segs.len()).find(|&i| self.segs[i].flags & (LOST | RETRANS) == LOST)
+    }
+
+    // ----- acknowledgements -----
+
+    /// Processes an ACK from the receiver.
+    pub fn on_ack(&mut self, now: SimTime, h: &TcpHeader) {
+        self.rwnd = h.wnd;
+        let ack = h.ack.min(self.snd_nxt);
+        let prior_in_flight = self.in_flight();
+        let mut delivered = 0u64;
+        let mut rtt_sample: Option<Dur> = None;
+
+        if ack > self.snd_una {
+            while let Some(s) = self.segs.front_mut() {
+                let end = s.seq + s.len as u64;
+                if end > ack {
+                    if s.seq < ack {
+                        // the receiver acknowledged part of a segment: trim it
+                        debug_assert!(s.flags & (SACKED | LOST | RETRANS) == 0);
+                        s.len = (end - ack) as u32;
+                        s.seq = ack;
+                    }
+                    break;
+                }
+                let s = self.segs.pop_front().unwrap();
+                self.drop_flags(&s);
+                if s.flags & SACKED == 0 {
+                    delivered += s.len as u64;
+                }
+                if s.flags & EVER_RETX == 0 {
+                    rtt_sample = Some(now.since(s.sent_at));
+                }
+            }
+            self.snd_una = ack;
+            self.dupacks = 0;
+            if self.rtx_scan_seq < ack {
+                self.rtx_scan_seq = ack;
+            }
+            if let Some(r) = rtt_sample {
+                self.rtt.on_sample(r);
+                self.rtt.reset_backoff();
+                self.cc.on_rtt_sample(r, now);
+            }
+            // RFC 6298 §5.2/5.3: restart the timer, or stop it when all is acknowledged
+            self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rtt.rto());
+        } else if ack == self.snd_una && self.snd_nxt > self.snd_una && h.len == 0 {
+            self.dupacks += 1;
+        }
+
+        delivered += self.apply_sack(h);
+        if self.sacked_bytes > 0 {
+            self.mark_lost_by_sack();
+        }
+
+        match self.state {
+            CaState::Recovery | CaState::Loss if self.snd_una >= self.recovery_point => {
+                self.state = CaState::Open;
+                self.w = self.cc.on_recovery_exit(self.w);
+            }
+            _ => {}
+        }
+
+        if self.state == CaState::Open {
+            let head_lost = self.segs.front().is_some_and(|s| s.flags & LOST != 0);
+            if self.dupacks >= DUP_THRESH || head_lost {
+                self.enter_recovery(now, prior_in_flight);
+            } else if delivered > 0 && self.cwnd_limited(prior_in_flight) {
+                let ctx = AckContext {
+                    now,
+                    bytes_acked: delivered,
+                    in_flight: prior_in_flight,
+                    srtt: self.rtt.srtt(),
+                    min_rtt: self.rtt.min_rtt(),
+                };
+                self.w = self.cc.on_ack(self.w, &ctx);
+            }
+        }
+    }
+
+    /// Linux-style cwnd validation: grow only while the window is what limits sending.
+    fn cwnd_limited(&self, in_flight: u64) -> bool {
+        if self.w.in_slow_start() {
+            self.w.cwnd < 2 * in_flight.max(self.mss)
+        } else {
+            in_flight + self.mss >= self.w.cwnd
+        }
+    }
+
+    fn drop_flags(&mut self, s: &Seg) {
+        let len = s.len as u64;
+        if s.flags & SACKED != 0 {
+            self.sacked_bytes -= len;
+        }
+        if s.flags & LOST != 0 {
+            self.lost_bytes -= len;
+        }
+        if s.flags & RETRANS != 0 {
+            self.retrans_bytes -= len;
+        }
+    }
+
+    /// Marks segments covered by the ACK's SACK blocks; returns the bytes newly SACKed.
+    fn apply_sack(&mut self, h: &TcpHeader) -> u64 {
+        let mut newly = 0;
+        for b in h.sack_blocks() {
+            let start = b.start.max(self.snd_una);
+            let end = b.end.min(self.snd_nxt);
+            if start >= end {
+                continue;
+            }
+            let mut i = self.segs.partition_point(|s| s.seq < start);
+            while i < self.segs.len() {
+                let s = self.segs[i];
+                let s_end = s.seq + s.len as u64;
+                if s_end > end {
+                    break;
+                }
+                if s.flags & SACKED == 0 {
+                    self.drop_flags(&s);
+                    self.segs[i].flags = (s.flags & EVER_RETX) | SACKED;
+                    self.sacked_bytes += s.len as u64;
+                    newly += s.len as u64;
+                }
+                i += 1;
+            }
+            self.highest_sacked = self.highest_sacked.max(end);
+        }
+        newly
+    }
+
+    /// RFC 6675 IsLost: a segment is lost when more than (DupThresh−1)·MSS bytes above it are
+    /// SACKed. The rule is monotone in sequence, so the walk starts at the highest SACKed
+    /// segment, finds the boundary, and marks downwards until it meets a segment already
+    /// marked (everything below that was handled by an earlier ACK).
+    fn mark_lost_by_sack(&mut self) {
+        let threshold = (DUP_THRESH as u64 - 1) * self.mss;
+        let top = self.segs.partition_point(|s| s.seq < self.highest_sacked);
+        let mut sacked_above = 0u64;
+        let mut i = top;
+        while i > 0 {
+            i -= 1;
+            let s = self.segs[i];
+            if s.flags & SACKED != 0 {
+                sacked_above += s.len as u64;
+                continue;
+            }
+            if sacked_above <= threshold {
+                continue;
+            }
+            if s.flags & LOST != 0 {
+                break;
+            }
+            self.segs[i].flags |= LOST;
+            self.lost_bytes += s.len as u64;
+            if s.seq < self.rtx_scan_seq {
+                self.rtx_scan_seq = s.seq;
+            }
+        }
+    }
+
+    fn enter_recovery(&mut self, now: SimTime, in_flight: u64) {
+        self.state = CaState::Recovery;
+        self.recovery_point = self.snd_nxt;
+        self.stats.fast_recoveries += 1;
+        let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt() };
+        self.w = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
+        // RFC 6675 §5 step 4.2: retransmit the first unacknowledged segment
+        if let Some(s) = self.segs.front_mut() {
+            if s.flags & (SACKED | LOST) == 0 {
+                s.flags |= LOST;
+                self.lost_bytes += s.len as u64;
+                self.rtx_scan_seq = self.snd_una;
+            }
+        }
+    }
+
+    // ----- timer -----
+
+    /// The retransmission timer fired at `now` (the owner checks `rto_deadline` first).
+    pub fn on_rto(&mut self, now: SimTime) {
+        if self.snd_una == self.snd_nxt {
+            self.rto_deadline = None;
+            return;
+        }
+        self.stats.timeouts += 1;
+        let in_flight = self.in_flight();
+        if self.state == CaState::Loss && self.rtt.backoff() > 0 {
+            // repeated timeout for the same loss: keep ssthresh, back to one segment
+            self.w.cwnd = self.mss;
+        } else {
+            let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt() };
+            self.w = self.cc.on_congestion(self.w, CongestionEvent::Timeout, &ctx);
+        }
+        self.state = CaState::Loss;
+        self.recovery_point = self.snd_nxt;
+        self.dupacks = 0;
+        // every unSACKed segment is presumed lost, retransmissions included
+        for s in self.segs.iter_mut() {
+            if s.flags & SACKED == 0 {
+                if s.flags & LOST == 0 {
+                    self.lost_bytes += s.len as u64;
+                }
+                s.flags = (s.flags & EVER_RETX) | LOST;
+            }
+        }
+        self.retrans_bytes = 0;
+        self.rtx_scan_seq = self.snd_una;
+        self.rtt.back_off();
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    /// Checks the scoreboard's counters against the segments (debug and tests).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let (mut sacked, mut lost, mut retrans) = (0u64, 0u64, 0u64);
+        let mut expect = self.snd_una;
+        for s in &self.segs {
+            if s.seq != expect {
+                return Err(format!("gap in scoreboard at {} (expected {expect})", s.seq));
+            }
+            expect = s.seq + s.len as u64;
+            let l = s.len as u64;
+            if s.flags & SACKED != 0 {
+                sacked += l;
+            }
+            if s.flags & LOST != 0 {
+                lost += l;
+            }
+            if s.flags & RETRANS != 0 {
+                retrans += l;
+                if s.flags & LOST == 0 {
+                    return Err("retransmitted segment not marked lost".into());
+                }
+            }
+            if s.flags & SACKED != 0 && s.flags & (LOST | RETRANS) != 0 {
+                return Err("SACKed segment marked lost".into());
+            }
+        }
+        if expect != self.snd_nxt {
+            return Err(format!("scoreboard ends at {expect}, snd_nxt {}", self.snd_nxt));
+        }
+        if (sacked, lost, retrans) != (self.sacked_bytes, self.lost_bytes, self.retrans_bytes) {
+            return Err(format!(
+                "counters ({}, {}, {}) != scoreboard ({sacked}, {lost}, {retrans})",
+                self.sacked_bytes, self.lost_bytes, self.retrans_bytes
+            ));
+        }
+        if self.w.cwnd == 0 {
+            return Err("cwnd is zero".into());
+        }
+        if self.snd_una > self.snd_nxt || self.snd_nxt > self.app_limit {
+            return Err("sequence space out of order".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,114 @@
+#![allow(unexpected_cfgs)] // pyo3 0.22 macros test a cfg newer compilers do not know
+//! Python bindings for mpsim-core: converts types and errors, nothing else.
+//!
+//! The Python package (`python/mpsim`) does everything user-facing; this module only parses a
+//! scenario, runs it and hands back plain Python objects.
+
+use mpsim_core::metrics::{Column, Table};
+use mpsim_core::{Scenario, ScenarioError as CoreScenarioError, Simulation};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid: args are (origin, key, message).");
+
+fn scenario_error(e: CoreScenarioError) -> PyErr {
+    ScenarioError::new_err((e.origin, e.key, e.message))
+}
+
+fn parse(json: &str, origin: &str) -> PyResult<Scenario> {
+    Scenario::from_json(json, origin).map_err(scenario_error)
+}
+
+fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    for (name, col) in &t.columns {
+        let list = match col {
+            Column::F64(v) => PyList::new_bound(py, v),
+            Column::U64(v) => PyList::new_bound(py, v),
+            Column::Str(v) => PyList::new_bound(py, v),
+        };
+        d.set_item(name, list)?;
+    }
+    Ok(d)
+}
+
+/// Validates a scenario given as JSON; returns a short description of it.
+#[pyfunction]
+fn check(py: Python<'_>, scenario_json: &str, origin: &str) -> PyResult<PyObject> {
+    let s = parse(scenario_json, origin)?;
+    let d = PyDict::new_bound(py);
+    d.set_item("name", &s.name)?;
+    d.set_item("duration_s", s.duration.as_secs_f64())?;
+    d.set_item("seed", s.seed)?;
+    d.set_item("links", s.links.iter().map(|l| l.name.clone()).collect::<Vec<_>>())?;
+    d.set_item("paths", s.paths.iter().map(|p| p.name.clone()).collect::<Vec<_>>())?;
+    d.set_item("flows", s.flows.iter().map(|f| f.name.clone()).collect::<Vec<_>>())?;
+    Ok(d.into())
+}
+
+/// Runs a scenario given as JSON. `progress`, if given, is called with the fraction done.
+/// Returns a dict: summary (JSON text), flow_series, link_series, trace (dicts of lists or None).
+#[pyfunction]
+#[pyo3(signature = (scenario_json, origin, progress=None))]
+fn run(py: Python<'_>, scenario_json: &str, origin: &str, progress: Option<PyObject>) -> PyResult<PyObject> {
+    let s = parse(scenario_json, origin)?;
+    let mut interrupted: Option<PyErr> = None;
+    let out = py.allow_threads(|| {
+        Simulation::new(&s).run_with_progress(|frac| {
+            Python::with_gil(|py| {
+                if let Err(e) = py.check_signals() {
+                    interrupted = Some(e);
+                    return false;
+                }
+                if let Some(cb) = &progress {
+                    if let Err(e) = cb.call1(py, (frac,)) {
+                        interrupted = Some(e);
+                        return false;
+                    }
+                }
+                true
+            })
+        })
+    });
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let d = PyDict::new_bound(py);
+    let summary = serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    d.set_item("summary", summary)?;
+    d.set_item("flow_series", table_to_dict(py, &out.flow_series)?)?;
+    d.set_item("link_series", table_to_dict(py, &out.link_series)?)?;
+    match &out.trace {
+        Some(t) => d.set_item("trace", table_to_dict(py, t)?)?,
+        None => d.set_item("trace", py.None())?,
+    }
+    Ok(d.into())
+}
+
+/// The built-in components: (kind, name, one-line description).
+#[pyfunction]
+fn components() -> Vec<(&'static str, &'static str, &'static str)> {
+    let mut v = Vec::new();
+    for (n, d) in mpsim_core::cc::CONTROLLERS {
+        v.push(("cc", *n, *d));
+    }
+    for (n, d) in mpsim_core::scenario::LOSS_MODELS {
+        v.push(("loss", *n, *d));
+    }
+    for (n, d) in mpsim_core::scenario::APPS {
+        v.push(("app", *n, *d));
+    }
+    v
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(components, m)?)?;
+    m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
