@@ -19,8 +19,8 @@ use std::time::Instant;
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
-    /// A packet reached the far end of the link it was crossing.
-    Hop(PacketId),
+    /// The packet at the head of this link's pipe reaches the far end.
+    LinkHead(u32),
     Rto(u32),
     DelAck(u32),
     AppTick(u32),
@@ -282,7 +282,7 @@ impl Simulation {
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
-            Event::Hop(id) => self.on_hop(id),
+            Event::LinkHead(l) => self.on_link_head(l),
             Event::Rto(f) => self.on_rto_event(f as usize),
             Event::DelAck(f) => self.on_delack_event(f as usize),
             Event::AppTick(f) => self.on_app_tick(f as usize),
@@ -290,8 +290,13 @@ impl Simulation {
             Event::FlowStop(f) => self.flows[f as usize].active = false,
             Event::LinkDown(l) => {
                 let now = self.now;
-                self.links[2 * l as usize].set_down(now);
-                self.links[2 * l as usize + 1].set_down(now);
+                for dir in [2 * l, 2 * l + 1] {
+                    for id in self.links[dir as usize].set_down(now) {
+                        let p = *self.arena.get(id);
+                        self.arena.free(id);
+                        self.trace(p.flow, TraceKind::DownDrop, 0, p.size, dir);
+                    }
+                }
             }
             Event::LinkUp(l) => {
                 self.links[2 * l as usize].set_up();
@@ -323,9 +328,10 @@ impl Simulation {
         let l = &mut self.links[link as usize];
         match l.offer(self.now, size) {
             Fate::Arrives(t) => {
-                let epoch = l.epoch;
-                self.arena.get_mut(id).link_epoch = epoch;
-                self.queue.push(t, Event::Hop(id));
+                if l.pipe.is_empty() {
+                    self.queue.push(t, Event::LinkHead(link));
+                }
+                l.pipe.push_back((t, id));
             }
             fate => {
                 let kind = match fate {
@@ -343,22 +349,24 @@ impl Simulation {
         }
     }
 
-    fn on_hop(&mut self, id: PacketId) {
-        let p = *self.arena.get(id);
-        let route = &self.routes[p.route as usize];
-        let link = route.links[p.hop as usize];
-        if self.links[link as usize].epoch != p.link_epoch {
-            // the link failed while the packet was on it
-            self.links[link as usize].note_lost_in_transit();
-            self.arena.free(id);
-            self.trace(p.flow, TraceKind::DownDrop, 0, p.size, link);
+    fn on_link_head(&mut self, link: u32) {
+        let l = &mut self.links[link as usize];
+        // a link that went down and came back may leave a stale event behind
+        let Some(&(t, id)) = l.pipe.front() else { return };
+        if t != self.now {
             return;
         }
-        if (p.hop as usize) + 1 < route.links.len() {
-            self.arena.get_mut(id).hop += 1;
+        l.pipe.pop_front();
+        if let Some(&(next, _)) = l.pipe.front() {
+            self.queue.push(next, Event::LinkHead(link));
+        }
+        let p = self.arena.get_mut(id);
+        if (p.hop as usize) + 1 < self.routes[p.route as usize].links.len() {
+            p.hop += 1;
             self.forward(id);
             return;
         }
+        let p = *p;
         self.arena.free(id);
         match p.header {
             Header::TcpData(h) => self.on_data(p.flow as usize, &h),
@@ -444,7 +452,6 @@ impl Simulation {
                 flow: f as u32,
                 route: fl.fwd,
                 hop: 0,
-                link_epoch: 0,
                 size: seg.len + fl.header,
                 header: Header::TcpData(h),
             };
@@ -496,7 +503,7 @@ impl Simulation {
         let h = fl.receiver.make_ack(now);
         // SACK option: 2 bytes + 8 per block, padded to 4
         let opt = if h.n_sack > 0 { (2 + 8 * h.n_sack as u32).div_ceil(4) * 4 } else { 0 };
-        let pkt = Packet { flow: f as u32, route: fl.rev, hop: 0, link_epoch: 0, size: fl.header + opt, header: Header::TcpAck(h) };
+        let pkt = Packet { flow: f as u32, route: fl.rev, hop: 0, size: fl.header + opt, header: Header::TcpAck(h) };
         let id = self.arena.alloc(pkt);
         self.trace(f as u32, TraceKind::Ack, h.ack, 0, u32::MAX);
         self.forward(id);

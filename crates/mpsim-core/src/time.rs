@@ -57,8 +57,10 @@ impl Dur {
     /// Time to serialise `bytes` at `rate_bps`, rounded up to the next nanosecond.
     pub fn tx_time(bytes: u64, rate_bps: u64) -> Dur {
         debug_assert!(rate_bps > 0);
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        Dur(bits.div_ceil(rate_bps as u128) as u64)
+        match bytes.checked_mul(8_000_000_000) {
+            Some(bits) => Dur(bits.div_ceil(rate_bps)),
+            None => Dur((bytes as u128 * 8_000_000_000).div_ceil(rate_bps as u128) as u64),
+        }
     }
     pub fn saturating_sub(self, other: Dur) -> Dur {
         Dur(self.0.saturating_sub(other.0))

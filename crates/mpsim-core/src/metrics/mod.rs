@@ -9,8 +9,8 @@ pub use table::{Column, Table};
 
 use crate::time::{Dur, SimTime};
 
-/// Streaming statistics of a delay: mean, maximum and percentiles from a log histogram
-/// (buckets 2% wide, from 1 µs to about 1000 s).
+/// Streaming statistics of a delay: mean, maximum and percentiles from a log-linear histogram
+/// over nanoseconds (each power of two split into 32 buckets: at most 3.1% wide).
 #[derive(Clone, Debug)]
 pub struct DelayStats {
     count: u64,
@@ -19,8 +19,8 @@ pub struct DelayStats {
     buckets: Vec<u64>,
 }
 
-const BUCKET_GROWTH: f64 = 1.02;
-const N_BUCKETS: usize = 1100;
+const SUB_BITS: u32 = 5;
+const N_BUCKETS: usize = (64 << SUB_BITS) as usize;
 
 impl Default for DelayStats {
     fn default() -> Self {
@@ -29,12 +29,27 @@ impl Default for DelayStats {
 }
 
 impl DelayStats {
+    /// Bucket of a value: its power of two and the next SUB_BITS bits below the top bit.
     fn bucket(d: Dur) -> usize {
-        let us = d.0 as f64 / 1e3;
-        if us <= 1.0 {
-            return 0;
+        let v = d.0;
+        if v < (1 << SUB_BITS) {
+            return v as usize;
         }
-        ((us.ln() / BUCKET_GROWTH.ln()) as usize + 1).min(N_BUCKETS - 1)
+        let exp = 63 - v.leading_zeros();
+        let sub = (v >> (exp - SUB_BITS)) & ((1 << SUB_BITS) - 1);
+        (((exp - SUB_BITS + 1) << SUB_BITS) as u64 + sub) as usize
+    }
+
+    /// Largest value that falls in bucket `b`.
+    fn bucket_upper(b: usize) -> u64 {
+        let b = b as u64;
+        if b < (1 << SUB_BITS) {
+            return b;
+        }
+        let exp = (b >> SUB_BITS) + SUB_BITS as u64 - 1;
+        let sub = b & ((1 << SUB_BITS) - 1);
+        let low = (1u64 << exp) | (sub << (exp - SUB_BITS as u64));
+        low + (1u64 << (exp - SUB_BITS as u64)) - 1
     }
 
     pub fn record(&mut self, d: Dur) {
@@ -56,7 +71,7 @@ impl DelayStats {
         (self.count > 0).then_some(self.max)
     }
 
-    /// The q-quantile (0..=1), to within the bucket width (2%).
+    /// The q-quantile (0..=1), to within the bucket width (3.1%).
     pub fn quantile(&self, q: f64) -> Option<Dur> {
         if self.count == 0 {
             return None;
@@ -67,8 +82,7 @@ impl DelayStats {
             seen += c;
             if seen >= target {
                 // upper edge of the bucket, never above the true maximum
-                let us = if i == 0 { 1.0 } else { BUCKET_GROWTH.powi(i as i32) };
-                return Some(Dur(((us * 1e3) as u64).min(self.max.0)));
+                return Some(Dur(Self::bucket_upper(i).min(self.max.0)));
             }
         }
         Some(self.max)
@@ -138,6 +152,18 @@ mod tests {
         // |D| is always 2 ms, so J converges to 2 ms
         let v = j.value().unwrap().as_millis_f64();
         assert!((v - 2.0).abs() < 0.01, "{v}");
+    }
+
+    #[test]
+    fn buckets_are_monotone_and_contain_their_values() {
+        let mut prev = 0;
+        for v in [0u64, 1, 31, 32, 33, 63, 64, 100, 1_000, 123_456, 1 << 40, u64::MAX / 2] {
+            let b = DelayStats::bucket(Dur(v));
+            assert!(b >= prev);
+            assert!(DelayStats::bucket_upper(b) >= v, "{v}");
+            assert!(b < N_BUCKETS);
+            prev = b;
+        }
     }
 
     #[test]

@@ -3,11 +3,17 @@
 //!
 //! The FIFO is kept virtually: for each accepted packet the link records when its
 //! transmission ends. A packet entering at `now` starts when the transmitter is free
-//! (`busy_until`), so the only event a packet needs per hop is its arrival at the far end.
-//! Occupancy at any instant is the list of accepted packets whose transmission has not ended,
-//! minus the one in service, exactly as in a real drop-tail queue in front of a transmitter.
+//! (`busy_until`), so its arrival time at the far end is known at once. Occupancy at any
+//! instant is the list of accepted packets whose transmission has not ended, minus the one in
+//! service, exactly as in a real drop-tail queue in front of a transmitter.
+//!
+//! Packets on their way (queued, in service or propagating) wait in the link's `pipe` in
+//! arrival order, which is also their order of entry, because the delay is constant. The
+//! simulation therefore keeps at most one event per link, for the head of its pipe, as htsim's
+//! pipe does: the event queue holds about as many entries as there are busy links.
 
 use crate::net::loss::LossProcess;
+use crate::net::PacketId;
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -49,13 +55,15 @@ pub struct Link {
     pub delay: Dur,
     pub limit: QueueLimit,
     pub up: bool,
-    /// Bumped each time the link goes down; packets in transit from an older epoch are lost.
-    pub epoch: u32,
     loss: LossProcess,
+    /// Bytes-to-nanoseconds factor: transmission time is `bytes * 8e9 / rate`.
+    tx_cache: (u32, Dur),
     busy_until: SimTime,
     /// (transmission end, size) of accepted packets not yet fully transmitted.
     backlog: VecDeque<(SimTime, u32)>,
     backlog_bytes: u64,
+    /// Accepted packets in arrival order: (arrival time at the far end, packet).
+    pub pipe: VecDeque<(SimTime, PacketId)>,
     pub stats: LinkStats,
 }
 
@@ -67,11 +75,12 @@ impl Link {
             delay,
             limit,
             up: true,
-            epoch: 0,
             loss,
+            tx_cache: (0, Dur::ZERO),
             busy_until: SimTime::ZERO,
             backlog: VecDeque::new(),
             backlog_bytes: 0,
+            pipe: VecDeque::new(),
             stats: LinkStats::default(),
         }
     }
@@ -114,7 +123,7 @@ impl Link {
             return Fate::QueueDrop;
         }
         let start = self.busy_until.max(now);
-        let tx = Dur::tx_time(size as u64, self.rate_bps);
+        let tx = self.tx_time(size);
         let end = start + tx;
         self.busy_until = end;
         self.backlog.push_back((end, size));
@@ -129,26 +138,33 @@ impl Link {
         Fate::Arrives(end + self.delay)
     }
 
-    /// Takes the link down: everything queued or on the wire is lost.
-    pub fn set_down(&mut self, now: SimTime) {
+    /// Transmission time of `size` bytes; the last size is cached (most packets share it).
+    #[inline]
+    fn tx_time(&mut self, size: u32) -> Dur {
+        if self.tx_cache.0 != size {
+            self.tx_cache = (size, Dur::tx_time(size as u64, self.rate_bps));
+        }
+        self.tx_cache.1
+    }
+
+    /// Takes the link down: everything queued or on the wire is lost. Returns the packets
+    /// that were in the pipe, for the caller to free.
+    pub fn set_down(&mut self, now: SimTime) -> Vec<PacketId> {
         if !self.up {
-            return;
+            return Vec::new();
         }
         self.up = false;
-        self.epoch = self.epoch.wrapping_add(1);
         self.backlog.clear();
         self.backlog_bytes = 0;
         self.busy_until = now;
+        let lost: Vec<PacketId> = self.pipe.drain(..).map(|(_, id)| id).collect();
+        self.stats.delivered -= lost.len() as u64;
+        self.stats.down_drops += lost.len() as u64;
+        lost
     }
 
     pub fn set_up(&mut self) {
         self.up = true;
-    }
-
-    /// Packets in transit at the moment the link went down are lost; the caller counts them.
-    pub fn note_lost_in_transit(&mut self) {
-        self.stats.delivered -= 1;
-        self.stats.down_drops += 1;
     }
 }
 
@@ -213,9 +229,10 @@ mod tests {
     fn down_link_drops_and_clears() {
         let mut l = link(QueueLimit::Packets(10));
         l.offer(SimTime::ZERO, 1500);
-        l.set_down(SimTime(100));
+        l.pipe.push_back((SimTime(11_200_000), 7));
+        assert_eq!(l.set_down(SimTime(100)), vec![7]);
         assert_eq!(l.offer(SimTime(200), 1500), Fate::Down);
-        assert_eq!(l.epoch, 1);
+        assert_eq!(l.stats.down_drops, 2);
         l.set_up();
         assert_eq!(l.offer(SimTime(300), 1500), Fate::Arrives(SimTime(300) + Dur::from_micros(1200) + Dur::from_millis(10)));
     }

@@ -58,8 +58,6 @@ pub struct Packet {
     /// Route the packet follows and the hop it is on.
     pub route: u32,
     pub hop: u16,
-    /// Epoch of the link the packet is crossing (a link that fails bumps its epoch).
-    pub link_epoch: u32,
     /// Bytes on the wire, headers included.
     pub size: u32,
     pub header: Header,
