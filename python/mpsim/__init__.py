@@ -1,3 +1,32 @@
-"""mpsim: a fast, faithful packet-level simulator of multipath transport."""
+"""mpsim: a fast, faithful packet-level simulator of multipath transport.
 
-from ._core import ScenarioError, __version__  # noqa: F401
+Quick start::
+
+    import mpsim
+    res = mpsim.run("scenarios/one.toml", link__bn__loss="2%")   # or a TOML string or a dict
+    print(res.flows[["name", "goodput_bps", "retransmits"]])
+    df = mpsim.sweep("scenarios/one.toml", {"link.bn.loss": ["0.5%", "1%", "2%"]}, seeds=5)
+
+Every problem with a scenario is raised as :class:`mpsim.ScenarioError` (a ``ValueError``)
+naming the source, the key and what is wrong.
+"""
+
+from ._core import __version__
+from .api import FORMATS, Result, aggregate, check, components, run, sweep
+from .errors import ScenarioError
+from .scenario import apply_overrides, load, parse_value
+
+__all__ = [
+    "__version__",
+    "ScenarioError",
+    "Result",
+    "FORMATS",
+    "run",
+    "check",
+    "sweep",
+    "aggregate",
+    "components",
+    "load",
+    "apply_overrides",
+    "parse_value",
+]

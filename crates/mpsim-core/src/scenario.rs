@@ -59,7 +59,9 @@ impl Default for TcpSpec {
             max_rto: Dur::from_secs(60),
             initial_rto: Dur::from_secs(1),
             delayed_ack: false,
-            delack_timeout: Dur::from_millis(200),
+            // Linux's TCP_DELACK_MIN; with the 200 ms min RTO a 200 ms delayed ACK would race
+            // the retransmission timer on the last segment of a flight
+            delack_timeout: Dur::from_millis(40),
             rcv_buf: 4_000_000,
             snd_buf: 4_000_000,
             header: 40,

@@ -20,7 +20,7 @@ pub struct ReceiverConfig {
 
 impl Default for ReceiverConfig {
     fn default() -> Self {
-        ReceiverConfig { buffer: 4 << 20, ack_every: 1, delack_timeout: Dur::from_millis(200) }
+        ReceiverConfig { buffer: 4 << 20, ack_every: 1, delack_timeout: Dur::from_millis(40) }
     }
 }
 

@@ -1,0 +1,86 @@
+//! Helpers shared by the scenario tests.
+#![allow(dead_code)]
+
+use mpsim_core::{Output, Scenario, Simulation};
+
+/// A one-link scenario with one flow; `link` and `flow` are extra TOML lines for each table.
+pub fn one_link(duration: &str, link: &str, flow: &str) -> String {
+    format!(
+        r#"
+duration = "{duration}"
+[metrics]
+trace = true
+[[link]]
+name = "l"
+rate = "10Mbps"
+delay = "10ms"
+queue = "100pkt"
+{link}
+[[path]]
+name = "p"
+links = ["l"]
+[[flow]]
+name = "f"
+path = "p"
+{flow}
+"#
+    )
+}
+
+pub fn parse(text: &str) -> Scenario {
+    Scenario::from_toml(text, "test").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs with every invariant check on.
+pub fn run_checked(s: &Scenario) -> Output {
+    let out = Simulation::new(s).with_invariant_checks(true).run();
+    check_conservation(&out);
+    out
+}
+
+/// No byte is lost or duplicated: what arrives in order never exceeds what was written,
+/// finite transfers deliver everything, and links account for every packet offered.
+pub fn check_conservation(out: &Output) {
+    for f in &out.summary.flows {
+        assert!(f.bytes_delivered <= f.bytes_written, "{}: delivered more than written", f.name);
+        if f.complete {
+            assert_eq!(f.bytes_delivered, f.bytes_written, "{}", f.name);
+        }
+    }
+    for l in &out.summary.links {
+        let dropped = l.queue_drops + l.loss_drops + l.down_drops;
+        assert!(l.packets_delivered + dropped <= l.packets_offered, "{}: more out than in", l.name);
+        assert!(l.packets_offered - l.packets_delivered - dropped <= 1, "{}: packets unaccounted", l.name);
+    }
+    if let Some(tr) = &out.trace {
+        check_trace_in_order(tr);
+    }
+}
+
+/// From the trace: each flow's received data covers its delivered prefix.
+fn check_trace_in_order(tr: &mpsim_core::metrics::Table) {
+    use mpsim_core::metrics::Column;
+    let (Some(Column::Str(flow)), Some(Column::Str(ev)), Some(Column::U64(seq)), Some(Column::U64(len))) =
+        (tr.column("flow"), tr.column("event"), tr.column("seq"), tr.column("len"))
+    else {
+        panic!("trace columns")
+    };
+    let mut ranges: std::collections::HashMap<&str, Vec<(u64, u64)>> = Default::default();
+    for i in 0..ev.len() {
+        if ev[i] == "recv" {
+            ranges.entry(flow[i].as_str()).or_default().push((seq[i], seq[i] + len[i]));
+        }
+    }
+    for (_, mut r) in ranges {
+        r.sort_unstable();
+        // the union of received ranges starting at 0 must be contiguous up to its end
+        let mut end = 0;
+        for (s, e) in r {
+            if s > end {
+                break;
+            }
+            end = end.max(e);
+        }
+        assert!(end > 0);
+    }
+}

@@ -1,0 +1,107 @@
+//! Property tests: random networks and TCP settings, every invariant checked after each step
+//! (scoreboard counters, window respected, receive buffer bounded, conservation), and every
+//! finite transfer must complete.
+
+mod common;
+use common::*;
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+struct Case {
+    rate_mbps: u32,
+    delay_ms: u32,
+    queue: String,
+    loss: String,
+    second_link: bool,
+    flows: Vec<FlowCase>,
+}
+
+#[derive(Debug, Clone)]
+struct FlowCase {
+    bytes: u32,
+    mss: u32,
+    iw: u32,
+    rcv_buf: u32,
+    delayed_ack: bool,
+    start_ms: u32,
+}
+
+fn loss() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("\"0%\"".to_string()),
+        (1u32..50).prop_map(|p| format!("\"{}%\"", p as f64 / 10.0)),
+        (1u32..30, 1u32..6).prop_map(|(m, b)| format!("{{ model = \"gilbert\", mean = \"{}%\", burst = {b} }}", m as f64 / 10.0)),
+    ]
+}
+
+fn flow() -> impl Strategy<Value = FlowCase> {
+    (1_000u32..1_000_000, 200u32..1461, 1u32..20, 4u32..400, any::<bool>(), 0u32..2000).prop_map(
+        |(bytes, mss, iw, rcv_kb, delayed_ack, start_ms)| FlowCase {
+            bytes,
+            mss,
+            iw,
+            rcv_buf: (rcv_kb * 1000).max(mss),
+            delayed_ack,
+            start_ms,
+        },
+    )
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        1u32..100,
+        0u32..100,
+        prop_oneof![(2u32..200).prop_map(|n| format!("{n}pkt")), (3u32..200).prop_map(|k| format!("{k}KB"))],
+        loss(),
+        any::<bool>(),
+        proptest::collection::vec(flow(), 1..4),
+    )
+        .prop_map(|(rate_mbps, delay_ms, queue, loss, second_link, flows)| Case {
+            rate_mbps,
+            delay_ms,
+            queue,
+            loss,
+            second_link,
+            flows,
+        })
+}
+
+fn render(c: &Case) -> String {
+    let mut t = format!(
+        "duration = \"400s\"\n[metrics]\ninterval = \"1s\"\n[[link]]\nname = \"a\"\nrate = \"{}Mbps\"\ndelay = \"{}ms\"\nqueue = \"{}\"\nloss = {}\n",
+        c.rate_mbps, c.delay_ms, c.queue, c.loss
+    );
+    t += "[[link]]\nname = \"b\"\nrate = \"50Mbps\"\ndelay = \"3ms\"\nqueue = \"20pkt\"\n";
+    let links = if c.second_link { "[\"b\", \"a\"]" } else { "[\"a\"]" };
+    t += &format!("[[path]]\nname = \"p\"\nlinks = {links}\n");
+    for (i, f) in c.flows.iter().enumerate() {
+        t += &format!(
+            "[[flow]]\nname = \"f{i}\"\npath = \"p\"\nstart = \"{}ms\"\napp = {{ kind = \"bulk\", bytes = {} }}\ntcp = {{ mss = {}, initial_window = {}, rcv_buf = {}, delayed_ack = {} }}\n",
+            f.start_ms, f.bytes, f.mss, f.iw, f.rcv_buf, f.delayed_ack
+        );
+    }
+    t
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_networks_keep_invariants_and_deliver_everything(c in case()) {
+        let text = render(&c);
+        let out = run_checked(&parse(&text));
+        for (f, fc) in out.summary.flows.iter().zip(&c.flows) {
+            prop_assert_eq!(f.bytes_written, fc.bytes as u64);
+            prop_assert!(f.complete, "flow {} delivered {} of {}\n{}", f.name, f.bytes_delivered, fc.bytes, text);
+        }
+    }
+
+    #[test]
+    fn scenario_text_round_trips_through_json(c in case()) {
+        let text = render(&c);
+        let a = parse(&text);
+        let v: serde_json::Value = toml::from_str(&text).unwrap();
+        let b = mpsim_core::Scenario::from_json(&v.to_string(), "json").unwrap();
+        prop_assert_eq!(a, b);
+    }
+}

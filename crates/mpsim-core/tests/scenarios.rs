@@ -1,0 +1,200 @@
+//! Scenario tests: whole runs with invariant checks, conservation and targeted behaviour.
+
+mod common;
+use common::*;
+use mpsim_core::{Dur, Scenario, Simulation};
+use std::path::{Path, PathBuf};
+
+fn scenario_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            scenario_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "toml") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn every_shipped_scenario_keeps_its_invariants() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut files = Vec::new();
+    scenario_files(&root, &mut files);
+    assert!(!files.is_empty());
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let mut s = Scenario::from_toml(&text, &f.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
+        // a few simulated seconds are enough to exercise every path in a debug build
+        s.duration = s.duration.min(Dur::from_secs(4));
+        s.metrics.warmup = Dur::ZERO;
+        s.metrics.trace = true;
+        let out = run_checked(&s);
+        for fl in &out.summary.flows {
+            assert!(fl.bytes_delivered > 0, "{}: flow {} delivered nothing", f.display(), fl.name);
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_output_different_seed_different_loss() {
+    let text = one_link("5s", "loss = \"2%\"", "");
+    let s = parse(&text);
+    let a = Simulation::new(&s).run();
+    let b = Simulation::new(&s).run();
+    let strip = |mut x: mpsim_core::metrics::Summary| {
+        x.wall_s = 0.0;
+        x
+    };
+    assert_eq!(strip(a.summary), strip(b.summary.clone()));
+    // NaN (no RTT sample yet) is not equal to itself, so compare the CSV text
+    assert_eq!(a.flow_series.to_csv(), b.flow_series.to_csv());
+    assert_eq!(a.trace.unwrap().to_csv(), b.trace.unwrap().to_csv());
+    let mut s2 = s.clone();
+    s2.seed = 2;
+    let c = Simulation::new(&s2).run();
+    assert_ne!(c.summary.flows[0].bytes_delivered, b.summary.flows[0].bytes_delivered);
+}
+
+#[test]
+fn finite_transfer_over_lossy_links_delivers_every_byte() {
+    for loss in ["\"3%\"", "{ model = \"gilbert\", mean = \"2%\", burst = 4 }"] {
+        let text = one_link("60s", &format!("loss = {loss}"), "app = { kind = \"bulk\", bytes = \"2MB\" }");
+        let out = run_checked(&parse(&text));
+        let f = &out.summary.flows[0];
+        assert!(f.complete, "{loss}: delivered {} of {}", f.bytes_delivered, f.bytes_written);
+        assert_eq!(f.bytes_delivered, 2_000_000);
+        assert!(f.retransmits > 0);
+    }
+}
+
+#[test]
+fn one_drop_is_repaired_by_one_fast_retransmit() {
+    let text = one_link("5s", "loss = { model = \"scripted\", drops = [30] }", "app = { kind = \"bulk\", bytes = \"500KB\" }");
+    let out = run_checked(&parse(&text));
+    let f = &out.summary.flows[0];
+    assert!(f.complete);
+    assert_eq!((f.retransmits, f.fast_recoveries, f.timeouts), (1, 1, 0));
+}
+
+#[test]
+fn a_lost_retransmission_needs_the_timer() {
+    let text = one_link(
+        "10s",
+        "loss = { model = \"scripted\", drops = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40] }",
+        "app = { kind = \"bulk\", bytes = \"60KB\" }",
+    );
+    // a 60 KB transfer whose tail is wiped out: no dup-ACKs can follow, only the RTO helps
+    let out = run_checked(&parse(&text));
+    let f = &out.summary.flows[0];
+    assert!(f.complete);
+    assert!(f.timeouts >= 1, "{f:?}");
+}
+
+#[test]
+fn link_outage_stalls_then_recovers() {
+    let text = one_link("30s", "down = [{ at = \"2s\", until = \"5s\" }]", "app = { kind = \"bulk\", bytes = \"10MB\" }");
+    let out = run_checked(&parse(&text));
+    let f = &out.summary.flows[0];
+    assert!(f.complete, "{f:?}");
+    assert!(f.timeouts >= 2, "backoff expected during a 3 s outage: {f:?}");
+    assert!(out.summary.links[0].down_drops > 0);
+    // the transfer takes at least the outage longer than the 8 s it needs at 10 Mbit/s
+    assert!(f.completion_time_s.unwrap() > 3.0 + 8.0);
+}
+
+#[test]
+fn loss_free_link_is_filled() {
+    let text = one_link("20s", "", "");
+    let out = run_checked(&parse(&text));
+    let f = &out.summary.flows[0];
+    let max = 10e6 * 1460.0 / 1500.0;
+    assert!(f.goodput_bps > 0.95 * max, "{} vs {max}", f.goodput_bps);
+    assert_eq!(f.retransmits, out.summary.flows[0].retransmits);
+}
+
+#[test]
+fn receive_buffer_caps_the_rate() {
+    // 20 KB per ~21 ms round trip: well under the 10 Mbit/s link
+    let text = one_link("10s", "", "tcp = { rcv_buf = \"20KB\" }");
+    let out = run_checked(&parse(&text));
+    let f = &out.summary.flows[0];
+    let rtt = f.rtt_mean_ms.unwrap() / 1e3;
+    let cap = 20_000.0 * 8.0 / rtt;
+    assert!(f.goodput_bps <= cap * 1.02, "{} above {cap}", f.goodput_bps);
+    assert!(f.goodput_bps > cap * 0.6, "{} far below {cap}", f.goodput_bps);
+}
+
+#[test]
+fn delayed_ack_halves_the_acks() {
+    // a 60 KB receive window keeps the queue from overflowing: no loss, so no immediate ACKs
+    let app = "app = { kind = \"bulk\", bytes = \"3MB\" }";
+    let base = one_link("5s", "", &format!("{app}\ntcp = {{ rcv_buf = \"60KB\" }}"));
+    let del = one_link("5s", "", &format!("{app}\ntcp = {{ rcv_buf = \"60KB\", delayed_ack = true }}"));
+    let a = run_checked(&parse(&base));
+    let b = run_checked(&parse(&del));
+    let acks = |o: &mpsim_core::Output| o.summary.links.iter().find(|l| l.direction == "reverse").unwrap().packets_offered;
+    let ratio = acks(&b) as f64 / acks(&a) as f64;
+    assert!((0.49..0.52).contains(&ratio), "ack ratio {ratio}");
+    assert_eq!(b.summary.flows[0].retransmits, 0);
+    assert!(b.summary.flows[0].complete);
+}
+
+#[test]
+fn cbr_flow_gets_its_rate_with_path_delay() {
+    let text = one_link("10s", "", "app = { kind = \"cbr\", rate = \"2Mbps\", packet = \"1000B\" }");
+    let out = run_checked(&parse(&text));
+    let f = &out.summary.flows[0];
+    assert!((f.goodput_bps - 2e6).abs() / 2e6 < 0.01, "{}", f.goodput_bps);
+    // 10 ms propagation + 0.83 ms transmission of 1040 B at 10 Mbit/s
+    let d = f.delay_mean_ms.unwrap();
+    assert!((10.8..11.0).contains(&d), "delay {d}");
+    assert!(f.jitter_ms.unwrap() < 0.01);
+}
+
+#[test]
+fn shared_bottleneck_is_shared_fairly() {
+    let text = r#"
+duration = "60s"
+[metrics]
+warmup = "10s"
+[[link]]
+name = "bn"
+rate = "10Mbps"
+delay = "20ms"
+queue = "60pkt"
+[[link]]
+name = "a"
+rate = "100Mbps"
+delay = "1ms"
+[[link]]
+name = "b"
+rate = "100Mbps"
+delay = "1ms"
+[[link]]
+name = "c"
+rate = "100Mbps"
+delay = "1ms"
+[[path]]
+name = "pa"
+links = ["a", "bn"]
+[[path]]
+name = "pb"
+links = ["b", "bn"]
+[[path]]
+name = "pc"
+links = ["c", "bn"]
+[[flow]]
+path = "pa"
+[[flow]]
+path = "pb"
+start = "1s"
+[[flow]]
+path = "pc"
+start = "2s"
+"#;
+    let out = run_checked(&parse(text));
+    let total: f64 = out.summary.flows.iter().map(|f| f.goodput_bps).sum();
+    assert!(total > 0.9 * 10e6 * 1460.0 / 1500.0, "total {total}");
+    assert!(out.summary.jain_index.unwrap() > 0.95, "jain {:?}", out.summary.jain_index);
+}

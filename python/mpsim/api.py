@@ -1,0 +1,654 @@
+"""The Python API: check, run and sweep scenarios.
+
+>>> import mpsim
+>>> res = mpsim.run("scenarios/one.toml", link__bn__loss="2%", seed=3)   # doctest: +SKIP
+>>> res.flows[["flow", "goodput_bps"]]                                  # doctest: +SKIP
+>>> df = mpsim.sweep("scenarios/one.toml", {"link.bn.loss": ["0.5%", "1%"]}, seeds=5)  # doctest: +SKIP
+
+pandas and tqdm are imported only when first needed, so ``import mpsim`` stays quick and
+sweep worker processes start fast.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import sys
+import time
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
+
+from . import _core
+from .errors import ScenarioError, from_core
+from .scenario import ScenarioLike, _apply, annotate, format_value, kwargs_to_overrides, load, to_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["Result", "check", "run", "sweep", "aggregate", "components", "FORMATS"]
+
+#: File formats :meth:`Result.save` can write.
+FORMATS = ("json", "csv", "parquet")
+
+#: ``progress`` argument: None (automatic), a bool, or a callable taking the fraction done.
+ProgressArg = Union[None, bool, Callable[[float], Any]]
+
+#: The automatic progress bar appears only for runs longer than this many wall seconds.
+AUTO_PROGRESS_AFTER_S = 2.0
+
+
+# -------------------------------------------------------------------------------------
+# Preparing a scenario
+
+
+def _prepare(
+    scenario: ScenarioLike, overrides: Mapping[str, Any] | None, kw: Mapping[str, Any]
+) -> tuple[dict[str, Any], str, str, list[tuple[str, str, Any]]]:
+    """Loads, applies overrides (then keyword overrides), serialises.
+
+    Returns ``(scenario_dict, origin, json_text, applied)``; see ``scenario._apply``.
+    """
+    d, origin = load(scenario)
+    merged: dict[str, Any] = dict(overrides or {})
+    merged.update(kwargs_to_overrides(kw))
+    applied = _apply(d, merged, origin)
+    return d, origin, to_json(d, origin), applied
+
+
+def _core_error(e: BaseException, applied: Iterable[tuple[str, str, Any]], what: str = "override") -> ScenarioError:
+    return annotate(from_core(e), applied, what)
+
+
+def check(scenario: ScenarioLike, *, overrides: Mapping[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+    """Validates a scenario without running it.
+
+    Args:
+        scenario: a TOML file path, TOML text or a dict (see :func:`mpsim.scenario.load`).
+        overrides: ``{dotted_key: value}`` applied first (see :func:`mpsim.apply_overrides`).
+        **kw: more overrides, with ``__`` standing for ``.`` (``link__bn__loss="2%"``).
+
+    Returns:
+        ``{"name", "duration_s", "seed", "links", "paths", "flows"}``; the last three are
+        lists of names.
+
+    Raises:
+        ScenarioError: the scenario cannot be read or is invalid.
+    """
+    _, origin, js, applied = _prepare(scenario, overrides, kw)
+    try:
+        return dict(_core.check(js, origin))
+    except _core.ScenarioError as e:
+        raise _core_error(e, applied) from None
+
+
+def components(kind: str | None = None) -> list[tuple[str, str, str]]:
+    """The built-in components as ``(kind, name, description)``.
+
+    Args:
+        kind: ``"cc"`` (congestion controllers), ``"loss"`` (loss models), ``"app"``
+            (applications), or None for all.
+    """
+    items = [tuple(map(str, c)) for c in _core.components()]
+    if kind is not None:
+        items = [c for c in items if c[0] == kind]
+    return items  # type: ignore[return-value]
+
+
+# -------------------------------------------------------------------------------------
+# Progress display
+
+
+class _Progress:
+    """Adapts the ``progress`` argument of :func:`run` to the core's callback."""
+
+    def __init__(self, mode: ProgressArg, desc: str) -> None:
+        self.mode = mode
+        self.desc = desc
+        self.bar: Any = None
+        self.start = time.monotonic()
+        self.shown = 0
+
+    def callback(self) -> Callable[[float], Any] | None:
+        """The function to hand to the core, or None for no progress reporting."""
+        if callable(self.mode) and not isinstance(self.mode, bool):
+            return self.mode
+        if self.mode is True:
+            self._open()
+            return self._update
+        if self.mode is None and _stderr_is_tty():
+            return self._auto
+        return None
+
+    def _open(self) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(
+            total=100,
+            desc=self.desc,
+            file=sys.stderr,
+            leave=False,
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
+        )
+
+    def _auto(self, frac: float) -> None:
+        if self.bar is None and time.monotonic() - self.start >= AUTO_PROGRESS_AFTER_S:
+            self._open()
+        if self.bar is not None:
+            self._update(frac)
+
+    def _update(self, frac: float) -> None:
+        pct = max(0, min(100, int(frac * 100)))
+        if pct > self.shown:
+            self.bar.update(pct - self.shown)
+            self.shown = pct
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _stderr_is_tty() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+# -------------------------------------------------------------------------------------
+# Running
+
+
+def run(
+    scenario: ScenarioLike,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    progress: ProgressArg = None,
+    **kw: Any,
+) -> "Result":
+    """Runs one simulation.
+
+    Args:
+        scenario: a TOML file path, TOML text or a dict (see :func:`mpsim.scenario.load`).
+        overrides: ``{dotted_key: value}`` such as ``{"link.bn.loss": "2%", "seed": 3}``,
+            applied before the keyword overrides (see :func:`mpsim.apply_overrides`).
+        progress: None shows a progress bar on stderr only if stderr is a terminal and the
+            run takes longer than about 2 s; True always shows one, False never; a callable
+            is called with the fraction done (0..1) now and then -- if it raises, the run
+            stops and the exception propagates.
+        **kw: more overrides, with ``__`` standing for ``.``: ``link__bn__loss="2%"``.
+
+    Returns:
+        a :class:`Result`.
+
+    Raises:
+        ScenarioError: the scenario cannot be read or is invalid.
+        KeyboardInterrupt: Ctrl-C stops the run.
+    """
+    d, origin, js, applied = _prepare(scenario, overrides, kw)
+    name = d.get("name") if isinstance(d.get("name"), str) else None
+    prog = _Progress(progress, name or "simulating")
+    try:
+        raw = _core.run(js, origin, prog.callback())
+    except _core.ScenarioError as e:
+        raise _core_error(e, applied) from None
+    finally:
+        prog.close()
+    return Result(raw, d, origin)
+
+
+class Result:
+    """The outcome of one run.
+
+    Attributes:
+        summary: the run summary as a dict: ``scenario``, ``seed``, ``duration_s``,
+            ``warmup_s``, ``flows`` (one dict per flow: ``name``, ``path``, ``cc``,
+            ``goodput_bps``, ``throughput_bps``, ``retransmits``, ``timeouts``,
+            ``rtt_mean_ms``, ``delay_mean_ms``, ``jitter_ms``, ...), ``links`` (one dict per
+            link and direction), ``jain_index``, ``events``, ``packets_delivered``,
+            ``wall_s``.
+        scenario: the scenario dict that was run, overrides included.
+        origin: where the scenario came from (file name, ``"<string>"`` or ``"<dict>"``).
+
+    The tables (:attr:`flows`, :attr:`links`, :attr:`flow_series`, :attr:`link_series`,
+    :attr:`trace`) are pandas DataFrames built on first access.
+    """
+
+    def __init__(self, raw: Mapping[str, Any], scenario: dict[str, Any], origin: str) -> None:
+        summary = raw["summary"]
+        self.summary: dict[str, Any] = json.loads(summary) if isinstance(summary, str) else dict(summary)
+        self.scenario: dict[str, Any] = scenario
+        self.origin: str = origin
+        self._flow_series: dict[str, list[Any]] = raw.get("flow_series") or {}
+        self._link_series: dict[str, list[Any]] = raw.get("link_series") or {}
+        self._trace: dict[str, list[Any]] | None = raw.get("trace")
+
+    # -- tables --
+
+    @cached_property
+    def flows(self) -> "pd.DataFrame":
+        """One row per flow, with the flow summary fields; the ``name`` column is the flow name."""
+        import pandas as pd
+
+        return pd.DataFrame(self.summary.get("flows", []))
+
+    @cached_property
+    def links(self) -> "pd.DataFrame":
+        """One row per link and direction (``name``, ``direction``, ``packets_offered``,
+        ``packets_delivered``, ``queue_drops``, ``loss_drops``, ``down_drops``, ``utilization``)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.summary.get("links", []))
+
+    @cached_property
+    def flow_series(self) -> "pd.DataFrame":
+        """Per-flow samples every ``metrics.interval`` (``time_s``, ``flow``, ``cwnd_bytes``,
+        ``srtt_ms``, ``goodput_bps``, ...); empty when no series was recorded."""
+        import pandas as pd
+
+        return pd.DataFrame(self._flow_series)
+
+    @cached_property
+    def link_series(self) -> "pd.DataFrame":
+        """Per-link samples every ``metrics.interval`` (``time_s``, ``link``, ``queue_packets``,
+        ``queue_bytes``, ``drops``); empty when no series was recorded."""
+        import pandas as pd
+
+        return pd.DataFrame(self._link_series)
+
+    @cached_property
+    def trace(self) -> "pd.DataFrame | None":
+        """The per-packet trace (``time_s``, ``flow``, ``event``, ``seq``, ``len``, ``link``)
+        if ``metrics.trace = true``, else None."""
+        if self._trace is None:
+            return None
+        import pandas as pd
+
+        return pd.DataFrame(self._trace)
+
+    # -- output --
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The summary as JSON text."""
+        return json.dumps(self.summary, indent=indent)
+
+    def save(self, out_dir: str | os.PathLike[str], formats: str | Iterable[str] = ("json", "csv")) -> list[Path]:
+        """Writes the results into directory *out_dir* (created if needed).
+
+        Args:
+            out_dir: the directory.
+            formats: any of ``"json"`` (``summary.json`` and ``scenario.json``, the scenario
+                as run), ``"csv"`` and ``"parquet"`` (``flows``, ``links``, ``flow_series``,
+                ``link_series`` and, if recorded, ``trace`` tables); a list or a
+                comma-separated string.
+
+        Returns:
+            the paths written, in order.
+        """
+        fmts = parse_formats(formats)
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+        if "json" in fmts:
+            p = out / "summary.json"
+            p.write_text(self.to_json() + "\n", encoding="utf-8")
+            written.append(p)
+            p = out / "scenario.json"
+            p.write_text(json.dumps(json.loads(to_json(self.scenario, self.origin)), indent=2) + "\n", encoding="utf-8")
+            written.append(p)
+        tables: list[tuple[str, Any]] = [
+            ("flows", self.flows),
+            ("links", self.links),
+            ("flow_series", self.flow_series),
+            ("link_series", self.link_series),
+        ]
+        if self.trace is not None:
+            tables.append(("trace", self.trace))
+        for fmt in ("csv", "parquet"):
+            if fmt not in fmts:
+                continue
+            for name, df in tables:
+                p = out / f"{name}.{fmt}"
+                if fmt == "csv":
+                    df.to_csv(p, index=False)
+                else:
+                    _parquet_safe(df).to_parquet(p, index=False)
+                written.append(p)
+        return written
+
+    def __repr__(self) -> str:
+        s = self.summary
+        flows = ", ".join(f"{f.get('name')}: {f.get('goodput_bps', 0) / 1e6:.3g} Mbit/s" for f in s.get("flows", []))
+        return (
+            f"<mpsim.Result {s.get('scenario')!r} seed={s.get('seed')} "
+            f"duration={s.get('duration_s')}s goodput [{flows}]>"
+        )
+
+
+def parse_formats(formats: str | Iterable[str]) -> list[str]:
+    """Normalises and validates a list of output formats (``"json,csv"`` or a list)."""
+    if isinstance(formats, str):
+        items = [f.strip().lower() for f in formats.split(",")]
+    else:
+        items = [str(f).strip().lower() for f in formats]
+    items = [f for f in items if f]
+    if not items:
+        raise ValueError(f"no output format given; choose from {', '.join(FORMATS)}")
+    bad = [f for f in items if f not in FORMATS]
+    if bad:
+        raise ValueError(f"unknown output format '{bad[0]}'; choose from {', '.join(FORMATS)}")
+    return items
+
+
+def _parquet_safe(df: "pd.DataFrame") -> "pd.DataFrame":
+    """Columns mixing value types (e.g. ``0.01`` and ``"2%"`` in a grid column) become
+    text, which Parquet can store."""
+    out = df
+    for col in df.columns:
+        if df[col].dtype != object:
+            continue
+        kinds = {type(v) for v in df[col] if v is not None and not (isinstance(v, float) and math.isnan(v))}
+        if len(kinds) > 1 or (kinds and not kinds <= {str, int, float, bool}):
+            if out is df:
+                out = df.copy()
+            out[col] = df[col].map(lambda v: v if isinstance(v, str) or v is None else format_value(v))
+    return out
+
+
+# -------------------------------------------------------------------------------------
+# Sweeps
+
+
+def _sweep_task(scenario_json: str, origin: str) -> str:
+    """Runs one sweep point (in a worker process) and returns its summary JSON text."""
+    try:
+        raw = _core.run(scenario_json, origin, None)
+    except _core.ScenarioError as e:  # the core's class does not pickle; ours does
+        raise from_core(e) from None
+    return str(raw["summary"])
+
+
+def _ignore_sigint() -> None:
+    """Worker initialiser: Ctrl-C is handled by the parent, which stops the workers."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _seed_list(seeds: int | Iterable[int]) -> list[int]:
+    if isinstance(seeds, bool):
+        raise TypeError("seeds must be a number of seeds or an iterable of seeds")
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise ValueError(f"seeds must be at least 1, got {seeds}")
+        return list(range(1, seeds + 1))
+    out = []
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, int):
+            if hasattr(s, "__index__") and not isinstance(s, bool):
+                s = s.__index__()
+            else:
+                raise TypeError(f"seeds must be integers, got {s!r}")
+        if s < 0:
+            raise ValueError(f"seeds must not be negative, got {s}")
+        out.append(int(s))
+    if not out:
+        raise ValueError("no seeds given")
+    return out
+
+
+def _grid_values(key: str, values: Any) -> list[Any]:
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        return [values]
+    vals = list(values)
+    if not vals:
+        raise ValueError(f"grid key '{key}' has no values")
+    return vals
+
+
+def _hashable(v: Any) -> Any:
+    """Grid values go into DataFrame columns; dicts and lists become their JSON text so
+    the frame can be grouped and saved."""
+    if isinstance(v, (dict, list, tuple)):
+        return format_value(v)
+    return v
+
+
+def sweep(
+    scenario: ScenarioLike,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    seeds: int | Iterable[int] = 1,
+    *,
+    processes: int | None = None,
+    progress: bool = True,
+    dask: Any = None,
+    out: str | os.PathLike[str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> "pd.DataFrame":
+    """Runs a scenario over the Cartesian product of a parameter grid and seeds.
+
+    Args:
+        scenario: a TOML file path, TOML text or a dict.
+        grid: ``{override_key: [value, ...]}``, keys as in :func:`mpsim.apply_overrides`,
+            e.g. ``{"link.bn.loss": ["0.5%", "1%"], "flow.*.tcp.min_rto": ["200ms", "1s"]}``.
+        seeds: an int *n* for seeds 1..n, or an iterable of seeds. The seed of each run
+            replaces the scenario's own ``seed``.
+        processes: local worker processes (default: ``os.cpu_count()``); 1 runs everything
+            in this process.
+        progress: show a progress bar over runs on stderr.
+        dask: a Dask scheduler address (``"tcp://host:8786"``) or a
+            ``distributed.Client`` to run on instead of local processes; the workers need
+            mpsim installed.
+        out: write the frame to this ``.parquet`` or ``.csv`` file too.
+        overrides: fixed overrides applied to every run before the grid values.
+
+    Returns:
+        one row per (run, flow): a column per grid key, ``seed``, ``run`` (0-based run
+        index), ``flow`` (flow name), the other flow summary fields (``goodput_bps``, ...),
+        then ``jain_index`` and ``wall_s`` of the run. Rows come in grid order (the first
+        grid key varies slowest, seeds fastest) whatever order runs finish in, so the same
+        sweep gives the same frame (except ``wall_s``). Grid values that are tables or lists
+        appear as JSON text.
+
+    Raises:
+        ScenarioError: the scenario or a grid point is invalid; everything is checked before
+            the first run starts, and the error names the offending key.
+        ValueError: bad ``seeds``, ``processes`` or ``out`` suffix.
+
+    Local workers are started with the 'spawn' method, so a script calling ``sweep`` must
+    guard its top level with ``if __name__ == "__main__":``.
+    """
+    grid = dict(grid or {})
+    if "seed" in grid:
+        raise ValueError("sweep over seeds with seeds=..., not with a 'seed' grid key")
+    seed_list = _seed_list(seeds)
+    if processes is None:
+        processes = os.cpu_count() or 1
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ValueError(f"processes must be a positive integer, got {processes!r}")
+    out_path = Path(out) if out is not None else None
+    if out_path is not None and out_path.suffix.lower() not in (".parquet", ".csv"):
+        raise ValueError(f"{out_path}: the output file must end in .parquet or .csv")
+
+    base, origin = load(scenario)
+    base_applied = _apply(base, overrides, origin)
+    keys = list(grid)
+    value_lists = [_grid_values(k, grid[k]) for k in keys]
+
+    # Validate every grid point before running anything.
+    points: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    for combo in itertools.product(*value_lists):
+        d = _copy(base)
+        applied = base_applied + _apply(d, dict(zip(keys, combo)), origin)
+        js = to_json(d, origin)
+        try:
+            _core.check(js, origin)
+        except _core.ScenarioError as e:
+            err = from_core(e)
+            grid_applied = applied[len(base_applied):]
+            marked = annotate(err, grid_applied, "grid value")
+            if marked is err:
+                marked = annotate(err, base_applied)
+            if marked is err and keys:
+                point = ", ".join(f"{k} = {format_value(v)}" for k, v in zip(keys, combo))
+                marked = err.with_message(f"{err.message} (at grid point {point})")
+            raise marked from None
+        points.append((combo, d))
+
+    tasks: list[tuple[tuple[Any, ...], int, str]] = []
+    for combo, d in points:
+        for seed in seed_list:
+            d["seed"] = seed
+            tasks.append((combo, seed, to_json(d, origin)))
+
+    summaries = _execute([t[2] for t in tasks], origin, processes, progress, dask)
+
+    rows: list[dict[str, Any]] = []
+    for run_index, ((combo, seed, _), text) in enumerate(zip(tasks, summaries)):
+        s = json.loads(text)
+        for f in s.get("flows", []):
+            row: dict[str, Any] = {k: _hashable(v) for k, v in zip(keys, combo)}
+            row["seed"] = seed
+            row["run"] = run_index
+            row["flow"] = f.get("name")
+            row.update((k, v) for k, v in f.items() if k != "name")
+            row["jain_index"] = s.get("jain_index")
+            row["wall_s"] = s.get("wall_s")
+            rows.append(row)
+
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    frame.attrs["grid"] = keys
+    if out_path is not None:
+        _write_frame(frame, out_path)
+    return frame
+
+
+def _copy(d: dict[str, Any]) -> dict[str, Any]:
+    import copy
+
+    return copy.deepcopy(d)
+
+
+def _execute(jobs: list[str], origin: str, processes: int, progress: bool, dask: Any) -> list[str]:
+    """Runs the scenario JSON texts, returning summaries in job order."""
+    from tqdm.auto import tqdm
+
+    results: list[str | None] = [None] * len(jobs)
+    bar = tqdm(total=len(jobs), desc="sweep", unit="run", file=sys.stderr, disable=not progress)
+    try:
+        if dask is not None:
+            _execute_dask(jobs, origin, dask, results, bar)
+        elif processes == 1 or len(jobs) <= 1:
+            for i, js in enumerate(jobs):
+                results[i] = _sweep_task(js, origin)
+                bar.update(1)
+        else:
+            _execute_local(jobs, origin, min(processes, len(jobs)), results, bar)
+    finally:
+        bar.close()
+    return [r for r in results if r is not None]
+
+
+def _execute_local(jobs: list[str], origin: str, processes: int, results: list[str | None], bar: Any) -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    ex = ProcessPoolExecutor(
+        max_workers=processes, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
+    )
+    try:
+        futures = {ex.submit(_sweep_task, js, origin): i for i, js in enumerate(jobs)}
+        for fut in as_completed(futures):
+            results[futures[fut]] = fut.result()
+            bar.update(1)
+    except BaseException:
+        ex.shutdown(wait=False, cancel_futures=True)
+        # Queued runs are cancelled; running ones would otherwise go on to the end.
+        procs = getattr(ex, "_processes", None) or {}
+        for proc in list(procs.values()):
+            proc.terminate()
+        raise
+    else:
+        ex.shutdown(wait=True)
+
+
+def _execute_dask(jobs: list[str], origin: str, dask: Any, results: list[str | None], bar: Any) -> None:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise ImportError("running on Dask needs dask.distributed: pip install 'mpsim[dask]'") from None
+    own = isinstance(dask, str)
+    client = Client(dask) if own else dask
+    try:
+        futures = client.map(_sweep_task, jobs, [origin] * len(jobs), pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        for fut in as_completed(futures):
+            results[index[fut.key]] = fut.result()
+            bar.update(1)
+    finally:
+        if own:
+            client.close()
+
+
+def _write_frame(frame: "pd.DataFrame", path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        _parquet_safe(frame).to_parquet(path, index=False)
+
+
+# -------------------------------------------------------------------------------------
+# Aggregation
+
+# Two-sided 95% Student-t quantiles by degrees of freedom.
+_T95 = {
+    1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+    10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
+    18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060,
+    26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980,
+}
+
+
+def t95(df: int) -> float:
+    """The two-sided 95% quantile of Student's t with *df* degrees of freedom (nan for 0)."""
+    if df < 1:
+        return math.nan
+    if df in _T95:
+        return _T95[df]
+    lower = [k for k in _T95 if k <= df]
+    return _T95[max(lower)] if df <= 120 else 1.960
+
+
+def aggregate(frame: "pd.DataFrame", value: str = "goodput_bps", by: Sequence[str] | None = None) -> "pd.DataFrame":
+    """Mean and 95% confidence interval of *value* over seeds, per grid point and flow.
+
+    Args:
+        frame: a frame returned by :func:`sweep` (or read back from its output file).
+        value: the column to aggregate.
+        by: grouping columns; default: the grid columns (those before ``seed``) and ``flow``.
+
+    Returns:
+        the grouping columns, then ``n``, ``mean``, ``ci95`` (half-width of the interval,
+        Student t; nan for a single seed), ``min`` and ``max``, in first-appearance order.
+    """
+    import pandas as pd
+
+    if by is None:
+        cols = list(frame.columns)
+        grid = frame.attrs.get("grid")
+        if grid is None:
+            grid = cols[: cols.index("seed")] if "seed" in cols else []
+        by = [*grid, "flow"]
+    by = list(by)
+    g = frame.groupby(by, sort=False, dropna=False)[value]
+    res = g.agg(["count", "mean", "std", "min", "max"]).reset_index()
+    res = res.rename(columns={"count": "n"})
+    half = [t95(int(n) - 1) * sd / math.sqrt(n) if n > 1 else math.nan for n, sd in zip(res["n"], res["std"])]
+    res["ci95"] = pd.Series(half, index=res.index, dtype=float)
+    return res[[*by, "n", "mean", "ci95", "min", "max"]]

@@ -1,0 +1,532 @@
+"""The ``mpsim`` command: run, sweep, check and list.
+
+Every user error (unreadable file, bad key or value, bad option) is printed as one line
+``error: ...`` on stderr with exit status 2; Ctrl-C exits with status 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import sys
+import textwrap
+from typing import Any, Callable, Iterable, NoReturn, Sequence
+
+from .errors import ScenarioError
+from .scenario import parse_value
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """A mistake on the command line or in the files it names; printed as one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that reports mistakes as a one-line :class:`UsageError`."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=30, width=min(100, shutil.get_terminal_size().columns))
+
+
+# -------------------------------------------------------------------------------------
+# The parser
+
+_MAIN_DESCRIPTION = """\
+mpsim simulates TCP and multipath transport packet by packet over links described in a
+scenario file (TOML): links with a rate, delay, queue and loss; paths made of links; flows
+that send over a path with a congestion controller.
+"""
+
+_MAIN_EPILOG = """\
+examples:
+  mpsim run scenarios/one.toml
+  mpsim run scenarios/one.toml --set link.bn.loss=2% --seed 3 --out results/
+  mpsim sweep scenarios/one.toml --grid link.bn.loss=0.5%,1%,2% --seeds 5 --out loss.parquet
+  mpsim check scenarios/*.toml
+  mpsim list cc
+
+Run 'mpsim COMMAND --help' for the options of a command.
+"""
+
+_KEY_HELP = """\
+override keys:
+  A KEY is a dotted path into the scenario: 'duration', 'seed', 'tcp.min_rto',
+  'metrics.interval'; elements of [[link]], [[path]] and [[flow]] are picked by name or by
+  0-based index ('link.bn.loss', 'link.1.loss'), and '*' picks all ('flow.*.cc').
+  A VALUE is read as a TOML value when it is one (3, true, "2%", [1, 2],
+  { model = "gilbert", mean = "1%", burst = 4 }); otherwise it is taken as text, so
+  2% and 20ms need no quotes.
+"""
+
+_RUN_EPILOG = (
+    _KEY_HELP
+    + """
+examples:
+  mpsim run scenarios/one.toml
+  mpsim run scenarios/one.toml --set link.bn.loss=2% --set flow.*.tcp.min_rto=1s
+  mpsim run scenarios/one.toml --seed 7 --duration 10s --trace --out results/ --format csv,parquet
+  mpsim run scenarios/one.toml --json --quiet > summary.json
+"""
+)
+
+_SWEEP_EPILOG = (
+    _KEY_HELP
+    + """
+  In --grid, values are separated by commas (commas inside [...], {...} or quotes do not
+  split).
+
+output:
+  The output file has one row per run and flow: a column per grid key, seed, run, flow,
+  the flow's results (goodput_bps, throughput_bps, retransmits, rtt_mean_ms, ...),
+  jain_index and wall_s. The table printed at the end gives the mean goodput per grid point
+  and flow with its 95% confidence interval over seeds.
+
+examples:
+  mpsim sweep scenarios/one.toml --grid link.bn.loss=0.5%,1%,2% --seeds 10 --out loss.parquet
+  mpsim sweep scenarios/one.toml --grid link.bn.rate=5Mbps,10Mbps --grid link.bn.queue=20pkt,100pkt \\
+        --seeds 5 --processes 4 --out grid.csv
+  mpsim sweep scenarios/one.toml --grid link.bn.loss=1%,2% --dask tcp://scheduler:8786 --out d.parquet
+"""
+)
+
+_CHECK_EPILOG = """\
+Each file is read and validated as 'mpsim run' would, without simulating. A valid file
+prints 'ok: FILE: N links, M paths, K flows, DURATION s'; a problem prints
+'error: FILE: KEY: what is wrong' on stderr. The exit status is 2 if any file is bad.
+
+examples:
+  mpsim check scenarios/one.toml
+  mpsim check scenarios/*.toml
+"""
+
+_LIST_EPILOG = """\
+examples:
+  mpsim list          all components
+  mpsim list cc       congestion controllers, for a flow's 'cc' key
+  mpsim list loss     loss models, for a link's 'loss' key
+  mpsim list app      applications, for a flow's 'app' key
+"""
+
+_KIND_TITLES = {
+    "cc": "congestion controllers (flow key 'cc')",
+    "loss": "loss models (link keys 'loss' and 'reverse_loss')",
+    "app": "applications (flow key 'app')",
+}
+
+
+def _wrap(text: str) -> str:
+    return textwrap.fill(text, width=88)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``mpsim`` command."""
+    from . import __version__
+
+    p = _Parser(
+        prog="mpsim",
+        description=_MAIN_DESCRIPTION,
+        epilog=_MAIN_EPILOG,
+        formatter_class=_Formatter,
+    )
+    p.add_argument("--version", action="version", version=f"mpsim {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    # run
+    r = sub.add_parser(
+        "run",
+        help="simulate one scenario and print per-flow results",
+        description=_wrap("Simulate one scenario and print a table of per-flow results (goodput, "
+        "retransmissions, RTT, delay, jitter), per-link drops and utilisation, Jain's "
+        "fairness index and the simulator's speed. Values in the file can be changed for "
+        "this run with --set, --seed and --duration; --out saves all results to a directory."),
+        epilog=_RUN_EPILOG,
+        formatter_class=_Formatter,
+    )
+    r.add_argument("scenario", metavar="SCENARIO", help="the scenario file (.toml)")
+    _add_set(r)
+    r.add_argument("--seed", type=int, metavar="N", help="random seed (same seed, same result); overrides 'seed'")
+    r.add_argument("--duration", metavar="D", help="simulated time, e.g. 10s or 500ms; overrides 'duration'")
+    r.add_argument("--trace", action="store_true", help="also record a per-packet trace (saved as trace.csv with --out)")
+    r.add_argument("--out", metavar="DIR", help="save summary.json, scenario.json and tables (flows, links, "
+                   "flow_series, link_series, trace) into DIR")
+    r.add_argument("--format", metavar="FMTS", default=None,
+                   help="comma-separated formats for --out: json, csv, parquet (default: json,csv)")
+    r.add_argument("--json", action="store_true", help="print the summary as JSON instead of the table")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table (errors still shown)")
+
+    # sweep
+    s = sub.add_parser(
+        "sweep",
+        help="simulate a scenario over a grid of parameter values and seeds",
+        description=_wrap("Simulate a scenario for every combination of the --grid values and every "
+        "seed, in parallel, and save one row per run and flow to --out. Everything is "
+        "validated before the first run, so a bad value fails at once."),
+        epilog=_SWEEP_EPILOG,
+        formatter_class=_Formatter,
+    )
+    s.add_argument("scenario", metavar="SCENARIO", help="the scenario file (.toml)")
+    s.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="a key and the values to try; repeat for more keys (all combinations are run)")
+    _add_set(s, what="for every run")
+    s.add_argument("--seeds", type=int, default=1, metavar="N", help="run each grid point with seeds 1..N (default: 1)")
+    s.add_argument("--processes", type=int, default=None, metavar="P",
+                   help=f"parallel local processes (default: the number of CPUs, {os.cpu_count()})")
+    s.add_argument("--dask", metavar="ADDRESS",
+                   help="run on a Dask cluster at this scheduler address (e.g. tcp://host:8786) "
+                   "instead of local processes; needs 'pip install mpsim[dask]'")
+    s.add_argument("--out", required=True, metavar="FILE", help="output file, .parquet or .csv (required)")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table")
+
+    # check
+    c = sub.add_parser(
+        "check",
+        help="validate scenario files without running them",
+        description=_wrap("Validate scenario files: read each one and check every key and value, "
+                          "without simulating."),
+        epilog=_CHECK_EPILOG,
+        formatter_class=_Formatter,
+    )
+    c.add_argument("scenarios", nargs="+", metavar="SCENARIO", help="scenario files (.toml)")
+    _add_set(c, what="before checking")
+
+    # list
+    ls = sub.add_parser(
+        "list",
+        help="show the available congestion controllers, loss models and applications",
+        description=_wrap("Show the built-in components a scenario can name, with one-line descriptions."),
+        epilog=_LIST_EPILOG,
+        formatter_class=_Formatter,
+    )
+    ls.add_argument("kind", nargs="?", choices=list(_KIND_TITLES), metavar="KIND",
+                    help="only this kind: cc, loss or app (default: all)")
+    return p
+
+
+def _add_set(p: argparse.ArgumentParser, what: str = "for this run") -> None:
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set",
+                   help=f"change a scenario value {what}, e.g. --set link.bn.loss=2%% (repeatable)")
+
+
+# -------------------------------------------------------------------------------------
+# Helpers
+
+
+def _out(text: str = "") -> None:
+    print(text, file=sys.stdout)
+
+
+def _err(text: str) -> None:
+    print(text.replace("\n", " "), file=sys.stderr)
+
+
+def _split_assignment(text: str, option: str, form: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise UsageError(f"{option} expects {form}, got '{text}'")
+    return key, value.strip()
+
+
+def parse_sets(items: Iterable[str], option: str = "--set") -> dict[str, Any]:
+    """``["a.b=1", "c=2%"]`` -> ``{"a.b": 1, "c": "2%"}`` (values as in :func:`parse_value`)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, value = _split_assignment(item, option, "KEY=VALUE")
+        out[key] = parse_value(value)
+    return out
+
+
+def split_values(text: str) -> list[str]:
+    """Splits ``"1%,2%,[1, 2]"`` at top-level commas (not inside brackets, braces or quotes)."""
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    quote: str | None = None
+    for ch in text:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    parts.append("".join(cur).strip())
+    return parts
+
+
+def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
+    """``["link.bn.loss=1%,2%"]`` -> ``{"link.bn.loss": ["1%", "2%"]}``."""
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        key, values = _split_assignment(item, "--grid", "KEY=V1,V2,...")
+        parts = split_values(values)
+        if any(not v for v in parts):
+            raise UsageError(f"--grid {key}: empty value in '{values}'")
+        if key in grid:
+            raise UsageError(f"--grid {key} is given twice; list all its values in one --grid")
+        grid[key] = [parse_value(v) for v in parts]
+    return grid
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
+    """Plain-text table; the first *left* columns are left-aligned, the rest right-aligned."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row)]
+
+    def fmt(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [fmt(headers), fmt(["-" * w for w in widths]), *(fmt(r) for r in rows)]
+
+
+def _num(v: Any, digits: int = 1, scale: float = 1.0) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    return f"{v / scale:,.{digits}f}"
+
+
+def _int(v: Any) -> str:
+    return "-" if v is None else f"{int(v):,}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _rate(n: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n:.0f}"
+
+
+# -------------------------------------------------------------------------------------
+# Commands
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .api import parse_formats, run
+
+    overrides = parse_sets(args.set)
+    if args.seed is not None:
+        overrides["seed"] = args.seed
+    if args.duration is not None:
+        overrides["duration"] = parse_value(args.duration)
+    if args.trace:
+        overrides["metrics.trace"] = True
+    formats: list[str] | None = None
+    if args.format is not None:
+        if args.out is None:
+            raise UsageError("--format only applies with --out DIR")
+        try:
+            formats = parse_formats(args.format)
+        except ValueError as e:
+            raise UsageError(f"--format: {e}") from None
+
+    res = run(args.scenario, overrides=overrides, progress=False if args.quiet else None)
+
+    if args.json:
+        _out(res.to_json())
+    elif not args.quiet:
+        _print_run(res)
+    if args.out is not None:
+        paths = res.save(args.out, formats or ("json", "csv"))
+        if not args.quiet:
+            _err(f"wrote {_plural(len(paths), 'file')} to {args.out}")
+    return EXIT_OK
+
+
+def _print_run(res: Any) -> None:
+    s = res.summary
+    warm = s.get("warmup_s") or 0
+    _out(
+        f"scenario {s.get('scenario')!r} ({res.origin}): {s.get('duration_s'):g} s simulated, "
+        f"seed {s.get('seed')}" + (f", measured after a {warm:g} s warm-up" if warm else "")
+    )
+    _out()
+    headers = ["flow", "path", "cc", "goodput Mbit/s", "throughput Mbit/s", "retx", "timeouts",
+               "RTT ms", "delay ms", "jitter ms"]
+    rows = [
+        [
+            str(f.get("name")), str(f.get("path")), str(f.get("cc")),
+            _num(f.get("goodput_bps"), 3, 1e6), _num(f.get("throughput_bps"), 3, 1e6),
+            _int(f.get("retransmits")), _int(f.get("timeouts")),
+            _num(f.get("rtt_mean_ms"), 1), _num(f.get("delay_mean_ms"), 1), _num(f.get("jitter_ms"), 2),
+        ]
+        for f in s.get("flows", [])
+    ]
+    for line in _table(headers, rows, left=3):
+        _out(line)
+    links = s.get("links", [])
+    if links:
+        _out()
+        headers = ["link", "direction", "utilization %", "queue drops", "loss drops", "down drops"]
+        rows = [
+            [str(l.get("name")), str(l.get("direction")), _num((l.get("utilization") or 0) * 100, 1),
+             _int(l.get("queue_drops")), _int(l.get("loss_drops")), _int(l.get("down_drops"))]
+            for l in links
+        ]
+        for line in _table(headers, rows, left=2):
+            _out(line)
+    _out()
+    wall = s.get("wall_s") or 0.0
+    pkts = s.get("packets_delivered") or 0
+    speed = f"{_rate(pkts / wall)} packets per wall-clock second" if wall > 0 else "-"
+    _out(f"Jain's fairness index  {_num(s.get('jain_index'), 3)}")
+    _out(f"events                 {_int(s.get('events'))}")
+    _out(f"wall time              {wall:.3f} s")
+    _out(f"simulation speed       {speed} ({_int(pkts)} packets delivered)")
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .api import _stderr_is_tty, aggregate, sweep
+
+    grid = parse_grid(args.grid)
+    overrides = parse_sets(args.set)
+    if args.seeds < 1:
+        raise UsageError(f"--seeds must be at least 1, got {args.seeds}")
+    if args.processes is not None and args.processes < 1:
+        raise UsageError(f"--processes must be at least 1, got {args.processes}")
+    if os.path.splitext(args.out)[1].lower() not in (".parquet", ".csv"):
+        raise UsageError(f"--out {args.out}: the file name must end in .parquet or .csv")
+
+    frame = sweep(
+        args.scenario,
+        grid,
+        seeds=args.seeds,
+        processes=args.processes,
+        progress=not args.quiet and _stderr_is_tty(),
+        dask=args.dask,
+        out=args.out,
+        overrides=overrides,
+    )
+    if args.quiet:
+        return EXIT_OK
+    agg = aggregate(frame)
+    keys = list(grid)
+    headers = [*keys, "flow", "seeds", "goodput Mbit/s", "95% CI"]
+    rows = []
+    for rec in agg.to_dict("records"):
+        ci = rec["ci95"]
+        rows.append(
+            [*(str(rec[k]) for k in keys), str(rec["flow"]), str(int(rec["n"])), _num(rec["mean"], 3, 1e6),
+             "-" if ci is None or not math.isfinite(ci) else "± " + _num(ci, 3, 1e6)]
+        )
+    for line in _table(headers, rows, left=len(keys) + 1):
+        _out(line)
+    runs = int(frame["run"].nunique()) if len(frame) else 0
+    _out()
+    _out(f"wrote {_plural(len(frame), 'row')} ({_plural(runs, 'run')}) to {args.out}")
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .api import check
+
+    overrides = parse_sets(args.set)
+    status = EXIT_OK
+    for path in args.scenarios:
+        try:
+            info = check(path, overrides=overrides)
+        except ScenarioError as e:
+            _err(f"error: {e}")
+            status = EXIT_USAGE
+            continue
+        _out(
+            f"ok: {path}: {_plural(len(info['links']), 'link')}, {_plural(len(info['paths']), 'path')}, "
+            f"{_plural(len(info['flows']), 'flow')}, {info['duration_s']:g} s"
+        )
+    return status
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .api import components
+
+    items = components(args.kind)
+    kinds = list(_KIND_TITLES)
+    kinds += sorted({k for k, _, _ in items} - set(kinds))  # kinds added to the core later
+    first = True
+    for kind in kinds:
+        group = [(n, d) for k, n, d in items if k == kind]
+        if not group:
+            continue
+        if not first:
+            _out()
+        first = False
+        _out(f"{_KIND_TITLES.get(kind, kind)}:")
+        width = max(len(n) for n, _ in group)
+        for name, desc in group:
+            _out(f"  {name.ljust(width)}  {desc}")
+    return EXIT_OK
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": cmd_run,
+    "sweep": cmd_sweep,
+    "check": cmd_check,
+    "list": cmd_list,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the ``mpsim`` command with *argv* (default: ``sys.argv[1:]``); returns the exit
+    status: 0 on success, 2 for any user error, 130 when interrupted."""
+    try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as e:  # --help and --version
+            return int(e.code or 0) if not isinstance(e.code, str) else EXIT_USAGE
+        if args.command is None:
+            raise UsageError("no command given; choose run, sweep, check or list (see 'mpsim --help')")
+        return _COMMANDS[args.command](args)
+    except UsageError as e:
+        _err(f"error: {e}")
+    except ScenarioError as e:
+        _err(f"error: {e}")
+    except ImportError as e:
+        _err(f"error: {e}")
+    except OSError as e:
+        if isinstance(e, BrokenPipeError):  # e.g. 'mpsim list | head -1'
+            _silence_stdout()
+            return EXIT_OK
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        _err(f"error: {where}{e.strerror or e}")
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return EXIT_INTERRUPTED
+    return EXIT_USAGE
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
