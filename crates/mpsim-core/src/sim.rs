@@ -69,6 +69,7 @@ enum TraceKind {
     QueueDrop,
     LossDrop,
     DownDrop,
+    Timeout,
 }
 
 impl TraceKind {
@@ -81,6 +82,7 @@ impl TraceKind {
             TraceKind::QueueDrop => "drop_queue",
             TraceKind::LossDrop => "drop_loss",
             TraceKind::DownDrop => "drop_down",
+            TraceKind::Timeout => "timeout",
         }
     }
 }
@@ -534,7 +536,9 @@ impl Simulation {
         fl.rto_pending = None;
         match fl.sender.rto_deadline() {
             Some(d) if d <= now => {
+                let una = fl.sender.snd_una();
                 fl.sender.on_rto(now);
+                self.trace(f as u32, TraceKind::Timeout, una, 0, u32::MAX);
                 self.send_data(f);
             }
             d => arm(&mut self.queue, &mut fl.rto_pending, d, Event::Rto(f as u32)),
@@ -620,11 +624,14 @@ impl Simulation {
                 retransmits: st.retransmits,
                 timeouts: st.timeouts,
                 fast_recoveries: st.fast_recoveries,
+                loss_indications: st.fast_recoveries + st.first_timeouts,
                 retransmit_rate: if st.segments_sent > 0 { st.retransmits as f64 / st.segments_sent as f64 } else { 0.0 },
                 rtt_mean_ms: ms(rtt.mean_sample()),
                 rtt_min_ms: ms(rtt.min_rtt()),
                 srtt_final_ms: ms(rtt.srtt()),
                 rto_final_ms: rtt.rto().as_millis_f64(),
+                first_rto_mean_ms: (st.first_timeouts > 0)
+                    .then(|| st.first_timeout_sum.as_millis_f64() / st.first_timeouts as f64),
                 delay_mean_ms: ms(fl.delay.mean()),
                 delay_p50_ms: ms(fl.delay.quantile(0.5)),
                 delay_p95_ms: ms(fl.delay.quantile(0.95)),

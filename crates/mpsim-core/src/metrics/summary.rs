@@ -21,12 +21,17 @@ pub struct FlowSummary {
     pub retransmits: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
+    /// Loss indications in Padhye's sense: fast recoveries plus timeout series (a run of
+    /// back-to-back timeouts counts once).
+    pub loss_indications: u64,
     /// Fraction of transmitted segments that were retransmissions.
     pub retransmit_rate: f64,
     pub rtt_mean_ms: Option<f64>,
     pub rtt_min_ms: Option<f64>,
     pub srtt_final_ms: Option<f64>,
     pub rto_final_ms: f64,
+    /// Mean length of the first timer of each timeout series (Padhye's T0); None without timeouts.
+    pub first_rto_mean_ms: Option<f64>,
     /// Delay from the application's write to in-order delivery at the receiver.
     pub delay_mean_ms: Option<f64>,
     pub delay_p50_ms: Option<f64>,

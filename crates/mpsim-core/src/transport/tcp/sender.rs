@@ -82,6 +82,10 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub bytes_retransmitted: u64,
     pub timeouts: u64,
+    /// Timeouts that were the first of their series (no backoff yet), and the summed
+    /// durations of those timers: the T0 of the Padhye model.
+    pub first_timeouts: u64,
+    pub first_timeout_sum: Dur,
     pub fast_recoveries: u64,
 }
 
@@ -433,6 +437,10 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
+        if self.rtt.backoff() == 0 {
+            self.stats.first_timeouts += 1;
+            self.stats.first_timeout_sum = self.stats.first_timeout_sum + self.rtt.rto();
+        }
         let in_flight = self.in_flight();
         if self.state == CaState::Loss && self.rtt.backoff() > 0 {
             // repeated timeout for the same loss: keep ssthresh, back to one segment
