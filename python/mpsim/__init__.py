@@ -3,9 +3,9 @@
 Quick start::
 
     import mpsim
-    res = mpsim.run("scenarios/one.toml", link__bn__loss="2%")   # or a TOML string or a dict
+    res = mpsim.run("dumbbell.toml", link__bottleneck__loss="2%")   # or a TOML string or a dict
     print(res.flows[["name", "goodput_bps", "retransmits"]])
-    df = mpsim.sweep("scenarios/one.toml", {"link.bn.loss": ["0.5%", "1%", "2%"]}, seeds=5)
+    df = mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%", "2%"]}, seeds=5)
 
 Every problem with a scenario is raised as :class:`mpsim.ScenarioError` (a ``ValueError``)
 naming the source, the key and what is wrong.

@@ -1,9 +1,9 @@
 """The Python API: check, run and sweep scenarios.
 
 >>> import mpsim
->>> res = mpsim.run("scenarios/one.toml", link__bn__loss="2%", seed=3)   # doctest: +SKIP
->>> res.flows[["flow", "goodput_bps"]]                                  # doctest: +SKIP
->>> df = mpsim.sweep("scenarios/one.toml", {"link.bn.loss": ["0.5%", "1%"]}, seeds=5)  # doctest: +SKIP
+>>> res = mpsim.run("dumbbell.toml", link__bottleneck__loss="2%", seed=3)   # doctest: +SKIP
+>>> res.flows[["name", "goodput_bps"]]                                  # doctest: +SKIP
+>>> df = mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%"]}, seeds=5)  # doctest: +SKIP
 
 pandas and tqdm are imported only when first needed, so ``import mpsim`` stays quick and
 sweep worker processes start fast.
@@ -11,9 +11,11 @@ sweep worker processes start fast.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import math
+import operator
 import os
 import sys
 import time
@@ -68,7 +70,7 @@ def check(scenario: ScenarioLike, *, overrides: Mapping[str, Any] | None = None,
     Args:
         scenario: a TOML file path, TOML text or a dict (see :func:`mpsim.scenario.load`).
         overrides: ``{dotted_key: value}`` applied first (see :func:`mpsim.apply_overrides`).
-        **kw: more overrides, with ``__`` standing for ``.`` (``link__bn__loss="2%"``).
+        **kw: more overrides, with ``__`` standing for ``.`` (``link__bottleneck__loss="2%"``).
 
     Returns:
         ``{"name", "duration_s", "seed", "links", "paths", "flows"}``; the last three are
@@ -117,6 +119,7 @@ class _Progress:
             return self.mode
         if self.mode is True:
             self._open()
+            self.bar.refresh()  # show it at once
             return self._update
         if self.mode is None and _stderr_is_tty():
             return self._auto
@@ -130,8 +133,12 @@ class _Progress:
             desc=self.desc,
             file=sys.stderr,
             leave=False,
+            smoothing=0,  # average speed since the start: updates come in uneven steps
             bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
+            delay=1e9,  # no display yet: first make the clock count from the start of the run
         )
+        self.bar.start_t -= time.monotonic() - self.start
+        self.bar.delay = 0
 
     def _auto(self, frac: float) -> None:
         if self.bar is None and time.monotonic() - self.start >= AUTO_PROGRESS_AFTER_S:
@@ -173,13 +180,13 @@ def run(
 
     Args:
         scenario: a TOML file path, TOML text or a dict (see :func:`mpsim.scenario.load`).
-        overrides: ``{dotted_key: value}`` such as ``{"link.bn.loss": "2%", "seed": 3}``,
+        overrides: ``{dotted_key: value}`` such as ``{"link.bottleneck.loss": "2%", "seed": 3}``,
             applied before the keyword overrides (see :func:`mpsim.apply_overrides`).
         progress: None shows a progress bar on stderr only if stderr is a terminal and the
             run takes longer than about 2 s; True always shows one, False never; a callable
             is called with the fraction done (0..1) now and then -- if it raises, the run
             stops and the exception propagates.
-        **kw: more overrides, with ``__`` standing for ``.``: ``link__bn__loss="2%"``.
+        **kw: more overrides, with ``__`` standing for ``.``: ``link__bottleneck__loss="2%"``.
 
     Returns:
         a :class:`Result`.
@@ -387,14 +394,15 @@ def _seed_list(seeds: int | Iterable[int]) -> list[int]:
         return list(range(1, seeds + 1))
     out = []
     for s in seeds:
-        if isinstance(s, bool) or not isinstance(s, int):
-            if hasattr(s, "__index__") and not isinstance(s, bool):
-                s = s.__index__()
-            else:
-                raise TypeError(f"seeds must be integers, got {s!r}")
-        if s < 0:
-            raise ValueError(f"seeds must not be negative, got {s}")
-        out.append(int(s))
+        try:
+            if isinstance(s, bool):
+                raise TypeError
+            n = operator.index(s)  # ints, NumPy integers
+        except TypeError:
+            raise TypeError(f"seeds must be integers, got {s!r}") from None
+        if n < 0:
+            raise ValueError(f"seeds must not be negative, got {n}")
+        out.append(n)
     if not out:
         raise ValueError("no seeds given")
     return out
@@ -433,7 +441,7 @@ def sweep(
     Args:
         scenario: a TOML file path, TOML text or a dict.
         grid: ``{override_key: [value, ...]}``, keys as in :func:`mpsim.apply_overrides`,
-            e.g. ``{"link.bn.loss": ["0.5%", "1%"], "flow.*.tcp.min_rto": ["200ms", "1s"]}``.
+            e.g. ``{"link.bottleneck.loss": ["0.5%", "1%"], "flow.*.tcp.min_rto": ["200ms", "1s"]}``.
         seeds: an int *n* for seeds 1..n, or an iterable of seeds. The seed of each run
             replaces the scenario's own ``seed``.
         processes: local worker processes (default: ``os.cpu_count()``); 1 runs everything
@@ -473,6 +481,10 @@ def sweep(
     if out_path is not None and out_path.suffix.lower() not in (".parquet", ".csv"):
         raise ValueError(f"{out_path}: the output file must end in .parquet or .csv")
 
+    if dask is not None:
+        _distributed()  # fail before validating and running anything
+    if out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
     base, origin = load(scenario)
     base_applied = _apply(base, overrides, origin)
     keys = list(grid)
@@ -481,7 +493,7 @@ def sweep(
     # Validate every grid point before running anything.
     points: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     for combo in itertools.product(*value_lists):
-        d = _copy(base)
+        d = copy.deepcopy(base)
         applied = base_applied + _apply(d, dict(zip(keys, combo)), origin)
         js = to_json(d, origin)
         try:
@@ -528,12 +540,6 @@ def sweep(
     return frame
 
 
-def _copy(d: dict[str, Any]) -> dict[str, Any]:
-    import copy
-
-    return copy.deepcopy(d)
-
-
 def _execute(jobs: list[str], origin: str, processes: int, progress: bool, dask: Any) -> list[str]:
     """Runs the scenario JSON texts, returning summaries in job order."""
     from tqdm.auto import tqdm
@@ -551,6 +557,9 @@ def _execute(jobs: list[str], origin: str, processes: int, progress: bool, dask:
             _execute_local(jobs, origin, min(processes, len(jobs)), results, bar)
     finally:
         bar.close()
+    missing = [i for i, r in enumerate(results) if r is None]
+    if missing:  # pragma: no cover - every path above fills every slot or raises
+        raise RuntimeError(f"sweep runs {missing[:5]} returned no result")
     return [r for r in results if r is not None]
 
 
@@ -577,11 +586,17 @@ def _execute_local(jobs: list[str], origin: str, processes: int, results: list[s
         ex.shutdown(wait=True)
 
 
-def _execute_dask(jobs: list[str], origin: str, dask: Any, results: list[str | None], bar: Any) -> None:
+def _distributed() -> tuple[Any, Any]:
+    """``(Client, as_completed)`` from dask.distributed, imported only when Dask is used."""
     try:
         from distributed import Client, as_completed
     except ImportError:
         raise ImportError("running on Dask needs dask.distributed: pip install 'mpsim[dask]'") from None
+    return Client, as_completed
+
+
+def _execute_dask(jobs: list[str], origin: str, dask: Any, results: list[str | None], bar: Any) -> None:
+    Client, as_completed = _distributed()
     own = isinstance(dask, str)
     client = Client(dask) if own else dask
     try:

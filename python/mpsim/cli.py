@@ -12,6 +12,7 @@ import os
 import shutil
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any, Callable, Iterable, NoReturn, Sequence
 
 from .errors import ScenarioError
@@ -32,7 +33,7 @@ class _Parser(argparse.ArgumentParser):
     """An ArgumentParser that reports mistakes as a one-line :class:`UsageError`."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see '{self.prog} --help')")
+        raise UsageError(message)
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
@@ -51,9 +52,9 @@ that send over a path with a congestion controller.
 
 _MAIN_EPILOG = """\
 examples:
-  mpsim run scenarios/one.toml
-  mpsim run scenarios/one.toml --set link.bn.loss=2% --seed 3 --out results/
-  mpsim sweep scenarios/one.toml --grid link.bn.loss=0.5%,1%,2% --seeds 5 --out loss.parquet
+  mpsim run dumbbell.toml
+  mpsim run dumbbell.toml --set link.bottleneck.loss=2% --seed 3 --out results/
+  mpsim sweep dumbbell.toml --grid link.bottleneck.loss=0.5%,1%,2% --seeds 5 --out loss.parquet
   mpsim check scenarios/*.toml
   mpsim list cc
 
@@ -64,7 +65,7 @@ _KEY_HELP = """\
 override keys:
   A KEY is a dotted path into the scenario: 'duration', 'seed', 'tcp.min_rto',
   'metrics.interval'; elements of [[link]], [[path]] and [[flow]] are picked by name or by
-  0-based index ('link.bn.loss', 'link.1.loss'), and '*' picks all ('flow.*.cc').
+  0-based index ('link.bottleneck.loss', 'link.1.loss'), and '*' picks all ('flow.*.cc').
   A VALUE is read as a TOML value when it is one (3, true, "2%", [1, 2],
   { model = "gilbert", mean = "1%", burst = 4 }); otherwise it is taken as text, so
   2% and 20ms need no quotes.
@@ -74,10 +75,10 @@ _RUN_EPILOG = (
     _KEY_HELP
     + """
 examples:
-  mpsim run scenarios/one.toml
-  mpsim run scenarios/one.toml --set link.bn.loss=2% --set flow.*.tcp.min_rto=1s
-  mpsim run scenarios/one.toml --seed 7 --duration 10s --trace --out results/ --format csv,parquet
-  mpsim run scenarios/one.toml --json --quiet > summary.json
+  mpsim run dumbbell.toml
+  mpsim run dumbbell.toml --set link.bottleneck.loss=2% --set flow.*.tcp.min_rto=1s
+  mpsim run dumbbell.toml --seed 7 --duration 10s --trace --out results/ --format csv,parquet
+  mpsim run dumbbell.toml --json --quiet > summary.json
 """
 )
 
@@ -94,10 +95,10 @@ output:
   and flow with its 95% confidence interval over seeds.
 
 examples:
-  mpsim sweep scenarios/one.toml --grid link.bn.loss=0.5%,1%,2% --seeds 10 --out loss.parquet
-  mpsim sweep scenarios/one.toml --grid link.bn.rate=5Mbps,10Mbps --grid link.bn.queue=20pkt,100pkt \\
+  mpsim sweep dumbbell.toml --grid link.bottleneck.loss=0.5%,1%,2% --seeds 10 --out loss.parquet
+  mpsim sweep dumbbell.toml --grid link.bottleneck.rate=5Mbps,10Mbps --grid link.bottleneck.queue=20pkt,100pkt \\
         --seeds 5 --processes 4 --out grid.csv
-  mpsim sweep scenarios/one.toml --grid link.bn.loss=1%,2% --dask tcp://scheduler:8786 --out d.parquet
+  mpsim sweep dumbbell.toml --grid link.bottleneck.loss=1%,2% --dask tcp://scheduler:8786 --out d.parquet
 """
 )
 
@@ -107,7 +108,7 @@ prints 'ok: FILE: N links, M paths, K flows, DURATION s'; a problem prints
 'error: FILE: KEY: what is wrong' on stderr. The exit status is 2 if any file is bad.
 
 examples:
-  mpsim check scenarios/one.toml
+  mpsim check dumbbell.toml
   mpsim check scenarios/*.toml
 """
 
@@ -216,11 +217,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_set(p: argparse.ArgumentParser, what: str = "for this run") -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set",
-                   help=f"change a scenario value {what}, e.g. --set link.bn.loss=2%% (repeatable)")
+                   help=f"change a scenario value {what}, e.g. --set link.bottleneck.loss=2%% (repeatable)")
 
 
 # -------------------------------------------------------------------------------------
 # Helpers
+
+
+class ScenarioFile(os.PathLike):  # type: ignore[type-arg]
+    """A command-line SCENARIO: always a file name (never TOML text), reported as typed."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __fspath__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"ScenarioFile({self.name!r})"
 
 
 def _out(text: str = "") -> None:
@@ -276,7 +290,7 @@ def split_values(text: str) -> list[str]:
 
 
 def parse_grid(items: Iterable[str]) -> dict[str, list[Any]]:
-    """``["link.bn.loss=1%,2%"]`` -> ``{"link.bn.loss": ["1%", "2%"]}``."""
+    """``["link.bottleneck.loss=1%,2%"]`` -> ``{"link.bottleneck.loss": ["1%", "2%"]}``."""
     grid: dict[str, list[Any]] = {}
     for item in items:
         key, values = _split_assignment(item, "--grid", "KEY=V1,V2,...")
@@ -345,7 +359,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         except ValueError as e:
             raise UsageError(f"--format: {e}") from None
 
-    res = run(args.scenario, overrides=overrides, progress=False if args.quiet else None)
+    if args.out is not None:
+        Path(args.out).mkdir(parents=True, exist_ok=True)  # fail before running, not after
+    res = run(ScenarioFile(args.scenario), overrides=overrides, progress=False if args.quiet else None)
 
     if args.json:
         _out(res.to_json())
@@ -413,7 +429,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: the file name must end in .parquet or .csv")
 
     frame = sweep(
-        args.scenario,
+        ScenarioFile(args.scenario),
         grid,
         seeds=args.seeds,
         processes=args.processes,
@@ -449,7 +465,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for path in args.scenarios:
         try:
-            info = check(path, overrides=overrides)
+            info = check(ScenarioFile(path), overrides=overrides)
         except ScenarioError as e:
             _err(f"error: {e}")
             status = EXIT_USAGE
@@ -495,10 +511,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     status: 0 on success, 2 for any user error, 130 when interrupted."""
     try:
         parser = build_parser()
+        argv = list(sys.argv[1:] if argv is None else argv)
         try:
             args = parser.parse_args(argv)
         except SystemExit as e:  # --help and --version
             return int(e.code or 0) if not isinstance(e.code, str) else EXIT_USAGE
+        except UsageError as e:
+            command = next((a for a in argv if a in _COMMANDS), None)
+            raise UsageError(f"{e} (see 'mpsim {command + ' ' if command else ''}--help')") from None
         if args.command is None:
             raise UsageError("no command given; choose run, sweep, check or list (see 'mpsim --help')")
         return _COMMANDS[args.command](args)

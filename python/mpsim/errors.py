@@ -8,12 +8,9 @@ It tells *where* (the file or other source), *which key* (such as ``link[1].rate
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, TypeVar
-from contextlib import contextmanager
+from typing import Any
 
 __all__ = ["ScenarioError"]
-
-_T = TypeVar("_T")
 
 
 class ScenarioError(ValueError):
@@ -63,20 +60,3 @@ def from_core(exc: BaseException) -> ScenarioError:
         return ScenarioError(*(str(a) for a in args))
     # Defensive: an unexpected shape still becomes a readable error.
     return ScenarioError("<scenario>", "", " ".join(str(a) for a in args) or repr(exc))
-
-
-@contextmanager
-def converted() -> Iterator[None]:
-    """Context manager turning ``_core.ScenarioError`` into :class:`ScenarioError`."""
-    from . import _core
-
-    try:
-        yield
-    except _core.ScenarioError as e:
-        raise from_core(e) from None
-
-
-def call_core(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-    """Calls a ``_core`` function, converting its scenario errors."""
-    with converted():
-        return fn(*args, **kwargs)

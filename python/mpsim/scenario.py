@@ -46,6 +46,7 @@ from .errors import ScenarioError
 __all__ = [
     "ScenarioLike",
     "load",
+    "load_file",
     "apply_overrides",
     "kwargs_to_overrides",
     "parse_value",
@@ -89,15 +90,15 @@ def load(scenario: ScenarioLike) -> tuple[dict[str, Any], str]:
     if isinstance(scenario, Mapping):
         return copy.deepcopy(dict(scenario)), "<dict>"
     if isinstance(scenario, os.PathLike):
-        return _load_file(Path(scenario))
+        return _load_file(Path(scenario), os.fspath(scenario))
     if isinstance(scenario, str):
         if _looks_like_file(scenario):
-            return _load_file(Path(scenario))
+            return _load_file(Path(scenario), scenario)
         if "\n" in scenario or "=" in scenario:
             return _parse_toml(scenario, "<string>"), "<string>"
         if not scenario.strip():
             raise ScenarioError("<string>", "", "the scenario is empty: give a file name, TOML text or a dict")
-        return _load_file(Path(scenario))  # reports the missing file
+        return _load_file(Path(scenario), scenario)  # reports the missing file
     raise TypeError(
         f"a scenario is a path, TOML text or a dict, not {type(scenario).__name__}"
     )
@@ -110,8 +111,13 @@ def _looks_like_file(s: str) -> bool:
         return False
 
 
-def _load_file(path: Path) -> tuple[dict[str, Any], str]:
-    origin = str(path)
+def load_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
+    """Like :func:`load`, but *path* is always taken as a file name (never as TOML text);
+    the origin is the name exactly as given."""
+    return _load_file(Path(path), os.fspath(path))
+
+
+def _load_file(path: Path, origin: str) -> tuple[dict[str, Any], str]:
     if path.is_dir():
         raise ScenarioError(origin, "", "is a directory, not a scenario file")
     try:
@@ -131,13 +137,13 @@ def _load_file(path: Path) -> tuple[dict[str, Any], str]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ScenarioError(origin, "", "not a text file (a scenario is UTF-8 encoded TOML)") from None
-    return _parse_toml(text, origin), origin
+    return _parse_toml(text, origin, "the file"), origin
 
 
-def _parse_toml(text: str, origin: str) -> dict[str, Any]:
+def _parse_toml(text: str, origin: str, what: str = "the scenario") -> dict[str, Any]:
     if not text.strip():
         raise ScenarioError(
-            origin, "", "the scenario is empty; it needs at least `duration`, a [[link]], a [[path]] and a [[flow]]"
+            origin, "", f"{what} is empty; a scenario needs at least `duration`, a [[link]], a [[path]] and a [[flow]]"
         )
     try:
         return tomllib.loads(text)

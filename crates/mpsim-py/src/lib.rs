@@ -11,7 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid: args are (origin, key, message).");
+create_exception!(mpsim._core, ScenarioError, PyValueError, "A scenario is invalid: args are (origin, key, message).");
 
 fn scenario_error(e: CoreScenarioError) -> PyErr {
     ScenarioError::new_err((e.origin, e.key, e.message))
@@ -58,6 +58,10 @@ fn run(py: Python<'_>, scenario_json: &str, origin: &str, progress: Option<PyObj
     let out = py.allow_threads(|| {
         Simulation::new(&s).run_with_progress(|frac| {
             Python::with_gil(|py| {
+                // keep the first error: a later one must not hide it
+                if interrupted.is_some() {
+                    return false;
+                }
                 if let Err(e) = py.check_signals() {
                     interrupted = Some(e);
                     return false;

@@ -7,7 +7,8 @@ pub struct FlowSummary {
     pub name: String,
     pub path: String,
     pub cc: String,
-    /// Application bytes delivered in order per second, after the warm-up.
+    /// Application bytes delivered in order per second, after the warm-up. Over a short
+    /// window it can exceed `throughput_bps`: data sent before the warm-up may arrive after it.
     pub goodput_bps: f64,
     /// Data bytes transmitted (retransmissions included) per second, after the warm-up.
     pub throughput_bps: f64,
@@ -32,7 +33,9 @@ pub struct FlowSummary {
     pub rto_final_ms: f64,
     /// Mean length of the first timer of each timeout series (Padhye's T0); None without timeouts.
     pub first_rto_mean_ms: Option<f64>,
-    /// Delay from the application's write to in-order delivery at the receiver.
+    /// Delay from the application's write to in-order delivery at the receiver. It includes
+    /// the wait in the send buffer: for a bulk transfer with a large `snd_buf` that wait
+    /// dominates (the buffer is kept full), so read it for rate-limited applications (CBR).
     pub delay_mean_ms: Option<f64>,
     pub delay_p50_ms: Option<f64>,
     pub delay_p95_ms: Option<f64>,

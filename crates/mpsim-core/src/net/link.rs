@@ -24,6 +24,14 @@ pub enum QueueLimit {
     Packets(u64),
 }
 
+#[derive(Clone, Copy, Debug)]
+struct Backlogged {
+    offered: SimTime,
+    end: SimTime,
+    size: u32,
+    bytes_before: u64,
+}
+
 /// What happened to a packet offered to a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fate {
@@ -59,11 +67,16 @@ pub struct Link {
     /// Bytes-to-nanoseconds factor: transmission time is `bytes * 8e9 / rate`.
     tx_cache: (u32, Dur),
     busy_until: SimTime,
-    /// (transmission end, size) of accepted packets not yet fully transmitted.
-    backlog: VecDeque<(SimTime, u32)>,
-    backlog_bytes: u64,
+    /// Accepted packets whose transmission had not ended at the last purge, in order.
+    backlog: VecDeque<Backlogged>,
+    /// Bytes ever accepted: entries store the count before them, so the bytes of any run of
+    /// entries is a difference of two counters.
+    accepted_bytes: u64,
     /// Accepted packets in arrival order: (arrival time at the far end, packet).
     pub pipe: VecDeque<(SimTime, PacketId)>,
+    /// Packets may be offered to this link ahead of simulated time, at the moment their
+    /// departure from the previous link is known (see `Simulation::forward`).
+    pub cut_through: bool,
     pub stats: LinkStats,
 }
 
@@ -79,40 +92,57 @@ impl Link {
             tx_cache: (0, Dur::ZERO),
             busy_until: SimTime::ZERO,
             backlog: VecDeque::new(),
-            backlog_bytes: 0,
+            accepted_bytes: 0,
             pipe: VecDeque::new(),
+            cut_through: false,
             stats: LinkStats::default(),
         }
     }
 
     fn purge(&mut self, now: SimTime) {
-        while let Some(&(end, size)) = self.backlog.front() {
-            if end > now {
-                break;
-            }
+        while self.backlog.front().is_some_and(|e| e.end <= now) {
             self.backlog.pop_front();
-            self.backlog_bytes -= size as u64;
         }
     }
 
+    /// Packets and bytes waiting among backlog entries `from..to` (the first is in service).
+    fn waiting(&self, from: usize, to: usize) -> (u64, u64) {
+        if from >= to {
+            return (0, 0);
+        }
+        let (head, last) = (self.backlog[from], self.backlog[to - 1]);
+        let bytes = last.bytes_before + last.size as u64 - head.bytes_before - head.size as u64;
+        ((to - from - 1) as u64, bytes)
+    }
+
     /// Packets and bytes waiting in the queue at `now` (not counting the one in service).
+    /// Packets offered ahead of `now` (cut-through) have not arrived yet and do not count.
     pub fn queued(&mut self, now: SimTime) -> (u64, u64) {
         self.purge(now);
-        match self.backlog.front() {
-            None => (0, 0),
-            Some(&(_, head)) => (self.backlog.len() as u64 - 1, self.backlog_bytes - head as u64),
-        }
+        let arrived = self.backlog.partition_point(|e| e.offered <= now);
+        self.waiting(0, arrived)
     }
 
     /// Offers a packet of `size` bytes to the link at `now`.
     pub fn offer(&mut self, now: SimTime, size: u32) -> Fate {
+        self.offer_at(now, now, size)
+    }
+
+    /// Offers a packet that enters the link at `at`, no earlier than the simulation's `now`
+    /// (later for cut-through links). Offers to one link come in non-decreasing `at`.
+    pub fn offer_at(&mut self, now: SimTime, at: SimTime, size: u32) -> Fate {
         self.stats.offered += 1;
         if !self.up {
             self.stats.down_drops += 1;
             return Fate::Down;
         }
-        let (q_pkts, q_bytes) = self.queued(now);
-        let busy = !self.backlog.is_empty();
+        // forget what has finished by now; what finishes between now and `at` stays, so that
+        // samples taken at `now` remain exact
+        self.purge(now);
+        let in_service = if at == now { 0 } else { self.backlog.partition_point(|e| e.end <= at) };
+        let (q_pkts, q_bytes) = self.waiting(in_service, self.backlog.len());
+        let busy = in_service < self.backlog.len();
+        let now = at;
         let full = busy
             && match self.limit {
                 QueueLimit::Packets(n) => q_pkts + 1 > n,
@@ -126,8 +156,8 @@ impl Link {
         let tx = self.tx_time(size);
         let end = start + tx;
         self.busy_until = end;
-        self.backlog.push_back((end, size));
-        self.backlog_bytes += size as u64;
+        self.backlog.push_back(Backlogged { offered: now, end, size, bytes_before: self.accepted_bytes });
+        self.accepted_bytes += size as u64;
         self.stats.bytes_sent += size as u64;
         self.stats.busy = self.stats.busy + tx;
         if self.loss.lose_next() {
@@ -155,7 +185,6 @@ impl Link {
         }
         self.up = false;
         self.backlog.clear();
-        self.backlog_bytes = 0;
         self.busy_until = now;
         let lost: Vec<PacketId> = self.pipe.drain(..).map(|(_, id)| id).collect();
         self.stats.delivered -= lost.len() as u64;
@@ -223,6 +252,16 @@ mod tests {
         l.offer(SimTime::ZERO, 1500);
         let later = SimTime(50_000_000);
         assert_eq!(l.offer(later, 1500), Fate::Arrives(later + Dur::from_micros(1200) + Dur::from_millis(10)));
+    }
+
+    #[test]
+    fn packets_offered_ahead_of_time_are_not_counted_as_queued() {
+        let mut l = link(QueueLimit::Packets(10));
+        l.offer(SimTime::ZERO, 1500); // in service until 1.2 ms
+        l.offer(SimTime(100), 1500); // waiting
+        l.offer_at(SimTime(150), SimTime(5_000_000), 1500); // offered early: arrives at 5 ms
+        assert_eq!(l.queued(SimTime(200)), (1, 1500));
+        assert_eq!(l.queued(SimTime(5_000_000)), (0, 0)); // first two done, third in service
     }
 
     #[test]

@@ -1,0 +1,46 @@
+"""Type stubs for the compiled core, ``mpsim._core`` (crates/mpsim-py).
+
+Use the ``mpsim`` package instead of calling these directly: it reads TOML files, applies
+overrides, converts errors to :class:`mpsim.ScenarioError` and builds DataFrames.
+"""
+
+from typing import Any, Callable, TypedDict
+
+__version__: str
+
+class ScenarioError(ValueError):
+    """A scenario is invalid: ``args == (origin, key, message)``."""
+
+    args: tuple[str, str, str]  # type: ignore[assignment]
+
+class CheckInfo(TypedDict):
+    name: str
+    duration_s: float
+    seed: int
+    links: list[str]
+    paths: list[str]
+    flows: list[str]
+
+class RunOutput(TypedDict):
+    summary: str
+    """The run summary as JSON text."""
+    flow_series: dict[str, list[Any]]
+    link_series: dict[str, list[Any]]
+    trace: dict[str, list[Any]] | None
+
+def check(scenario_json: str, origin: str) -> CheckInfo:
+    """Validates a scenario given as JSON; *origin* names it in errors.
+
+    Raises ScenarioError.
+    """
+
+def run(scenario_json: str, origin: str, progress: Callable[[float], Any] | None = None) -> RunOutput:
+    """Runs a scenario given as JSON.
+
+    *progress*, if given, is called now and then with the fraction done (0..1); if it
+    raises, the run stops and the exception propagates. Ctrl-C raises KeyboardInterrupt.
+    Raises ScenarioError for an invalid scenario.
+    """
+
+def components() -> list[tuple[str, str, str]]:
+    """The built-in components as ``(kind, name, description)``; kind is "cc", "loss" or "app"."""
