@@ -23,11 +23,11 @@ def without_wall(summary: dict) -> dict:
 
 
 def flow(res: mpsim.Result, name: str) -> dict:
-    return next(f for f in res.summary["flows"] if f["name"] == name)
+    return next(f for f in res.summary["flows"] if f["flow"] == name)
 
 
 def link(res: mpsim.Result, name: str, direction: str = "forward") -> dict:
-    return next(l for l in res.summary["links"] if l["name"] == name and l["direction"] == direction)
+    return next(l for l in res.summary["links"] if l["link"] == name and l["direction"] == direction)
 
 
 # ---------------------------------------------------------------------------------------
@@ -211,7 +211,7 @@ def test_run_from_path_string_and_dict(small_path, small_text, result):
 def test_summary_contents(result):
     s = result.summary
     assert s["scenario"] == "small" and s["seed"] == 1 and s["duration_s"] == 3.0
-    assert [f["name"] for f in s["flows"]] == ["f1", "f2"]
+    assert [f["flow"] for f in s["flows"]] == ["f1", "f2"]
     for f in s["flows"]:
         assert f["goodput_bps"] > 0 and f["path"] == "p" and f["cc"] == "reno"
     assert 0 < s["jain_index"] <= 1
@@ -221,13 +221,13 @@ def test_summary_contents(result):
 def test_result_frames(result):
     flows = result.flows
     assert flows.shape[0] == 2
-    for col in ("name", "path", "cc", "goodput_bps", "throughput_bps", "retransmits", "timeouts",
+    for col in ("flow", "path", "cc", "goodput_bps", "throughput_bps", "retransmits", "timeouts",
                 "rtt_mean_ms", "delay_mean_ms", "jitter_ms"):
         assert col in flows.columns
-    assert list(flows["name"]) == ["f1", "f2"]
+    assert list(flows["flow"]) == ["f1", "f2"]
     links = result.links
     assert links.shape[0] == 4  # two links, two directions
-    assert {"name", "direction", "utilization", "queue_drops", "loss_drops"} <= set(links.columns)
+    assert {"link", "direction", "utilization", "queue_drops", "loss_drops"} <= set(links.columns)
     fs = result.flow_series
     assert {"time_s", "flow", "cwnd_bytes", "goodput_bps"} <= set(fs.columns)
     assert set(fs["flow"]) == {"f1", "f2"}
@@ -329,7 +329,7 @@ def test_save_all_formats(result, tmp_path):
     assert json.loads((out / "summary.json").read_text()) == result.summary
     assert json.loads((out / "scenario.json").read_text()) == result.scenario
     flows_csv = pd.read_csv(out / "flows.csv")
-    assert list(flows_csv["name"]) == ["f1", "f2"]
+    assert list(flows_csv["flow"]) == ["f1", "f2"]
     assert flows_csv["goodput_bps"].tolist() == pytest.approx(result.flows["goodput_bps"].tolist())
     pq = pd.read_parquet(out / "flow_series.parquet")
     assert pq.shape == result.flow_series.shape

@@ -81,7 +81,7 @@ def test_run_json_with_overrides(small_path, capsys):
     assert rc == 0
     s = json.loads(capsys.readouterr().out)
     assert s["seed"] == 3 and s["duration_s"] == 2.0
-    bn = [l for l in s["links"] if l["name"] == "bottleneck" and l["direction"] == "forward"][0]
+    bn = [l for l in s["links"] if l["link"] == "bottleneck" and l["direction"] == "forward"][0]
     assert bn["loss_drops"] == 0
 
 

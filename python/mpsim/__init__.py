@@ -4,7 +4,7 @@ Quick start::
 
     import mpsim
     res = mpsim.run("dumbbell.toml", link__bottleneck__loss="2%")   # or a TOML string or a dict
-    print(res.flows[["name", "goodput_bps", "retransmits"]])
+    print(res.flows[["flow", "goodput_bps", "retransmits"]])
     df = mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%", "2%"]}, seeds=5)
 
 Every problem with a scenario is raised as :class:`mpsim.ScenarioError` (a ``ValueError``)

@@ -2,7 +2,7 @@
 
 >>> import mpsim
 >>> res = mpsim.run("dumbbell.toml", link__bottleneck__loss="2%", seed=3)   # doctest: +SKIP
->>> res.flows[["name", "goodput_bps"]]                                  # doctest: +SKIP
+>>> res.flows[["flow", "goodput_bps"]]                                  # doctest: +SKIP
 >>> df = mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%"]}, seeds=5)  # doctest: +SKIP
 
 pandas and tqdm are imported only when first needed, so ``import mpsim`` stays quick and
@@ -237,14 +237,14 @@ class Result:
 
     @cached_property
     def flows(self) -> "pd.DataFrame":
-        """One row per flow, with the flow summary fields; the ``name`` column is the flow name."""
+        """One row per flow, with the flow summary fields; the ``flow`` column is the flow name."""
         import pandas as pd
 
         return pd.DataFrame(self.summary.get("flows", []))
 
     @cached_property
     def links(self) -> "pd.DataFrame":
-        """One row per link and direction (``name``, ``direction``, ``packets_offered``,
+        """One row per link and direction (``link``, ``direction``, ``packets_offered``,
         ``packets_delivered``, ``queue_drops``, ``loss_drops``, ``down_drops``, ``utilization``)."""
         import pandas as pd
 
@@ -525,8 +525,8 @@ def sweep(
             row: dict[str, Any] = {k: _hashable(v) for k, v in zip(keys, combo)}
             row["seed"] = seed
             row["run"] = run_index
-            row["flow"] = f.get("name")
-            row.update((k, v) for k, v in f.items() if k != "name")
+            row["flow"] = f.get("flow")
+            row.update((k, v) for k, v in f.items() if k != "flow")
             row["jain_index"] = s.get("jain_index")
             row["wall_s"] = s.get("wall_s")
             rows.append(row)

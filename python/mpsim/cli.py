@@ -165,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--format", metavar="FMTS", default=None,
                    help="comma-separated formats for --out: json, csv, parquet (default: json,csv)")
     r.add_argument("--json", action="store_true", help="print the summary as JSON instead of the table")
+    r.add_argument("--plot", metavar="FILE.png", help="draw goodput, cwnd and queues over time into FILE.png (and .svg)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table (errors still shown)")
 
     # sweep
@@ -371,6 +372,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         paths = res.save(args.out, formats or ("json", "csv"))
         if not args.quiet:
             _err(f"wrote {_plural(len(paths), 'file')} to {args.out}")
+    if args.plot is not None:
+        from .plots import plot_run
+
+        try:
+            written = plot_run(res, args.plot)
+        except (OSError, ValueError) as e:
+            raise UsageError(f"--plot {args.plot}: {e}") from None
+        if not args.quiet:
+            _err(f"wrote {', '.join(str(p) for p in written)}")
     return EXIT_OK
 
 
@@ -386,7 +396,7 @@ def _print_run(res: Any) -> None:
                "RTT ms", "delay ms", "jitter ms"]
     rows = [
         [
-            str(f.get("name")), str(f.get("path")), str(f.get("cc")),
+            str(f.get("flow")), str(f.get("path")), str(f.get("cc")),
             _num(f.get("goodput_bps"), 3, 1e6), _num(f.get("throughput_bps"), 3, 1e6),
             _int(f.get("retransmits")), _int(f.get("timeouts")),
             _num(f.get("rtt_mean_ms"), 1), _num(f.get("delay_mean_ms"), 1), _num(f.get("jitter_ms"), 2),
@@ -400,7 +410,7 @@ def _print_run(res: Any) -> None:
         _out()
         headers = ["link", "direction", "utilization %", "queue drops", "loss drops", "down drops"]
         rows = [
-            [str(l.get("name")), str(l.get("direction")), _num((l.get("utilization") or 0) * 100, 1),
+            [str(l.get("link")), str(l.get("direction")), _num((l.get("utilization") or 0) * 100, 1),
              _int(l.get("queue_drops")), _int(l.get("loss_drops")), _int(l.get("down_drops"))]
             for l in links
         ]

@@ -665,7 +665,7 @@ impl Simulation {
             let ms = |d: Option<Dur>| d.map(|d| d.as_millis_f64());
             let per_s = |bytes: u64| if span > 0.0 { bytes as f64 * 8.0 / span } else { 0.0 };
             flows.push(FlowSummary {
-                name: fl.name.clone(),
+                flow: fl.name.clone(),
                 path: fl.path_name.clone(),
                 cc: fl.sender.cc.name().to_string(),
                 goodput_bps: per_s(delivered - fl.delivered_at_warmup),
@@ -703,7 +703,7 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, l)| LinkSummary {
-                name: l.name.clone(),
+                link: l.name.clone(),
                 direction: if i % 2 == 0 { "forward" } else { "reverse" }.to_string(),
                 packets_offered: l.stats.offered,
                 packets_delivered: l.stats.delivered,

@@ -92,7 +92,7 @@ proptest! {
         let out = run_checked(&parse(&text));
         for (f, fc) in out.summary.flows.iter().zip(&c.flows) {
             prop_assert_eq!(f.bytes_written, fc.bytes as u64);
-            prop_assert!(f.complete, "flow {} delivered {} of {}\n{}", f.name, f.bytes_delivered, fc.bytes, text);
+            prop_assert!(f.complete, "flow {} delivered {} of {}\n{}", f.flow, f.bytes_delivered, fc.bytes, text);
         }
     }
 

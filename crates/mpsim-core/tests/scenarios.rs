@@ -31,7 +31,7 @@ fn every_shipped_scenario_keeps_its_invariants() {
         s.metrics.trace = true;
         let out = run_checked(&s);
         for fl in &out.summary.flows {
-            assert!(fl.bytes_delivered > 0, "{}: flow {} delivered nothing", f.display(), fl.name);
+            assert!(fl.bytes_delivered > 0, "{}: flow {} delivered nothing", f.display(), fl.flow);
         }
     }
 }

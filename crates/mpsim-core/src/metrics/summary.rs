@@ -4,7 +4,8 @@ use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowSummary {
-    pub name: String,
+    /// The flow's name (the same key as the `flow` column of series and traces).
+    pub flow: String,
     pub path: String,
     pub cc: String,
     /// Application bytes delivered in order per second, after the warm-up. Over a short
@@ -52,7 +53,8 @@ pub struct FlowSummary {
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct LinkSummary {
-    pub name: String,
+    /// The link's name (the same key as the `link` column of series and traces).
+    pub link: String,
     /// "forward" (as declared) or "reverse" (carrying ACKs back).
     pub direction: String,
     pub packets_offered: u64,

@@ -42,15 +42,15 @@ pub fn run_checked(s: &Scenario) -> Output {
 /// finite transfers deliver everything, and links account for every packet offered.
 pub fn check_conservation(out: &Output) {
     for f in &out.summary.flows {
-        assert!(f.bytes_delivered <= f.bytes_written, "{}: delivered more than written", f.name);
+        assert!(f.bytes_delivered <= f.bytes_written, "{}: delivered more than written", f.flow);
         if f.complete {
-            assert_eq!(f.bytes_delivered, f.bytes_written, "{}", f.name);
+            assert_eq!(f.bytes_delivered, f.bytes_written, "{}", f.flow);
         }
     }
     for l in &out.summary.links {
         let dropped = l.queue_drops + l.loss_drops + l.down_drops;
-        assert!(l.packets_delivered + dropped <= l.packets_offered, "{}: more out than in", l.name);
-        assert!(l.packets_offered - l.packets_delivered - dropped <= 1, "{}: packets unaccounted", l.name);
+        assert!(l.packets_delivered + dropped <= l.packets_offered, "{}: more out than in", l.link);
+        assert!(l.packets_offered - l.packets_delivered - dropped <= 1, "{}: packets unaccounted", l.link);
     }
     if let Some(tr) = &out.trace {
         check_trace_in_order(tr);

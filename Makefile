@@ -1,0 +1,58 @@
+# The two commands of the README, and the rest of the workflow. Each target sets up what it
+# needs on a fresh machine (a virtualenv in .venv with the Python dependencies, the Rust
+# extension built by maturin); only Python 3.10+ and a Rust toolchain must be installed.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip
+STAMP  := $(VENV)/.deps-installed
+OUT    ?= out
+
+.PHONY: help setup build demo test test-rust test-python validate bench speed clean
+
+help:
+	@echo "make demo      set up, then run the main job: validation report and example runs into $(OUT)/"
+	@echo "make test      set up, then run every test (Rust and Python, slow validation included)"
+	@echo "make validate  the TCP model against the Padhye and Mathis formulas -> docs/validation.md"
+	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
+	@echo "make speed     core speed on the dumbbells (delivered packets per wall second)"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet "maturin>=1.5,<2" "pandas>=2.0" "pyarrow>=14" "tqdm>=4.60" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6"
+	touch $@
+
+setup: $(STAMP)
+
+build: setup
+	$(BIN)/maturin develop --release --quiet
+
+demo: build
+	mkdir -p $(OUT)
+	$(BIN)/python -m mpsim.validation --out $(OUT)/validation.md > /dev/null
+	$(BIN)/mpsim run scenarios/validation/dumbbell_2x10m_loss1.toml --out $(OUT)/dumbbell_2x10m_loss1 --plot $(OUT)/dumbbell_2x10m_loss1.png
+	$(BIN)/mpsim run scenarios/validation/dumbbell_10x100m_loss0.toml --out $(OUT)/dumbbell_10x100m_loss0 --plot $(OUT)/dumbbell_10x100m_loss0.png
+	@echo "results in $(OUT)/: validation.md, per-run tables and figures"
+
+test-rust:
+	cargo test -p mpsim-core --quiet
+
+test-python: build
+	$(BIN)/python -m pytest -q
+
+test: test-rust test-python
+
+validate: build
+	$(BIN)/python -m mpsim.validation --out docs/validation.md
+
+bench: build
+	$(BIN)/python benches/compare_ns3.py
+
+speed:
+	cargo build --release --quiet -p mpsim-core --example speed
+	@for f in scenarios/validation/dumbbell_*.toml; do ./target/release/examples/speed $$f 5; done
+
+clean:
+	rm -rf $(VENV) target $(OUT)

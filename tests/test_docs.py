@@ -1,0 +1,58 @@
+"""The README's examples are executed: its scenario, its shell commands, its Python and its
+error message must all work as written."""
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", README.read_text(), flags=re.S)
+
+
+@pytest.fixture()
+def tutorial_dir(tmp_path, monkeypatch):
+    (tmp_path / "tutorial.toml").write_text(blocks("toml")[0])
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_readme_starts_with_the_two_commands():
+    first = blocks("sh")[0].splitlines()
+    assert first[0].startswith("make demo") and first[1].startswith("make test")
+
+
+def test_tutorial_shell_commands(tutorial_dir):
+    lines = [ln for ln in blocks("sh")[1].splitlines() if ln.startswith("mpsim ")]
+    assert len(lines) >= 3
+    for line in lines:
+        args = shlex.split(line)[1:]
+        r = subprocess.run([sys.executable, "-m", "mpsim", *args], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, f"{line}\n{r.stderr}"
+    assert (tutorial_dir / "results" / "summary.json").exists()
+    assert (tutorial_dir / "results" / "run.png").exists()
+
+
+def test_tutorial_python(tutorial_dir):
+    ns = {"__name__": "__main__"}
+    for code in blocks("python"):
+        exec(compile(code, "README.md", "exec"), ns)
+    assert (tutorial_dir / "loss.parquet").exists()
+
+
+def test_documented_error_message(tutorial_dir):
+    text = blocks("text")[0]
+    cmd, expected = [ln for ln in text.splitlines() if ln.strip()][:2]
+    broken = blocks("toml")[0].replace('rate = "11Mbps"', 'rate = "-5Mbps"')
+    Path("broken.toml").write_text(broken)
+    args = shlex.split(cmd.lstrip("$ "))[1:]
+    r = subprocess.run([sys.executable, "-m", "mpsim", *args], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.strip() == expected.strip()
+    assert "Traceback" not in r.stderr
