@@ -267,6 +267,14 @@ impl Simulation {
         }
     }
 
+    /// Replaces the congestion controller of flow `flow` (by name), for example with a
+    /// `Controller::Custom` implemented outside this crate. Call before `run`.
+    pub fn with_controller(mut self, flow: &str, cc: Controller) -> Result<Simulation, String> {
+        let f = self.flows.iter_mut().find(|f| f.name == flow).ok_or_else(|| format!("no flow named '{flow}'"))?;
+        f.sender.cc = cc;
+        Ok(self)
+    }
+
     /// Turns cut-through off: every hop gets its own event (for tests that compare both).
     pub fn without_cut_through(mut self) -> Simulation {
         for l in &mut self.links {

@@ -217,3 +217,39 @@ fn cut_through_changes_nothing_observable() {
     assert_eq!(a.link_series.to_csv(), b.link_series.to_csv());
     assert_eq!(a.flow_series.to_csv(), b.flow_series.to_csv());
 }
+
+/// A user-supplied controller: a fixed window of `segments`, whatever happens.
+struct FixedWindow {
+    segments: u64,
+}
+
+impl mpsim_core::cc::CongestionControl for FixedWindow {
+    fn name(&self) -> &'static str {
+        "fixed"
+    }
+    fn on_ack(&mut self, w: mpsim_core::cc::Window, _: &mpsim_core::cc::AckContext) -> mpsim_core::cc::Window {
+        mpsim_core::cc::Window { cwnd: self.segments * w.mss, ..w }
+    }
+    fn on_congestion(
+        &mut self,
+        w: mpsim_core::cc::Window,
+        _: mpsim_core::cc::CongestionEvent,
+        _: &mpsim_core::cc::LossContext,
+    ) -> mpsim_core::cc::Window {
+        mpsim_core::cc::Window { cwnd: self.segments * w.mss, ssthresh: self.segments * w.mss, ..w }
+    }
+}
+
+#[test]
+fn a_custom_controller_drives_the_window() {
+    // 5 segments per ~21 ms RTT: about 2.8 Mbit/s on a 10 Mbit/s link
+    let s = parse(&one_link("10s", "", "tcp = { initial_window = 5 }"));
+    let cc = mpsim_core::cc::Controller::Custom(Box::new(FixedWindow { segments: 5 }));
+    let out = Simulation::new(&s).with_controller("f", cc).unwrap().with_invariant_checks(true).run();
+    let f = &out.summary.flows[0];
+    assert_eq!(f.cc, "fixed");
+    let rtt = f.rtt_mean_ms.unwrap() / 1e3;
+    let expect = 5.0 * 1460.0 * 8.0 / rtt;
+    assert!((f.goodput_bps - expect).abs() / expect < 0.03, "{} vs {expect}", f.goodput_bps);
+    assert!(Simulation::new(&s).with_controller("nope", mpsim_core::cc::Controller::by_name("reno").unwrap()).is_err());
+}
