@@ -9,7 +9,7 @@ random loss on the bottleneck, 60 s, NewReno with SACK, one ACK per segment, min
     python benches/compare_ns3.py [--out benches/results/ns3_comparison.md] [--seeds N]
 
 Needs the `ns3` wheel (installed on first use) and a C++ compiler. Not part of CI: the ns-3
-runs alone take about half a minute. mpsim's wall time is the best of three runs of the core;
+runs alone take about half a minute. mpsim's wall time is the best of five runs of the core;
 ns-3's is its Simulator::Run() time.
 """
 
@@ -46,7 +46,7 @@ def run_mpsim(name: str, seeds: int) -> dict:
     per_seed = []
     for seed in range(1, seeds + 1):
         best = None
-        for _ in range(3):
+        for _ in range(5):
             r = mpsim.run(path, seed=seed, progress=False)
             if best is None or r.summary["wall_s"] < best.summary["wall_s"]:
                 best = r

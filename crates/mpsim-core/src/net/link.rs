@@ -64,14 +64,17 @@ pub struct Link {
     pub limit: QueueLimit,
     pub up: bool,
     loss: LossProcess,
-    /// Bytes-to-nanoseconds factor: transmission time is `bytes * 8e9 / rate`.
-    tx_cache: (u32, Dur),
+    /// The transmission times of the two most recent packet sizes (data and ACK sizes alternate).
+    tx_cache: [(u32, Dur); 2],
     busy_until: SimTime,
     /// Accepted packets whose transmission had not ended at the last purge, in order.
     backlog: VecDeque<Backlogged>,
     /// Bytes ever accepted: entries store the count before them, so the bytes of any run of
     /// entries is a difference of two counters.
     accepted_bytes: u64,
+    /// Leading backlog entries whose transmission ends by the latest offer time. Offers come
+    /// in non-decreasing time, so this only moves forward (the purge moves it back as it pops).
+    done_by_last_offer: usize,
     /// Accepted packets in arrival order: (arrival time at the far end, packet).
     pub pipe: VecDeque<(SimTime, PacketId)>,
     /// Packets may be offered to this link ahead of simulated time, at the moment their
@@ -89,10 +92,11 @@ impl Link {
             limit,
             up: true,
             loss,
-            tx_cache: (0, Dur::ZERO),
+            tx_cache: [(0, Dur::ZERO); 2],
             busy_until: SimTime::ZERO,
             backlog: VecDeque::new(),
             accepted_bytes: 0,
+            done_by_last_offer: 0,
             pipe: VecDeque::new(),
             cut_through: false,
             stats: LinkStats::default(),
@@ -102,6 +106,7 @@ impl Link {
     fn purge(&mut self, now: SimTime) {
         while self.backlog.front().is_some_and(|e| e.end <= now) {
             self.backlog.pop_front();
+            self.done_by_last_offer = self.done_by_last_offer.saturating_sub(1);
         }
     }
 
@@ -139,7 +144,11 @@ impl Link {
         // forget what has finished by now; what finishes between now and `at` stays, so that
         // samples taken at `now` remain exact
         self.purge(now);
-        let in_service = if at == now { 0 } else { self.backlog.partition_point(|e| e.end <= at) };
+        let mut in_service = self.done_by_last_offer;
+        while self.backlog.get(in_service).is_some_and(|e| e.end <= at) {
+            in_service += 1;
+        }
+        self.done_by_last_offer = in_service;
         let (q_pkts, q_bytes) = self.waiting(in_service, self.backlog.len());
         let busy = in_service < self.backlog.len();
         let now = at;
@@ -171,10 +180,14 @@ impl Link {
     /// Transmission time of `size` bytes; the last size is cached (most packets share it).
     #[inline]
     fn tx_time(&mut self, size: u32) -> Dur {
-        if self.tx_cache.0 != size {
-            self.tx_cache = (size, Dur::tx_time(size as u64, self.rate_bps));
+        if self.tx_cache[0].0 == size {
+            return self.tx_cache[0].1;
         }
-        self.tx_cache.1
+        if self.tx_cache[1].0 != size {
+            self.tx_cache[1] = (size, Dur::tx_time(size as u64, self.rate_bps));
+        }
+        self.tx_cache.swap(0, 1);
+        self.tx_cache[0].1
     }
 
     /// Takes the link down: everything queued or on the wire is lost. Returns the packets
@@ -185,6 +198,7 @@ impl Link {
         }
         self.up = false;
         self.backlog.clear();
+        self.done_by_last_offer = 0;
         self.busy_until = now;
         let lost: Vec<PacketId> = self.pipe.drain(..).map(|(_, id)| id).collect();
         self.stats.delivered -= lost.len() as u64;
