@@ -590,6 +590,9 @@ impl<'a> Reader<'a> {
             }
             s.header = b as u32;
         }
+        if s.rcv_buf > 1_000_000_000 {
+            return Err(self.e(&join(key, "rcv_buf"), "must be at most 1 GB (the largest TCP window with window scaling)"));
+        }
         if s.rcv_buf < s.mss as u64 {
             return Err(self.e(&join(key, "rcv_buf"), format!("must hold at least one segment ({} B)", s.mss)));
         }

@@ -9,7 +9,7 @@ use crate::app::App;
 use crate::cc::Controller;
 use crate::engine::EventQueue;
 use crate::metrics::{jain_index, Column, DelayStats, FlowSummary, Jitter, LinkSummary, Summary, Table};
-use crate::net::{Fate, Header, Link, LossProcess, Packet, PacketArena, PacketId, Route, TcpHeader};
+use crate::net::{AckHeader, DataHeader, Fate, Header, Link, LossProcess, Packet, PacketArena, PacketId, Route};
 use crate::rng::Rng;
 use crate::scenario::{AppSpec, Scenario};
 use crate::time::{Dur, SimTime};
@@ -511,7 +511,7 @@ impl Simulation {
                     fl.name
                 );
             }
-            let h = TcpHeader { seq: seg.seq, len: seg.len, retx: seg.retx, sent_at: now, ..Default::default() };
+            let h = DataHeader { seq: seg.seq, len: seg.len, retx: seg.retx, sent_at: now };
             let pkt = Packet {
                 flow: f as u32,
                 route: fl.fwd,
@@ -528,7 +528,7 @@ impl Simulation {
         arm(&mut self.queue, &mut fl.rto_pending, fl.sender.rto_deadline(), Event::Rto(f as u32));
     }
 
-    fn on_data(&mut self, f: usize, h: &TcpHeader) {
+    fn on_data(&mut self, f: usize, h: &DataHeader) {
         let now = self.now;
         self.packets_delivered += 1;
         self.trace(f as u32, TraceKind::Recv, h.seq, h.len, u32::MAX);
@@ -562,18 +562,18 @@ impl Simulation {
     }
 
     fn send_ack(&mut self, f: usize) {
-        let now = self.now;
         let fl = &mut self.flows[f];
-        let h = fl.receiver.make_ack(now);
+        let h = fl.receiver.make_ack();
         // SACK option: 2 bytes + 8 per block, padded to 4
-        let opt = if h.n_sack > 0 { (2 + 8 * h.n_sack as u32).div_ceil(4) * 4 } else { 0 };
+        let n = h.n_sack() as u32;
+        let opt = if n > 0 { (2 + 8 * n).div_ceil(4) * 4 } else { 0 };
         let pkt = Packet { flow: f as u32, route: fl.rev, hop: 0, size: fl.header + opt, header: Header::TcpAck(h) };
         let id = self.arena.alloc(pkt);
         self.trace(f as u32, TraceKind::Ack, h.ack, 0, u32::MAX);
         self.forward(id);
     }
 
-    fn on_ack(&mut self, f: usize, h: &TcpHeader) {
+    fn on_ack(&mut self, f: usize, h: &AckHeader) {
         let now = self.now;
         let fl = &mut self.flows[f];
         fl.sender.on_ack(now, h);

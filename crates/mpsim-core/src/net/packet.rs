@@ -17,28 +17,63 @@ pub struct SackBlock {
 /// Most SACK blocks an ACK carries (RFC 2018 allows 3 with timestamps, 4 without).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
-/// A TCP segment: data (`len > 0`) or a pure ACK.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TcpHeader {
-    /// First data byte carried (data segments).
+/// A TCP data segment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DataHeader {
+    /// First data byte carried.
     pub seq: u64,
+    /// When the sender put the segment on the wire.
+    pub sent_at: SimTime,
     /// Payload bytes.
     pub len: u32,
-    /// Cumulative acknowledgement: next byte expected (ACKs).
-    pub ack: u64,
-    /// Advertised receive window in bytes (ACKs).
-    pub wnd: u64,
-    pub sack: [SackBlock; MAX_SACK_BLOCKS],
-    pub n_sack: u8,
-    /// True if this data segment is a retransmission.
+    /// True if this segment is a retransmission.
     pub retx: bool,
-    /// When the sender put the segment on the wire (data), or echoes it (ACKs).
-    pub sent_at: SimTime,
 }
 
-impl TcpHeader {
-    pub fn sack_blocks(&self) -> &[SackBlock] {
-        &self.sack[..self.n_sack as usize]
+/// A TCP acknowledgement: cumulative ACK, window and SACK blocks.
+///
+/// SACK blocks are stored as 32-bit offsets from the cumulative ACK (they always lie within
+/// the receive window, at most 1 GB), which keeps a whole packet in one cache line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckHeader {
+    /// Next byte expected.
+    pub ack: u64,
+    wnd: u32,
+    n_sack: u8,
+    sack: [(u32, u32); MAX_SACK_BLOCKS],
+}
+
+impl AckHeader {
+    pub fn new(ack: u64, wnd: u64) -> AckHeader {
+        AckHeader { ack, wnd: wnd.min(u32::MAX as u64) as u32, n_sack: 0, sack: [(0, 0); MAX_SACK_BLOCKS] }
+    }
+
+    /// Advertised receive window in bytes.
+    pub fn wnd(&self) -> u64 {
+        self.wnd as u64
+    }
+
+    /// Appends a SACK block above the cumulative ACK; returns false if the ACK is full.
+    pub fn push_sack(&mut self, b: SackBlock) -> bool {
+        let n = self.n_sack as usize;
+        if n == MAX_SACK_BLOCKS {
+            return false;
+        }
+        debug_assert!(b.start > self.ack && b.end > b.start && b.end - self.ack <= u32::MAX as u64);
+        self.sack[n] = ((b.start - self.ack) as u32, (b.end - self.ack) as u32);
+        self.n_sack += 1;
+        true
+    }
+
+    pub fn n_sack(&self) -> usize {
+        self.n_sack as usize
+    }
+
+    /// The SACK blocks, first (most recent) first.
+    pub fn sack_blocks(&self) -> impl Iterator<Item = SackBlock> + '_ {
+        self.sack[..self.n_sack as usize]
+            .iter()
+            .map(|&(s, e)| SackBlock { start: self.ack + s as u64, end: self.ack + e as u64 })
     }
 }
 
@@ -46,9 +81,9 @@ impl TcpHeader {
 #[derive(Clone, Copy, Debug)]
 pub enum Header {
     /// Data segment from a flow's sender to its receiver.
-    TcpData(TcpHeader),
+    TcpData(DataHeader),
     /// ACK from a flow's receiver to its sender.
-    TcpAck(TcpHeader),
+    TcpAck(AckHeader),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -96,5 +131,28 @@ impl PacketArena {
     /// Packets currently alive (allocated and not freed).
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_fits_in_a_cache_line() {
+        assert!(std::mem::size_of::<Packet>() <= 64, "{}", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn sack_blocks_round_trip_through_offsets() {
+        let mut h = AckHeader::new(5_000_000_000, 1 << 20);
+        let blocks = [SackBlock { start: 5_000_002_000, end: 5_000_003_000 }, SackBlock { start: 5_000_010_000, end: 5_000_011_460 }];
+        for b in blocks {
+            assert!(h.push_sack(b));
+        }
+        assert_eq!(h.sack_blocks().collect::<Vec<_>>(), blocks);
+        assert!(h.push_sack(SackBlock { start: 5_000_020_000, end: 5_000_021_000 }));
+        assert!(!h.push_sack(SackBlock { start: 5_000_030_000, end: 5_000_031_000 }));
+        assert_eq!(AckHeader::new(0, u64::MAX).wnd(), u32::MAX as u64);
     }
 }

@@ -14,7 +14,7 @@
 
 use super::rtt::RttEstimator;
 use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, Window};
-use crate::net::TcpHeader;
+use crate::net::AckHeader;
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -257,8 +257,8 @@ impl TcpSender {
     // ----- acknowledgements -----
 
     /// Processes an ACK from the receiver.
-    pub fn on_ack(&mut self, now: SimTime, h: &TcpHeader) {
-        self.rwnd = h.wnd;
+    pub fn on_ack(&mut self, now: SimTime, h: &AckHeader) {
+        self.rwnd = h.wnd();
         let ack = h.ack.min(self.snd_nxt);
         let prior_in_flight = self.in_flight();
         let mut delivered = 0u64;
@@ -297,7 +297,7 @@ impl TcpSender {
             }
             // RFC 6298 §5.2/5.3: restart the timer, or stop it when all is acknowledged
             self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rtt.rto());
-        } else if ack == self.snd_una && self.snd_nxt > self.snd_una && h.len == 0 {
+        } else if ack == self.snd_una && self.snd_nxt > self.snd_una {
             self.dupacks += 1;
         }
 
@@ -354,7 +354,7 @@ impl TcpSender {
     }
 
     /// Marks segments covered by the ACK's SACK blocks; returns the bytes newly SACKed.
-    fn apply_sack(&mut self, h: &TcpHeader) -> u64 {
+    fn apply_sack(&mut self, h: &AckHeader) -> u64 {
         let mut newly = 0;
         for b in h.sack_blocks() {
             let start = b.start.max(self.snd_una);
