@@ -227,14 +227,14 @@ impl mpsim_core::cc::CongestionControl for FixedWindow {
     fn name(&self) -> &'static str {
         "fixed"
     }
-    fn on_ack(&mut self, w: mpsim_core::cc::Window, _: &mpsim_core::cc::AckContext) -> mpsim_core::cc::Window {
+    fn on_ack(&mut self, w: mpsim_core::cc::Window, _: &mpsim_core::cc::AckContext<'_>) -> mpsim_core::cc::Window {
         mpsim_core::cc::Window { cwnd: self.segments * w.mss, ..w }
     }
     fn on_congestion(
         &mut self,
         w: mpsim_core::cc::Window,
         _: mpsim_core::cc::CongestionEvent,
-        _: &mpsim_core::cc::LossContext,
+        _: &mpsim_core::cc::LossContext<'_>,
     ) -> mpsim_core::cc::Window {
         mpsim_core::cc::Window { cwnd: self.segments * w.mss, ssthresh: self.segments * w.mss, ..w }
     }

@@ -24,9 +24,26 @@ impl Window {
     }
 }
 
+/// What a controller may see of one subflow of its connection (itself included). Coupled
+/// controllers (LIA, OLIA, BALIA) read their siblings through this, never through back doors.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SubflowState {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub mss: u64,
+    pub srtt: Option<Dur>,
+    /// Established and able to send: only these count in the coupling.
+    pub active: bool,
+    /// In fast recovery or after a timeout.
+    pub in_recovery: bool,
+    /// The controller's own per-path figure, shared with its siblings (OLIA: bytes between
+    /// the last two losses or since the last one, whichever is larger).
+    pub inter_loss_bytes: u64,
+}
+
 /// What the sender knows when an ACK acknowledges new data.
 #[derive(Clone, Copy, Debug)]
-pub struct AckContext {
+pub struct AckContext<'a> {
     pub now: SimTime,
     /// Bytes newly acknowledged (cumulatively or by SACK) by this ACK.
     pub bytes_acked: u64,
@@ -34,6 +51,9 @@ pub struct AckContext {
     pub in_flight: u64,
     pub srtt: Option<Dur>,
     pub min_rtt: Option<Dur>,
+    /// Every subflow of the connection, this one at index `me`; empty for plain TCP.
+    pub subflows: &'a [SubflowState],
+    pub me: usize,
 }
 
 /// The kind of congestion signal.
@@ -47,12 +67,15 @@ pub enum CongestionEvent {
 
 /// What the sender knows when it detects congestion.
 #[derive(Clone, Copy, Debug)]
-pub struct LossContext {
+pub struct LossContext<'a> {
     pub now: SimTime,
     /// Bytes in flight (RFC 6675 pipe) when the loss was detected.
     pub in_flight: u64,
     pub srtt: Option<Dur>,
     pub min_rtt: Option<Dur>,
+    /// Every subflow of the connection, this one at index `me`; empty for plain TCP.
+    pub subflows: &'a [SubflowState],
+    pub me: usize,
 }
 
 /// A congestion controller.
@@ -72,6 +95,11 @@ pub trait CongestionControl {
     /// Loss recovery ended (the recovery point was acknowledged).
     fn on_recovery_exit(&mut self, w: Window) -> Window {
         w
+    }
+
+    /// The figure this controller shares with its siblings (`SubflowState::inter_loss_bytes`).
+    fn inter_loss_bytes(&self) -> u64 {
+        0
     }
 }
 
@@ -133,6 +161,13 @@ impl Controller {
 
     pub fn on_recovery_exit(&mut self, w: Window) -> Window {
         self.inner().on_recovery_exit(w)
+    }
+
+    pub fn inter_loss_bytes(&self) -> u64 {
+        match self {
+            Controller::Reno(c) => c.inter_loss_bytes(),
+            Controller::Custom(c) => c.inter_loss_bytes(),
+        }
     }
 }
 

@@ -13,7 +13,7 @@
 //! NewReno's "one reduction per window" rule (RFC 6582).
 
 use super::rtt::RttEstimator;
-use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, Window};
+use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, SubflowState, Window};
 use crate::net::AckHeader;
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
@@ -256,8 +256,27 @@ impl TcpSender {
 
     // ----- acknowledgements -----
 
-    /// Processes an ACK from the receiver.
+    /// What this subflow shows its siblings' controllers.
+    pub fn subflow_state(&self, active: bool) -> SubflowState {
+        SubflowState {
+            cwnd: self.w.cwnd,
+            ssthresh: self.w.ssthresh,
+            mss: self.mss,
+            srtt: self.rtt.srtt(),
+            active,
+            in_recovery: self.state != CaState::Open,
+            inter_loss_bytes: self.cc.inter_loss_bytes(),
+        }
+    }
+
+    /// Processes an ACK from the receiver (plain TCP: no siblings).
     pub fn on_ack(&mut self, now: SimTime, h: &AckHeader) {
+        self.on_ack_coupled(now, h, &[], 0)
+    }
+
+    /// Processes an ACK; `subflows` is the state of every subflow of the connection (this one
+    /// at index `me`), for coupled congestion control.
+    pub fn on_ack_coupled(&mut self, now: SimTime, h: &AckHeader, subflows: &[SubflowState], me: usize) {
         self.rwnd = h.wnd();
         let ack = h.ack.min(self.snd_nxt);
         let prior_in_flight = self.in_flight();
@@ -317,7 +336,7 @@ impl TcpSender {
         if self.state == CaState::Open {
             let head_lost = self.segs.front().is_some_and(|s| s.flags & LOST != 0);
             if self.dupacks >= DUP_THRESH || head_lost {
-                self.enter_recovery(now, prior_in_flight);
+                self.enter_recovery(now, prior_in_flight, subflows, me);
             } else if delivered > 0 && self.cwnd_limited(prior_in_flight) {
                 let ctx = AckContext {
                     now,
@@ -325,6 +344,8 @@ impl TcpSender {
                     in_flight: prior_in_flight,
                     srtt: self.rtt.srtt(),
                     min_rtt: self.rtt.min_rtt(),
+                    subflows,
+                    me,
                 };
                 self.w = self.cc.on_ack(self.w, &ctx);
             }
@@ -412,11 +433,11 @@ impl TcpSender {
         }
     }
 
-    fn enter_recovery(&mut self, now: SimTime, in_flight: u64) {
+    fn enter_recovery(&mut self, now: SimTime, in_flight: u64, subflows: &[SubflowState], me: usize) {
         self.state = CaState::Recovery;
         self.recovery_point = self.snd_nxt;
         self.stats.fast_recoveries += 1;
-        let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt() };
+        let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me };
         self.w = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
         // RFC 6675 §5 step 4.2: retransmit the first unacknowledged segment
         if let Some(s) = self.segs.front_mut() {
@@ -432,6 +453,11 @@ impl TcpSender {
 
     /// The retransmission timer fired at `now` (the owner checks `rto_deadline` first).
     pub fn on_rto(&mut self, now: SimTime) {
+        self.on_rto_coupled(now, &[], 0)
+    }
+
+    /// The retransmission timer fired; `subflows` as for `on_ack_coupled`.
+    pub fn on_rto_coupled(&mut self, now: SimTime, subflows: &[SubflowState], me: usize) {
         if self.snd_una == self.snd_nxt {
             self.rto_deadline = None;
             return;
@@ -446,7 +472,7 @@ impl TcpSender {
             // repeated timeout for the same loss: keep ssthresh, back to one segment
             self.w.cwnd = self.mss;
         } else {
-            let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt() };
+            let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me };
             self.w = self.cc.on_congestion(self.w, CongestionEvent::Timeout, &ctx);
         }
         self.state = CaState::Loss;
