@@ -28,6 +28,7 @@ pub mod metrics;
 pub mod net;
 pub mod rng;
 pub mod scenario;
+pub mod sched;
 pub mod sim;
 pub mod time;
 pub mod transport;

@@ -175,6 +175,7 @@ impl Simulation {
                 min_rto: f.tcp.min_rto,
                 max_rto: f.tcp.max_rto,
                 initial_rto: f.tcp.initial_rto,
+                ignore_rwnd: false,
             };
             let cc = Controller::by_name(&f.cc).expect("validated controller name");
             let rcfg = ReceiverConfig {
@@ -499,7 +500,7 @@ impl Simulation {
             if self.check {
                 let w = fl.sender.window();
                 assert!(
-                    fl.sender.in_flight() <= w.cwnd.max(seg.len as u64),
+                    seg.forced || fl.sender.in_flight() <= w.cwnd.max(seg.len as u64),
                     "flow {}: in flight {} above cwnd {}",
                     fl.name,
                     fl.sender.in_flight(),
@@ -511,7 +512,7 @@ impl Simulation {
                     fl.name
                 );
             }
-            let h = DataHeader { seq: seg.seq, len: seg.len, retx: seg.retx, sent_at: now };
+            let h = DataHeader { seq: seg.seq, dsn: seg.seq, len: seg.len, retx: seg.retx, sent_at: now };
             let pkt = Packet {
                 flow: f as u32,
                 route: fl.fwd,

@@ -30,6 +30,8 @@ pub struct SenderConfig {
     pub min_rto: Dur,
     pub max_rto: Dur,
     pub initial_rto: Dur,
+    /// Ignore the receive window: an MPTCP subflow, whose connection enforces the window.
+    pub ignore_rwnd: bool,
 }
 
 impl Default for SenderConfig {
@@ -40,6 +42,7 @@ impl Default for SenderConfig {
             min_rto: Dur::from_millis(200),
             max_rto: Dur::from_secs(60),
             initial_rto: Dur::from_secs(1),
+            ignore_rwnd: false,
         }
     }
 }
@@ -73,6 +76,8 @@ pub struct TxSegment {
     pub seq: u64,
     pub len: u32,
     pub retx: bool,
+    /// Sent whatever the window says (the fast retransmission on entering recovery).
+    pub forced: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -110,6 +115,13 @@ pub struct TcpSender {
     /// No segment below this sequence is lost and awaiting retransmission.
     rtx_scan_seq: u64,
     rto_deadline: Option<SimTime>,
+    /// Ends of chunks written with `write_chunk`: a new segment never crosses one, so each
+    /// segment carries exactly one chunk (one MPTCP data-sequence mapping).
+    chunk_ends: VecDeque<u64>,
+    ignore_rwnd: bool,
+    /// The fast retransmission owed on entering recovery (RFC 6675 §5 step 4.3: it is sent
+    /// whatever the window says).
+    fast_rtx_due: bool,
     pub stats: SenderStats,
 }
 
@@ -135,6 +147,9 @@ impl TcpSender {
             highest_sacked: 0,
             rtx_scan_seq: 0,
             rto_deadline: None,
+            chunk_ends: VecDeque::new(),
+            ignore_rwnd: cfg.ignore_rwnd,
+            fast_rtx_due: false,
             stats: SenderStats::default(),
         }
     }
@@ -189,10 +204,61 @@ impl TcpSender {
         self.app_limit = self.app_limit.saturating_add(bytes);
     }
 
+    /// Hands over one chunk that must travel as one segment (at most one MSS); returns the
+    /// sequence number it starts at.
+    pub fn write_chunk(&mut self, bytes: u64) -> u64 {
+        debug_assert!(bytes > 0 && bytes <= self.mss);
+        let start = self.app_limit;
+        self.app_limit += bytes;
+        self.chunk_ends.push_back(self.app_limit);
+        start
+    }
+
+    /// Takes back the chunks handed over but not yet sent; returns their (sequence, length).
+    pub fn take_back_unsent(&mut self) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let mut start = self.snd_nxt;
+        for &end in self.chunk_ends.iter() {
+            if end > start {
+                out.push((start, end - start));
+                start = end;
+            }
+        }
+        self.chunk_ends.clear();
+        self.app_limit = self.snd_nxt;
+        out
+    }
+
+    /// Sequence ranges sent and neither acknowledged nor SACKed, oldest first.
+    pub fn unacked_segments(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.segs.iter().filter(|s| s.flags & SACKED == 0).map(|s| (s.seq, s.len))
+    }
+
+    /// Halves the window (MPTCP penalisation of a slow subflow holding the head of line):
+    /// cwnd = max(cwnd/2, 1 MSS), and ssthresh likewise outside slow start.
+    pub fn penalize(&mut self) {
+        if !self.w.in_slow_start() {
+            self.w.ssthresh = (self.w.ssthresh / 2).max(2 * self.mss);
+        }
+        self.w.cwnd = (self.w.cwnd / 2).max(self.mss);
+    }
+
+    /// Feeds an RTT measured outside the data exchange (the connection handshake).
+    pub fn seed_rtt(&mut self, sample: Dur) {
+        if self.rtt.srtt().is_none() {
+            self.rtt.on_sample(sample);
+        }
+    }
+
     // ----- transmission -----
 
     /// The next segment to transmit now, if the windows allow one. Call in a loop.
     pub fn next_segment(&mut self, now: SimTime) -> Option<TxSegment> {
+        if std::mem::take(&mut self.fast_rtx_due) {
+            if let Some(i) = self.first_lost_unretransmitted() {
+                return Some(TxSegment { forced: true, ..self.retransmit(i, now) });
+            }
+        }
         let pipe = self.in_flight();
         if pipe >= self.w.cwnd {
             return None;
@@ -201,38 +267,48 @@ impl TcpSender {
         // RFC 6675 NextSeg rule 1: the first lost segment not yet retransmitted
         if self.lost_bytes > self.retrans_bytes_lost() {
             if let Some(i) = self.first_lost_unretransmitted() {
-                let s = &mut self.segs[i];
-                if (s.len as u64) > room && pipe > 0 {
+                if (self.segs[i].len as u64) > room && pipe > 0 {
                     return None;
                 }
-                s.flags |= RETRANS | EVER_RETX;
-                s.sent_at = now;
-                let (seq, len) = (s.seq, s.len);
-                self.rtx_scan_seq = seq + len as u64;
-                self.retrans_bytes += len as u64;
-                self.stats.retransmits += 1;
-                self.stats.bytes_retransmitted += len as u64;
-                self.on_transmit(now, len);
-                return Some(TxSegment { seq, len, retx: true });
+                return Some(self.retransmit(i, now));
             }
         }
         // Rule 2: new data, within the receiver's window
         if self.snd_nxt < self.app_limit {
-            let len = (self.app_limit - self.snd_nxt).min(self.mss);
+            let mut len = (self.app_limit - self.snd_nxt).min(self.mss);
+            while self.chunk_ends.front().is_some_and(|&e| e <= self.snd_nxt) {
+                self.chunk_ends.pop_front();
+            }
+            if let Some(&end) = self.chunk_ends.front() {
+                len = len.min(end - self.snd_nxt);
+            }
             if len > room && pipe > 0 {
                 return None;
             }
             let right_edge = self.snd_una.saturating_add(self.rwnd);
-            if self.snd_nxt + len > right_edge {
+            if !self.ignore_rwnd && self.snd_nxt + len > right_edge {
                 return None;
             }
             let seq = self.snd_nxt;
             self.segs.push_back(Seg { seq, len: len as u32, flags: 0, sent_at: now });
             self.snd_nxt += len;
             self.on_transmit(now, len as u32);
-            return Some(TxSegment { seq, len: len as u32, retx: false });
+            return Some(TxSegment { seq, len: len as u32, retx: false, forced: false });
         }
         None
+    }
+
+    fn retransmit(&mut self, i: usize, now: SimTime) -> TxSegment {
+        let s = &mut self.segs[i];
+        s.flags |= RETRANS | EVER_RETX;
+        s.sent_at = now;
+        let (seq, len) = (s.seq, s.len);
+        self.rtx_scan_seq = seq + len as u64;
+        self.retrans_bytes += len as u64;
+        self.stats.retransmits += 1;
+        self.stats.bytes_retransmitted += len as u64;
+        self.on_transmit(now, len);
+        TxSegment { seq, len, retx: true, forced: false }
     }
 
     fn on_transmit(&mut self, now: SimTime, len: u32) {
@@ -433,19 +509,23 @@ impl TcpSender {
         }
     }
 
+    /// Enters fast recovery. The controller halves `in_flight`, the RFC 6675 pipe before this
+    /// ACK, as ns-3 does with its BytesInFlight (RFC 5681 writes FlightSize, the outstanding
+    /// data; the two differ by the segments already SACKed).
     fn enter_recovery(&mut self, now: SimTime, in_flight: u64, subflows: &[SubflowState], me: usize) {
         self.state = CaState::Recovery;
         self.recovery_point = self.snd_nxt;
         self.stats.fast_recoveries += 1;
         let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me };
         self.w = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
-        // RFC 6675 §5 step 4.2: retransmit the first unacknowledged segment
+        // RFC 6675 §5 step 4.3: retransmit the first unacknowledged segment, at once
         if let Some(s) = self.segs.front_mut() {
             if s.flags & (SACKED | LOST) == 0 {
                 s.flags |= LOST;
                 self.lost_bytes += s.len as u64;
-                self.rtx_scan_seq = self.snd_una;
             }
+            self.rtx_scan_seq = self.snd_una;
+            self.fast_rtx_due = true;
         }
     }
 
@@ -478,6 +558,7 @@ impl TcpSender {
         self.state = CaState::Loss;
         self.recovery_point = self.snd_nxt;
         self.dupacks = 0;
+        self.fast_rtx_due = false;
         // every unSACKed segment is presumed lost, retransmissions included
         for s in self.segs.iter_mut() {
             if s.flags & SACKED == 0 {
@@ -535,5 +616,125 @@ impl TcpSender {
             return Err("sequence space out of order".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::SackBlock;
+
+    const MSS: u64 = 1000;
+
+    fn sender(iw: u32) -> TcpSender {
+        let cfg = SenderConfig { mss: MSS as u32, initial_window: iw, ..SenderConfig::default() };
+        TcpSender::new(&cfg, Controller::by_name("reno").unwrap())
+    }
+
+    fn drain(s: &mut TcpSender, now: SimTime) -> Vec<TxSegment> {
+        std::iter::from_fn(|| s.next_segment(now)).collect()
+    }
+
+    fn ack(n: u64, sacks: &[(u64, u64)]) -> AckHeader {
+        let mut h = AckHeader::new(n, 1 << 30);
+        for &(a, b) in sacks {
+            h.push_sack(SackBlock { start: a, end: b });
+        }
+        h
+    }
+
+    #[test]
+    fn sends_the_initial_window_then_waits() {
+        let mut s = sender(4);
+        s.write(10 * MSS);
+        let segs = drain(&mut s, SimTime::ZERO);
+        assert_eq!(segs.len(), 4);
+        assert_eq!(s.in_flight(), 4 * MSS);
+        assert!(s.rto_deadline().is_some());
+    }
+
+    #[test]
+    fn three_dupacks_with_sack_retransmit_the_head_and_halve() {
+        let mut s = sender(10);
+        s.write(20 * MSS);
+        drain(&mut s, SimTime::ZERO);
+        let t = SimTime(Dur::from_millis(50).0);
+        // segment 0 lost; 1..=3 arrive
+        for k in 1..=3 {
+            s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
+        }
+        assert_eq!(s.state(), CaState::Recovery);
+        // FlightSize is the pipe before the third duplicate ACK: 10 sent, 2 SACKed
+        assert_eq!(s.cwnd(), 4 * MSS);
+        // the pipe (6) is above the halved window (4), yet the head goes out at once
+        let segs = drain(&mut s, t);
+        assert_eq!(segs, vec![TxSegment { seq: 0, len: MSS as u32, retx: true, forced: true }]);
+        assert!(s.check_invariants().is_ok());
+        // the retransmission is acknowledged with everything sent: recovery ends
+        s.on_ack(t + Dur::from_millis(50), &ack(s.snd_nxt(), &[]));
+        assert_eq!(s.state(), CaState::Open);
+        assert_eq!(s.stats.fast_recoveries, 1);
+    }
+
+    #[test]
+    fn timeout_marks_everything_lost_and_restarts_from_one_segment() {
+        let mut s = sender(10);
+        s.write(10 * MSS);
+        drain(&mut s, SimTime::ZERO);
+        let t = s.rto_deadline().unwrap();
+        s.on_rto(t);
+        assert_eq!((s.state(), s.cwnd()), (CaState::Loss, MSS));
+        assert_eq!(s.in_flight(), 0);
+        let segs = drain(&mut s, t);
+        assert_eq!(segs, vec![TxSegment { seq: 0, len: MSS as u32, retx: true, forced: false }]);
+        assert_eq!(s.rto_deadline(), Some(t + Dur::from_secs(2)), "backed off");
+    }
+
+    #[test]
+    fn chunks_are_never_merged_into_one_segment() {
+        let mut s = sender(10);
+        assert_eq!(s.write_chunk(300), 0);
+        assert_eq!(s.write_chunk(300), 300);
+        assert_eq!(s.write_chunk(1000), 600);
+        let segs = drain(&mut s, SimTime::ZERO);
+        let lens: Vec<u32> = segs.iter().map(|x| x.len).collect();
+        assert_eq!(lens, vec![300, 300, 1000]);
+    }
+
+    #[test]
+    fn unsent_chunks_can_be_taken_back() {
+        let mut s = sender(1);
+        for _ in 0..3 {
+            s.write_chunk(MSS);
+        }
+        assert_eq!(drain(&mut s, SimTime::ZERO).len(), 1);
+        assert_eq!(s.take_back_unsent(), vec![(MSS, MSS), (2 * MSS, MSS)]);
+        assert_eq!(s.unsent(), 0);
+        assert!(s.check_invariants().is_ok());
+        assert_eq!(s.unacked_segments().collect::<Vec<_>>(), vec![(0, MSS as u32)]);
+    }
+
+    #[test]
+    fn penalty_halves_the_window_but_never_below_one_segment() {
+        let mut s = sender(10);
+        s.penalize();
+        assert_eq!(s.cwnd(), 5 * MSS);
+        for _ in 0..5 {
+            s.penalize();
+        }
+        assert_eq!(s.cwnd(), MSS);
+    }
+
+    #[test]
+    fn receive_window_limits_new_data_unless_ignored() {
+        let mut s = sender(10);
+        s.write(10 * MSS);
+        s.on_ack(SimTime::ZERO, &AckHeader::new(0, 2 * MSS));
+        assert_eq!(drain(&mut s, SimTime::ZERO).len(), 2);
+        let cfg = SenderConfig { mss: MSS as u32, ignore_rwnd: true, ..SenderConfig::default() };
+        let mut m = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+        m.write(10 * MSS);
+        m.on_ack(SimTime::ZERO, &AckHeader::new(0, 2 * MSS));
+        assert_eq!(drain(&mut m, SimTime::ZERO).len(), 10);
     }
 }

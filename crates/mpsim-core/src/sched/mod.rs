@@ -1,0 +1,300 @@
+//! Packet schedulers for Multipath TCP: which subflow carries the next chunk of data.
+//!
+//! A scheduler sees a read-only view of every subflow and of the connection's data, and
+//! answers one question at a time: where the next chunk of new data goes (or wait), and what
+//! to do when the receive window blocks new data (opportunistic retransmission and
+//! penalisation). It never touches the subflows itself; the connection carries out its
+//! decisions, so every scheduler works with every controller and is easy to test on
+//! hand-built views. One file per scheduler, chosen by an enum so dispatch is static.
+
+pub mod lowest_rtt;
+pub mod redundant;
+pub mod round_robin;
+pub mod single_path;
+
+use crate::time::{Dur, SimTime};
+use crate::transport::tcp::CaState;
+pub use lowest_rtt::LowestRtt;
+pub use redundant::Redundant;
+pub use round_robin::RoundRobin;
+pub use single_path::SinglePath;
+
+/// What a scheduler may see of one subflow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SubflowView {
+    pub srtt: Option<Dur>,
+    pub rttvar: Dur,
+    pub min_rtt: Option<Dur>,
+    pub rto: Dur,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub mss: u64,
+    /// Bytes presumed in the network (RFC 6675 pipe).
+    pub in_flight: u64,
+    /// Bytes handed to the subflow and not yet sent.
+    pub queued: u64,
+    pub ca_state: CaState,
+    /// A backup subflow (MP_PRIO): used only when no regular subflow can be.
+    pub backup: bool,
+    /// Established and not marked potentially failed (a timeout marks it until new data is
+    /// acknowledged on it).
+    pub usable: bool,
+    /// Segments sent and retransmitted so far, for schedulers that estimate loss.
+    pub segments_sent: u64,
+    pub retransmits: u64,
+}
+
+impl SubflowView {
+    /// Linux `mptcp_is_available` with the cwnd test: usable, not in the Loss state, and
+    /// room in the window for at least one more segment beyond what is queued.
+    pub fn has_cwnd_room(&self) -> bool {
+        self.in_flight + self.queued < self.cwnd
+    }
+
+    pub fn available(&self) -> bool {
+        self.usable && self.ca_state != CaState::Loss && self.has_cwnd_room()
+    }
+
+    /// srtt, or the largest value if there is no sample yet (so sampled paths come first).
+    pub fn srtt_or_max(&self) -> Dur {
+        self.srtt.unwrap_or(Dur(u64::MAX))
+    }
+
+    /// Fraction of segments retransmitted: a crude loss estimate.
+    pub fn loss_estimate(&self) -> f64 {
+        if self.segments_sent == 0 {
+            0.0
+        } else {
+            self.retransmits as f64 / self.segments_sent as f64
+        }
+    }
+}
+
+/// What a scheduler may see of the connection.
+#[derive(Clone, Copy, Debug)]
+pub struct SchedContext<'a> {
+    pub now: SimTime,
+    pub subflows: &'a [SubflowView],
+    /// Bytes written by the application and not yet given to any subflow.
+    pub unscheduled: u64,
+    /// Bytes the receiver's window still admits beyond what was scheduled.
+    pub window_room: u64,
+    /// Length of the next chunk (at most one MSS).
+    pub next_len: u64,
+    /// The subflow that last carried the oldest unacknowledged data (head of line), if any.
+    pub hol_subflow: Option<usize>,
+    /// Whether the head-of-line data was already sent on each subflow (bit i: subflow i).
+    pub hol_sent_on: u64,
+    /// Bytes the receiver's window allows in total (its size, from the last DATA_ACK).
+    pub send_window: u64,
+}
+
+/// Where the next chunk of new data goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Send(usize),
+    /// Send nothing now; the connection asks again on the next ACK.
+    Wait,
+}
+
+/// What to do when the receive window blocks new data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockedAction {
+    /// Retransmit the head-of-line data on this subflow (opportunistic retransmission).
+    pub reinject_on: Option<usize>,
+    /// Halve the window of this subflow (penalisation of the slow path holding the head).
+    pub penalize: Option<usize>,
+}
+
+/// A packet scheduler.
+pub trait Scheduler {
+    /// Short name, as used in scenario files.
+    fn name(&self) -> &'static str;
+
+    /// The subflow for the next chunk of new data, or wait.
+    fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision;
+
+    /// Subflows that should also carry a copy of the chunk just sent on `chosen` (bit mask).
+    fn copies(&mut self, _ctx: &SchedContext<'_>, _chosen: usize) -> u64 {
+        0
+    }
+
+    /// The receive window blocks new data while subflows have room.
+    fn on_window_blocked(&mut self, _ctx: &SchedContext<'_>) -> BlockedAction {
+        BlockedAction::default()
+    }
+
+    /// A subflow's retransmission timer fired: return true to take back its unsent data and
+    /// schedule it again (the unacknowledged data is always offered to the other subflows).
+    fn requeue_unsent_on_timeout(&self) -> bool {
+        false
+    }
+}
+
+/// The schedulers mpsim ships, plus one slot for a user implementation.
+pub enum Sched {
+    SinglePath(SinglePath),
+    RoundRobin(RoundRobin),
+    LowestRtt(LowestRtt),
+    Redundant(Redundant),
+    /// A user-supplied scheduler; slower, dynamic dispatch.
+    Custom(Box<dyn Scheduler + Send>),
+}
+
+/// Names and one-line descriptions of the built-in schedulers, for `mpsim list`.
+pub const SCHEDULERS: &[(&str, &str)] = &[
+    ("lowest_rtt", "Linux MPTCP default: lowest-RTT subflow with cwnd room; opportunistic retransmission and penalisation"),
+    ("lowest_rtt_plain", "lowest-RTT first without opportunistic retransmission or penalisation"),
+    ("round_robin", "cycle over subflows with cwnd room, one segment each (Linux roundrobin)"),
+    ("redundant", "every chunk on the lowest-RTT subflow and a copy on every other active subflow"),
+    ("single_path", "only the first subflow: plain TCP inside the multipath model, as a baseline"),
+];
+
+impl Sched {
+    pub fn by_name(name: &str) -> Option<Sched> {
+        Some(match name {
+            "lowest_rtt" => Sched::LowestRtt(LowestRtt::new(true)),
+            "lowest_rtt_plain" => Sched::LowestRtt(LowestRtt::new(false)),
+            "round_robin" => Sched::RoundRobin(RoundRobin::default()),
+            "redundant" => Sched::Redundant(Redundant::default()),
+            "single_path" => Sched::SinglePath(SinglePath),
+            _ => return None,
+        })
+    }
+
+    fn inner(&mut self) -> &mut dyn Scheduler {
+        match self {
+            Sched::SinglePath(s) => s,
+            Sched::RoundRobin(s) => s,
+            Sched::LowestRtt(s) => s,
+            Sched::Redundant(s) => s,
+            Sched::Custom(s) => s.as_mut(),
+        }
+    }
+
+    pub fn name(&mut self) -> &'static str {
+        self.inner().name()
+    }
+
+    #[inline]
+    pub fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
+        match self {
+            Sched::LowestRtt(s) => s.pick(ctx),
+            Sched::SinglePath(s) => s.pick(ctx),
+            Sched::RoundRobin(s) => s.pick(ctx),
+            Sched::Redundant(s) => s.pick(ctx),
+            Sched::Custom(s) => s.pick(ctx),
+        }
+    }
+
+    pub fn copies(&mut self, ctx: &SchedContext<'_>, chosen: usize) -> u64 {
+        self.inner().copies(ctx, chosen)
+    }
+
+    pub fn on_window_blocked(&mut self, ctx: &SchedContext<'_>) -> BlockedAction {
+        self.inner().on_window_blocked(ctx)
+    }
+
+    pub fn requeue_unsent_on_timeout(&mut self) -> bool {
+        self.inner().requeue_unsent_on_timeout()
+    }
+}
+
+/// The lowest-RTT subflow among `candidates` that is available (cwnd room), preferring
+/// regular subflows; backups only when no regular subflow is usable at all.
+pub fn lowest_rtt_available(subflows: &[SubflowView]) -> Option<usize> {
+    let best = |backup: bool| {
+        subflows
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.backup == backup && s.available())
+            .min_by_key(|(i, s)| (s.srtt_or_max(), *i))
+            .map(|(i, _)| i)
+    };
+    if let Some(i) = best(false) {
+        return Some(i);
+    }
+    // backups only if no regular subflow is merely waiting for cwnd room
+    let regular_usable = subflows.iter().any(|s| !s.backup && s.usable && s.ca_state != CaState::Loss);
+    if regular_usable {
+        None
+    } else {
+        best(true)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::*;
+
+    /// A usable regular subflow with the given srtt (ms), cwnd and in-flight (segments).
+    pub fn sf(srtt_ms: u64, cwnd: u64, in_flight: u64) -> SubflowView {
+        const MSS: u64 = 1000;
+        SubflowView {
+            srtt: Some(Dur::from_millis(srtt_ms)),
+            rttvar: Dur::from_millis(srtt_ms / 4),
+            min_rtt: Some(Dur::from_millis(srtt_ms)),
+            rto: Dur::from_millis(200),
+            cwnd: cwnd * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+            in_flight: in_flight * MSS,
+            queued: 0,
+            ca_state: CaState::Open,
+            backup: false,
+            usable: true,
+            segments_sent: 100,
+            retransmits: 0,
+        }
+    }
+
+    pub fn ctx<'a>(subflows: &'a [SubflowView]) -> SchedContext<'a> {
+        SchedContext {
+            now: SimTime::ZERO,
+            subflows,
+            unscheduled: 1 << 20,
+            window_room: 1 << 20,
+            next_len: 1000,
+            hol_subflow: None,
+            hol_sent_on: 0,
+            send_window: 1 << 20,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_util::*;
+    use super::*;
+
+    #[test]
+    fn lowest_rtt_prefers_fast_then_falls_back_when_full() {
+        let subs = [sf(100, 10, 0), sf(10, 10, 0)];
+        assert_eq!(lowest_rtt_available(&subs), Some(1));
+        let subs = [sf(100, 10, 0), sf(10, 10, 10)];
+        assert_eq!(lowest_rtt_available(&subs), Some(0));
+        let subs = [sf(100, 10, 10), sf(10, 10, 10)];
+        assert_eq!(lowest_rtt_available(&subs), None);
+    }
+
+    #[test]
+    fn backups_only_when_no_regular_subflow_is_usable() {
+        let mut backup = sf(5, 10, 0);
+        backup.backup = true;
+        // regular subflow merely cwnd-limited: wait rather than use the backup
+        assert_eq!(lowest_rtt_available(&[sf(50, 10, 10), backup]), None);
+        let mut failed = sf(50, 10, 0);
+        failed.usable = false;
+        assert_eq!(lowest_rtt_available(&[failed, backup]), Some(1));
+    }
+
+    #[test]
+    fn loss_state_and_failed_subflows_are_unavailable() {
+        let mut s = sf(10, 10, 0);
+        s.ca_state = CaState::Loss;
+        assert!(!s.available());
+        let mut s = sf(10, 10, 0);
+        s.usable = false;
+        assert!(!s.available());
+    }
+}
