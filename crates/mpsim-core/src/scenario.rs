@@ -99,8 +99,12 @@ pub struct PathSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowSpec {
     pub name: String,
-    /// Index into `Scenario::paths`.
-    pub path: usize,
+    /// Indices into `Scenario::paths`: one per subflow (exactly one for plain TCP).
+    pub paths: Vec<usize>,
+    /// Multipath TCP (the flow was given `paths`), with this scheduler.
+    pub scheduler: Option<String>,
+    /// Per subflow: a backup subflow (MP_PRIO), used only when no regular one can be.
+    pub backup: Vec<bool>,
     pub cc: String,
     pub start: SimTime,
     /// The application stops writing at this time.
@@ -457,14 +461,69 @@ impl<'a> Reader<'a> {
         tcp_defaults: &TcpSpec,
         duration: Dur,
     ) -> Result<FlowSpec, ScenarioError> {
-        let t = self.table(v, key, &["name", "path", "cc", "start", "stop", "app", "tcp"])?;
+        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "cc", "start", "stop", "app", "tcp"])?;
         let name = self.opt_string(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
-        let pname = self.req_string(&t, "path")?;
-        let path = *paths.get(&pname).ok_or_else(|| {
-            let mut names: Vec<&str> = paths.keys().map(|s| s.as_str()).collect();
-            names.sort();
-            self.e(&join(key, "path"), format!("no path named '{pname}' (paths: {})", names.join(", ")))
-        })?;
+        let lookup = |pname: &str, k: &str| -> Result<usize, ScenarioError> {
+            paths.get(pname).copied().ok_or_else(|| {
+                let mut names: Vec<&str> = paths.keys().map(|s| s.as_str()).collect();
+                names.sort();
+                self.e(k, format!("no path named '{pname}' (paths: {})", names.join(", ")))
+            })
+        };
+        let (path_names, multipath) = match (t.map.get("path"), t.map.get("paths")) {
+            (Some(_), Some(_)) => {
+                return Err(self.e(key, "give either `path` (plain TCP) or `paths` (Multipath TCP), not both"))
+            }
+            (None, None) => return Err(self.e(&join(key, "path"), "missing: give `path` (plain TCP) or `paths` (Multipath TCP)")),
+            (Some(_), None) => (vec![(self.req_string(&t, "path")?, join(key, "path"))], false),
+            (None, Some(pv)) => {
+                let pk = join(key, "paths");
+                let arr = pv.as_array().ok_or_else(|| self.e(&pk, "expected a list of path names"))?;
+                if arr.is_empty() || arr.len() > 8 {
+                    return Err(self.e(&pk, "a multipath flow needs 1 to 8 paths"));
+                }
+                let mut names = Vec::new();
+                for (j, x) in arr.iter().enumerate() {
+                    let k = format!("{pk}[{j}]");
+                    let n = x.as_str().ok_or_else(|| self.e(&k, format!("expected a path name, found {}", kind(x))))?;
+                    if names.iter().any(|(m, _): &(String, String)| m == n) {
+                        return Err(self.e(&k, format!("path '{n}' appears twice")));
+                    }
+                    names.push((n.to_string(), k));
+                }
+                (names, true)
+            }
+        };
+        let mut flow_paths = Vec::new();
+        for (n, k) in &path_names {
+            flow_paths.push(lookup(n, k)?);
+        }
+        let scheduler = match (multipath, self.opt_string(&t, "scheduler")?) {
+            (false, Some(_)) => return Err(self.e(&join(key, "scheduler"), "only a multipath flow (`paths = [...]`) has a scheduler")),
+            (false, None) => None,
+            (true, None) => Some("lowest_rtt".to_string()),
+            (true, Some(sname)) => {
+                if crate::sched::Sched::by_name(&sname).is_none() {
+                    let names: Vec<&str> = crate::sched::SCHEDULERS.iter().map(|c| c.0).collect();
+                    return Err(self.e(&join(key, "scheduler"), format!("unknown scheduler '{sname}'; expected one of: {}", names.join(", "))));
+                }
+                Some(sname)
+            }
+        };
+        let mut backup = vec![false; flow_paths.len()];
+        if let Some(bv) = t.map.get("backup") {
+            let bk = join(key, "backup");
+            if !multipath {
+                return Err(self.e(&bk, "only a multipath flow has backup subflows"));
+            }
+            let arr = bv.as_array().ok_or_else(|| self.e(&bk, "expected a list of path names from `paths`"))?;
+            for (j, x) in arr.iter().enumerate() {
+                let k = format!("{bk}[{j}]");
+                let n = x.as_str().ok_or_else(|| self.e(&k, "expected a path name"))?;
+                let pos = path_names.iter().position(|(m, _)| m == n).ok_or_else(|| self.e(&k, format!("'{n}' is not one of this flow's paths")))?;
+                backup[pos] = true;
+            }
+        }
         let cc = self.opt_string(&t, "cc")?.unwrap_or_else(|| "reno".into());
         if Controller::by_name(&cc).is_none() {
             let names: Vec<&str> = crate::cc::CONTROLLERS.iter().map(|c| c.0).collect();
@@ -490,7 +549,9 @@ impl<'a> Reader<'a> {
         };
         Ok(FlowSpec {
             name,
-            path,
+            paths: flow_paths,
+            scheduler,
+            backup,
             cc,
             start: SimTime(start.0),
             stop: stop.map(|s| SimTime(s.0)),
@@ -739,6 +800,7 @@ mod tests {
         assert_eq!(s.links[0].rate_bps, 10_000_000);
         assert_eq!(s.links[0].loss, LossModel::Uniform { p: 0.01 });
         assert_eq!(s.flows[0].name, "flow0");
+        assert_eq!((s.flows[0].paths.clone(), s.flows[0].scheduler.clone()), (vec![0], None));
         assert_eq!(s.flows[0].app, AppSpec::Bulk { bytes: None });
         assert_eq!(s.flows[0].tcp, TcpSpec::default());
     }
@@ -757,6 +819,22 @@ mod tests {
         let e = bad(&GOOD.replace("queue =", "qeue ="));
         assert_eq!(e.key, "link[0].qeue");
         assert!(e.message.contains("did you mean 'queue'"));
+    }
+
+    #[test]
+    fn multipath_flows_name_their_paths_scheduler_and_backups() {
+        let text = GOOD.replace("links = [\"l1\"]", "links = [\"l1\"]\n[[path]]\nname = \"q\"\nlinks = [\"l1\"]")
+            .replace("path = \"p\"", "paths = [\"p\", \"q\"]\nscheduler = \"round_robin\"\nbackup = [\"q\"]");
+        let s = Scenario::from_toml(&text, "s").unwrap();
+        assert_eq!(s.flows[0].paths, vec![0, 1]);
+        assert_eq!(s.flows[0].scheduler.as_deref(), Some("round_robin"));
+        assert_eq!(s.flows[0].backup, vec![false, true]);
+        let e = bad(&text.replace("round_robin", "fastest"));
+        assert_eq!(e.key, "flow[0].scheduler");
+        let e = bad(&GOOD.replace("path = \"p\"", "path = \"p\"\nscheduler = \"lowest_rtt\""));
+        assert!(e.message.contains("only a multipath flow"));
+        let e = bad(&GOOD.replace("path = \"p\"", "paths = [\"p\", \"p\"]"));
+        assert_eq!(e.key, "flow[0].paths[1]");
     }
 
     #[test]

@@ -244,12 +244,12 @@ impl mpsim_core::cc::CongestionControl for FixedWindow {
 fn a_custom_controller_drives_the_window() {
     // 5 segments per ~21 ms RTT: about 2.8 Mbit/s on a 10 Mbit/s link
     let s = parse(&one_link("10s", "", "tcp = { initial_window = 5 }"));
-    let cc = mpsim_core::cc::Controller::Custom(Box::new(FixedWindow { segments: 5 }));
+    let cc = || mpsim_core::cc::Controller::Custom(Box::new(FixedWindow { segments: 5 }));
     let out = Simulation::new(&s).with_controller("f", cc).unwrap().with_invariant_checks(true).run();
     let f = &out.summary.flows[0];
     assert_eq!(f.cc, "fixed");
     let rtt = f.rtt_mean_ms.unwrap() / 1e3;
     let expect = 5.0 * 1460.0 * 8.0 / rtt;
     assert!((f.goodput_bps - expect).abs() / expect < 0.03, "{} vs {expect}", f.goodput_bps);
-    assert!(Simulation::new(&s).with_controller("nope", mpsim_core::cc::Controller::by_name("reno").unwrap()).is_err());
+    assert!(Simulation::new(&s).with_controller("nope", || mpsim_core::cc::Controller::by_name("reno").unwrap()).is_err());
 }

@@ -5,9 +5,15 @@
 //! sender; the controller only decides how the window moves. Hooks that a controller does not
 //! need have default implementations.
 
+pub mod balia;
+pub mod lia;
+pub mod olia;
 pub mod reno;
 
 use crate::time::{Dur, SimTime};
+pub use balia::Balia;
+pub use lia::Lia;
+pub use olia::Olia;
 pub use reno::Reno;
 
 /// Congestion window and slow-start threshold, in bytes.
@@ -106,21 +112,29 @@ pub trait CongestionControl {
 /// The controllers mpsim ships, plus one slot for a user implementation.
 pub enum Controller {
     Reno(Reno),
+    Lia(Lia),
+    Olia(Olia),
+    Balia(Balia),
     /// A user-supplied controller (for example one written in Python); slower, dynamic dispatch.
     Custom(Box<dyn CongestionControl + Send>),
 }
 
 /// Names and one-line descriptions of the built-in controllers.
-pub const CONTROLLERS: &[(&str, &str)] = &[(
-    "reno",
-    "NewReno (RFC 5681/6582): slow start, +1 MSS per RTT, halve on loss; uncoupled per subflow",
-)];
+pub const CONTROLLERS: &[(&str, &str)] = &[
+    ("reno", "NewReno (RFC 5681/6582): slow start, +1 MSS per RTT, halve on loss; uncoupled per subflow"),
+    ("lia", "MPTCP Linked Increases (RFC 6356): coupled increase capped at Reno's, Reno decrease"),
+    ("olia", "MPTCP OLIA (Khalili et al.): coupled increase shifting window to the best paths, Reno decrease"),
+    ("balia", "MPTCP BALIA (Peng et al.): balanced coupled increase, decrease scaled by min(alpha, 1.5)"),
+];
 
 impl Controller {
     /// Builds a built-in controller by name.
     pub fn by_name(name: &str) -> Option<Controller> {
         match name {
             "reno" => Some(Controller::Reno(Reno::default())),
+            "lia" => Some(Controller::Lia(Lia::default())),
+            "olia" => Some(Controller::Olia(Olia::default())),
+            "balia" => Some(Controller::Balia(Balia::default())),
             _ => None,
         }
     }
@@ -128,6 +142,9 @@ impl Controller {
     fn inner(&mut self) -> &mut dyn CongestionControl {
         match self {
             Controller::Reno(c) => c,
+            Controller::Lia(c) => c,
+            Controller::Olia(c) => c,
+            Controller::Balia(c) => c,
             Controller::Custom(c) => c.as_mut(),
         }
     }
@@ -135,6 +152,9 @@ impl Controller {
     pub fn name(&self) -> &'static str {
         match self {
             Controller::Reno(c) => c.name(),
+            Controller::Lia(c) => c.name(),
+            Controller::Olia(c) => c.name(),
+            Controller::Balia(c) => c.name(),
             Controller::Custom(c) => c.name(),
         }
     }
@@ -143,6 +163,9 @@ impl Controller {
     pub fn on_ack(&mut self, w: Window, ctx: &AckContext) -> Window {
         match self {
             Controller::Reno(c) => c.on_ack(w, ctx),
+            Controller::Lia(c) => c.on_ack(w, ctx),
+            Controller::Olia(c) => c.on_ack(w, ctx),
+            Controller::Balia(c) => c.on_ack(w, ctx),
             Controller::Custom(c) => c.on_ack(w, ctx),
         }
     }
@@ -155,6 +178,9 @@ impl Controller {
     pub fn on_rtt_sample(&mut self, rtt: Dur, now: SimTime) {
         match self {
             Controller::Reno(c) => c.on_rtt_sample(rtt, now),
+            Controller::Lia(c) => c.on_rtt_sample(rtt, now),
+            Controller::Olia(c) => c.on_rtt_sample(rtt, now),
+            Controller::Balia(c) => c.on_rtt_sample(rtt, now),
             Controller::Custom(c) => c.on_rtt_sample(rtt, now),
         }
     }
@@ -166,6 +192,9 @@ impl Controller {
     pub fn inter_loss_bytes(&self) -> u64 {
         match self {
             Controller::Reno(c) => c.inter_loss_bytes(),
+            Controller::Lia(c) => c.inter_loss_bytes(),
+            Controller::Olia(c) => c.inter_loss_bytes(),
+            Controller::Balia(c) => c.inter_loss_bytes(),
             Controller::Custom(c) => c.inter_loss_bytes(),
         }
     }
@@ -174,4 +203,272 @@ impl Controller {
 /// The standard RFC 5681 loss response: ssthresh = max(FlightSize/2, 2·MSS).
 pub fn halved_ssthresh(in_flight: u64, mss: u64) -> u64 {
     (in_flight / 2).max(2 * mss)
+}
+
+/// Congestion avoidance with a variable threshold: one MSS is added each time `threshold`
+/// bytes have been acknowledged, so every acknowledged byte adds `MSS / threshold` bytes.
+/// With `threshold = cwnd` this is exactly Reno's rule (`Reno::increase`); LIA and BALIA
+/// express their smaller per-byte increase as a larger threshold, which keeps the
+/// accumulation exact in integers however small the ACKs are.
+pub(crate) fn increase_by_threshold(acked_in_ca: &mut u64, w: Window, bytes_acked: u64, threshold: u64) -> Window {
+    let mut w = w;
+    *acked_in_ca += bytes_acked;
+    if *acked_in_ca >= threshold {
+        *acked_in_ca -= threshold;
+        w.cwnd += w.mss;
+    }
+    w
+}
+
+/// One path of a coupled controller's connection, reduced to what the coupling reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Path {
+    /// Congestion window, bytes.
+    pub cwnd: u64,
+    /// Segment size, bytes (at least 1).
+    pub mss: u64,
+    /// Smoothed RTT, nanoseconds (at least 1, so that nothing divides by zero).
+    pub rtt_ns: u64,
+    /// `SubflowState::inter_loss_bytes` (OLIA's l_r).
+    pub inter_loss_bytes: u64,
+    /// This is the calling subflow.
+    pub is_me: bool,
+}
+
+impl Path {
+    /// Window in segments.
+    pub fn segments(&self) -> f64 {
+        self.cwnd as f64 / self.mss as f64
+    }
+    pub fn rtt_secs(&self) -> f64 {
+        self.rtt_ns as f64 * 1e-9
+    }
+}
+
+/// The set of paths a coupled controller couples over: the calling subflow, described by its
+/// live window and RTT (the snapshot in `subflows` may be a step behind), and every other
+/// subflow that is `active` and already has an RTT sample. A subflow without an RTT sample
+/// cannot be weighed by rate, so it does not take part until it has one. Paths are visited in
+/// subflow order, so floating-point sums are computed in the same order on every run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Coupling<'a> {
+    own: Path,
+    subflows: &'a [SubflowState],
+    me: usize,
+}
+
+impl<'a> Coupling<'a> {
+    /// `None` when the caller has no RTT sample yet (the coupled controllers then act as Reno).
+    pub fn new(w: Window, srtt: Option<Dur>, inter_loss_bytes: u64, subflows: &'a [SubflowState], me: usize) -> Option<Self> {
+        let srtt = srtt.or_else(|| subflows.get(me).and_then(|s| s.srtt))?;
+        let own = Path { cwnd: w.cwnd, mss: w.mss.max(1), rtt_ns: srtt.as_nanos().max(1), inter_loss_bytes, is_me: true };
+        Some(Coupling { own, subflows, me })
+    }
+
+    pub fn own(&self) -> Path {
+        self.own
+    }
+
+    /// The coupled paths, in subflow order (the caller included, even if its snapshot says
+    /// inactive: it is the one being acknowledged).
+    pub fn paths(&self) -> impl Iterator<Item = Path> + Clone + 'a {
+        let (own, me) = (self.own, self.me);
+        // a caller missing from the snapshot (plain TCP: empty slice) is still a path
+        let missing = (me >= self.subflows.len()).then_some(own);
+        self.subflows
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, s)| {
+                if i == me {
+                    return Some(own);
+                }
+                let srtt = s.srtt.filter(|_| s.active)?;
+                Some(Path {
+                    cwnd: s.cwnd,
+                    mss: s.mss.max(1),
+                    rtt_ns: srtt.as_nanos().max(1),
+                    inter_loss_bytes: s.inter_loss_bytes,
+                    is_me: false,
+                })
+            })
+            .chain(missing)
+    }
+
+    /// Number of coupled paths (at least 1: the caller).
+    pub fn len(&self) -> usize {
+        self.paths().count()
+    }
+}
+
+/// The window after a congestion signal, given the new ssthresh: continue at ssthresh after
+/// a fast retransmit, restart from one segment after a timeout (RFC 5681's loss window).
+pub(crate) fn loss_window(w: Window, ev: CongestionEvent, ssthresh: u64) -> Window {
+    let ssthresh = ssthresh.max(2 * w.mss);
+    let cwnd = match ev {
+        CongestionEvent::FastRetransmit => ssthresh,
+        CongestionEvent::Timeout => w.mss,
+    };
+    Window { cwnd, ssthresh, mss: w.mss }
+}
+
+/// Helpers shared by the controllers' unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+    use proptest::prelude::*;
+
+    pub const MSS: u64 = 1000;
+
+    /// An active subflow with `cwnd_segs` segments of `MSS` and the given RTT.
+    pub fn sf(cwnd_segs: u64, rtt_ms: u64) -> SubflowState {
+        SubflowState {
+            cwnd: cwnd_segs * MSS,
+            ssthresh: 2 * MSS,
+            mss: MSS,
+            srtt: Some(Dur::from_millis(rtt_ms)),
+            active: true,
+            in_recovery: false,
+            inter_loss_bytes: 0,
+        }
+    }
+
+    /// The live window of subflow `s`, in congestion avoidance.
+    pub fn window_of(s: &SubflowState) -> Window {
+        Window { cwnd: s.cwnd, ssthresh: s.cwnd.min(s.ssthresh), mss: s.mss }
+    }
+
+    pub fn ack(bytes_acked: u64, subflows: &[SubflowState], me: usize) -> AckContext<'_> {
+        let srtt = subflows.get(me).and_then(|s| s.srtt);
+        AckContext { now: SimTime::ZERO, bytes_acked, in_flight: 0, srtt, min_rtt: srtt, subflows, me }
+    }
+
+    pub fn loss(in_flight: u64, subflows: &[SubflowState], me: usize) -> LossContext<'_> {
+        let srtt = subflows.get(me).and_then(|s| s.srtt);
+        LossContext { now: SimTime::ZERO, in_flight, srtt, min_rtt: srtt, subflows, me }
+    }
+
+    /// One step of a random ACK/loss sequence.
+    #[derive(Clone, Copy, Debug)]
+    pub enum Event {
+        Ack(u64),
+        FastRetransmit { in_flight: u64 },
+        Timeout { in_flight: u64 },
+    }
+
+    /// Random ACK/loss sequences, mostly ACKs of 1 byte to 3 MSS.
+    pub fn events(len: usize) -> impl Strategy<Value = Vec<Event>> {
+        let ev = prop_oneof![
+            20 => (1..=3 * MSS).prop_map(Event::Ack),
+            1 => (0..200 * MSS).prop_map(|f| Event::FastRetransmit { in_flight: f }),
+            1 => (0..200 * MSS).prop_map(|f| Event::Timeout { in_flight: f }),
+        ];
+        prop::collection::vec(ev, 1..len)
+    }
+
+    /// Ways of running a coupled controller that must leave it with nobody to couple with.
+    /// The caller is always at index `me` of the returned snapshot.
+    pub fn lonely_snapshot(variant: u8, own: SubflowState) -> (Vec<SubflowState>, usize, Option<Dur>) {
+        let sibling = SubflowState { cwnd: 7 * MSS, ..sf(7, 3) };
+        match variant % 5 {
+            // plain TCP
+            0 => (vec![], 0, own.srtt),
+            // the only subflow
+            1 => (vec![own], 0, own.srtt),
+            // a sibling that is not active
+            2 => (vec![own, SubflowState { active: false, ..sibling }], 0, own.srtt),
+            // a sibling without an RTT sample
+            3 => (vec![SubflowState { srtt: None, ..sibling }, own], 1, own.srtt),
+            // the caller has no RTT sample itself
+            _ => (vec![sibling, SubflowState { srtt: None, ..own }], 1, None),
+        }
+    }
+
+    /// Drives `cc` and Reno through the same events with a snapshot in which `cc` has no
+    /// coupled sibling, and asserts that every window is the same.
+    pub fn assert_matches_reno(cc: &mut dyn CongestionControl, start: Window, variant: u8, events: &[Event]) {
+        let mut reno = Reno::default();
+        let (mut w, mut wr) = (start, start);
+        for (step, ev) in events.iter().enumerate() {
+            let own = SubflowState { cwnd: w.cwnd, ssthresh: w.ssthresh, mss: w.mss, ..sf(1, 40) };
+            let (snap, me, srtt) = lonely_snapshot(variant, own);
+            match *ev {
+                Event::Ack(b) => {
+                    let ctx = AckContext { srtt, ..ack(b, &snap, me) };
+                    w = cc.on_ack(w, &ctx);
+                    wr = reno.on_ack(wr, &ctx);
+                }
+                Event::FastRetransmit { in_flight } | Event::Timeout { in_flight } => {
+                    let kind = match ev {
+                        Event::Timeout { .. } => CongestionEvent::Timeout,
+                        _ => CongestionEvent::FastRetransmit,
+                    };
+                    let ctx = LossContext { srtt, ..loss(in_flight, &snap, me) };
+                    w = cc.on_congestion(w, kind, &ctx);
+                    wr = reno.on_congestion(wr, kind, &ctx);
+                }
+            }
+            assert_eq!(w, wr, "{} differs from Reno at step {step} ({ev:?}, variant {variant})", cc.name());
+        }
+    }
+
+    /// A random connection: 1 to 4 subflows, some odd (no RTT, inactive, zero window, other
+    /// MSS), and the index of the caller. The caller itself is active with a sane window.
+    pub fn connection() -> impl Strategy<Value = (Vec<SubflowState>, usize)> {
+        let sub = (
+            0u64..20_000_000,
+            prop::sample::select(vec![536u64, 1000, 1460, 9000]),
+            prop::option::weighted(0.9, 1u64..3_000_000_000),
+            prop::bool::weighted(0.85),
+            0u64..1_000_000_000,
+        )
+            .prop_map(|(cwnd, mss, rtt, active, l)| SubflowState {
+                cwnd,
+                ssthresh: 2 * mss,
+                mss,
+                srtt: rtt.map(Dur::from_nanos),
+                active,
+                in_recovery: false,
+                inter_loss_bytes: l,
+            });
+        (prop::collection::vec(sub, 1..=4), any::<prop::sample::Index>()).prop_map(|(mut subs, i)| {
+            let me = i.index(subs.len());
+            let s = &mut subs[me];
+            s.cwnd = s.cwnd.max(s.mss);
+            s.active = true;
+            (subs, me)
+        })
+    }
+
+    /// Drives `cc` through `events` on a random connection (siblings' windows also move a
+    /// little between events) and checks the window invariants after every step.
+    pub fn check_invariants(cc: &mut dyn CongestionControl, subs: Vec<SubflowState>, me: usize, in_ss: bool, events: &[Event]) {
+        let mut subs = subs;
+        let mss = subs[me].mss;
+        let mut w = Window { cwnd: subs[me].cwnd, ssthresh: if in_ss { u64::MAX } else { 2 * mss }, mss };
+        for (step, ev) in events.iter().enumerate() {
+            subs[me].cwnd = w.cwnd;
+            subs[me].ssthresh = w.ssthresh;
+            subs[me].inter_loss_bytes = cc.inter_loss_bytes();
+            let n = subs.len();
+            // a sibling's window moves as it would under its own ACKs and losses
+            let sib = (me + 1 + step) % n;
+            if sib != me {
+                let s = &mut subs[sib];
+                s.cwnd = if step % 7 == 0 { s.cwnd / 2 } else { s.cwnd + s.mss };
+            }
+            let srtt = subs[me].srtt;
+            match *ev {
+                Event::Ack(b) => w = cc.on_ack(w, &AckContext { srtt, ..ack(b, &subs, me) }),
+                Event::FastRetransmit { in_flight } => {
+                    w = cc.on_congestion(w, CongestionEvent::FastRetransmit, &LossContext { srtt, ..loss(in_flight, &subs, me) })
+                }
+                Event::Timeout { in_flight } => {
+                    w = cc.on_congestion(w, CongestionEvent::Timeout, &LossContext { srtt, ..loss(in_flight, &subs, me) })
+                }
+            }
+            assert!(w.cwnd >= mss, "{}: cwnd {} below one MSS at step {step} ({ev:?})", cc.name(), w.cwnd);
+            assert!(w.ssthresh >= 2 * mss, "{}: ssthresh {} below 2 MSS at step {step} ({ev:?})", cc.name(), w.ssthresh);
+            assert_eq!(w.mss, mss);
+        }
+    }
 }

@@ -4,7 +4,7 @@
 pub mod summary;
 pub mod table;
 
-pub use summary::{FlowSummary, LinkSummary, Summary};
+pub use summary::{FlowSummary, LinkSummary, SubflowSummary, Summary};
 pub use table::{Column, Table};
 
 use crate::time::{Dur, SimTime};

@@ -2,12 +2,33 @@
 
 use serde::Serialize;
 
+/// One subflow of a flow (plain TCP flows have exactly one).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SubflowSummary {
+    pub path: String,
+    pub backup: bool,
+    /// Bytes delivered in order at the subflow level per second, after the warm-up
+    /// (reinjected copies count on each subflow that carried them).
+    pub goodput_bps: f64,
+    pub bytes_sent: u64,
+    pub segments_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub rtt_mean_ms: Option<f64>,
+    pub srtt_final_ms: Option<f64>,
+    pub cwnd_final_bytes: u64,
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowSummary {
     /// The flow's name (the same key as the `flow` column of series and traces).
     pub flow: String,
+    /// The flow's path, or its paths joined by '+' for a multipath flow.
     pub path: String,
     pub cc: String,
+    /// The packet scheduler of a multipath flow; None for plain TCP.
+    pub scheduler: Option<String>,
     /// Application bytes delivered in order per second, after the warm-up. Over a short
     /// window it can exceed `throughput_bps`: data sent before the warm-up may arrive after it.
     pub goodput_bps: f64,
@@ -49,6 +70,17 @@ pub struct FlowSummary {
     pub out_of_order_segments: u64,
     pub duplicate_segments: u64,
     pub max_receive_buffer_bytes: u64,
+    /// Seconds during which the receive window stopped new data while a subflow had room
+    /// (multipath: receive-buffer blocking).
+    pub rcv_blocked_s: f64,
+    /// Largest and mean |DSN offset| between consecutively received chunks (multipath).
+    pub o3_max_bytes: Option<u64>,
+    pub o3_mean_bytes: Option<f64>,
+    /// Chunks sent again on another subflow after a timeout or by opportunistic retransmission.
+    pub reinjections: u64,
+    /// Windows halved by the lowest-RTT scheduler's penalisation.
+    pub penalties: u64,
+    pub subflows: Vec<SubflowSummary>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

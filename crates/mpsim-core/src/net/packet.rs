@@ -103,6 +103,8 @@ pub struct Packet {
     /// Route the packet follows and the hop it is on.
     pub route: u32,
     pub hop: u16,
+    /// Index of the subflow within its flow (0 for plain TCP).
+    pub sub: u8,
     /// Bytes on the wire, headers included.
     pub size: u32,
     pub header: Header,

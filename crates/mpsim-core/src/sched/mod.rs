@@ -172,8 +172,14 @@ impl Sched {
         }
     }
 
-    pub fn name(&mut self) -> &'static str {
-        self.inner().name()
+    pub fn name(&self) -> &'static str {
+        match self {
+            Sched::SinglePath(s) => s.name(),
+            Sched::RoundRobin(s) => s.name(),
+            Sched::LowestRtt(s) => s.name(),
+            Sched::Redundant(s) => s.name(),
+            Sched::Custom(s) => s.name(),
+        }
     }
 
     #[inline]

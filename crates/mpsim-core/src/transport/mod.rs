@@ -1,3 +1,4 @@
 //! Transport protocols.
 
+pub mod mptcp;
 pub mod tcp;

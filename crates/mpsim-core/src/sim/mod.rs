@@ -1,0 +1,327 @@
+//! The simulation: builds links, routes and flows from a scenario and runs the event loop.
+//!
+//! Every component is sans-IO; this module is the only place that owns time. It moves packets
+//! between links and endpoints (this file), drives the transport of each flow (`flow.rs`) and
+//! records measurements (`record.rs`). Each flow and subflow keeps at most one pending timer
+//! event per purpose, rescheduled lazily when a deadline moves later.
+
+mod flow;
+mod record;
+
+use crate::cc::{Controller, SubflowState};
+use crate::engine::EventQueue;
+use crate::net::{Fate, Header, Link, LossProcess, PacketArena, PacketId, Route};
+use crate::rng::Rng;
+use crate::scenario::Scenario;
+use crate::sched::SubflowView;
+use crate::time::{Dur, SimTime};
+use flow::Flow;
+use record::{Recorder, TraceKind};
+use std::time::Instant;
+
+pub use record::Output;
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// The packet at the head of this link's pipe reaches the far end.
+    LinkHead(u32),
+    Rto { flow: u32, sub: u16 },
+    DelAck { flow: u32, sub: u16 },
+    AppTick(u32),
+    FlowStart(u32),
+    FlowStop(u32),
+    /// Scenario link index: both directions go down or up.
+    LinkDown(u32),
+    LinkUp(u32),
+    Warmup,
+    Sample,
+}
+
+/// A simulation built from a scenario, ready to run.
+pub struct Simulation {
+    now: SimTime,
+    end: SimTime,
+    warmup: SimTime,
+    queue: EventQueue<Event>,
+    arena: PacketArena,
+    /// Link 2i carries scenario link i forward, 2i+1 carries it in reverse.
+    links: Vec<Link>,
+    routes: Vec<Route>,
+    flows: Vec<Flow>,
+    rec: Recorder,
+    check: bool,
+    /// Scratch buffers reused on every scheduling pass and ACK (no allocation on the hot path).
+    views: Vec<SubflowView>,
+    states: Vec<SubflowState>,
+}
+
+impl Simulation {
+    pub fn new(s: &Scenario) -> Simulation {
+        let mut links = Vec::with_capacity(2 * s.links.len());
+        for l in &s.links {
+            for (dir, loss) in [("fwd", &l.loss), ("rev", &l.reverse_loss)] {
+                let rng = Rng::substream(s.seed, &format!("link/{}/{dir}/loss", l.name));
+                links.push(Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng)));
+            }
+        }
+        let mut routes = Vec::with_capacity(2 * s.paths.len());
+        for p in &s.paths {
+            routes.push(Route { links: p.links.iter().map(|&i| 2 * i as u32).collect() });
+            routes.push(Route { links: p.links.iter().rev().map(|&i| 2 * i as u32 + 1).collect() });
+        }
+        let mut queue = EventQueue::new();
+        let mut flows = Vec::with_capacity(s.flows.len());
+        for (i, f) in s.flows.iter().enumerate() {
+            flows.push(Flow::new(s, f, &links, &routes));
+            queue.push(f.start, Event::FlowStart(i as u32));
+            if let Some(stop) = f.stop {
+                queue.push(stop, Event::FlowStop(i as u32));
+            }
+        }
+        for (i, l) in s.links.iter().enumerate() {
+            for &(down, up) in &l.outages {
+                queue.push(down, Event::LinkDown(i as u32));
+                queue.push(up, Event::LinkUp(i as u32));
+            }
+        }
+        // Cut-through: a link that only one route uses, in one position, receives that route's
+        // packets in the order they leave the previous link, so a packet can be offered to it
+        // as soon as its departure from the previous link is known, saving an event per hop.
+        // Links with outages are excluded, in both roles, so a failure never misses a packet.
+        let mut users = vec![0u32; links.len()];
+        for r in &routes {
+            for &l in &r.links {
+                users[l as usize] += 1;
+            }
+        }
+        let has_outage = |l: u32| !s.links[l as usize / 2].outages.is_empty();
+        for r in &routes {
+            for w in r.links.windows(2) {
+                let (prev, next) = (w[0], w[1]);
+                if users[next as usize] == 1 && !has_outage(prev) && !has_outage(next) {
+                    links[next as usize].cut_through = true;
+                }
+            }
+        }
+        let warmup = SimTime(s.metrics.warmup.0);
+        if warmup > SimTime::ZERO {
+            queue.push(warmup, Event::Warmup);
+        }
+        if s.metrics.interval.is_some() {
+            queue.push(SimTime::ZERO, Event::Sample);
+        }
+        Simulation {
+            now: SimTime::ZERO,
+            end: SimTime(s.duration.0),
+            warmup,
+            queue,
+            arena: PacketArena::default(),
+            links,
+            routes,
+            flows,
+            rec: Recorder::new(s),
+            check: false,
+            views: Vec::new(),
+            states: Vec::new(),
+        }
+    }
+
+    /// Replaces the congestion controller of flow `flow` (by name) on every subflow, for
+    /// example with a `Controller::Custom` implemented outside this crate. `make` is called
+    /// once per subflow. Call before `run`.
+    pub fn with_controller(mut self, flow: &str, mut make: impl FnMut() -> Controller) -> Result<Simulation, String> {
+        let f = self.flows.iter_mut().find(|f| f.name == flow).ok_or_else(|| format!("no flow named '{flow}'"))?;
+        for sub in &mut f.subs {
+            sub.sender.cc = make();
+        }
+        Ok(self)
+    }
+
+    /// Turns cut-through off: every hop gets its own event (for tests that compare both).
+    pub fn without_cut_through(mut self) -> Simulation {
+        for l in &mut self.links {
+            l.cut_through = false;
+        }
+        self
+    }
+
+    /// Checks protocol invariants after every step and panics on a violation (for tests).
+    pub fn with_invariant_checks(mut self, on: bool) -> Simulation {
+        self.check = on;
+        self
+    }
+
+    /// Runs to the end.
+    pub fn run(self) -> Output {
+        self.run_with_progress(|_| true)
+    }
+
+    /// Runs to the end, calling `progress(fraction_done)` now and then; if it returns false
+    /// the run stops early (the summary then covers the time simulated so far).
+    pub fn run_with_progress(mut self, mut progress: impl FnMut(f64) -> bool) -> Output {
+        let wall = Instant::now();
+        let mut n = 0u64;
+        let mut stopped = false;
+        while let Some(t) = self.queue.peek_time() {
+            if t > self.end {
+                break;
+            }
+            let (t, ev) = self.queue.pop().expect("peeked");
+            self.now = t;
+            self.dispatch(ev);
+            n += 1;
+            if n & 0xF_FFFF == 0 && !progress(t.0 as f64 / self.end.0 as f64) {
+                self.end = self.now;
+                stopped = true;
+                break;
+            }
+        }
+        if !stopped {
+            progress(1.0);
+        }
+        self.now = self.end;
+        let events = self.queue.events_processed();
+        record::finish(self.rec, &self.flows, &self.links, self.end, self.warmup, events, wall.elapsed().as_secs_f64())
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::LinkHead(l) => self.on_link_head(l),
+            Event::Rto { flow, sub } => self.on_rto_event(flow as usize, sub as usize),
+            Event::DelAck { flow, sub } => self.on_delack_event(flow as usize, sub as usize),
+            Event::AppTick(f) => self.on_app_tick(f as usize),
+            Event::FlowStart(f) => self.on_flow_start(f as usize),
+            Event::FlowStop(f) => self.flows[f as usize].active = false,
+            Event::LinkDown(l) => {
+                let now = self.now;
+                for dir in [2 * l, 2 * l + 1] {
+                    for id in self.links[dir as usize].set_down(now) {
+                        let p = *self.arena.get(id);
+                        self.arena.free(id);
+                        self.rec.trace(now, p.flow, p.sub, TraceKind::DownDrop, 0, 0, p.size, dir);
+                    }
+                }
+            }
+            Event::LinkUp(l) => {
+                self.links[2 * l as usize].set_up();
+                self.links[2 * l as usize + 1].set_up();
+            }
+            Event::Warmup => {
+                for f in &mut self.flows {
+                    f.mark_warmup();
+                }
+            }
+            Event::Sample => {
+                self.rec.sample(self.now, &self.flows, &mut self.links);
+                record::after_sample(&mut self.flows);
+                if let Some(iv) = self.rec.interval() {
+                    let next = self.now + iv;
+                    if next <= self.end {
+                        self.queue.push(next, Event::Sample);
+                    }
+                }
+            }
+        }
+    }
+
+    // ----- packets -----
+
+    /// Offers packet `id` to the link of its current hop, and on through cut-through links.
+    fn forward(&mut self, id: PacketId) {
+        let mut at = self.now;
+        let (size, route) = {
+            let p = self.arena.get(id);
+            (p.size, p.route as usize)
+        };
+        loop {
+            let hop = self.arena.get(id).hop as usize;
+            let links = &self.routes[route].links;
+            let link = links[hop];
+            let next = links.get(hop + 1).copied();
+            let l = &mut self.links[link as usize];
+            let fate = l.offer_at(self.now, at, size);
+            if let Fate::Arrives(t) = fate {
+                // (a packet that would enter after the run ends waits in the pipe instead, so
+                // link counters cover the run exactly; drops on a cut-through link are counted
+                // when the packet leaves the previous link, up to one hop early)
+                if t <= self.end && next.is_some_and(|n| self.links[n as usize].cut_through) {
+                    self.arena.get_mut(id).hop += 1;
+                    at = t;
+                    continue;
+                }
+                let l = &mut self.links[link as usize];
+                if l.pipe.is_empty() {
+                    self.queue.push(t, Event::LinkHead(link));
+                }
+                l.pipe.push_back((t, id));
+                return;
+            }
+            self.drop_packet(id, fate, link, at);
+            return;
+        }
+    }
+
+    fn drop_packet(&mut self, id: PacketId, fate: Fate, link: u32, at: SimTime) {
+        let kind = match fate {
+            Fate::QueueDrop => TraceKind::QueueDrop,
+            Fate::Lost => TraceKind::LossDrop,
+            Fate::Down | Fate::Arrives(_) => TraceKind::DownDrop,
+        };
+        let p = *self.arena.get(id);
+        let (seq, dsn) = match p.header {
+            Header::TcpData(h) => (h.seq, h.dsn),
+            Header::TcpAck(h) => (h.ack, h.data_ack),
+        };
+        self.arena.free(id);
+        self.rec.trace(at, p.flow, p.sub, kind, seq, dsn, p.size, link);
+    }
+
+    fn on_link_head(&mut self, link: u32) {
+        let l = &mut self.links[link as usize];
+        // a link that went down and came back may leave a stale event behind
+        let Some(&(t, id)) = l.pipe.front() else { return };
+        if t != self.now {
+            return;
+        }
+        l.pipe.pop_front();
+        if let Some(&(next, _)) = l.pipe.front() {
+            self.queue.push(next, Event::LinkHead(link));
+        }
+        let p = self.arena.get_mut(id);
+        if (p.hop as usize) + 1 < self.routes[p.route as usize].links.len() {
+            p.hop += 1;
+            self.forward(id);
+            return;
+        }
+        let (flow, sub) = (p.flow as usize, p.sub as usize);
+        let header = p.header;
+        self.arena.free(id);
+        match header {
+            Header::TcpData(h) => self.on_data(flow, sub, &h),
+            Header::TcpAck(h) => self.on_ack(flow, sub, &h),
+        }
+    }
+}
+
+/// Schedules a timer event at `deadline` unless one at or before it is already pending.
+fn arm(queue: &mut EventQueue<Event>, pending: &mut Option<SimTime>, deadline: Option<SimTime>, ev: Event) {
+    if let Some(d) = deadline {
+        if pending.is_none_or(|p| d < p) {
+            queue.push(d, ev);
+            *pending = Some(d);
+        }
+    }
+}
+
+/// Round-trip time of the connection handshake on a path: propagation both ways plus the
+/// transmission of a header-sized packet on every link (the first RTT sample real TCP takes).
+fn handshake_rtt(links: &[Link], fwd: &Route, rev: &Route, header: u32) -> Dur {
+    fwd.links
+        .iter()
+        .chain(rev.links.iter())
+        .map(|&l| {
+            let l = &links[l as usize];
+            l.delay + Dur::tx_time(header as u64, l.rate_bps)
+        })
+        .fold(Dur::ZERO, |a, b| a + b)
+}

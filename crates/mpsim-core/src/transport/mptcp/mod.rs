@@ -1,0 +1,193 @@
+//! Multipath TCP at the connection level (RFC 8684), over TCP subflows.
+//!
+//! The application's bytes get data sequence numbers (DSN). The scheduler hands chunks of at
+//! most one MSS to subflows; each subflow is a full TCP sender with its own sequence space,
+//! loss recovery and controller, and remembers which DSN each chunk carries (the DSS mapping).
+//! The receiver reassembles by DSN in a bounded buffer and returns a DATA_ACK and the
+//! connection-level window with every subflow ACK. New data may not go beyond that window:
+//! when a slow subflow holds the head of line, out-of-order data fills the buffer and the
+//! sender blocks (receive-buffer blocking), which this module measures.
+//!
+//! Data stuck on a subflow that timed out is offered again to the other subflows
+//! (reinjection); the receiver discards whatever copy arrives second.
+
+use crate::sched::Sched;
+use crate::time::{Dur, SimTime};
+use crate::transport::tcp::{Received, ReceiverConfig, TcpReceiver};
+use std::collections::VecDeque;
+
+/// A chunk handed to a subflow: its subflow sequence number, DSN and length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mapping {
+    pub seq: u64,
+    pub dsn: u64,
+    pub len: u32,
+}
+
+/// Data to send again (or a redundant copy), on `target` if given, never on `exclude`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reinject {
+    pub dsn: u64,
+    pub len: u32,
+    pub target: Option<usize>,
+    pub exclude: Option<usize>,
+}
+
+/// The DSN carried by subflow bytes at `seq`, from a subflow's mappings (oldest first).
+pub fn dsn_of(map: &VecDeque<Mapping>, seq: u64) -> Option<u64> {
+    let i = map.partition_point(|m| m.seq + m.len as u64 <= seq);
+    map.get(i).filter(|m| m.seq <= seq).map(|m| m.dsn + (seq - m.seq))
+}
+
+/// The connection level of one Multipath TCP connection: sender and receiver halves.
+pub struct MptcpConn {
+    pub sched: Sched,
+    // ----- sender -----
+    /// End of the data the application has written (DSN space).
+    pub app_limit: u64,
+    /// Next DSN never handed to a subflow.
+    pub dsn_nxt: u64,
+    /// Highest DATA_ACK received.
+    pub data_una: u64,
+    /// The receiver admits DSNs below this (DATA_ACK + window, never moving left).
+    pub right_edge: u64,
+    pub reinject: VecDeque<Reinject>,
+    // ----- receiver -----
+    pub rx: TcpReceiver,
+    last_rx_end: Option<u64>,
+    // ----- measurements -----
+    blocked_since: Option<SimTime>,
+    blocked_total: Dur,
+    /// Largest |DSN − end of the previously received chunk| (seed 000's O3-DSN offset).
+    pub o3_max: u64,
+    o3_sum: u128,
+    o3_count: u64,
+    pub reinjections: u64,
+    pub penalties: u64,
+}
+
+impl MptcpConn {
+    pub fn new(sched: Sched, rcv_buf: u64) -> MptcpConn {
+        MptcpConn {
+            sched,
+            app_limit: 0,
+            dsn_nxt: 0,
+            data_una: 0,
+            right_edge: rcv_buf,
+            reinject: VecDeque::new(),
+            rx: TcpReceiver::new(ReceiverConfig { buffer: rcv_buf, ..ReceiverConfig::default() }),
+            last_rx_end: None,
+            blocked_since: None,
+            blocked_total: Dur::ZERO,
+            o3_max: 0,
+            o3_sum: 0,
+            o3_count: 0,
+            reinjections: 0,
+            penalties: 0,
+        }
+    }
+
+    /// Bytes written by the application and not yet handed to a subflow.
+    pub fn unscheduled(&self) -> u64 {
+        self.app_limit - self.dsn_nxt
+    }
+
+    /// A DATA_ACK with the connection-level window arrived.
+    pub fn on_data_ack(&mut self, data_ack: u64, wnd: u64) {
+        if data_ack > self.data_una {
+            self.data_una = data_ack.min(self.dsn_nxt.max(self.data_una));
+        }
+        self.right_edge = self.right_edge.max(data_ack + wnd);
+        while self.reinject.front().is_some_and(|r| r.dsn + r.len as u64 <= self.data_una) {
+            self.reinject.pop_front();
+        }
+    }
+
+    /// Records whether the receive window blocks new data at `now`.
+    pub fn note_blocked(&mut self, now: SimTime, blocked: bool) {
+        match (blocked, self.blocked_since) {
+            (true, None) => self.blocked_since = Some(now),
+            (false, Some(t)) => {
+                self.blocked_total = self.blocked_total + now.since(t);
+                self.blocked_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Total time blocked by the receive window up to `now`.
+    pub fn blocked_time(&self, now: SimTime) -> Dur {
+        self.blocked_total + self.blocked_since.map_or(Dur::ZERO, |t| now.since(t))
+    }
+
+    /// Data with DSN `dsn` arrived on some subflow.
+    pub fn on_receive(&mut self, now: SimTime, dsn: u64, len: u32) -> Received {
+        if let Some(prev_end) = self.last_rx_end {
+            let off = dsn.abs_diff(prev_end);
+            self.o3_max = self.o3_max.max(off);
+            self.o3_sum += off as u128;
+            self.o3_count += 1;
+        }
+        self.last_rx_end = Some(dsn + len as u64);
+        self.rx.on_segment(now, dsn, len)
+    }
+
+    /// Mean |O3-DSN offset| over received chunks.
+    pub fn o3_mean(&self) -> Option<f64> {
+        (self.o3_count > 0).then(|| self.o3_sum as f64 / self.o3_count as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn() -> MptcpConn {
+        MptcpConn::new(Sched::by_name("lowest_rtt").unwrap(), 10_000)
+    }
+
+    #[test]
+    fn mapping_lookup() {
+        let map: VecDeque<Mapping> =
+            [Mapping { seq: 0, dsn: 5000, len: 1000 }, Mapping { seq: 1000, dsn: 9000, len: 500 }].into();
+        assert_eq!(dsn_of(&map, 0), Some(5000));
+        assert_eq!(dsn_of(&map, 999), Some(5999));
+        assert_eq!(dsn_of(&map, 1200), Some(9200));
+        assert_eq!(dsn_of(&map, 1500), None);
+    }
+
+    #[test]
+    fn data_ack_moves_the_window_and_drops_acked_reinjections() {
+        let mut c = conn();
+        c.app_limit = 20_000;
+        c.dsn_nxt = 8000;
+        c.reinject.push_back(Reinject { dsn: 0, len: 1000, target: None, exclude: Some(0) });
+        c.reinject.push_back(Reinject { dsn: 3000, len: 1000, target: None, exclude: Some(0) });
+        c.on_data_ack(2000, 4000);
+        assert_eq!((c.data_una, c.right_edge), (2000, 10_000), "the edge never moves left");
+        assert_eq!(c.reinject.len(), 1);
+        c.on_data_ack(8000, 10_000);
+        assert_eq!((c.data_una, c.right_edge), (8000, 18_000));
+        assert!(c.reinject.is_empty());
+    }
+
+    #[test]
+    fn blocked_time_accumulates() {
+        let mut c = conn();
+        c.note_blocked(SimTime(100), true);
+        c.note_blocked(SimTime(150), true);
+        c.note_blocked(SimTime(300), false);
+        c.note_blocked(SimTime(400), true);
+        assert_eq!(c.blocked_time(SimTime(450)), Dur(250));
+    }
+
+    #[test]
+    fn reassembly_by_dsn_and_o3_offsets() {
+        let mut c = conn();
+        assert_eq!(c.on_receive(SimTime::ZERO, 1000, 1000).delivered, 0);
+        assert_eq!(c.on_receive(SimTime::ZERO, 0, 1000).delivered, 2000);
+        // offsets: first none, then |0 - 2000| = 2000
+        assert_eq!(c.o3_max, 2000);
+        assert_eq!(c.on_receive(SimTime::ZERO, 0, 1000).delivered, 0, "duplicate copy");
+    }
+}
