@@ -90,7 +90,8 @@ def components(kind: str | None = None) -> list[tuple[str, str, str]]:
     """The built-in components as ``(kind, name, description)``.
 
     Args:
-        kind: ``"cc"`` (congestion controllers), ``"loss"`` (loss models), ``"app"``
+        kind: ``"cc"`` (congestion controllers), ``"scheduler"`` (multipath schedulers),
+            ``"loss"`` (loss models), ``"app"``
             (applications), or None for all.
     """
     items = [tuple(map(str, c)) for c in _core.components()]
@@ -220,7 +221,8 @@ class Result:
         scenario: the scenario dict that was run, overrides included.
         origin: where the scenario came from (file name, ``"<string>"`` or ``"<dict>"``).
 
-    The tables (:attr:`flows`, :attr:`links`, :attr:`flow_series`, :attr:`link_series`,
+    The tables (:attr:`flows`, :attr:`subflows`, :attr:`links`, :attr:`flow_series`,
+    :attr:`subflow_series`, :attr:`link_series`,
     :attr:`trace`) are pandas DataFrames built on first access.
     """
 
@@ -230,6 +232,7 @@ class Result:
         self.scenario: dict[str, Any] = scenario
         self.origin: str = origin
         self._flow_series: dict[str, list[Any]] = raw.get("flow_series") or {}
+        self._subflow_series: dict[str, list[Any]] = raw.get("subflow_series") or {}
         self._link_series: dict[str, list[Any]] = raw.get("link_series") or {}
         self._trace: dict[str, list[Any]] | None = raw.get("trace")
 
@@ -237,10 +240,29 @@ class Result:
 
     @cached_property
     def flows(self) -> "pd.DataFrame":
-        """One row per flow, with the flow summary fields; the ``flow`` column is the flow name."""
+        """One row per flow, with the flow summary fields; the ``flow`` column is the flow name.
+        Per-subflow figures are in :attr:`subflows`."""
         import pandas as pd
 
-        return pd.DataFrame(self.summary.get("flows", []))
+        return pd.DataFrame([{k: v for k, v in f.items() if k != "subflows"} for f in self.summary.get("flows", [])])
+
+    @cached_property
+    def subflows(self) -> "pd.DataFrame":
+        """One row per subflow (``flow``, ``path``, ``backup``, ``goodput_bps``,
+        ``segments_sent``, ``retransmits``, ``timeouts``, ``rtt_mean_ms``, ...); a plain TCP
+        flow has one subflow."""
+        import pandas as pd
+
+        rows = [{"flow": f["flow"], **sf} for f in self.summary.get("flows", []) for sf in f.get("subflows", [])]
+        return pd.DataFrame(rows)
+
+    @cached_property
+    def subflow_series(self) -> "pd.DataFrame":
+        """Per-subflow samples every ``metrics.interval`` (``time_s``, ``flow``, ``path``,
+        ``cwnd_bytes``, ``ssthresh_bytes``, ``srtt_ms``, ``rto_ms``, ``goodput_bps``, ...)."""
+        import pandas as pd
+
+        return pd.DataFrame(self._subflow_series)
 
     @cached_property
     def links(self) -> "pd.DataFrame":
@@ -288,8 +310,8 @@ class Result:
         Args:
             out_dir: the directory.
             formats: any of ``"json"`` (``summary.json`` and ``scenario.json``, the scenario
-                as run), ``"csv"`` and ``"parquet"`` (``flows``, ``links``, ``flow_series``,
-                ``link_series`` and, if recorded, ``trace`` tables); a list or a
+                as run), ``"csv"`` and ``"parquet"`` (``flows``, ``subflows``, ``links``,
+                ``flow_series``, ``subflow_series``, ``link_series`` and, if recorded, ``trace`` tables); a list or a
                 comma-separated string.
 
         Returns:
@@ -309,7 +331,9 @@ class Result:
         tables: list[tuple[str, Any]] = [
             ("flows", self.flows),
             ("links", self.links),
+            ("subflows", self.subflows),
             ("flow_series", self.flow_series),
+            ("subflow_series", self.subflow_series),
             ("link_series", self.link_series),
         ]
         if self.trace is not None:
@@ -328,7 +352,7 @@ class Result:
 
     def __repr__(self) -> str:
         s = self.summary
-        flows = ", ".join(f"{f.get('name')}: {f.get('goodput_bps', 0) / 1e6:.3g} Mbit/s" for f in s.get("flows", []))
+        flows = ", ".join(f"{f.get('flow')}: {f.get('goodput_bps', 0) / 1e6:.3g} Mbit/s" for f in s.get("flows", []))
         return (
             f"<mpsim.Result {s.get('scenario')!r} seed={s.get('seed')} "
             f"duration={s.get('duration_s')}s goodput [{flows}]>"
@@ -526,7 +550,10 @@ def sweep(
             row["seed"] = seed
             row["run"] = run_index
             row["flow"] = f.get("flow")
-            row.update((k, v) for k, v in f.items() if k != "flow")
+            row.update((k, v) for k, v in f.items() if k not in ("flow", "subflows"))
+            for i, sf in enumerate(f.get("subflows", [])):
+                if len(f["subflows"]) > 1:
+                    row[f"subflow{i}_goodput_bps"] = sf.get("goodput_bps")
             row["jain_index"] = s.get("jain_index")
             row["wall_s"] = s.get("wall_s")
             rows.append(row)

@@ -122,6 +122,7 @@ examples:
 
 _KIND_TITLES = {
     "cc": "congestion controllers (flow key 'cc')",
+    "scheduler": "multipath schedulers (flow key 'scheduler', with 'paths')",
     "loss": "loss models (link keys 'loss' and 'reverse_loss')",
     "app": "applications (flow key 'app')",
 }
@@ -212,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_Formatter,
     )
     ls.add_argument("kind", nargs="?", choices=list(_KIND_TITLES), metavar="KIND",
-                    help="only this kind: cc, loss or app (default: all)")
+                    help="only this kind: cc, scheduler, loss or app (default: all)")
     return p
 
 
@@ -405,6 +406,29 @@ def _print_run(res: Any) -> None:
     ]
     for line in _table(headers, rows, left=3):
         _out(line)
+    multi = [f for f in s.get("flows", []) if f.get("scheduler")]
+    if multi:
+        _out()
+        headers = ["flow", "scheduler", "rcv-window blocked s", "max O3 offset KB", "reinjections", "penalties",
+                   "max rcv buffer KB"]
+        rows = [
+            [str(f.get("flow")), str(f.get("scheduler")), _num(f.get("rcv_blocked_s"), 2),
+             _num(f.get("o3_max_bytes"), 1, 1e3), _int(f.get("reinjections")), _int(f.get("penalties")),
+             _num(f.get("max_receive_buffer_bytes"), 1, 1e3)]
+            for f in multi
+        ]
+        for line in _table(headers, rows, left=2):
+            _out(line)
+        _out()
+        headers = ["flow", "subflow path", "backup", "goodput Mbit/s", "retx", "timeouts", "RTT ms", "final cwnd KB"]
+        rows = [
+            [str(f.get("flow")), str(sf.get("path")), "yes" if sf.get("backup") else "", _num(sf.get("goodput_bps"), 3, 1e6),
+             _int(sf.get("retransmits")), _int(sf.get("timeouts")), _num(sf.get("rtt_mean_ms"), 1),
+             _num(sf.get("cwnd_final_bytes"), 1, 1e3)]
+            for f in multi for sf in f.get("subflows", [])
+        ]
+        for line in _table(headers, rows, left=3):
+            _out(line)
     links = s.get("links", [])
     if links:
         _out()

@@ -83,6 +83,7 @@ fn run(py: Python<'_>, scenario_json: &str, origin: &str, progress: Option<PyObj
     let summary = serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     d.set_item("summary", summary)?;
     d.set_item("flow_series", table_to_dict(py, &out.flow_series)?)?;
+    d.set_item("subflow_series", table_to_dict(py, &out.subflow_series)?)?;
     d.set_item("link_series", table_to_dict(py, &out.link_series)?)?;
     match &out.trace {
         Some(t) => d.set_item("trace", table_to_dict(py, t)?)?,
@@ -97,6 +98,9 @@ fn components() -> Vec<(&'static str, &'static str, &'static str)> {
     let mut v = Vec::new();
     for (n, d) in mpsim_core::cc::CONTROLLERS {
         v.push(("cc", *n, *d));
+    }
+    for (n, d) in mpsim_core::sched::SCHEDULERS {
+        v.push(("scheduler", *n, *d));
     }
     for (n, d) in mpsim_core::scenario::LOSS_MODELS {
         v.push(("loss", *n, *d));
