@@ -7,14 +7,20 @@
 //! decisions, so every scheduler works with every controller and is easy to test on
 //! hand-built views. One file per scheduler, chosen by an enum so dispatch is static.
 
+pub mod blest;
+pub mod ecf;
 pub mod lowest_rtt;
+pub mod otias;
 pub mod redundant;
 pub mod round_robin;
 pub mod single_path;
 
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::CaState;
+pub use blest::Blest;
+pub use ecf::Ecf;
 pub use lowest_rtt::LowestRtt;
+pub use otias::Otias;
 pub use redundant::Redundant;
 pub use round_robin::RoundRobin;
 pub use single_path::SinglePath;
@@ -137,6 +143,9 @@ pub enum Sched {
     RoundRobin(RoundRobin),
     LowestRtt(LowestRtt),
     Redundant(Redundant),
+    Blest(Blest),
+    Ecf(Ecf),
+    Otias(Otias),
     /// A user-supplied scheduler; slower, dynamic dispatch.
     Custom(Box<dyn Scheduler + Send>),
 }
@@ -148,6 +157,9 @@ pub const SCHEDULERS: &[(&str, &str)] = &[
     ("round_robin", "cycle over subflows with cwnd room, one segment each (Linux roundrobin)"),
     ("redundant", "every chunk on the lowest-RTT subflow and a copy on every other active subflow"),
     ("single_path", "only the first subflow: plain TCP inside the multipath model, as a baseline"),
+    ("blest", "BLEST: lowest-RTT, but wait for the fast subflow when a slow one would block the receive window"),
+    ("ecf", "ECF: lowest-RTT, but wait for the fast subflow when it would finish the queued data sooner"),
+    ("otias", "OTIAS: each chunk to the subflow where it would arrive first, queueing beyond cwnd"),
 ];
 
 impl Sched {
@@ -156,8 +168,11 @@ impl Sched {
             "lowest_rtt" => Sched::LowestRtt(LowestRtt::new(true)),
             "lowest_rtt_plain" => Sched::LowestRtt(LowestRtt::new(false)),
             "round_robin" => Sched::RoundRobin(RoundRobin::default()),
-            "redundant" => Sched::Redundant(Redundant::default()),
+            "redundant" => Sched::Redundant(Redundant),
             "single_path" => Sched::SinglePath(SinglePath),
+            "blest" => Sched::Blest(Blest::default()),
+            "ecf" => Sched::Ecf(Ecf::default()),
+            "otias" => Sched::Otias(Otias),
             _ => return None,
         })
     }
@@ -168,6 +183,9 @@ impl Sched {
             Sched::RoundRobin(s) => s,
             Sched::LowestRtt(s) => s,
             Sched::Redundant(s) => s,
+            Sched::Blest(s) => s,
+            Sched::Ecf(s) => s,
+            Sched::Otias(s) => s,
             Sched::Custom(s) => s.as_mut(),
         }
     }
@@ -178,6 +196,9 @@ impl Sched {
             Sched::RoundRobin(s) => s.name(),
             Sched::LowestRtt(s) => s.name(),
             Sched::Redundant(s) => s.name(),
+            Sched::Blest(s) => s.name(),
+            Sched::Ecf(s) => s.name(),
+            Sched::Otias(s) => s.name(),
             Sched::Custom(s) => s.name(),
         }
     }
@@ -189,6 +210,9 @@ impl Sched {
             Sched::SinglePath(s) => s.pick(ctx),
             Sched::RoundRobin(s) => s.pick(ctx),
             Sched::Redundant(s) => s.pick(ctx),
+            Sched::Blest(s) => s.pick(ctx),
+            Sched::Ecf(s) => s.pick(ctx),
+            Sched::Otias(s) => s.pick(ctx),
             Sched::Custom(s) => s.pick(ctx),
         }
     }
@@ -227,6 +251,17 @@ pub fn lowest_rtt_available(subflows: &[SubflowView]) -> Option<usize> {
     } else {
         best(true)
     }
+}
+
+/// The fastest subflow (smallest srtt, unsampled last, ties to the lower index) among usable
+/// regular subflows, whether or not it has cwnd room: BLEST's and ECF's `x_f`.
+pub fn fastest_usable_regular(subflows: &[SubflowView]) -> Option<usize> {
+    subflows
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.usable && !s.backup)
+        .min_by_key(|(i, s)| (s.srtt_or_max(), *i))
+        .map(|(i, _)| i)
 }
 
 #[cfg(test)]
@@ -302,5 +337,140 @@ mod tests {
         let mut s = sf(10, 10, 0);
         s.usable = false;
         assert!(!s.available());
+    }
+}
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ca_state() -> impl Strategy<Value = CaState> {
+        prop_oneof![Just(CaState::Open), Just(CaState::Recovery), Just(CaState::Loss)]
+    }
+
+    prop_compose! {
+        fn view()(
+            srtt_us in proptest::option::weighted(0.9, 100u64..500_000),
+            rttvar_us in 0u64..200_000,
+            min_frac in proptest::option::of(1u64..=100),
+            rto_ms in 200u64..3000,
+            mss in prop_oneof![Just(1000u64), Just(1460u64)],
+            cwnd_seg in 1u64..60,
+            ssthresh_seg in proptest::option::of(2u64..100),
+            in_flight_seg in 0u64..80,
+            queued_seg in 0u64..300,
+            ca in ca_state(),
+            backup in proptest::bool::weighted(0.2),
+            usable in proptest::bool::weighted(0.8),
+            sent in 0u64..10_000,
+            retr in 0u64..100,
+        ) -> SubflowView {
+            let srtt = srtt_us.map(Dur::from_micros);
+            SubflowView {
+                srtt,
+                rttvar: Dur::from_micros(rttvar_us),
+                min_rtt: srtt.and_then(|s| min_frac.map(|f| Dur(s.0 * f / 100))),
+                rto: Dur::from_millis(rto_ms),
+                cwnd: cwnd_seg * mss,
+                ssthresh: ssthresh_seg.map_or(u64::MAX, |s| s * mss),
+                mss,
+                in_flight: in_flight_seg * mss,
+                queued: queued_seg * mss,
+                ca_state: ca,
+                backup,
+                usable,
+                segments_sent: sent,
+                retransmits: retr.min(sent),
+            }
+        }
+    }
+
+    /// The connection-level part of a context (everything but the subflows).
+    #[derive(Clone, Copy, Debug)]
+    struct Conn {
+        now_ms: u64,
+        unscheduled: u64,
+        window_room: u64,
+        next_len: u64,
+        hol_subflow: Option<usize>,
+        hol_sent_on: u64,
+        send_window: u64,
+    }
+
+    prop_compose! {
+        fn conn(n: usize)(
+            now_ms in 0u64..100_000,
+            unscheduled in 1u64..10_000_000,
+            window_room in 0u64..10_000_000,
+            next_len in 1u64..=1000,
+            hol_subflow in proptest::option::of(0..n),
+            hol_sent_on in 0u64..(1 << n),
+            send_window in 0u64..10_000_000,
+        ) -> Conn {
+            Conn { now_ms, unscheduled, window_room, next_len, hol_subflow, hol_sent_on, send_window }
+        }
+    }
+
+    fn context<'a>(c: &Conn, subflows: &'a [SubflowView]) -> SchedContext<'a> {
+        SchedContext {
+            now: SimTime(Dur::from_millis(c.now_ms).0),
+            subflows,
+            unscheduled: c.unscheduled,
+            window_room: c.window_room,
+            next_len: c.next_len,
+            hol_subflow: c.hol_subflow,
+            hol_sent_on: c.hol_sent_on,
+            send_window: c.send_window,
+        }
+    }
+
+    /// Subflow views and a few successive connection states over them.
+    fn scenario() -> impl Strategy<Value = (Vec<SubflowView>, Vec<Conn>)> {
+        (1usize..=4).prop_flat_map(|n| (proptest::collection::vec(view(), n), proptest::collection::vec(conn(n), 1..6)))
+    }
+
+    fn check(name: &str, subflows: &[SubflowView], d: Decision) -> Result<(), TestCaseError> {
+        if let Decision::Send(i) = d {
+            prop_assert!(i < subflows.len(), "{name}: Send({i}) out of range");
+            let s = &subflows[i];
+            prop_assert!(s.usable, "{name}: Send({i}) on an unusable subflow");
+            if name == "otias" {
+                let regular_usable = subflows.iter().any(|s| s.usable && !s.backup);
+                prop_assert!(!(s.backup && regular_usable), "otias: backup chosen while a regular subflow is usable");
+            } else {
+                prop_assert!(s.has_cwnd_room(), "{name}: Send({i}) without cwnd room");
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn every_scheduler_picks_a_valid_subflow_deterministically((subflows, conns) in scenario()) {
+            for &(name, _) in SCHEDULERS {
+                let mut a = Sched::by_name(name).expect("listed scheduler");
+                let mut b = Sched::by_name(name).expect("listed scheduler");
+                for (step, c) in conns.iter().enumerate() {
+                    let ctx = context(c, &subflows);
+                    // a fresh scheduler decides the same way twice
+                    let fresh1 = Sched::by_name(name).unwrap().pick(&ctx);
+                    let fresh2 = Sched::by_name(name).unwrap().pick(&ctx);
+                    prop_assert_eq!(fresh1, fresh2, "{} not deterministic", name);
+                    // and two instances fed the same history stay in step
+                    let (da, db) = (a.pick(&ctx), b.pick(&ctx));
+                    prop_assert_eq!(da, db, "{} diverged at step {}", name, step);
+                    check(name, &subflows, da)?;
+                    if step % 2 == 1 {
+                        let (xa, xb) = (a.on_window_blocked(&ctx), b.on_window_blocked(&ctx));
+                        prop_assert_eq!(xa, xb);
+                        prop_assert!(xa.reinject_on.is_none_or(|i| i < subflows.len() && subflows[i].usable));
+                        prop_assert!(xa.penalize.is_none_or(|i| i < subflows.len()));
+                    }
+                }
+            }
+        }
     }
 }

@@ -13,7 +13,7 @@ impl Scheduler for SinglePath {
 
     fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
         match ctx.subflows.first() {
-            Some(s) if s.has_cwnd_room() => Decision::Send(0),
+            Some(s) if s.usable && s.has_cwnd_room() => Decision::Send(0),
             _ => Decision::Wait,
         }
     }

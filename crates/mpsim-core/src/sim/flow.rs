@@ -558,17 +558,15 @@ impl Simulation {
         }
     }
 
-    /// A subflow timed out: mark it potentially failed and offer its unacknowledged data to
-    /// the other subflows (and, if the scheduler asks, take back what it had not yet sent).
+    /// A subflow timed out: mark it potentially failed, offer its unacknowledged data to the
+    /// other subflows, and take back the chunks it had not sent yet (Linux reinjects the whole
+    /// write queue of a failed subflow; otherwise a chunk queued there could hold the head of
+    /// line for as long as the path is down).
     fn reinject_after_timeout(fl: &mut Flow, i: usize) {
         let Flow { subs, mp, .. } = fl;
         let Some(mp) = mp.as_deref_mut() else { return };
         let sub = &mut subs[i];
         sub.usable = false;
-        if subs.len() < 2 {
-            return;
-        }
-        let sub = &mut subs[i];
         let from = sub.reinjected_upto;
         let mut offered = Vec::new();
         for (seq, len) in sub.sender.unacked_segments().filter(|&(seq, _)| seq >= from) {
@@ -579,16 +577,15 @@ impl Simulation {
             }
         }
         sub.reinjected_upto = sub.reinjected_upto.max(sub.sender.snd_nxt());
-        if mp.sched.requeue_unsent_on_timeout() {
-            for (seq, len) in sub.sender.take_back_unsent() {
-                if let Some(dsn) = dsn_of(&sub.map, seq) {
-                    offered.push(Reinject { dsn, len: len as u32, target: None, exclude: None });
-                }
+        // unsent chunks were never on the path: any subflow may take them, this one included
+        for (seq, len) in sub.sender.take_back_unsent() {
+            if let Some(dsn) = dsn_of(&sub.map, seq) {
+                offered.push(Reinject { dsn, len: len as u32, target: None, exclude: None });
             }
-            let nxt = sub.sender.snd_nxt();
-            while sub.map.back().is_some_and(|m| m.seq >= nxt) {
-                sub.map.pop_back();
-            }
+        }
+        let nxt = sub.sender.snd_nxt();
+        while sub.map.back().is_some_and(|m| m.seq >= nxt) {
+            sub.map.pop_back();
         }
         // ahead of other pending copies, oldest first
         for r in offered.into_iter().rev() {
