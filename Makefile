@@ -12,7 +12,7 @@ OUT    ?= out
 .PHONY: help setup build demo test test-rust test-python validate bench speed clean
 
 help:
-	@echo "make demo      set up, then run the main job: validation report and example runs into $(OUT)/"
+	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
 	@echo "make test      set up, then run every test (Rust and Python, slow validation included)"
 	@echo "make validate  the TCP model against the Padhye and Mathis formulas -> docs/validation.md"
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
@@ -31,10 +31,11 @@ build: setup
 
 demo: build
 	mkdir -p $(OUT)
+	$(BIN)/mpsim reproduce all --out $(OUT)
 	$(BIN)/python -m mpsim.validation --out $(OUT)/validation.md > /dev/null
 	$(BIN)/mpsim run scenarios/validation/dumbbell_2x10m_loss1.toml --out $(OUT)/dumbbell_2x10m_loss1 --plot $(OUT)/dumbbell_2x10m_loss1.png
 	$(BIN)/mpsim run scenarios/validation/dumbbell_10x100m_loss0.toml --out $(OUT)/dumbbell_10x100m_loss0 --plot $(OUT)/dumbbell_10x100m_loss0.png
-	@echo "results in $(OUT)/: validation.md, per-run tables and figures"
+	@echo "results in $(OUT)/: one folder per reproduced paper (report.md, figures, data), validation.md, example runs"
 
 test-rust:
 	cargo test -p mpsim-core --quiet

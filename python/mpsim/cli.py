@@ -214,7 +214,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ls.add_argument("kind", nargs="?", choices=list(_KIND_TITLES), metavar="KIND",
                     help="only this kind: cc, scheduler, loss or app (default: all)")
+
+    rp = sub.add_parser(
+        "reproduce",
+        help="reproduce a seed paper's experiments: figures, data and a report",
+        description="Run a seed paper's experiments with several seeds and write its figures (PNG, SVG), "
+        "the data (CSV) and report.md, which puts each claim of the paper beside the measured figure.",
+        epilog="examples:\n  mpsim reproduce buffer-size\n  mpsim reproduce all --seeds 3 --out results/",
+        formatter_class=_Formatter,
+    )
+    rp.add_argument("paper", metavar="PAPER", help="a paper's name (see 'mpsim reproduce --list') or 'all'", nargs="?")
+    rp.add_argument("--list", action="store_true", help="list the papers that can be reproduced")
+    rp.add_argument("--seeds", type=int, default=5, metavar="N", help="seeds per case (default: 5)")
+    rp.add_argument("--out", default="results", metavar="DIR", help="output folder; each paper gets a subfolder (default: results)")
+    rp.add_argument("--quick", action="store_true", help="shorter runs only, for a first look")
+    rp.add_argument("--processes", type=int, default=None, metavar="P", help="worker processes (default: all cores)")
+
     return p
+
 
 
 def _add_set(p: argparse.ArgumentParser, what: str = "for this run") -> None:
@@ -450,6 +467,24 @@ def _print_run(res: Any) -> None:
     _out(f"simulation speed       {speed} ({_int(pkts)} packets delivered)")
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from . import reproduce
+
+    if args.list or not args.paper:
+        for name, mod in reproduce.PAPERS.items():
+            _out(f"  {name:14s}{mod.TITLE}")
+        if not args.list:
+            raise UsageError("name a paper to reproduce (or 'all'); the list is above")
+        return EXIT_OK
+    if args.paper != "all" and args.paper not in reproduce.PAPERS:
+        raise UsageError(f"unknown paper {args.paper!r}; expected one of: {', '.join(reproduce.PAPERS)} or all")
+    if args.seeds < 1:
+        raise UsageError("--seeds must be at least 1")
+    for report in reproduce.run(args.paper, args.out, seeds=args.seeds, quick=args.quick, processes=args.processes):
+        _out(f"wrote {report} (figures and data beside it)")
+    return EXIT_OK
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .api import _stderr_is_tty, aggregate, sweep
 
@@ -537,6 +572,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "sweep": cmd_sweep,
     "check": cmd_check,
     "list": cmd_list,
+    "reproduce": cmd_reproduce,
 }
 
 

@@ -67,7 +67,12 @@ pub struct Blest {
 
 impl Default for Blest {
     fn default() -> Self {
-        Blest { lambda: LAMBDA_INIT, last_lambda_update: None, rbuf_opt_since_update: false, rbuf: LowestRtt::new(true) }
+        Blest {
+            lambda: LAMBDA_INIT,
+            last_lambda_update: None,
+            rbuf_opt_since_update: false,
+            rbuf: LowestRtt::new(true),
+        }
     }
 }
 

@@ -42,7 +42,7 @@ use super::{Decision, SchedContext, Scheduler, SubflowView};
 use crate::transport::tcp::CaState;
 
 /// A subflow's unsent queue may hold at most this many congestion windows.
-pub const MAX_QUEUE_WINDOWS: u64 = 4;
+pub const MAX_QUEUE_WINDOWS: u64 = 1;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Otias;

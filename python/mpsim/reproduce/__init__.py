@@ -1,0 +1,25 @@
+"""Reproductions of the seed papers' experiments: one module per paper.
+
+Each module exposes ``NAME`` (the name used by ``mpsim reproduce``), ``TITLE`` and
+``run(out_dir, seeds, quick, processes) -> Path`` which writes figures (PNG and SVG), the data
+(CSV) and ``report.md`` (each claim of the paper beside the measured figure) into ``out_dir``
+and returns the report's path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+from . import buffer_size
+
+PAPERS: dict[str, ModuleType] = {m.NAME: m for m in (buffer_size,)}
+
+
+def run(name: str, out_root: str | Path = "results", seeds: int = 5, quick: bool = False, processes: int | None = None) -> list[Path]:
+    """Runs one reproduction (or ``"all"``) into ``out_root/<name>/``; returns the reports."""
+    names = list(PAPERS) if name == "all" else [name]
+    unknown = [n for n in names if n not in PAPERS]
+    if unknown:
+        raise KeyError(f"unknown paper {unknown[0]!r}; expected one of: {', '.join(PAPERS)} or all")
+    return [PAPERS[n].run(Path(out_root) / n, seeds=seeds, quick=quick, processes=processes) for n in names]

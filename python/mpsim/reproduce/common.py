@@ -1,0 +1,83 @@
+"""Helpers shared by the reproductions: running labelled cases over seeds, aggregating with
+confidence intervals, drawing time series, writing tables."""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Any, Iterable
+
+from .. import api
+from ..scenario import load
+
+
+def base(path: Path) -> dict[str, Any]:
+    return load(path)[0]
+
+
+def variant(d: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """A deep copy of scenario dict ``d`` with top-level keys replaced."""
+    out = copy.deepcopy(d)
+    out.update(copy.deepcopy(changes))
+    return out
+
+
+def run_cases(cases: Iterable[tuple[str, dict[str, Any]]], seeds: int, processes: int | None, progress: bool = True) -> Any:
+    """Runs every (label, scenario) over seeds 1..seeds; one row per (case, seed, flow)."""
+    import pandas as pd
+    from tqdm import tqdm
+
+    cases = list(cases)
+    frames = []
+    for label, scen in tqdm(cases, desc="cases", unit="case", disable=not progress, leave=False):
+        df = api.sweep(scen, None, seeds, processes=processes, progress=False)
+        df.insert(0, "case", label)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def mean_ci(values: Any) -> tuple[float, float]:
+    """Mean and 95% confidence half-width (Student t) of a sequence."""
+    xs = [float(v) for v in values]
+    n = len(xs)
+    m = sum(xs) / n
+    if n < 2:
+        return m, math.nan
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
+    return m, api.t95(n - 1) * sd / math.sqrt(n)
+
+
+def fmt_ci(m: float, ci: float, scale: float = 1e6, digits: int = 2) -> str:
+    if math.isnan(ci):
+        return f"{m / scale:.{digits}f}"
+    return f"{m / scale:.{digits}f} ± {ci / scale:.{digits}f}"
+
+
+def plot_series(series: dict[str, Any], path: Path, title: str, ylabel: str = "throughput (Mbit/s)") -> list[Path]:
+    """Draws one line per label from (time_s, value) frames; writes PNG and SVG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
+    for label, (t, y) in series.items():
+        ax.plot(t, y, label=label, lw=1.3)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    svg = path.with_suffix(".svg")
+    fig.savefig(path, dpi=120)
+    fig.savefig(svg)
+    plt.close(fig)
+    return [path, svg]
+
+
+def md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
