@@ -58,7 +58,7 @@ fn render(paths: &[PathCase], sched: &str, cc: &str, bytes: u32, rcv_kb: u32) ->
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(96), ..ProptestConfig::default() })]
 
     #[test]
     fn random_multipath_networks_deliver_every_byte(

@@ -84,7 +84,7 @@ fn render(c: &Case) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(128), ..ProptestConfig::default() })]
 
     #[test]
     fn random_networks_keep_invariants_and_deliver_everything(c in case()) {

@@ -87,9 +87,11 @@ pub struct SchedContext<'a> {
     pub window_room: u64,
     /// Length of the next chunk (at most one MSS).
     pub next_len: u64,
-    /// The subflow that last carried the oldest unacknowledged data (head of line), if any.
+    /// The slowest subflow carrying the oldest unacknowledged data (head of line). Filled in
+    /// only for `on_window_blocked`; None in `pick`.
     pub hol_subflow: Option<usize>,
-    /// Whether the head-of-line data was already sent on each subflow (bit i: subflow i).
+    /// Whether the head-of-line data was already sent on each subflow (bit i: subflow i);
+    /// like `hol_subflow`, filled in only for `on_window_blocked`.
     pub hol_sent_on: u64,
     /// Bytes the receiver's window allows in total (its size, from the last DATA_ACK).
     pub send_window: u64,
@@ -128,12 +130,6 @@ pub trait Scheduler {
     /// The receive window blocks new data while subflows have room.
     fn on_window_blocked(&mut self, _ctx: &SchedContext<'_>) -> BlockedAction {
         BlockedAction::default()
-    }
-
-    /// A subflow's retransmission timer fired: return true to take back its unsent data and
-    /// schedule it again (the unacknowledged data is always offered to the other subflows).
-    fn requeue_unsent_on_timeout(&self) -> bool {
-        false
     }
 }
 
@@ -223,10 +219,6 @@ impl Sched {
 
     pub fn on_window_blocked(&mut self, ctx: &SchedContext<'_>) -> BlockedAction {
         self.inner().on_window_blocked(ctx)
-    }
-
-    pub fn requeue_unsent_on_timeout(&mut self) -> bool {
-        self.inner().requeue_unsent_on_timeout()
     }
 }
 

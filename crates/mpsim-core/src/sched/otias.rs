@@ -32,9 +32,9 @@
 //!   and not full. Backup subflows only when no regular subflow is usable at all; a regular
 //!   subflow that is usable but in Loss or full makes OTIAS wait rather than use a backup.
 //! * **Ties** go to the lower index, so decisions are deterministic.
-//! * **Timeouts.** Since OTIAS deliberately parks data beyond the window, a subflow's
-//!   retransmission timeout hands its unsent queue back to the connection to be scheduled
-//!   again (`requeue_unsent_on_timeout`), as otherwise that data waits for the broken path.
+//! * **Timeouts.** OTIAS deliberately parks data beyond the window; when a subflow times out,
+//!   the connection takes its unsent queue back and schedules it again (as it does for every
+//!   scheduler), so that data does not wait for the broken path.
 //! * There is no receive-buffer optimisation (MPDCCP has no connection-level window); when
 //!   the receive window blocks, OTIAS does nothing special.
 
@@ -42,7 +42,7 @@ use super::{Decision, SchedContext, Scheduler, SubflowView};
 use crate::transport::tcp::CaState;
 
 /// A subflow's unsent queue may hold at most this many congestion windows.
-pub const MAX_QUEUE_WINDOWS: u64 = 1;
+pub const MAX_QUEUE_WINDOWS: u64 = 4;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Otias;
@@ -76,10 +76,6 @@ impl Scheduler for Otias {
             .filter(|(_, s)| s.ca_state != CaState::Loss && !Self::queue_full(s, ctx.next_len))
             .min_by_key(|(i, s)| (Self::arrival_estimate(s), *i))
             .map_or(Decision::Wait, |(i, _)| Decision::Send(i))
-    }
-
-    fn requeue_unsent_on_timeout(&self) -> bool {
-        true
     }
 }
 
@@ -168,10 +164,5 @@ mod tests {
         assert_eq!(o.pick(&ctx(&[fresh, sampled])), Decision::Send(1));
         sampled.queued = 10 * MSS; // T = 2·40 + 20 = 100 ms: tie, lower index
         assert_eq!(o.pick(&ctx(&[fresh, sampled])), Decision::Send(0));
-    }
-
-    #[test]
-    fn takes_back_unsent_data_on_timeout() {
-        assert!(Otias.requeue_unsent_on_timeout());
     }
 }

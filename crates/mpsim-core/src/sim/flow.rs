@@ -104,6 +104,8 @@ impl Flow {
                 max_rto: f.tcp.max_rto,
                 initial_rto: f.tcp.initial_rto,
                 ignore_rwnd: multipath,
+                // the SYN-ACK announces the receive window before any data flows
+                initial_rwnd: f.tcp.rcv_buf,
             };
             let rcfg = ReceiverConfig {
                 // a subflow's data is held at the connection level: its own buffer never limits
@@ -226,12 +228,15 @@ fn schedule(fl: &mut Flow, views: &mut Vec<SubflowView>, now: SimTime) {
     for _ in 0..100_000 {
         views.clear();
         views.extend(subs.iter().map(Subflow::view));
-        // 1. data waiting to be sent again, in order
-        if let Some(r) = mp.reinject.front().copied() {
-            if r.dsn + r.len as u64 <= mp.data_una {
-                mp.reinject.pop_front();
-                continue;
-            }
+        // 1. data waiting to be sent again: the first entry a subflow can take now (an entry
+        //    no subflow can take, such as a copy excluded from the only working subflow,
+        //    must not hold back the ones behind it)
+        while mp.reinject.front().is_some_and(|r| r.dsn + r.len as u64 <= mp.data_una) {
+            mp.reinject.pop_front();
+        }
+        let mut served = false;
+        for k in 0..mp.reinject.len().min(64) {
+            let r = mp.reinject[k];
             let target = match r.target {
                 Some(t) => (t < views.len() && views[t].available()).then_some(t),
                 None => {
@@ -242,22 +247,22 @@ fn schedule(fl: &mut Flow, views: &mut Vec<SubflowView>, now: SimTime) {
                     lowest_rtt_available(&others)
                 }
             };
-            match target {
-                Some(t) => {
-                    subs[t].assign(r.dsn, r.len as u64);
-                    mp.reinject.pop_front();
-                    if r.target.is_none() {
-                        mp.reinjections += 1;
-                    }
-                    continue;
-                }
-                // a copy for a subflow that failed is dropped; anything else waits its turn
-                None if r.target.is_some_and(|t| t >= views.len() || !views[t].usable) => {
-                    mp.reinject.pop_front();
-                    continue;
-                }
-                None => {}
+            let dead_target = r.target.is_some_and(|t| t >= views.len() || !views[t].usable);
+            if target.is_none() && !dead_target && r.dsn + r.len as u64 > mp.data_una {
+                continue;
             }
+            mp.reinject.remove(k);
+            if let Some(t) = target.filter(|_| r.dsn + r.len as u64 > mp.data_una) {
+                subs[t].assign(r.dsn, r.len as u64);
+                if r.target.is_none() {
+                    mp.reinjections += 1;
+                }
+            }
+            served = true;
+            break;
+        }
+        if served {
+            continue;
         }
         // 2. new data
         if mp.dsn_nxt >= mp.app_limit {
@@ -265,15 +270,14 @@ fn schedule(fl: &mut Flow, views: &mut Vec<SubflowView>, now: SimTime) {
             return;
         }
         let len = (mp.app_limit - mp.dsn_nxt).min(mss);
-        let (hol_subflow, hol_sent_on) = head_of_line(subs, mp.data_una);
-        let ctx = SchedContext {
+        let mut ctx = SchedContext {
             now,
             subflows: views,
             unscheduled: mp.unscheduled(),
             window_room: mp.right_edge.saturating_sub(mp.dsn_nxt),
             next_len: len,
-            hol_subflow,
-            hol_sent_on,
+            hol_subflow: None,
+            hol_sent_on: 0,
             send_window: mp.right_edge.saturating_sub(mp.data_una),
         };
         if mp.dsn_nxt + len > mp.right_edge {
@@ -281,6 +285,7 @@ fn schedule(fl: &mut Flow, views: &mut Vec<SubflowView>, now: SimTime) {
             let any_room = views.iter().any(|v| v.available());
             mp.note_blocked(now, any_room);
             if any_room {
+                (ctx.hol_subflow, ctx.hol_sent_on) = head_of_line(subs, mp.data_una);
                 let act: BlockedAction = mp.sched.on_window_blocked(&ctx);
                 if let Some(p) = act.penalize {
                     subs[p].sender.penalize();
@@ -567,17 +572,9 @@ impl Simulation {
         let Some(mp) = mp.as_deref_mut() else { return };
         let sub = &mut subs[i];
         sub.usable = false;
-        let from = sub.reinjected_upto;
         let mut offered = Vec::new();
-        for (seq, len) in sub.sender.unacked_segments().filter(|&(seq, _)| seq >= from) {
-            if let Some(dsn) = dsn_of(&sub.map, seq) {
-                if dsn + len as u64 > mp.data_una {
-                    offered.push(Reinject { dsn, len, target: None, exclude: Some(i) });
-                }
-            }
-        }
-        sub.reinjected_upto = sub.reinjected_upto.max(sub.sender.snd_nxt());
-        // unsent chunks were never on the path: any subflow may take them, this one included
+        // unsent chunks were never on the path and nobody else will send them: they must be
+        // scheduled again, on any subflow, this one included
         for (seq, len) in sub.sender.take_back_unsent() {
             if let Some(dsn) = dsn_of(&sub.map, seq) {
                 offered.push(Reinject { dsn, len: len as u32, target: None, exclude: None });
@@ -587,7 +584,21 @@ impl Simulation {
         while sub.map.back().is_some_and(|m| m.seq >= nxt) {
             sub.map.pop_back();
         }
-        // ahead of other pending copies, oldest first
+        // copies of what is in flight on it, for the other subflows (the subflow still
+        // retransmits its own data; whichever copy arrives second is discarded)
+        if subs.len() > 1 {
+            let sub = &mut subs[i];
+            let from = sub.reinjected_upto;
+            for (seq, len) in sub.sender.unacked_segments().filter(|&(seq, _)| seq >= from) {
+                if let Some(dsn) = dsn_of(&sub.map, seq) {
+                    if dsn + len as u64 > mp.data_una {
+                        offered.push(Reinject { dsn, len, target: None, exclude: Some(i) });
+                    }
+                }
+            }
+            sub.reinjected_upto = sub.reinjected_upto.max(sub.sender.snd_nxt());
+        }
+        // ahead of other pending copies, in that order
         for r in offered.into_iter().rev() {
             mp.reinject.push_front(r);
         }

@@ -84,3 +84,9 @@ fn check_trace_in_order(tr: &mpsim_core::metrics::Table) {
         assert!(end > 0);
     }
 }
+
+/// Property-test case count: `default`, or the `PROPTEST_CASES` environment variable when set
+/// (for longer stress runs: `PROPTEST_CASES=2000 cargo test --release`).
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}

@@ -32,6 +32,8 @@ pub struct SenderConfig {
     pub initial_rto: Dur,
     /// Ignore the receive window: an MPTCP subflow, whose connection enforces the window.
     pub ignore_rwnd: bool,
+    /// The receiver's window as the handshake announced it, before any ACK.
+    pub initial_rwnd: u64,
 }
 
 impl Default for SenderConfig {
@@ -43,6 +45,7 @@ impl Default for SenderConfig {
             max_rto: Dur::from_secs(60),
             initial_rto: Dur::from_secs(1),
             ignore_rwnd: false,
+            initial_rwnd: u64::MAX,
         }
     }
 }
@@ -137,7 +140,7 @@ impl TcpSender {
             snd_una: 0,
             snd_nxt: 0,
             app_limit: 0,
-            rwnd: u64::MAX,
+            rwnd: cfg.initial_rwnd,
             segs: VecDeque::new(),
             sacked_bytes: 0,
             lost_bytes: 0,
@@ -357,9 +360,13 @@ impl TcpSender {
         let ack = h.ack.min(self.snd_nxt);
         let prior_in_flight = self.in_flight();
         let mut delivered = 0u64;
-        let mut rtt_sample: Option<Dur> = None;
+        // RTT: from the most recently sent segment that this ACK newly acknowledges, never
+        // retransmitted (Karn); if the cumulative part covers a retransmission, it gives none
+        let mut newest_sent: Option<SimTime> = None;
+        let mut retx_acked = false;
+        let ack_advanced = ack > self.snd_una;
 
-        if ack > self.snd_una {
+        if ack_advanced {
             while let Some(s) = self.segs.front_mut() {
                 let end = s.seq + s.len as u64;
                 if end > ack {
@@ -373,22 +380,23 @@ impl TcpSender {
                 }
                 let s = self.segs.pop_front().unwrap();
                 self.drop_flags(&s);
+                // a segment SACKed earlier was delivered then: it says nothing about now
                 if s.flags & SACKED == 0 {
                     delivered += s.len as u64;
+                    if s.flags & EVER_RETX != 0 {
+                        retx_acked = true;
+                    } else {
+                        newest_sent = newest_sent.max(Some(s.sent_at));
+                    }
                 }
-                if s.flags & EVER_RETX == 0 {
-                    rtt_sample = Some(now.since(s.sent_at));
-                }
+            }
+            if retx_acked {
+                newest_sent = None;
             }
             self.snd_una = ack;
             self.dupacks = 0;
             if self.rtx_scan_seq < ack {
                 self.rtx_scan_seq = ack;
-            }
-            if let Some(r) = rtt_sample {
-                self.rtt.on_sample(r);
-                self.rtt.reset_backoff();
-                self.cc.on_rtt_sample(r, now);
             }
             // RFC 6298 §5.2/5.3: restart the timer, or stop it when all is acknowledged
             self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rtt.rto());
@@ -396,9 +404,22 @@ impl TcpSender {
             self.dupacks += 1;
         }
 
-        delivered += self.apply_sack(h);
+        let (sacked, sack_newest) = self.apply_sack(h);
+        delivered += sacked;
         if self.sacked_bytes > 0 {
             self.mark_lost_by_sack();
+        }
+        if let Some(sent) = newest_sent.max(sack_newest) {
+            let r = now.since(sent);
+            self.rtt.on_sample(r);
+            self.rtt.reset_backoff();
+            self.cc.on_rtt_sample(r, now);
+            // the timer restarts only when new data is cumulatively acknowledged (RFC 6298
+            // §5.3), never on SACK alone: otherwise a lost retransmission could hide behind a
+            // stream of SACKs for new data and never time out
+            if ack_advanced && self.snd_una < self.snd_nxt {
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
         }
 
         match self.state {
@@ -450,9 +471,11 @@ impl TcpSender {
         }
     }
 
-    /// Marks segments covered by the ACK's SACK blocks; returns the bytes newly SACKed.
-    fn apply_sack(&mut self, h: &AckHeader) -> u64 {
+    /// Marks segments covered by the ACK's SACK blocks; returns the bytes newly SACKed and
+    /// when the most recently sent of them (never retransmitted) was sent, for an RTT sample.
+    fn apply_sack(&mut self, h: &AckHeader) -> (u64, Option<SimTime>) {
         let mut newly = 0;
+        let mut newest_sent: Option<SimTime> = None;
         for b in h.sack_blocks() {
             let start = b.start.max(self.snd_una);
             let end = b.end.min(self.snd_nxt);
@@ -471,12 +494,15 @@ impl TcpSender {
                     self.segs[i].flags = (s.flags & EVER_RETX) | SACKED;
                     self.sacked_bytes += s.len as u64;
                     newly += s.len as u64;
+                    if s.flags & EVER_RETX == 0 {
+                        newest_sent = newest_sent.max(Some(s.sent_at));
+                    }
                 }
                 i += 1;
             }
             self.highest_sacked = self.highest_sacked.max(end);
         }
-        newly
+        (newly, newest_sent)
     }
 
     /// RFC 6675 IsLost: a segment is lost when more than (DupThresh−1)·MSS bytes above it are
@@ -688,6 +714,49 @@ mod tests {
         let segs = drain(&mut s, t);
         assert_eq!(segs, vec![TxSegment { seq: 0, len: MSS as u32, retx: true, forced: false }]);
         assert_eq!(s.rto_deadline(), Some(t + Dur::from_secs(2)), "backed off");
+    }
+
+    #[test]
+    fn no_rtt_sample_from_segments_sacked_long_ago_or_from_retransmissions() {
+        let mut s = sender(10);
+        s.write(10 * MSS);
+        drain(&mut s, SimTime::ZERO);
+        let t = SimTime(Dur::from_millis(100).0);
+        // 1..9 SACKed at 100 ms: a sample of 100 ms from the newest of them
+        s.on_ack(t, &ack(0, &[(MSS, 10 * MSS)]));
+        assert_eq!(s.rtt().latest(), Some(Dur::from_millis(100)));
+        // the head is retransmitted and acknowledged at 5 s (after a timeout, say): the
+        // cumulative ACK covers the retransmission and segments SACKed long ago, so no sample
+        let t2 = SimTime(Dur::from_secs(5).0);
+        s.on_rto(t2);
+        drain(&mut s, t2);
+        let n = s.rtt().samples();
+        s.on_ack(t2 + Dur::from_millis(100), &ack(10 * MSS, &[]));
+        assert_eq!(s.rtt().samples(), n, "Karn's rule");
+        assert_eq!(s.rtt().latest(), Some(Dur::from_millis(100)));
+    }
+
+    #[test]
+    fn sack_alone_never_pushes_the_retransmission_timer_back() {
+        let mut s = sender(10);
+        s.write(40 * MSS);
+        drain(&mut s, SimTime::ZERO);
+        let deadline = s.rto_deadline().unwrap();
+        // segment 0 is lost; SACKs for everything else keep arriving, each with an RTT sample
+        for k in 1..10 {
+            let t = SimTime(Dur::from_millis(10 * k).0);
+            s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
+            drain(&mut s, t);
+        }
+        assert_eq!(s.rto_deadline(), Some(deadline));
+    }
+
+    #[test]
+    fn the_handshake_window_limits_the_first_flight() {
+        let cfg = SenderConfig { mss: MSS as u32, initial_window: 16, initial_rwnd: 4 * MSS, ..SenderConfig::default() };
+        let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+        s.write(20 * MSS);
+        assert_eq!(drain(&mut s, SimTime::ZERO).len(), 4);
     }
 
     #[test]
