@@ -14,9 +14,9 @@ OUT    ?= out
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
 	@echo "make test      set up, then run every test (Rust and Python, slow validation included)"
-	@echo "make validate  the TCP model against the Padhye and Mathis formulas -> docs/validation.md"
+	@echo "make validate  TCP against Padhye and Mathis, MPTCP against RFC 6356 -> docs/validation.md, docs/mptcp.md"
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
-	@echo "make speed     core speed on the dumbbells (delivered packets per wall second)"
+	@echo "make speed     core speed (delivered packets per wall second) -> benches/results/speed.md"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,13 +47,13 @@ test: test-rust test-python
 
 validate: build
 	$(BIN)/python -m mpsim.validation --out docs/validation.md
+	$(BIN)/python -m mpsim.mptcp_report --out docs/mptcp.md
 
 bench: build
 	$(BIN)/python benches/compare_ns3.py
 
 speed:
-	cargo build --release --quiet -p mpsim-core --example speed
-	@for f in scenarios/validation/dumbbell_*.toml; do ./target/release/examples/speed $$f 5; done
+	$(PYTHON) benches/speed.py
 
 clean:
 	rm -rf $(VENV) target $(OUT)

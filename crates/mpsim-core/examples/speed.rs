@@ -21,12 +21,15 @@ fn main() {
     }
     let o = out.unwrap();
     let pk = o.summary.packets_delivered as f64;
+    let flows: Vec<String> =
+        o.summary.flows.iter().map(|f| format!("{{\"flow\": \"{}\", \"goodput_bps\": {:.0}}}", f.flow, f.goodput_bps)).collect();
     println!(
-        "{{\"scenario\": \"{}\", \"wall_s\": {:.4}, \"packets_delivered\": {}, \"packets_per_s\": {:.0}, \"events_per_s\": {:.0}}}",
+        "{{\"scenario\": \"{}\", \"wall_s\": {:.4}, \"packets_delivered\": {}, \"packets_per_s\": {:.0}, \"events_per_s\": {:.0}, \"flows\": [{}]}}",
         path,
         best,
         o.summary.packets_delivered,
         pk / best,
-        o.summary.events as f64 / best
+        o.summary.events as f64 / best,
+        flows.join(", ")
     );
 }
