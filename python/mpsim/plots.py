@@ -7,6 +7,20 @@ from pathlib import Path
 from typing import Any
 
 
+def save_figure(fig: Any, path: str | os.PathLike[str]) -> list[Path]:
+    """Writes a matplotlib figure to ``path`` (PNG, 120 dpi) and beside it as SVG, creating
+    the folder; closes the figure and returns both paths."""
+    import matplotlib.pyplot as plt
+
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    svg = out.with_suffix(".svg")
+    fig.savefig(out, dpi=120)
+    fig.savefig(svg)
+    plt.close(fig)
+    return [out, svg]
+
+
 def plot_run(result: Any, path: str | os.PathLike[str], title: str | None = None) -> list[Path]:
     """Draws a run's time series into ``path`` (PNG) and the same name with ``.svg``.
 
@@ -40,10 +54,4 @@ def plot_run(result: Any, path: str | os.PathLike[str], title: str | None = None
             ax.legend(fontsize="small", ncol=min(5, len(ax.get_legend_handles_labels()[0])), loc="upper right")
     s = result.summary
     fig.suptitle(title or f"{s['scenario']} (seed {s['seed']})")
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    svg = out.with_suffix(".svg")
-    fig.savefig(out, dpi=120)
-    fig.savefig(svg)
-    plt.close(fig)
-    return [out, svg]
+    return save_figure(fig, path)

@@ -133,11 +133,7 @@ def _plot_sweep(sweep: Any, path: Path) -> list[Path]:
     ax.set_title("Router 1 buffer sweep (path 2: 100 ms, 45 KB)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    svg = path.with_suffix(".svg")
-    fig.savefig(path, dpi=120)
-    fig.savefig(svg)
-    plt.close(fig)
-    return [path, svg]
+    return common.save_figure(fig, path)
 
 
 def _gain(measured: dict, dur: str) -> str:

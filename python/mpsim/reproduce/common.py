@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .. import api
+from ..plots import save_figure
 from ..scenario import load
 
 
@@ -69,12 +70,7 @@ def plot_series(series: dict[str, Any], path: Path, title: str, ylabel: str = "t
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    svg = path.with_suffix(".svg")
-    fig.savefig(path, dpi=120)
-    fig.savefig(svg)
-    plt.close(fig)
-    return [path, svg]
+    return save_figure(fig, path)
 
 
 def md_table(headers: list[str], rows: list[list[str]]) -> list[str]:

@@ -41,7 +41,7 @@
 //! * The fast subflow is the usable regular subflow with the smallest srtt (cwnd room not
 //!   required); BLEST acts only if the default choice is strictly slower than it.
 
-use super::{fastest_usable_regular, lowest_rtt_available, BlockedAction, Decision, LowestRtt, SchedContext, Scheduler};
+use super::{slower_than_fastest, BlockedAction, Decision, LowestRtt, SchedContext, Scheduler};
 use crate::time::{Dur, SimTime};
 
 /// λ in thousandths: initial value, bounds, and the steps after a bad / good period.
@@ -131,19 +131,12 @@ impl Scheduler for Blest {
     }
 
     fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
-        let Some(slow) = lowest_rtt_available(ctx.subflows) else {
-            return Decision::Wait;
-        };
-        let Some(fast) = fastest_usable_regular(ctx.subflows) else {
-            return Decision::Send(slow);
+        let (slow, fast) = match slower_than_fastest(ctx.subflows) {
+            Ok(pair) => pair,
+            Err(decision) => return decision,
         };
         let (s, f) = (&ctx.subflows[slow], &ctx.subflows[fast]);
-        let (Some(srtt_s), Some(srtt_f)) = (s.srtt, f.srtt) else {
-            return Decision::Send(slow);
-        };
-        if fast == slow || srtt_s <= srtt_f {
-            return Decision::Send(slow);
-        }
+        let (srtt_s, srtt_f) = (s.srtt_or_max(), f.srtt_or_max());
 
         self.update_lambda(ctx.now, s.min_rtt.unwrap_or(srtt_s));
 

@@ -32,7 +32,7 @@
 //! * Like the kernel's ECF, it keeps the default scheduler's opportunistic retransmission
 //!   and penalisation when the receive window blocks (delegated to [`LowestRtt`]).
 
-use super::{fastest_usable_regular, lowest_rtt_available, BlockedAction, Decision, LowestRtt, SchedContext, Scheduler};
+use super::{slower_than_fastest, BlockedAction, Decision, LowestRtt, SchedContext, Scheduler};
 
 /// β = 1 / BETA_DIV.
 const BETA_DIV: u128 = 4;
@@ -64,19 +64,12 @@ impl Scheduler for Ecf {
     }
 
     fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
-        let Some(slow) = lowest_rtt_available(ctx.subflows) else {
-            return Decision::Wait;
-        };
-        let Some(fast) = fastest_usable_regular(ctx.subflows) else {
-            return Decision::Send(slow);
+        let (slow, fast) = match slower_than_fastest(ctx.subflows) {
+            Ok(pair) => pair,
+            Err(decision) => return decision,
         };
         let (s, f) = (&ctx.subflows[slow], &ctx.subflows[fast]);
-        let (Some(srtt_s), Some(srtt_f)) = (s.srtt, f.srtt) else {
-            return Decision::Send(slow);
-        };
-        if fast == slow || srtt_s <= srtt_f {
-            return Decision::Send(slow);
-        }
+        let (srtt_s, srtt_f) = (s.srtt_or_max(), f.srtt_or_max());
 
         let k = ctx.unscheduled as u128;
         let (rtt_f, rtt_s) = (srtt_f.0 as u128, srtt_s.0 as u128);

@@ -256,6 +256,23 @@ pub fn fastest_usable_regular(subflows: &[SubflowView]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// The case BLEST and ECF act on: the default (lowest-RTT available) subflow `slow` is slower
+/// than the fastest usable regular subflow `fast`, and both have an RTT sample. Otherwise
+/// returns the decision to take as it is (the default's choice, or wait).
+pub fn slower_than_fastest(subflows: &[SubflowView]) -> Result<(usize, usize), Decision> {
+    let Some(slow) = lowest_rtt_available(subflows) else {
+        return Err(Decision::Wait);
+    };
+    let Some(fast) = fastest_usable_regular(subflows) else {
+        return Err(Decision::Send(slow));
+    };
+    let (s, f) = (&subflows[slow], &subflows[fast]);
+    match (s.srtt, f.srtt) {
+        (Some(srtt_s), Some(srtt_f)) if fast != slow && srtt_s > srtt_f => Ok((slow, fast)),
+        _ => Err(Decision::Send(slow)),
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod test_util {
     use super::*;
