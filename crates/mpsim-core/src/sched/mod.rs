@@ -29,6 +29,10 @@ pub use single_path::SinglePath;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SubflowView {
     pub srtt: Option<Dur>,
+    /// The most recent RTT sample, and how many samples were taken so far (a scheduler that
+    /// keeps its own RTT average updates it when the count changes).
+    pub latest_rtt: Option<Dur>,
+    pub rtt_samples: u64,
     pub rttvar: Dur,
     pub min_rtt: Option<Dur>,
     pub rto: Dur,
@@ -87,6 +91,9 @@ pub struct SchedContext<'a> {
     pub window_room: u64,
     /// Length of the next chunk (at most one MSS).
     pub next_len: u64,
+    /// Priority the application gave the next chunk: 0 for ordinary data, higher for more
+    /// important data (PO-MPTCP's priority flag is any value above 0).
+    pub next_priority: u8,
     /// The slowest subflow carrying the oldest unacknowledged data (head of line). Filled in
     /// only for `on_window_blocked`; None in `pick`.
     pub hol_subflow: Option<usize>,
@@ -282,6 +289,8 @@ pub(crate) mod test_util {
         const MSS: u64 = 1000;
         SubflowView {
             srtt: Some(Dur::from_millis(srtt_ms)),
+            latest_rtt: Some(Dur::from_millis(srtt_ms)),
+            rtt_samples: 10,
             rttvar: Dur::from_millis(srtt_ms / 4),
             min_rtt: Some(Dur::from_millis(srtt_ms)),
             rto: Dur::from_millis(200),
@@ -305,6 +314,7 @@ pub(crate) mod test_util {
             unscheduled: 1 << 20,
             window_room: 1 << 20,
             next_len: 1000,
+            next_priority: 0,
             hol_subflow: None,
             hol_sent_on: 0,
             send_window: 1 << 20,

@@ -45,6 +45,8 @@ impl Subflow {
         let rtt = self.sender.rtt();
         SubflowView {
             srtt: rtt.srtt(),
+            latest_rtt: rtt.latest(),
+            rtt_samples: rtt.samples(),
             rttvar: rtt.rttvar(),
             min_rtt: rtt.min_rtt(),
             rto: rtt.rto(),
@@ -276,6 +278,7 @@ fn schedule(fl: &mut Flow, views: &mut Vec<SubflowView>, now: SimTime) {
             unscheduled: mp.unscheduled(),
             window_room: mp.right_edge.saturating_sub(mp.dsn_nxt),
             next_len: len,
+            next_priority: mp.priority_at(mp.dsn_nxt),
             hol_subflow: None,
             hol_sent_on: 0,
             send_window: mp.right_edge.saturating_sub(mp.data_una),
@@ -355,7 +358,7 @@ impl Simulation {
             fl.writes.push_back((seq, now));
         }
         match &mut fl.mp {
-            Some(mp) => mp.app_limit += n,
+            Some(mp) => mp.write(n, 0),
             None => fl.subs[0].sender.write(n),
         }
     }

@@ -52,6 +52,8 @@ pub struct MptcpConn {
     /// The receiver admits DSNs below this (DATA_ACK + window, never moving left).
     pub right_edge: u64,
     pub reinject: VecDeque<Reinject>,
+    /// [start, end) DSN ranges written with a priority above 0, and that priority, oldest first.
+    priorities: VecDeque<(u64, u64, u8)>,
     // ----- receiver -----
     pub rx: TcpReceiver,
     last_rx_end: Option<u64>,
@@ -75,6 +77,7 @@ impl MptcpConn {
             data_una: 0,
             right_edge: rcv_buf,
             reinject: VecDeque::new(),
+            priorities: VecDeque::new(),
             rx: TcpReceiver::new(ReceiverConfig { buffer: rcv_buf, ..ReceiverConfig::default() }),
             last_rx_end: None,
             blocked_since: None,
@@ -85,6 +88,28 @@ impl MptcpConn {
             reinjections: 0,
             penalties: 0,
         }
+    }
+
+    /// The application writes `len` bytes with `priority` (0: ordinary data).
+    pub fn write(&mut self, len: u64, priority: u8) {
+        let start = self.app_limit;
+        self.app_limit += len;
+        if priority > 0 {
+            match self.priorities.back_mut() {
+                Some((_, end, p)) if *end == start && *p == priority => *end = self.app_limit,
+                _ => self.priorities.push_back((start, self.app_limit, priority)),
+            }
+        }
+    }
+
+    /// The priority of the byte at `dsn` (0 unless the application raised it). Ranges wholly
+    /// below both `dsn` and the next unscheduled byte are forgotten.
+    pub fn priority_at(&mut self, dsn: u64) -> u8 {
+        let horizon = self.dsn_nxt.min(dsn);
+        while self.priorities.front().is_some_and(|&(_, end, _)| end <= horizon) {
+            self.priorities.pop_front();
+        }
+        self.priorities.iter().find(|&&(start, end, _)| start <= dsn && dsn < end).map_or(0, |&(_, _, p)| p)
     }
 
     /// Bytes written by the application and not yet handed to a subflow.
@@ -169,6 +194,21 @@ mod tests {
         c.on_data_ack(8000, 10_000);
         assert_eq!((c.data_una, c.right_edge), (8000, 18_000));
         assert!(c.reinject.is_empty());
+    }
+
+    #[test]
+    fn priorities_follow_the_writes() {
+        let mut c = conn();
+        c.write(1000, 2);
+        c.write(500, 2);
+        c.write(3000, 0);
+        c.write(800, 1);
+        assert_eq!((c.priority_at(0), c.priority_at(1499)), (2, 2));
+        assert_eq!((c.priority_at(1500), c.priority_at(4499)), (0, 0));
+        assert_eq!(c.priority_at(4500), 1);
+        c.dsn_nxt = 4500;
+        assert_eq!(c.priority_at(4500), 1);
+        assert_eq!(c.priority_at(5300), 0);
     }
 
     #[test]
