@@ -388,6 +388,8 @@ mod props {
             let srtt = srtt_us.map(Dur::from_micros);
             SubflowView {
                 srtt,
+                latest_rtt: srtt,
+                rtt_samples: srtt.map_or(0, |_| 1),
                 rttvar: Dur::from_micros(rttvar_us),
                 min_rtt: srtt.and_then(|s| min_frac.map(|f| Dur(s.0 * f / 100))),
                 rto: Dur::from_millis(rto_ms),
@@ -438,6 +440,7 @@ mod props {
             unscheduled: c.unscheduled,
             window_room: c.window_room,
             next_len: c.next_len,
+            next_priority: (c.next_len % 3) as u8,
             hol_subflow: c.hol_subflow,
             hol_sent_on: c.hol_sent_on,
             send_window: c.send_window,
