@@ -323,7 +323,7 @@ def test_save_all_formats(result, tmp_path):
     names = sorted(p.name for p in paths)
     assert names == sorted(
         ["summary.json", "scenario.json"]
-        + [f"{t}.{ext}" for t in ("flows", "subflows", "links", "flow_series", "subflow_series", "link_series") for ext in ("csv", "parquet")]
+        + [f"{t}.{ext}" for t in ("flows", "subflows", "classes", "links", "flow_series", "subflow_series", "link_series") for ext in ("csv", "parquet")]
     )
     assert all(p.exists() and p.parent == out for p in paths)
     assert json.loads((out / "summary.json").read_text()) == result.summary

@@ -244,7 +244,8 @@ class Result:
         Per-subflow figures are in :attr:`subflows`."""
         import pandas as pd
 
-        return pd.DataFrame([{k: v for k, v in f.items() if k != "subflows"} for f in self.summary.get("flows", [])])
+        nested = ("subflows", "classes")
+        return pd.DataFrame([{k: v for k, v in f.items() if k not in nested} for f in self.summary.get("flows", [])])
 
     @cached_property
     def subflows(self) -> "pd.DataFrame":
@@ -254,6 +255,16 @@ class Result:
         import pandas as pd
 
         rows = [{"flow": f["flow"], **sf} for f in self.summary.get("flows", []) for sf in f.get("subflows", [])]
+        return pd.DataFrame(rows)
+
+    @cached_property
+    def classes(self) -> "pd.DataFrame":
+        """One row per frame type of each media flow (``flow``, ``class``, ``priority``,
+        ``frames``, ``refused``, ``delivered``, ``late``, ``delay_mean_ms``, ``delay_p95_ms``,
+        ``jitter_ms``); empty when no flow streams media."""
+        import pandas as pd
+
+        rows = [{"flow": f["flow"], **c} for f in self.summary.get("flows", []) for c in f.get("classes", [])]
         return pd.DataFrame(rows)
 
     @cached_property
@@ -332,6 +343,7 @@ class Result:
             ("flows", self.flows),
             ("links", self.links),
             ("subflows", self.subflows),
+            ("classes", self.classes),
             ("flow_series", self.flow_series),
             ("subflow_series", self.subflow_series),
             ("link_series", self.link_series),
@@ -550,7 +562,10 @@ def sweep(
             row["seed"] = seed
             row["run"] = run_index
             row["flow"] = f.get("flow")
-            row.update((k, v) for k, v in f.items() if k not in ("flow", "subflows"))
+            row.update((k, v) for k, v in f.items() if k not in ("flow", "subflows", "classes"))
+            for c in f.get("classes", []):
+                row[f"class_{c['class']}_delay_mean_ms"] = c.get("delay_mean_ms")
+                row[f"class_{c['class']}_late"] = c.get("late")
             for i, sf in enumerate(f.get("subflows", [])):
                 if len(f["subflows"]) > 1:
                     row[f"subflow{i}_goodput_bps"] = sf.get("goodput_bps")

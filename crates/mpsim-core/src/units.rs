@@ -94,6 +94,22 @@ pub fn fraction(s: &str) -> Result<f64, String> {
     Ok(f)
 }
 
+/// A factor written as a percentage or a number, which may exceed 100% ("150%", 0.5), at
+/// most 100 (10000%).
+pub fn fraction_any(s: &str) -> Result<f64, String> {
+    let (v, unit) = split(s)?;
+    let v = non_negative(v, "a factor")?;
+    let f = match unit.as_str() {
+        "%" => v / 100.0,
+        "" => v,
+        _ => return Err(format!("unknown unit '{unit}' (write a percentage like '50%' or a number)")),
+    };
+    if f > 100.0 {
+        return Err("must be at most 10000%".into());
+    }
+    Ok(f)
+}
+
 /// A queue size: "100pkt" (packets) or a size in bytes ("45KB").
 pub enum QueueSize {
     Packets(u64),

@@ -4,7 +4,7 @@
 pub mod summary;
 pub mod table;
 
-pub use summary::{FlowSummary, LinkSummary, SubflowSummary, Summary};
+pub use summary::{ClassSummary, FlowSummary, LinkSummary, SubflowSummary, Summary};
 pub use table::{Column, Table};
 
 use crate::time::{Dur, SimTime};
@@ -113,6 +113,18 @@ impl Jitter {
     }
 }
 
+/// The throughput-based PSNR of ALGORITHMS.md §9 for one interval: 20·log10(R / |R − G|)
+/// with R the stream's expected rate and G the measured goodput, clamped to [0, 50] dB (it is
+/// infinite when G = R).
+pub fn throughput_psnr(expected_bps: f64, measured_bps: f64) -> f64 {
+    const MAX_DB: f64 = 50.0;
+    let err = (expected_bps - measured_bps).abs();
+    if err <= expected_bps * 10f64.powf(-MAX_DB / 20.0) {
+        return MAX_DB;
+    }
+    (20.0 * (expected_bps / err).log10()).clamp(0.0, MAX_DB)
+}
+
 /// Jain's fairness index (Σx)² / (n·Σx²); 1 when all equal, 1/n when one takes all.
 pub fn jain_index(xs: &[f64]) -> Option<f64> {
     if xs.is_empty() {
@@ -129,6 +141,15 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn psnr_from_throughput() {
+        assert_eq!(throughput_psnr(1e6, 1e6), 50.0);
+        assert!((throughput_psnr(1e6, 0.9e6) - 20.0).abs() < 1e-9); // |R-G| = R/10
+        assert!((throughput_psnr(1e6, 0.5e6) - 20.0 * 2f64.log10()).abs() < 1e-9);
+        assert_eq!(throughput_psnr(1e6, 0.0), 0.0);
+        assert_eq!(throughput_psnr(1e6, 3e6), 0.0);
+    }
 
     #[test]
     fn jain_extremes() {

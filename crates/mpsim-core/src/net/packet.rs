@@ -94,6 +94,8 @@ pub enum Header {
     TcpData(DataHeader),
     /// ACK from a flow's receiver to its sender.
     TcpAck(AckHeader),
+    /// UDP datagram (`seq` counts the flow's bytes).
+    Datagram(DataHeader),
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -4,11 +4,11 @@
 
 use super::record::TraceKind;
 use super::{arm, handshake_rtt, Event, Simulation};
-use crate::app::App;
+use crate::app::{App, Write};
 use crate::cc::{Controller, SubflowState};
 use crate::metrics::{DelayStats, Jitter};
 use crate::net::{AckHeader, DataHeader, Header, Link, Packet, Route};
-use crate::scenario::{AppSpec, FlowSpec, Scenario};
+use crate::scenario::{AppSpec, FlowSpec, Scenario, Transport};
 use crate::sched::{lowest_rtt_available, BlockedAction, Decision, Sched, SchedContext, SubflowView};
 use crate::time::SimTime;
 use crate::transport::mptcp::{dsn_of, Mapping, MptcpConn, Reinject};
@@ -18,6 +18,30 @@ use std::collections::VecDeque;
 /// Bytes of MPTCP options: a DSS mapping on data segments, a DATA_ACK on ACKs (RFC 8684).
 const DSS_MAPPING_BYTES: u32 = 16;
 const DATA_ACK_BYTES: u32 = 8;
+/// IPv4 + UDP headers.
+pub(super) const UDP_HEADER_BYTES: u32 = 28;
+
+/// A UDP flow's two ends: datagrams go out as the application writes, without feedback.
+pub(super) struct UdpEnd {
+    pub path_name: String,
+    pub fwd: u32,
+    pub sent: u64,
+    pub received: u64,
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+}
+
+/// Delivery figures of one class of writes (a frame type of a media stream).
+pub(super) struct ClassStats {
+    pub name: String,
+    pub priority: u8,
+    pub written: u64,
+    pub refused: u64,
+    pub delivered: u64,
+    pub late: u64,
+    pub delay: DelayStats,
+    pub jitter: Jitter,
+}
 
 /// One TCP connection over one path: a subflow of a flow.
 pub(super) struct Subflow {
@@ -79,12 +103,20 @@ pub(super) struct Flow {
     pub subs: Vec<Subflow>,
     /// The Multipath TCP connection level; None for plain TCP.
     pub mp: Option<Box<MptcpConn>>,
+    /// A UDP flow (then `subs` is empty).
+    pub udp: Option<UdpEnd>,
+    pub background: bool,
     pub app: App,
+    /// Per frame type of a media stream (empty for other applications).
+    pub classes: Vec<ClassStats>,
+    pub deadline: Option<crate::time::Dur>,
+    /// Mean bit rate of a media stream (for the throughput-based PSNR).
+    pub media_rate_bps: Option<f64>,
     pub start: SimTime,
     pub active: bool,
     pub total: Option<u64>,
-    /// (end sequence, time written) of application writes not yet delivered.
-    pub writes: VecDeque<(u64, SimTime)>,
+    /// (end sequence, time written, class) of application writes not yet delivered.
+    pub writes: VecDeque<(u64, SimTime, u8)>,
     pub delay: DelayStats,
     pub jitter: Jitter,
     pub refused: u64,
@@ -97,8 +129,16 @@ pub(super) struct Flow {
 impl Flow {
     pub fn new(s: &Scenario, f: &FlowSpec, links: &[Link], routes: &[Route]) -> Flow {
         let multipath = f.scheduler.is_some();
+        let udp = (f.transport == Transport::Udp).then(|| UdpEnd {
+            path_name: s.paths[f.paths[0]].name.clone(),
+            fwd: 2 * f.paths[0] as u32,
+            sent: 0,
+            received: 0,
+            datagrams_sent: 0,
+            datagrams_received: 0,
+        });
         let mut subs = Vec::with_capacity(f.paths.len());
-        for (k, &p) in f.paths.iter().enumerate() {
+        for (k, &p) in f.paths.iter().enumerate().filter(|_| udp.is_none()) {
             let cfg = SenderConfig {
                 mss: f.tcp.mss,
                 initial_window: f.tcp.initial_window,
@@ -137,19 +177,45 @@ impl Flow {
         let mp = f.scheduler.as_ref().map(|name| {
             Box::new(MptcpConn::new(Sched::by_name(name).expect("validated scheduler name"), f.tcp.rcv_buf))
         });
+        let header = if udp.is_some() { UDP_HEADER_BYTES } else { f.tcp.header };
+        let (classes, deadline, media_rate_bps) = match &f.app {
+            AppSpec::Media(m) => (
+                m.classes
+                    .iter()
+                    .map(|c| ClassStats {
+                        name: c.name.clone(),
+                        priority: c.priority,
+                        written: 0,
+                        refused: 0,
+                        delivered: 0,
+                        late: 0,
+                        delay: DelayStats::default(),
+                        jitter: Jitter::default(),
+                    })
+                    .collect(),
+                m.deadline,
+                Some(m.rate_bps()),
+            ),
+            _ => (Vec::new(), None, None),
+        };
         Flow {
             name: f.name.clone(),
-            header: f.tcp.header,
+            header,
             mss: f.tcp.mss,
             snd_buf: f.tcp.snd_buf,
             subs,
             mp,
-            app: App::from_spec(&f.app),
+            udp,
+            background: f.background,
+            app: App::new(&f.app, s.seed, &f.name, header),
+            classes,
+            deadline,
+            media_rate_bps,
             start: f.start,
             active: false,
             total: match f.app {
                 AppSpec::Bulk { bytes } => bytes,
-                AppSpec::Cbr { .. } => None,
+                _ => None,
             },
             writes: VecDeque::new(),
             delay: DelayStats::default(),
@@ -164,31 +230,43 @@ impl Flow {
 
     /// Application bytes written so far.
     pub fn written(&self) -> u64 {
-        match &self.mp {
-            Some(mp) => mp.app_limit,
-            None => self.subs[0].sender.app_limit(),
+        match (&self.mp, &self.udp) {
+            (Some(mp), _) => mp.app_limit,
+            (_, Some(u)) => u.sent,
+            _ => self.subs[0].sender.app_limit(),
         }
     }
 
-    /// Application bytes acknowledged end to end (DATA_ACK, or the TCP ACK).
+    /// Application bytes acknowledged end to end (DATA_ACK, or the TCP ACK; UDP: all sent).
     pub fn acked(&self) -> u64 {
-        match &self.mp {
-            Some(mp) => mp.data_una,
-            None => self.subs[0].sender.snd_una(),
+        match (&self.mp, &self.udp) {
+            (Some(mp), _) => mp.data_una,
+            (_, Some(u)) => u.sent,
+            _ => self.subs[0].sender.snd_una(),
         }
     }
 
-    /// Application bytes delivered in order to the receiving application.
+    /// Application bytes delivered to the receiving application (in order, except UDP).
     pub fn delivered(&self) -> u64 {
-        match &self.mp {
-            Some(mp) => mp.rx.rcv_nxt(),
-            None => self.subs[0].receiver.rcv_nxt(),
+        match (&self.mp, &self.udp) {
+            (Some(mp), _) => mp.rx.rcv_nxt(),
+            (_, Some(u)) => u.received,
+            _ => self.subs[0].receiver.rcv_nxt(),
         }
     }
 
-    /// Payload bytes transmitted by all subflows, retransmissions included.
+    /// Payload bytes transmitted, retransmissions included.
     pub fn bytes_sent(&self) -> u64 {
-        self.subs.iter().map(|s| s.sender.stats.bytes_sent).sum()
+        self.subs.iter().map(|s| s.sender.stats.bytes_sent).sum::<u64>() + self.udp.as_ref().map_or(0, |u| u.sent)
+    }
+
+    /// A short name of the transport: tcp, mptcp or udp.
+    pub fn transport(&self) -> &'static str {
+        match (&self.mp, &self.udp) {
+            (Some(_), _) => "mptcp",
+            (_, Some(_)) => "udp",
+            _ => "tcp",
+        }
     }
 
     pub fn mark_warmup(&mut self) {
@@ -206,13 +284,22 @@ impl Flow {
 
     /// Records that the application's bytes up to `upto` reached the receiving application.
     fn app_delivered(&mut self, now: SimTime, upto: u64) {
-        while let Some(&(end, t)) = self.writes.front() {
+        while let Some(&(end, t, class)) = self.writes.front() {
             if end > upto {
                 break;
             }
             self.writes.pop_front();
-            self.delay.record(now.since(t));
+            let d = now.since(t);
+            self.delay.record(d);
             self.jitter.record(t, now);
+            if let Some(c) = self.classes.get_mut(class as usize) {
+                c.delivered += 1;
+                c.delay.record(d);
+                c.jitter.record(t, now);
+                if self.deadline.is_some_and(|dl| d > dl) {
+                    c.late += 1;
+                }
+            }
         }
         if self.total == Some(upto) {
             self.completed_at = Some(now);
@@ -343,22 +430,25 @@ impl Simulation {
         fl.active = true;
         match fl.app {
             App::Bulk { .. } => self.refill(f),
-            App::Cbr { .. } => self.queue.push(self.now, Event::AppTick(f as u32)),
+            App::Paced(_) => self.queue.push(self.now, Event::AppTick(f as u32)),
         }
         self.send_data(f);
     }
 
-    /// The application writes `n` bytes at `now`.
-    fn app_write(fl: &mut Flow, now: SimTime, n: u64, unit: u64) {
+    /// The application writes `n` bytes at `now`, in units of at most `unit` bytes for the
+    /// delay records (a segment for bulk transfers; the whole write otherwise).
+    fn app_write(fl: &mut Flow, now: SimTime, n: u64, unit: u64, priority: u8, class: u8) {
         let mut seq = fl.written();
         let end = seq + n;
-        // one delay record per unit (a segment for bulk transfers, a packet for CBR)
         while seq < end {
             seq = (seq + unit).min(end);
-            fl.writes.push_back((seq, now));
+            fl.writes.push_back((seq, now, class));
+        }
+        if let Some(c) = fl.classes.get_mut(class as usize) {
+            c.written += 1;
         }
         match &mut fl.mp {
-            Some(mp) => mp.write(n, 0),
+            Some(mp) => mp.write(n, priority),
             None => fl.subs[0].sender.write(n),
         }
     }
@@ -374,24 +464,66 @@ impl Simulation {
         let n = fl.app.bulk_write(space, fl.mss as u64);
         if n > 0 {
             let unit = fl.mss as u64;
-            Self::app_write(fl, now, n, unit);
+            Self::app_write(fl, now, n, unit, 0, 0);
         }
     }
 
     pub(super) fn on_app_tick(&mut self, f: usize) {
         let now = self.now;
         let fl = &mut self.flows[f];
-        let App::Cbr { interval, packet } = fl.app else { return };
         if !fl.active {
             return;
         }
-        if fl.written() - fl.acked() + packet as u64 <= fl.snd_buf {
-            Self::app_write(fl, now, packet as u64, packet as u64);
-        } else {
-            fl.refused += packet as u64;
+        let (write, next) = fl.app.tick(now);
+        if let Some(next) = next {
+            self.queue.push(next, Event::AppTick(f as u32));
         }
-        self.queue.push(now + interval, Event::AppTick(f as u32));
+        let Some(w) = write else { return };
+        if fl.udp.is_some() {
+            self.send_datagrams(f, w);
+            return;
+        }
+        if fl.written() - fl.acked() + w.len <= fl.snd_buf {
+            Self::app_write(fl, now, w.len, w.len, w.priority, w.class);
+        } else {
+            // the send buffer is full: the write is refused (dropped at the sender)
+            fl.refused += w.len;
+            if let Some(c) = fl.classes.get_mut(w.class as usize) {
+                c.refused += 1;
+            }
+        }
         self.send_data(f);
+    }
+
+    /// Sends a UDP write as datagrams of at most one MSS.
+    fn send_datagrams(&mut self, f: usize, w: Write) {
+        let now = self.now;
+        let mut left = w.len;
+        while left > 0 {
+            let fl = &mut self.flows[f];
+            let len = left.min(fl.mss as u64) as u32;
+            left -= len as u64;
+            let u = fl.udp.as_mut().expect("a UDP flow");
+            let h = DataHeader { seq: u.sent, dsn: u.sent, len, retx: false, sent_at: now };
+            u.sent += len as u64;
+            u.datagrams_sent += 1;
+            let pkt = Packet { flow: f as u32, route: u.fwd, hop: 0, sub: 0, size: len + UDP_HEADER_BYTES, header: Header::Datagram(h) };
+            let id = self.arena.alloc(pkt);
+            self.rec.trace(now, f as u32, 0, TraceKind::Send, h.seq, h.seq, len, u32::MAX);
+            self.forward(id);
+        }
+    }
+
+    pub(super) fn on_datagram(&mut self, f: usize, h: &DataHeader) {
+        let now = self.now;
+        self.rec.packets_delivered += 1;
+        self.rec.trace(now, f as u32, 0, TraceKind::Recv, h.seq, h.seq, h.len, u32::MAX);
+        let fl = &mut self.flows[f];
+        let u = fl.udp.as_mut().expect("a UDP flow");
+        u.received += h.len as u64;
+        u.datagrams_received += 1;
+        fl.delay.record(now.since(h.sent_at));
+        fl.jitter.record(h.sent_at, now);
     }
 
     /// Schedules new data (multipath) and lets every subflow transmit what it may.

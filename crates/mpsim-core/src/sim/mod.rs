@@ -269,7 +269,7 @@ impl Simulation {
         };
         let p = *self.arena.get(id);
         let (seq, dsn) = match p.header {
-            Header::TcpData(h) => (h.seq, h.dsn),
+            Header::TcpData(h) | Header::Datagram(h) => (h.seq, h.dsn),
             Header::TcpAck(h) => (h.ack, h.data_ack),
         };
         self.arena.free(id);
@@ -299,6 +299,7 @@ impl Simulation {
         match header {
             Header::TcpData(h) => self.on_data(flow, sub, &h),
             Header::TcpAck(h) => self.on_ack(flow, sub, &h),
+            Header::Datagram(h) => self.on_datagram(flow, &h),
         }
     }
 }

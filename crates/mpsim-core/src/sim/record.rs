@@ -2,7 +2,7 @@
 //! summary built at the end.
 
 use super::flow::Flow;
-use crate::metrics::{jain_index, Column, FlowSummary, LinkSummary, SubflowSummary, Summary, Table};
+use crate::metrics::{jain_index, throughput_psnr, ClassSummary, Column, FlowSummary, LinkSummary, SubflowSummary, Summary, Table};
 use crate::net::Link;
 use crate::scenario::Scenario;
 use crate::time::{Dur, SimTime};
@@ -59,6 +59,7 @@ struct FlowSeries {
     sent: Vec<u64>,
     rcv_buffer: Vec<u64>,
     blocked_s: Vec<f64>,
+    psnr_db: Vec<f64>,
 }
 
 #[derive(Default)]
@@ -106,6 +107,9 @@ pub(super) struct Recorder {
     link_series: LinkSeries,
     trace: Option<Vec<TraceRow>>,
     pub packets_delivered: u64,
+    warmup: SimTime,
+    /// Per flow: sum and count of the PSNR of the intervals after the warm-up.
+    psnr: Vec<(f64, u32)>,
 }
 
 fn ms(d: Option<Dur>) -> f64 {
@@ -123,6 +127,8 @@ impl Recorder {
             link_series: LinkSeries::default(),
             trace: s.metrics.trace.then(Vec::new),
             packets_delivered: 0,
+            warmup: SimTime(s.metrics.warmup.0),
+            psnr: Vec::new(),
         }
     }
 
@@ -143,6 +149,8 @@ impl Recorder {
         let t = now.as_secs_f64();
         let secs = iv.as_secs_f64();
         let rate = |bytes: u64| if now == SimTime::ZERO { 0.0 } else { bytes as f64 * 8.0 / secs };
+        self.psnr.resize(flows.len(), (0.0, 0));
+        let whole_interval_after_warmup = now.0 >= self.warmup.0 + iv.0;
         for (i, fl) in flows.iter().enumerate() {
             let s = &mut self.flow_series;
             let delivered = fl.delivered();
@@ -151,23 +159,41 @@ impl Recorder {
             s.cwnd.push(fl.subs.iter().map(|x| x.sender.cwnd()).sum());
             s.in_flight.push(fl.subs.iter().map(|x| x.sender.in_flight()).sum());
             s.srtt_ms.push(ms(fl.subs.iter().filter_map(|x| x.sender.rtt().srtt()).min()));
-            let rwnd = match &fl.mp {
-                Some(mp) => mp.right_edge.saturating_sub(mp.data_una),
-                None => fl.subs[0].sender.rwnd(),
+            let rwnd = match (&fl.mp, fl.subs.first()) {
+                (Some(mp), _) => mp.right_edge.saturating_sub(mp.data_una),
+                (None, Some(sub)) => sub.sender.rwnd(),
+                (None, None) => 0,
             };
             s.rwnd.push(if rwnd >= u32::MAX as u64 { 0 } else { rwnd });
             s.delivered.push(delivered);
-            s.goodput.push(rate(delivered - fl.delivered_at_sample));
+            let gp = rate(delivered - fl.delivered_at_sample);
+            s.goodput.push(gp);
+            match fl.media_rate_bps.filter(|_| now > SimTime::ZERO) {
+                Some(r) => {
+                    let p = throughput_psnr(r, gp);
+                    s.psnr_db.push(p);
+                    if whole_interval_after_warmup {
+                        self.psnr[i].0 += p;
+                        self.psnr[i].1 += 1;
+                    }
+                }
+                None => s.psnr_db.push(f64::NAN),
+            }
             s.retransmits.push(fl.subs.iter().map(|x| x.sender.stats.retransmits).sum());
-            match &fl.mp {
-                Some(mp) => {
+            match (&fl.mp, fl.subs.first()) {
+                (Some(mp), _) => {
                     s.sent.push(mp.dsn_nxt);
                     s.rcv_buffer.push(mp.rx.buffered());
                     s.blocked_s.push(mp.blocked_time(now).as_secs_f64());
                 }
-                None => {
-                    s.sent.push(fl.subs[0].sender.snd_nxt());
-                    s.rcv_buffer.push(fl.subs[0].receiver.buffered());
+                (None, Some(sub)) => {
+                    s.sent.push(sub.sender.snd_nxt());
+                    s.rcv_buffer.push(sub.receiver.buffered());
+                    s.blocked_s.push(0.0);
+                }
+                (None, None) => {
+                    s.sent.push(fl.written());
+                    s.rcv_buffer.push(0);
                     s.blocked_s.push(0.0);
                 }
             }
@@ -263,13 +289,35 @@ pub(super) fn finish(
                 }
             })
             .collect();
-        let sub0 = &fl.subs[0];
-        let rx = fl.mp.as_ref().map_or(&sub0.receiver, |mp| &mp.rx);
+        let sub0 = fl.subs.first();
+        let rx = fl.mp.as_ref().map(|mp| &mp.rx).or(sub0.map(|s| &s.receiver));
+        let classes = fl
+            .classes
+            .iter()
+            .map(|c| ClassSummary {
+                class: c.name.clone(),
+                priority: c.priority,
+                frames: c.written,
+                refused: c.refused,
+                delivered: c.delivered,
+                late: c.late,
+                delay_mean_ms: msd(c.delay.mean()),
+                delay_p95_ms: msd(c.delay.quantile(0.95)),
+                jitter_ms: msd(c.jitter.value()),
+            })
+            .collect();
+        let idx = summaries.len();
+        let psnr = rec.psnr.get(idx).filter(|p| p.1 > 0).map(|p| p.0 / p.1 as f64);
         summaries.push(FlowSummary {
             flow: fl.name.clone(),
-            path: fl.subs.iter().map(|s| s.path_name.as_str()).collect::<Vec<_>>().join("+"),
-            cc: sub0.sender.cc.name().to_string(),
+            path: match &fl.udp {
+                Some(u) => u.path_name.clone(),
+                None => fl.subs.iter().map(|s| s.path_name.as_str()).collect::<Vec<_>>().join("+"),
+            },
+            cc: sub0.map_or("none", |s| s.sender.cc.name()).to_string(),
             scheduler: fl.mp.as_ref().map(|mp| mp.sched.name().to_string()),
+            transport: fl.transport().to_string(),
+            background: fl.background,
             goodput_bps: per_s(delivered - fl.delivered_at_warmup),
             throughput_bps: per_s(fl.bytes_sent() - fl.sent_at_warmup),
             bytes_written: fl.written(),
@@ -284,8 +332,8 @@ pub(super) fn finish(
             retransmit_rate: if segments_sent > 0 { retransmits as f64 / segments_sent as f64 } else { 0.0 },
             rtt_mean_ms: (n_rtt > 0).then(|| sum_rtt / n_rtt as f64),
             rtt_min_ms: msd(fl.subs.iter().filter_map(|s| s.sender.rtt().min_rtt()).min()),
-            srtt_final_ms: msd(sub0.sender.rtt().srtt()),
-            rto_final_ms: sub0.sender.rtt().rto().as_millis_f64(),
+            srtt_final_ms: sub0.and_then(|s| msd(s.sender.rtt().srtt())),
+            rto_final_ms: sub0.map_or(0.0, |s| s.sender.rtt().rto().as_millis_f64()),
             first_rto_mean_ms: (first_timeouts > 0).then(|| first_timeout_ns as f64 / 1e6 / first_timeouts as f64),
             delay_mean_ms: msd(fl.delay.mean()),
             delay_p50_ms: msd(fl.delay.quantile(0.5)),
@@ -295,14 +343,18 @@ pub(super) fn finish(
             cwnd_final_bytes: sum(&|s| s.sender.cwnd()),
             app_bytes_refused: fl.refused,
             out_of_order_segments: fl.subs.iter().map(|s| s.receiver.stats.out_of_order_segments).sum(),
-            duplicate_segments: rx.stats.duplicate_segments,
-            max_receive_buffer_bytes: rx.stats.max_buffered,
+            duplicate_segments: rx.map_or(0, |r| r.stats.duplicate_segments),
+            max_receive_buffer_bytes: rx.map_or(0, |r| r.stats.max_buffered),
             rcv_blocked_s: fl.mp.as_ref().map_or(0.0, |mp| mp.blocked_time(end).as_secs_f64()),
             o3_max_bytes: fl.mp.as_ref().map(|mp| mp.o3_max),
             o3_mean_bytes: fl.mp.as_ref().and_then(|mp| mp.o3_mean()),
             reinjections: fl.mp.as_ref().map_or(0, |mp| mp.reinjections),
             penalties: fl.mp.as_ref().map_or(0, |mp| mp.penalties),
             subflows,
+            datagrams_sent: fl.udp.as_ref().map(|u| u.datagrams_sent),
+            datagrams_received: fl.udp.as_ref().map(|u| u.datagrams_received),
+            classes,
+            psnr_db: psnr,
         });
     }
     let link_summaries = links
@@ -319,7 +371,7 @@ pub(super) fn finish(
             utilization: if dur > 0.0 { (l.stats.busy.as_secs_f64() / dur).min(1.0) } else { 0.0 },
         })
         .collect();
-    let goodputs: Vec<f64> = summaries.iter().map(|f: &FlowSummary| f.goodput_bps).collect();
+    let goodputs: Vec<f64> = summaries.iter().filter(|f| !f.background).map(|f: &FlowSummary| f.goodput_bps).collect();
     let summary = Summary {
         scenario: rec.name.clone(),
         seed: rec.seed,
@@ -349,10 +401,17 @@ pub(super) fn finish(
             ("sent_bytes".into(), Column::U64(fs.sent)),
             ("rcv_buffer_bytes".into(), Column::U64(fs.rcv_buffer)),
             ("blocked_s".into(), Column::F64(fs.blocked_s)),
+            ("psnr_db".into(), Column::F64(fs.psnr_db)),
         ],
     };
     let ss = rec.subflow_series;
-    let sub_paths: Vec<Vec<String>> = flows.iter().map(|f| f.subs.iter().map(|s| s.path_name.clone()).collect()).collect();
+    let sub_paths: Vec<Vec<String>> = flows
+        .iter()
+        .map(|f| match &f.udp {
+            Some(u) => vec![u.path_name.clone()],
+            None => f.subs.iter().map(|s| s.path_name.clone()).collect(),
+        })
+        .collect();
     let subflow_series = Table {
         columns: vec![
             ("time_s".into(), Column::F64(ss.t)),
