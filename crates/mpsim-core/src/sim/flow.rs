@@ -119,6 +119,8 @@ pub(super) struct Flow {
     pub writes: VecDeque<(u64, SimTime, u8)>,
     pub delay: DelayStats,
     pub jitter: Jitter,
+    /// Sum and count of the write delays since the last sample (for the delay series).
+    pub interval_delay: (u128, u64),
     pub refused: u64,
     pub completed_at: Option<SimTime>,
     pub delivered_at_warmup: u64,
@@ -220,6 +222,7 @@ impl Flow {
             writes: VecDeque::new(),
             delay: DelayStats::default(),
             jitter: Jitter::default(),
+            interval_delay: (0, 0),
             refused: 0,
             completed_at: None,
             delivered_at_warmup: 0,
@@ -292,6 +295,8 @@ impl Flow {
             let d = now.since(t);
             self.delay.record(d);
             self.jitter.record(t, now);
+            self.interval_delay.0 += d.0 as u128;
+            self.interval_delay.1 += 1;
             if let Some(c) = self.classes.get_mut(class as usize) {
                 c.delivered += 1;
                 c.delay.record(d);
@@ -522,8 +527,11 @@ impl Simulation {
         let u = fl.udp.as_mut().expect("a UDP flow");
         u.received += h.len as u64;
         u.datagrams_received += 1;
-        fl.delay.record(now.since(h.sent_at));
+        let d = now.since(h.sent_at);
+        fl.delay.record(d);
         fl.jitter.record(h.sent_at, now);
+        fl.interval_delay.0 += d.0 as u128;
+        fl.interval_delay.1 += 1;
     }
 
     /// Schedules new data (multipath) and lets every subflow transmit what it may.

@@ -60,6 +60,8 @@ struct FlowSeries {
     rcv_buffer: Vec<u64>,
     blocked_s: Vec<f64>,
     psnr_db: Vec<f64>,
+    delay_ms: Vec<f64>,
+    jitter_ms: Vec<f64>,
 }
 
 #[derive(Default)]
@@ -180,6 +182,9 @@ impl Recorder {
                 None => s.psnr_db.push(f64::NAN),
             }
             s.retransmits.push(fl.subs.iter().map(|x| x.sender.stats.retransmits).sum());
+            let (sum, n) = fl.interval_delay;
+            s.delay_ms.push(if n == 0 { f64::NAN } else { sum as f64 / n as f64 / 1e6 });
+            s.jitter_ms.push(ms(fl.jitter.value()));
             match (&fl.mp, fl.subs.first()) {
                 (Some(mp), _) => {
                     s.sent.push(mp.dsn_nxt);
@@ -230,6 +235,7 @@ impl Recorder {
 pub(super) fn after_sample(flows: &mut [Flow]) {
     for fl in flows {
         fl.delivered_at_sample = fl.delivered();
+        fl.interval_delay = (0, 0);
         for s in &mut fl.subs {
             s.delivered_at_sample = s.receiver.rcv_nxt();
         }
@@ -402,6 +408,8 @@ pub(super) fn finish(
             ("rcv_buffer_bytes".into(), Column::U64(fs.rcv_buffer)),
             ("blocked_s".into(), Column::F64(fs.blocked_s)),
             ("psnr_db".into(), Column::F64(fs.psnr_db)),
+            ("delay_ms".into(), Column::F64(fs.delay_ms)),
+            ("jitter_ms".into(), Column::F64(fs.jitter_ms)),
         ],
     };
     let ss = rec.subflow_series;
