@@ -8,9 +8,11 @@
 //! hand-built views. One file per scheduler, chosen by an enum so dispatch is static.
 
 pub mod blest;
+pub mod dqs;
 pub mod ecf;
 pub mod lowest_rtt;
 pub mod otias;
+pub mod po_mptcp;
 pub mod redundant;
 pub mod round_robin;
 pub mod single_path;
@@ -18,9 +20,11 @@ pub mod single_path;
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::CaState;
 pub use blest::Blest;
+pub use dqs::{Dqs, DqsForm};
 pub use ecf::Ecf;
 pub use lowest_rtt::LowestRtt;
 pub use otias::Otias;
+pub use po_mptcp::PoMptcp;
 pub use redundant::Redundant;
 pub use round_robin::RoundRobin;
 pub use single_path::SinglePath;
@@ -149,6 +153,8 @@ pub enum Sched {
     Blest(Blest),
     Ecf(Ecf),
     Otias(Otias),
+    Dqs(Dqs),
+    PoMptcp(PoMptcp),
     /// A user-supplied scheduler; slower, dynamic dispatch.
     Custom(Box<dyn Scheduler + Send>),
 }
@@ -163,6 +169,10 @@ pub const SCHEDULERS: &[(&str, &str)] = &[
     ("blest", "BLEST: lowest-RTT, but wait for the fast subflow when a slow one would block the receive window"),
     ("ecf", "ECF: lowest-RTT, but wait for the fast subflow when it would finish the queued data sooner"),
     ("otias", "OTIAS: each chunk to the subflow where it would arrive first, queueing beyond cwnd"),
+    ("dqs", "DQS: fill each subflow's queue up to its cwnd, in order of expected delivery time with retransmissions (eq. 9 as printed)"),
+    ("dqs_exact", "DQS with the delivery time conditioned on success within three retransmissions"),
+    ("dqs_backoff", "DQS with the delivery time under exponential RTO backoff"),
+    ("po_mptcp", "PO-MPTCP: prioritised data on the lowest-RTT (then largest-cwnd) subflow with room; other data as lowest_rtt"),
 ];
 
 impl Sched {
@@ -176,6 +186,10 @@ impl Sched {
             "blest" => Sched::Blest(Blest::default()),
             "ecf" => Sched::Ecf(Ecf::default()),
             "otias" => Sched::Otias(Otias),
+            "dqs" => Sched::Dqs(Dqs::new(DqsForm::Printed)),
+            "dqs_exact" => Sched::Dqs(Dqs::new(DqsForm::Exact)),
+            "dqs_backoff" => Sched::Dqs(Dqs::new(DqsForm::Backoff)),
+            "po_mptcp" => Sched::PoMptcp(PoMptcp::default()),
             _ => return None,
         })
     }
@@ -189,6 +203,8 @@ impl Sched {
             Sched::Blest(s) => s,
             Sched::Ecf(s) => s,
             Sched::Otias(s) => s,
+            Sched::Dqs(s) => s,
+            Sched::PoMptcp(s) => s,
             Sched::Custom(s) => s.as_mut(),
         }
     }
@@ -202,6 +218,8 @@ impl Sched {
             Sched::Blest(s) => s.name(),
             Sched::Ecf(s) => s.name(),
             Sched::Otias(s) => s.name(),
+            Sched::Dqs(s) => s.name(),
+            Sched::PoMptcp(s) => s.name(),
             Sched::Custom(s) => s.name(),
         }
     }
@@ -216,6 +234,8 @@ impl Sched {
             Sched::Blest(s) => s.pick(ctx),
             Sched::Ecf(s) => s.pick(ctx),
             Sched::Otias(s) => s.pick(ctx),
+            Sched::Dqs(s) => s.pick(ctx),
+            Sched::PoMptcp(s) => s.pick(ctx),
             Sched::Custom(s) => s.pick(ctx),
         }
     }
@@ -360,7 +380,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod props {
+pub(crate) mod props {
     use super::*;
     use proptest::prelude::*;
 
@@ -369,7 +389,7 @@ mod props {
     }
 
     prop_compose! {
-        fn view()(
+        pub(crate) fn view()(
             srtt_us in proptest::option::weighted(0.9, 100u64..500_000),
             rttvar_us in 0u64..200_000,
             min_frac in proptest::option::of(1u64..=100),
@@ -409,7 +429,7 @@ mod props {
 
     /// The connection-level part of a context (everything but the subflows).
     #[derive(Clone, Copy, Debug)]
-    struct Conn {
+    pub(crate) struct Conn {
         now_ms: u64,
         unscheduled: u64,
         window_room: u64,
@@ -420,7 +440,7 @@ mod props {
     }
 
     prop_compose! {
-        fn conn(n: usize)(
+        pub(crate) fn conn(n: usize)(
             now_ms in 0u64..100_000,
             unscheduled in 1u64..10_000_000,
             window_room in 0u64..10_000_000,
@@ -433,7 +453,7 @@ mod props {
         }
     }
 
-    fn context<'a>(c: &Conn, subflows: &'a [SubflowView]) -> SchedContext<'a> {
+    pub(crate) fn context<'a>(c: &Conn, subflows: &'a [SubflowView]) -> SchedContext<'a> {
         SchedContext {
             now: SimTime(Dur::from_millis(c.now_ms).0),
             subflows,
@@ -448,11 +468,11 @@ mod props {
     }
 
     /// Subflow views and a few successive connection states over them.
-    fn scenario() -> impl Strategy<Value = (Vec<SubflowView>, Vec<Conn>)> {
+    pub(crate) fn scenario() -> impl Strategy<Value = (Vec<SubflowView>, Vec<Conn>)> {
         (1usize..=4).prop_flat_map(|n| (proptest::collection::vec(view(), n), proptest::collection::vec(conn(n), 1..6)))
     }
 
-    fn check(name: &str, subflows: &[SubflowView], d: Decision) -> Result<(), TestCaseError> {
+    fn check(name: &str, subflows: &[SubflowView], next_len: u64, d: Decision) -> Result<(), TestCaseError> {
         if let Decision::Send(i) = d {
             prop_assert!(i < subflows.len(), "{name}: Send({i}) out of range");
             let s = &subflows[i];
@@ -460,6 +480,13 @@ mod props {
             if name == "otias" {
                 let regular_usable = subflows.iter().any(|s| s.usable && !s.backup);
                 prop_assert!(!(s.backup && regular_usable), "otias: backup chosen while a regular subflow is usable");
+            } else if name.starts_with("dqs") {
+                // DQS fills a subflow's unsent queue up to one window whatever is in flight,
+                // so the window itself may be full; the queue bound holds instead
+                prop_assert!(s.ca_state != CaState::Loss, "{name}: Send({i}) in the Loss state");
+                prop_assert!(s.queued + next_len <= s.cwnd, "{name}: Send({i}) with a full queue");
+                let regular_usable = subflows.iter().any(|s| s.usable && !s.backup && s.ca_state != CaState::Loss);
+                prop_assert!(!(s.backup && regular_usable), "{name}: backup chosen while a regular subflow is usable");
             } else {
                 prop_assert!(s.has_cwnd_room(), "{name}: Send({i}) without cwnd room");
             }
@@ -484,7 +511,7 @@ mod props {
                     // and two instances fed the same history stay in step
                     let (da, db) = (a.pick(&ctx), b.pick(&ctx));
                     prop_assert_eq!(da, db, "{} diverged at step {}", name, step);
-                    check(name, &subflows, da)?;
+                    check(name, &subflows, c.next_len, da)?;
                     if step % 2 == 1 {
                         let (xa, xb) = (a.on_window_blocked(&ctx), b.on_window_blocked(&ctx));
                         prop_assert_eq!(xa, xb);

@@ -1,0 +1,227 @@
+//! PO-MPTCP, a priority-oriented scheduler for multimedia over Multipath TCP (Lu, Yu, Huang,
+//! Guo, Int. J. Digital Multimedia Broadcasting 2018; seed 004, ALGORITHMS.md §9).
+//!
+//! The paper's sender has three modules:
+//! * **DPAM** learns, through cross-layer signalling, which data the application marks as
+//!   important and keeps a status list of priorities. If the list is empty, standard MPTCP
+//!   scheduling applies.
+//! * **MDPS** ranks the paths by quality: ascending RTT, and among paths with equal RTT the
+//!   larger congestion window first.
+//! * **PBPD** sends each prioritised packet on the best path of that ranking, moving down
+//!   the list while a path's congestion window is full ("while c's cwnd is full, c =
+//!   next(c)"); other packets go through the standard scheduler.
+//!
+//! Choices made for this simulator:
+//! * **Priority.** The application's marking reaches the scheduler as
+//!   `ctx.next_priority`; any value above 0 is the paper's priority flag. Ordinary data
+//!   (priority 0, which is also what an application that marks nothing produces, i.e. an
+//!   empty DPAM list) is scheduled exactly as by [`LowestRtt`], the standard Linux MPTCP
+//!   scheduler (lowest RTT with cwnd room, §4.1), which the paper names as its baseline.
+//! * **RTT** is the smoothed RTT; a subflow without a sample ranks after all sampled ones.
+//!   Equal RTTs (to the nanosecond) are ordered by larger `cwnd`, then by lower index, so
+//!   the order is total and decisions deterministic.
+//! * **Which paths are ranked.** The paper ranks the "available paths". We rank the
+//!   subflows the standard scheduler would consider: usable regular subflows not in the
+//!   Loss state (a subflow rebuilding its window after a timeout is not available in Linux
+//!   either). If no regular subflow is usable and out of Loss, the backups are ranked
+//!   instead, so prioritised data is not stranded when only a backup path works; a regular
+//!   subflow that is merely full makes PO-MPTCP wait rather than use a backup.
+//! * **Full window.** A path's cwnd is full when it has no room for another segment beyond
+//!   what is in flight and queued ([`SubflowView::has_cwnd_room`]). If every ranked path is
+//!   full, the prioritised chunk waits for the next ACK (the paper repeats "until there is
+//!   no available sending window").
+//! * When the receive window blocks new data, the standard scheduler's opportunistic
+//!   retransmission and penalisation apply (delegated to [`LowestRtt`]), since the paper
+//!   keeps standard MPTCP behaviour outside priority scheduling.
+//!
+//! Note that MDPS's ranking differs from the standard scheduler's choice only in how it
+//! breaks exact RTT ties (larger cwnd rather than lower index), so on paths with distinct
+//! RTTs prioritised and ordinary data go to the same subflow.
+
+use super::{BlockedAction, Decision, LowestRtt, SchedContext, Scheduler, SubflowView};
+use crate::time::Dur;
+use crate::transport::tcp::CaState;
+use std::cmp::Reverse;
+
+#[derive(Clone, Copy, Debug)]
+pub struct PoMptcp {
+    /// The standard scheduler, for ordinary data and receive-window blocking.
+    standard: LowestRtt,
+}
+
+impl Default for PoMptcp {
+    fn default() -> Self {
+        PoMptcp { standard: LowestRtt::new(true) }
+    }
+}
+
+/// MDPS sort key: ascending srtt (unsampled last), descending cwnd, ascending index.
+fn mdps_key(i: usize, s: &SubflowView) -> (Dur, Reverse<u64>, usize) {
+    (s.srtt_or_max(), Reverse(s.cwnd), i)
+}
+
+impl PoMptcp {
+    /// The subflows MDPS ranks: usable, not in Loss, regular ones if any such, else backups.
+    fn ranked(subflows: &[SubflowView]) -> impl Iterator<Item = (usize, &SubflowView)> {
+        let ok = |s: &SubflowView| s.usable && s.ca_state != CaState::Loss;
+        let regular = subflows.iter().any(|s| !s.backup && ok(s));
+        subflows.iter().enumerate().filter(move |(_, s)| s.backup != regular && ok(s))
+    }
+
+    /// MDPS: the preferred path list L, best first.
+    pub fn path_order(subflows: &[SubflowView]) -> Vec<usize> {
+        let mut l: Vec<_> = Self::ranked(subflows).collect();
+        l.sort_by_key(|&(i, s)| mdps_key(i, s));
+        l.into_iter().map(|(i, _)| i).collect()
+    }
+
+    /// PBPD for a prioritised chunk: the first path of L whose cwnd is not full.
+    pub fn priority_pick(subflows: &[SubflowView]) -> Decision {
+        Self::ranked(subflows)
+            .filter(|(_, s)| s.has_cwnd_room())
+            .min_by_key(|&(i, s)| mdps_key(i, s))
+            .map_or(Decision::Wait, |(i, _)| Decision::Send(i))
+    }
+}
+
+impl Scheduler for PoMptcp {
+    fn name(&self) -> &'static str {
+        "po_mptcp"
+    }
+
+    fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
+        if ctx.next_priority > 0 {
+            Self::priority_pick(ctx.subflows)
+        } else {
+            self.standard.pick(ctx)
+        }
+    }
+
+    fn on_window_blocked(&mut self, ctx: &SchedContext<'_>) -> BlockedAction {
+        self.standard.on_window_blocked(ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::*;
+    use super::*;
+
+    fn prio<'a>(subs: &'a [SubflowView]) -> SchedContext<'a> {
+        let mut c = ctx(subs);
+        c.next_priority = 1;
+        c
+    }
+
+    #[test]
+    fn priority_data_takes_the_best_path_then_walks_down_the_list() {
+        let mut p = PoMptcp::default();
+        let mut subs = [sf(50, 10, 0), sf(10, 10, 0), sf(30, 10, 0)];
+        assert_eq!(PoMptcp::path_order(&subs), vec![1, 2, 0]);
+        assert_eq!(p.pick(&prio(&subs)), Decision::Send(1));
+        subs[1].in_flight = 10_000; // best path's cwnd full
+        assert_eq!(p.pick(&prio(&subs)), Decision::Send(2));
+        subs[2].in_flight = 5_000;
+        subs[2].queued = 5_000; // queued data fills the window too
+        assert_eq!(p.pick(&prio(&subs)), Decision::Send(0));
+        subs[0].in_flight = 10_000;
+        assert_eq!(p.pick(&prio(&subs)), Decision::Wait);
+        // any priority above 0 counts
+        subs[0].in_flight = 0;
+        let mut c = prio(&subs);
+        c.next_priority = 7;
+        assert_eq!(p.pick(&c), Decision::Send(0));
+    }
+
+    #[test]
+    fn equal_rtt_prefers_the_larger_window() {
+        let mut p = PoMptcp::default();
+        let subs = [sf(20, 10, 0), sf(20, 30, 0), sf(20, 30, 0), sf(40, 100, 0)];
+        assert_eq!(PoMptcp::path_order(&subs), vec![1, 2, 0, 3]);
+        assert_eq!(p.pick(&prio(&subs)), Decision::Send(1));
+        // the standard scheduler breaks the same tie by index
+        assert_eq!(p.pick(&ctx(&subs)), Decision::Send(0));
+    }
+
+    #[test]
+    fn unsampled_paths_rank_last() {
+        let mut fresh = sf(1, 50, 0);
+        fresh.srtt = None;
+        let subs = [fresh, sf(300, 10, 0)];
+        assert_eq!(PoMptcp::path_order(&subs), vec![1, 0]);
+        assert_eq!(PoMptcp::priority_pick(&subs), Decision::Send(1));
+    }
+
+    #[test]
+    fn failed_loss_state_and_backup_paths() {
+        let mut p = PoMptcp::default();
+        let mut lost = sf(5, 10, 0);
+        lost.ca_state = CaState::Loss;
+        let mut dead = sf(5, 10, 0);
+        dead.usable = false;
+        let mut backup = sf(5, 10, 0);
+        backup.backup = true;
+        let slow = sf(100, 10, 0);
+        assert_eq!(PoMptcp::path_order(&[lost, dead, backup, slow]), vec![3]);
+        assert_eq!(p.pick(&prio(&[lost, dead, backup, slow])), Decision::Send(3));
+        // regular path merely full: wait, no backup
+        let full = sf(100, 10, 10);
+        assert_eq!(p.pick(&prio(&[lost, dead, backup, full])), Decision::Wait);
+        // no regular path usable and out of Loss: the backup carries priority data
+        let mut slow_dead = slow;
+        slow_dead.usable = false;
+        assert_eq!(p.pick(&prio(&[lost, dead, backup, slow_dead])), Decision::Send(2));
+    }
+
+    #[test]
+    fn ordinary_data_and_blocking_behave_like_lowest_rtt() {
+        let mut p = PoMptcp::default();
+        let mut l = LowestRtt::new(true);
+        let subs = [sf(100, 10, 5), sf(10, 10, 0)];
+        let mut c = ctx(&subs);
+        assert_eq!(p.pick(&c), l.pick(&c));
+        c.hol_subflow = Some(0);
+        let a = p.on_window_blocked(&c);
+        assert_eq!(a, BlockedAction { reinject_on: Some(1), penalize: Some(0) });
+        assert_eq!(a, l.on_window_blocked(&c));
+    }
+
+    mod props {
+        use super::super::super::props::{context, scenario};
+        use super::super::super::SchedContext;
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+
+            /// Ordinary data: the same decisions (and blocking actions) as lowest_rtt, over
+            /// a run of contexts so the penalty timer is exercised too.
+            #[test]
+            fn ordinary_data_decides_like_lowest_rtt((subflows, conns) in scenario()) {
+                let mut p = PoMptcp::default();
+                let mut l = LowestRtt::new(true);
+                for c in &conns {
+                    let ctx = SchedContext { next_priority: 0, ..context(c, &subflows) };
+                    prop_assert_eq!(p.pick(&ctx), l.pick(&ctx));
+                    prop_assert_eq!(p.on_window_blocked(&ctx), l.on_window_blocked(&ctx));
+                }
+            }
+
+            /// Priority data: the first path of the MDPS list with cwnd room.
+            #[test]
+            fn priority_data_takes_the_first_ranked_path_with_room((subflows, conns) in scenario()) {
+                let mut p = PoMptcp::default();
+                let ctx = SchedContext { next_priority: 1, ..context(&conns[0], &subflows) };
+                let expect = PoMptcp::path_order(&subflows)
+                    .into_iter()
+                    .find(|&i| subflows[i].has_cwnd_room())
+                    .map_or(Decision::Wait, Decision::Send);
+                prop_assert_eq!(p.pick(&ctx), expect);
+                // and it sends whenever the standard scheduler would
+                let standard = LowestRtt::new(true).pick(&ctx);
+                prop_assert_eq!(expect == Decision::Wait, standard == Decision::Wait);
+            }
+        }
+    }
+}
