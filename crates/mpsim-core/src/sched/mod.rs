@@ -173,6 +173,7 @@ pub const SCHEDULERS: &[(&str, &str)] = &[
     ("dqs_exact", "DQS with the delivery time conditioned on success within three retransmissions"),
     ("dqs_backoff", "DQS with the delivery time under exponential RTO backoff"),
     ("po_mptcp", "PO-MPTCP: prioritised data on the lowest-RTT (then largest-cwnd) subflow with room; other data as lowest_rtt"),
+    ("po_mptcp_rr", "PO-MPTCP with round-robin as the standard scheduler for ordinary data"),
 ];
 
 impl Sched {
@@ -190,6 +191,7 @@ impl Sched {
             "dqs_exact" => Sched::Dqs(Dqs::new(DqsForm::Exact)),
             "dqs_backoff" => Sched::Dqs(Dqs::new(DqsForm::Backoff)),
             "po_mptcp" => Sched::PoMptcp(PoMptcp::default()),
+            "po_mptcp_rr" => Sched::PoMptcp(PoMptcp::over_round_robin()),
             _ => return None,
         })
     }

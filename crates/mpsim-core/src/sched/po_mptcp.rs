@@ -36,22 +36,39 @@
 //!
 //! Note that MDPS's ranking differs from the standard scheduler's choice only in how it
 //! breaks exact RTT ties (larger cwnd rather than lower index), so on paths with distinct
-//! RTTs prioritised and ordinary data go to the same subflow.
+//! RTTs prioritised and ordinary data go to the same subflow. The variant `po_mptcp_rr`
+//! takes round-robin as the standard scheduler instead (the scheduler most MPTCP simulation
+//! studies of the time used as "standard MPTCP"); there PBPD does change where important data
+//! goes.
 
-use super::{BlockedAction, Decision, LowestRtt, SchedContext, Scheduler, SubflowView};
+use super::{BlockedAction, Decision, LowestRtt, RoundRobin, SchedContext, Scheduler, SubflowView};
 use crate::time::Dur;
 use crate::transport::tcp::CaState;
 use std::cmp::Reverse;
 
+/// The standard scheduler PO-MPTCP falls back on for ordinary data.
+#[derive(Clone, Copy, Debug)]
+enum Standard {
+    LowestRtt(LowestRtt),
+    RoundRobin(RoundRobin),
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct PoMptcp {
     /// The standard scheduler, for ordinary data and receive-window blocking.
-    standard: LowestRtt,
+    standard: Standard,
 }
 
 impl Default for PoMptcp {
     fn default() -> Self {
-        PoMptcp { standard: LowestRtt::new(true) }
+        PoMptcp { standard: Standard::LowestRtt(LowestRtt::new(true)) }
+    }
+}
+
+impl PoMptcp {
+    /// PO-MPTCP over round-robin as the standard scheduler (`po_mptcp_rr`).
+    pub fn over_round_robin() -> PoMptcp {
+        PoMptcp { standard: Standard::RoundRobin(RoundRobin::default()) }
     }
 }
 
@@ -86,19 +103,27 @@ impl PoMptcp {
 
 impl Scheduler for PoMptcp {
     fn name(&self) -> &'static str {
-        "po_mptcp"
+        match self.standard {
+            Standard::LowestRtt(_) => "po_mptcp",
+            Standard::RoundRobin(_) => "po_mptcp_rr",
+        }
     }
 
     fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
         if ctx.next_priority > 0 {
-            Self::priority_pick(ctx.subflows)
-        } else {
-            self.standard.pick(ctx)
+            return Self::priority_pick(ctx.subflows);
+        }
+        match &mut self.standard {
+            Standard::LowestRtt(s) => s.pick(ctx),
+            Standard::RoundRobin(s) => s.pick(ctx),
         }
     }
 
     fn on_window_blocked(&mut self, ctx: &SchedContext<'_>) -> BlockedAction {
-        self.standard.on_window_blocked(ctx)
+        match &mut self.standard {
+            Standard::LowestRtt(s) => s.on_window_blocked(ctx),
+            Standard::RoundRobin(s) => s.on_window_blocked(ctx),
+        }
     }
 }
 
@@ -106,6 +131,19 @@ impl Scheduler for PoMptcp {
 mod tests {
     use super::super::test_util::*;
     use super::*;
+
+    #[test]
+    fn over_round_robin_ordinary_data_takes_turns_but_priority_data_takes_the_best_path() {
+        let mut s = PoMptcp::over_round_robin();
+        assert_eq!(s.name(), "po_mptcp_rr");
+        let subs = [sf(100, 10, 0), sf(10, 10, 0)];
+        let mut c = ctx(&subs);
+        assert_eq!(s.pick(&c), Decision::Send(0), "round-robin starts with the first subflow");
+        assert_eq!(s.pick(&c), Decision::Send(1));
+        c.next_priority = 1;
+        assert_eq!(s.pick(&c), Decision::Send(1));
+        assert_eq!(s.pick(&c), Decision::Send(1), "priority data always on the best path");
+    }
 
     fn prio<'a>(subs: &'a [SubflowView]) -> SchedContext<'a> {
         let mut c = ctx(subs);
