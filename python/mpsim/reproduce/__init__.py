@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from . import buffer_size, dqs
+from . import buffer_size, dqs, po_mptcp
 
-PAPERS: dict[str, ModuleType] = {m.NAME: m for m in (buffer_size, dqs)}
+PAPERS: dict[str, ModuleType] = {m.NAME: m for m in (buffer_size, dqs, po_mptcp)}
 
 
 def run(name: str, out_root: str | Path = "results", seeds: int = 5, quick: bool = False, processes: int | None = None) -> list[Path]:
