@@ -443,3 +443,23 @@ def test_override_touches_only_its_target(index, by_name, field, value):
     d["link"][index].pop(field)
     before["link"][index].pop(field, None)
     assert d == before
+
+
+def test_media_frame_trace_file_is_read_relative_to_the_scenario(tmp_path):
+    (tmp_path / "video.trace").write_text("# type size\nI 30000\nP 6000\nP 6000\n\nB,3000\n")
+    (tmp_path / "s.toml").write_text(
+        'duration = "4s"\n[[link]]\nname = "l"\nrate = "10Mbps"\ndelay = "5ms"\n[[path]]\nname = "p"\nlinks = ["l"]\n'
+        '[[flow]]\nname = "v"\npath = "p"\n'
+        'app = { kind = "media", fps = 25, trace = "video.trace", classes = { I = { size = "1B", priority = 1 }, P = { size = "1B" }, B = { size = "1B" } } }\n'
+    )
+    res = mpsim.run(tmp_path / "s.toml", progress=False)
+    cls = res.classes.set_index("class")
+    # 101 frames (0..4 s inclusive) cycling I P P B: 26 I, 50 P, 25 B
+    assert list(cls.loc[["I", "P", "B"], "frames"]) == [26, 50, 25]
+    assert res.scenario["flow"][0]["app"]["frames"][0] == ["I", 30000]
+    (tmp_path / "bad.trace").write_text("I thirty\n")
+    text = (tmp_path / "s.toml").read_text().replace("video.trace", "bad.trace")
+    (tmp_path / "b.toml").write_text(text)
+    with pytest.raises(mpsim.ScenarioError) as e:
+        mpsim.run(tmp_path / "b.toml", progress=False)
+    assert e.value.key == "flow[0].app.trace" and "line 1" in e.value.message

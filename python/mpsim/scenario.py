@@ -88,14 +88,18 @@ def load(scenario: ScenarioLike) -> tuple[dict[str, Any], str]:
     The content is *not* validated here; :func:`mpsim.check` does that.
     """
     if isinstance(scenario, Mapping):
-        return copy.deepcopy(dict(scenario)), "<dict>"
+        d = copy.deepcopy(dict(scenario))
+        expand_frame_traces(d, Path.cwd(), "<dict>")
+        return d, "<dict>"
     if isinstance(scenario, os.PathLike):
         return _load_file(Path(scenario), os.fspath(scenario))
     if isinstance(scenario, str):
         if _looks_like_file(scenario):
             return _load_file(Path(scenario), scenario)
         if "\n" in scenario or "=" in scenario:
-            return _parse_toml(scenario, "<string>"), "<string>"
+            d = _parse_toml(scenario, "<string>")
+            expand_frame_traces(d, Path.cwd(), "<string>")
+            return d, "<string>"
         if not scenario.strip():
             raise ScenarioError("<string>", "", "the scenario is empty: give a file name, TOML text or a dict")
         return _load_file(Path(scenario), scenario)  # reports the missing file
@@ -137,7 +141,50 @@ def _load_file(path: Path, origin: str) -> tuple[dict[str, Any], str]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ScenarioError(origin, "", "not a text file (a scenario is UTF-8 encoded TOML)") from None
-    return _parse_toml(text, origin, "the file"), origin
+    d = _parse_toml(text, origin, "the file")
+    expand_frame_traces(d, path.parent, origin)
+    return d, origin
+
+
+def expand_frame_traces(d: dict[str, Any], base_dir: Path, origin: str) -> None:
+    """Replaces ``trace = "FILE"`` in a media application by the ``frames`` it lists.
+
+    The file (relative to the scenario's folder) has one frame per line: its type and its size
+    in bytes, separated by a space, tab or comma (``I 24000``); blank lines and lines starting
+    with ``#`` are skipped. The frames repeat cyclically, as a GOP does.
+    """
+    flows = d.get("flow")
+    if not isinstance(flows, list):
+        return
+    for i, flow in enumerate(flows):
+        app = flow.get("app") if isinstance(flow, dict) else None
+        if not isinstance(app, dict) or "trace" not in app:
+            continue
+        key = f"flow[{i}].app.trace"
+        if "frames" in app or "gop" in app:
+            raise ScenarioError(origin, key, "give one of `trace`, `frames` or `gop`")
+        name = app.pop("trace")
+        if not isinstance(name, str):
+            raise ScenarioError(origin, key, "expected a file name")
+        path = base_dir / name
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise ScenarioError(origin, key, f"cannot read {name}: {e.strerror or e}") from None
+        except UnicodeDecodeError:
+            raise ScenarioError(origin, key, f"{name} is not a text file") from None
+        frames = []
+        for n, line in enumerate(text.splitlines(), 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.replace(",", " ").split()
+            if len(parts) != 2 or not parts[1].isdigit():
+                raise ScenarioError(origin, key, f"{name} line {n}: expected a frame type and a size in bytes, like 'I 24000'")
+            frames.append([parts[0], int(parts[1])])
+        if not frames:
+            raise ScenarioError(origin, key, f"{name} lists no frames")
+        app["frames"] = frames
 
 
 def _parse_toml(text: str, origin: str, what: str = "the scenario") -> dict[str, Any]:

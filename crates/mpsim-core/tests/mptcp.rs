@@ -95,3 +95,21 @@ fn every_scheduler_with_every_controller_on_a_lossy_pair_of_paths() {
         }
     }
 }
+
+#[test]
+fn dqs_reschedules_the_queue_of_a_subflow_that_fails() {
+    // path 0 dies at 5 s and never comes back; DQS keeps up to a window queued on each subflow,
+    // so the transfer can only finish if that queue is taken back and sent on path 1
+    let paths = [
+        PathCase { rate_mbps: 10, delay_ms: 10, queue_pkts: 50, loss_permille: 0, outage: Some((5, 10_000)), backup: false },
+        PathCase { rate_mbps: 5, delay_ms: 30, queue_pkts: 50, loss_permille: 0, outage: None, backup: false },
+    ];
+    for sched in ["dqs", "dqs_exact", "dqs_backoff"] {
+        let text = render(&paths, sched, "lia", 20_000_000, 512);
+        let out = run_checked(&parse(&text));
+        let f = &out.summary.flows[0];
+        assert!(f.complete, "{sched}: {} of 20000000", f.bytes_delivered);
+        assert!(f.reinjections > 0, "{sched}");
+        assert!(f.subflows[0].timeouts >= 2, "{sched}");
+    }
+}
