@@ -33,7 +33,7 @@
 //! the windows at the moment of the loss, before the cut.
 
 use super::{
-    increase_by_threshold, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling, LossContext, Reno,
+    coupled_on_ack, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling, LossContext,
     Window,
 };
 
@@ -108,14 +108,7 @@ impl CongestionControl for Balia {
     }
 
     fn on_ack(&mut self, w: Window, ctx: &AckContext) -> Window {
-        if w.in_slow_start() {
-            return Reno::increase(&mut self.acked_in_ca, w, ctx.bytes_acked);
-        }
-        let threshold = match Coupling::new(w, ctx.srtt, 0, ctx.subflows, ctx.me) {
-            Some(c) => Balia::threshold(&c),
-            None => w.cwnd,
-        };
-        increase_by_threshold(&mut self.acked_in_ca, w, ctx.bytes_acked, threshold)
+        coupled_on_ack(&mut self.acked_in_ca, w, ctx, Balia::threshold)
     }
 
     fn on_congestion(&mut self, w: Window, ev: CongestionEvent, ctx: &LossContext) -> Window {

@@ -23,8 +23,8 @@
 //! threshold is the caller's own window and LIA is Reno to the byte.
 
 use super::{
-    halved_ssthresh, increase_by_threshold, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling,
-    LossContext, Reno, Window,
+    halved_ssthresh, coupled_on_ack, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling,
+    LossContext, Window,
 };
 
 #[derive(Clone, Debug, Default)]
@@ -75,14 +75,7 @@ impl CongestionControl for Lia {
     }
 
     fn on_ack(&mut self, w: Window, ctx: &AckContext) -> Window {
-        if w.in_slow_start() {
-            return Reno::increase(&mut self.acked_in_ca, w, ctx.bytes_acked);
-        }
-        let threshold = match Coupling::new(w, ctx.srtt, 0, ctx.subflows, ctx.me) {
-            Some(c) => Lia::threshold(&c),
-            None => w.cwnd,
-        };
-        increase_by_threshold(&mut self.acked_in_ca, w, ctx.bytes_acked, threshold)
+        coupled_on_ack(&mut self.acked_in_ca, w, ctx, Lia::threshold)
     }
 
     fn on_congestion(&mut self, w: Window, ev: CongestionEvent, ctx: &LossContext) -> Window {
@@ -95,6 +88,7 @@ impl CongestionControl for Lia {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::Reno;
     use crate::cc::test_support::*;
     use crate::cc::SubflowState;
     use proptest::prelude::*;

@@ -205,6 +205,17 @@ pub fn halved_ssthresh(in_flight: u64, mss: u64) -> u64 {
     (in_flight / 2).max(2 * mss)
 }
 
+/// The congestion-avoidance step of a coupled controller whose increase is "one MSS per
+/// `threshold` bytes acknowledged": Reno's slow start, then the threshold `coupled` computes
+/// from the connection (or the subflow's own window when it is not coupled, i.e. Reno).
+pub(crate) fn coupled_on_ack(acked_in_ca: &mut u64, w: Window, ctx: &AckContext, coupled: impl Fn(&Coupling) -> u64) -> Window {
+    if w.in_slow_start() {
+        return Reno::increase(acked_in_ca, w, ctx.bytes_acked);
+    }
+    let threshold = Coupling::new(w, ctx.srtt, 0, ctx.subflows, ctx.me).map_or(w.cwnd, |c| coupled(&c));
+    increase_by_threshold(acked_in_ca, w, ctx.bytes_acked, threshold)
+}
+
 /// Congestion avoidance with a variable threshold: one MSS is added each time `threshold`
 /// bytes have been acknowledged, so every acknowledged byte adds `MSS / threshold` bytes.
 /// With `threshold = cwnd` this is exactly Reno's rule (`Reno::increase`); LIA and BALIA
