@@ -125,12 +125,9 @@ impl CongestionControl for Balia {
 mod tests {
     use super::*;
     use crate::cc::test_support::*;
-    use crate::cc::{halved_ssthresh, SubflowState};
+    use crate::cc::halved_ssthresh;
     use proptest::prelude::*;
 
-    fn coupling(subs: &[SubflowState], me: usize) -> Coupling<'_> {
-        Coupling::new(window_of(&subs[me]), subs[me].srtt, 0, subs, me).unwrap()
-    }
 
     #[test]
     fn increase_on_a_hand_example() {

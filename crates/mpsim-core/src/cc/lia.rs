@@ -93,9 +93,6 @@ mod tests {
     use crate::cc::SubflowState;
     use proptest::prelude::*;
 
-    fn coupling(subs: &[SubflowState], me: usize) -> Coupling<'_> {
-        Coupling::new(window_of(&subs[me]), subs[me].srtt, 0, subs, me).unwrap()
-    }
 
     #[test]
     fn alpha_of_two_equal_subflows_is_one_half() {

@@ -348,6 +348,11 @@ pub(crate) mod test_support {
         Window { cwnd: s.cwnd, ssthresh: s.cwnd.min(s.ssthresh), mss: s.mss }
     }
 
+    /// The coupling seen by subflow `me` of `subs` (which must have an RTT sample).
+    pub fn coupling(subs: &[SubflowState], me: usize) -> Coupling<'_> {
+        Coupling::new(window_of(&subs[me]), subs[me].srtt, subs[me].inter_loss_bytes, subs, me).unwrap()
+    }
+
     pub fn ack(bytes_acked: u64, subflows: &[SubflowState], me: usize) -> AckContext<'_> {
         let srtt = subflows.get(me).and_then(|s| s.srtt);
         AckContext { now: SimTime::ZERO, bytes_acked, in_flight: 0, srtt, min_rtt: srtt, subflows, me }

@@ -195,9 +195,6 @@ mod tests {
         SubflowState { inter_loss_bytes: l, ..s }
     }
 
-    fn coupling(subs: &[SubflowState], me: usize) -> Coupling<'_> {
-        Coupling::new(window_of(&subs[me]), subs[me].srtt, subs[me].inter_loss_bytes, subs, me).unwrap()
-    }
 
     fn alphas(subs: &[SubflowState]) -> Vec<f64> {
         (0..subs.len()).map(|i| Olia::alpha(&coupling(subs, i))).collect()
