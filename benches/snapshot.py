@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Snapshots of every shipped scenario's output, to show that a change leaves results alone.
+
+    python benches/snapshot.py --out DIR            # record
+    python benches/snapshot.py --compare DIR        # record again and compare with DIR
+
+For each scenario under scenarios/ it records the summary (without the wall-clock field),
+a SHA-256 of each time-series table, and, on a 5-second traced run of the same scenario, a
+SHA-256 of the per-packet trace; on scenarios with a multipath flow, the same for every
+built-in scheduler x controller. A refactoring that claims "results unchanged" must leave
+every file identical; `--compare` prints the first differences and exits 1 if any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import mpsim
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def digest(df) -> str | None:
+    if df is None:
+        return None
+    return hashlib.sha256(df.to_csv(index=False, float_format="%.17g").encode()).hexdigest()
+
+
+def snapshot(path: Path) -> dict:
+    res = mpsim.run(path, progress=False)
+    summary = dict(res.summary)
+    summary.pop("wall_s", None)
+    traced = mpsim.run(path, progress=False, overrides={"duration": "5s", "metrics.warmup": "0s", "metrics.trace": True})
+    return {
+        "summary": summary,
+        "flow_series": digest(res.flow_series),
+        "subflow_series": digest(res.subflow_series),
+        "link_series": digest(res.link_series),
+        "trace_5s": digest(traced.trace),
+        "matrix": matrix(path),
+    }
+
+
+def matrix(path: Path) -> dict:
+    """Every scheduler x controller on a scenario's multipath flows: 5 s traced runs."""
+    base, _ = mpsim.scenario.load(path)
+    if not any("paths" in f for f in base.get("flow", [])):
+        return {}
+    out = {}
+    for _, sched, _ in mpsim.components("scheduler"):
+        for _, cc, _ in mpsim.components("cc"):
+            d = copy.deepcopy(base)
+            for f in d["flow"]:
+                if "paths" in f:
+                    f["scheduler"], f["cc"] = sched, cc
+            d["duration"] = "5s"
+            d.setdefault("metrics", {}).update({"warmup": "0s", "trace": True})
+            res = mpsim.run(d, progress=False)
+            summary = dict(res.summary)
+            summary.pop("wall_s", None)
+            key = f"{sched}/{cc}"
+            out[key] = hashlib.sha256(json.dumps(summary, sort_keys=True).encode()).hexdigest()
+            out[key + "/trace"] = digest(res.trace)
+    return out
+
+
+def scenarios() -> list[Path]:
+    return sorted(p for p in (ROOT / "scenarios").rglob("*.toml"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--out", type=Path, help="folder to record the snapshots into")
+    g.add_argument("--compare", type=Path, help="folder of earlier snapshots to compare with")
+    args = ap.parse_args(argv)
+    differ = 0
+    for path in scenarios():
+        name = str(path.relative_to(ROOT / "scenarios")).replace("/", "__").removesuffix(".toml") + ".json"
+        text = json.dumps(snapshot(path), indent=1, sort_keys=True) + "\n"
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / name).write_text(text)
+            print(f"recorded {name}")
+            continue
+        old = args.compare / name
+        if not old.exists():
+            print(f"NEW      {name} (no earlier snapshot)")
+            continue
+        if old.read_text() == text:
+            print(f"same     {name}")
+            continue
+        differ += 1
+        print(f"DIFFERS  {name}")
+        a, b = old.read_text().splitlines(), text.splitlines()
+        shown = 0
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y and shown < 8:
+                print(f"    line {i + 1}: {x.strip()}  ->  {y.strip()}")
+                shown += 1
+    if args.compare:
+        print(f"{differ} of {len(scenarios())} scenarios differ")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
