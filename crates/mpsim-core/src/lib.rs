@@ -33,6 +33,7 @@ pub mod sim;
 pub mod time;
 pub mod transport;
 pub mod units;
+pub mod view;
 
 pub use scenario::{Scenario, ScenarioError};
 pub use sim::{Output, Simulation};

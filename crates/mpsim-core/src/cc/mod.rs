@@ -5,16 +5,7 @@
 //! sender; the controller only decides how the window moves. Hooks that a controller does not
 //! need have default implementations.
 
-pub mod balia;
-pub mod lia;
-pub mod olia;
-pub mod reno;
-
 use crate::time::{Dur, SimTime};
-pub use balia::Balia;
-pub use lia::Lia;
-pub use olia::Olia;
-pub use reno::Reno;
 
 /// Congestion window and slow-start threshold, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,94 +100,95 @@ pub trait CongestionControl {
     }
 }
 
-/// The controllers mpsim ships, plus one slot for a user implementation.
-pub enum Controller {
-    Reno(Reno),
-    Lia(Lia),
-    Olia(Olia),
-    Balia(Balia),
-    /// A user-supplied controller (for example one written in Python); slower, dynamic dispatch.
-    Custom(Box<dyn CongestionControl + Send>),
+/// Declares the built-in controllers from one table: module (one file per controller) and
+/// type, then each scenario name with its constructor and the one-line description `mpsim
+/// list` shows. Dispatch stays static, plus a `Custom` slot for a boxed implementation.
+macro_rules! controllers {
+    ($($module:ident :: $ty:ident { $($name:literal => $make:expr, $desc:literal;)+ })+) => {
+        $(pub mod $module; pub use $module::$ty;)+
+
+        /// The controllers mpsim ships, plus one slot for a user implementation.
+        pub enum Controller {
+            $($ty($ty),)+
+            /// A user-supplied controller (for example one written in Python); slower, dynamic
+            /// dispatch.
+            Custom(Box<dyn CongestionControl + Send>),
+        }
+
+        /// Names and one-line descriptions of the built-in controllers.
+        pub const CONTROLLERS: &[(&str, &str)] = &[$($(($name, $desc),)+)+];
+
+        impl Controller {
+            /// Builds a built-in controller by name.
+            pub fn by_name(name: &str) -> Option<Controller> {
+                match name {
+                    $($($name => Some(Controller::$ty($make)),)+)+
+                    _ => None,
+                }
+            }
+
+            fn inner(&mut self) -> &mut dyn CongestionControl {
+                match self {
+                    $(Controller::$ty(c) => c,)+
+                    Controller::Custom(c) => c.as_mut(),
+                }
+            }
+
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Controller::$ty(c) => c.name(),)+
+                    Controller::Custom(c) => c.name(),
+                }
+            }
+
+            #[inline]
+            pub fn on_ack(&mut self, w: Window, ctx: &AckContext) -> Window {
+                match self {
+                    $(Controller::$ty(c) => c.on_ack(w, ctx),)+
+                    Controller::Custom(c) => c.on_ack(w, ctx),
+                }
+            }
+
+            #[inline]
+            pub fn on_rtt_sample(&mut self, rtt: Dur, now: SimTime) {
+                match self {
+                    $(Controller::$ty(c) => c.on_rtt_sample(rtt, now),)+
+                    Controller::Custom(c) => c.on_rtt_sample(rtt, now),
+                }
+            }
+
+            pub fn inter_loss_bytes(&self) -> u64 {
+                match self {
+                    $(Controller::$ty(c) => c.inter_loss_bytes(),)+
+                    Controller::Custom(c) => c.inter_loss_bytes(),
+                }
+            }
+        }
+    };
 }
 
-/// Names and one-line descriptions of the built-in controllers.
-pub const CONTROLLERS: &[(&str, &str)] = &[
-    ("reno", "NewReno (RFC 5681/6582): slow start, +1 MSS per RTT, halve on loss; uncoupled per subflow"),
-    ("lia", "MPTCP Linked Increases (RFC 6356): coupled increase capped at Reno's, Reno decrease"),
-    ("olia", "MPTCP OLIA (Khalili et al.): coupled increase shifting window to the best paths, Reno decrease"),
-    ("balia", "MPTCP BALIA (Peng et al.): balanced coupled increase, decrease scaled by min(alpha, 1.5)"),
-];
+controllers! {
+    reno::Reno {
+        "reno" => Reno::default(), "NewReno (RFC 5681/6582): slow start, +1 MSS per RTT, halve on loss; uncoupled per subflow";
+    }
+    lia::Lia {
+        "lia" => Lia::default(), "MPTCP Linked Increases (RFC 6356): coupled increase capped at Reno's, Reno decrease";
+    }
+    olia::Olia {
+        "olia" => Olia::default(), "MPTCP OLIA (Khalili et al.): coupled increase shifting window to the best paths, Reno decrease";
+    }
+    balia::Balia {
+        "balia" => Balia::default(), "MPTCP BALIA (Peng et al.): balanced coupled increase, decrease scaled by min(alpha, 1.5)";
+    }
+}
 
 impl Controller {
-    /// Builds a built-in controller by name.
-    pub fn by_name(name: &str) -> Option<Controller> {
-        match name {
-            "reno" => Some(Controller::Reno(Reno::default())),
-            "lia" => Some(Controller::Lia(Lia::default())),
-            "olia" => Some(Controller::Olia(Olia::default())),
-            "balia" => Some(Controller::Balia(Balia::default())),
-            _ => None,
-        }
-    }
-
-    fn inner(&mut self) -> &mut dyn CongestionControl {
-        match self {
-            Controller::Reno(c) => c,
-            Controller::Lia(c) => c,
-            Controller::Olia(c) => c,
-            Controller::Balia(c) => c,
-            Controller::Custom(c) => c.as_mut(),
-        }
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            Controller::Reno(c) => c.name(),
-            Controller::Lia(c) => c.name(),
-            Controller::Olia(c) => c.name(),
-            Controller::Balia(c) => c.name(),
-            Controller::Custom(c) => c.name(),
-        }
-    }
-
-    #[inline]
-    pub fn on_ack(&mut self, w: Window, ctx: &AckContext) -> Window {
-        match self {
-            Controller::Reno(c) => c.on_ack(w, ctx),
-            Controller::Lia(c) => c.on_ack(w, ctx),
-            Controller::Olia(c) => c.on_ack(w, ctx),
-            Controller::Balia(c) => c.on_ack(w, ctx),
-            Controller::Custom(c) => c.on_ack(w, ctx),
-        }
-    }
-
     pub fn on_congestion(&mut self, w: Window, ev: CongestionEvent, ctx: &LossContext) -> Window {
         self.inner().on_congestion(w, ev, ctx)
     }
 
-    #[inline]
-    pub fn on_rtt_sample(&mut self, rtt: Dur, now: SimTime) {
-        match self {
-            Controller::Reno(c) => c.on_rtt_sample(rtt, now),
-            Controller::Lia(c) => c.on_rtt_sample(rtt, now),
-            Controller::Olia(c) => c.on_rtt_sample(rtt, now),
-            Controller::Balia(c) => c.on_rtt_sample(rtt, now),
-            Controller::Custom(c) => c.on_rtt_sample(rtt, now),
-        }
-    }
-
     pub fn on_recovery_exit(&mut self, w: Window) -> Window {
         self.inner().on_recovery_exit(w)
-    }
-
-    pub fn inter_loss_bytes(&self) -> u64 {
-        match self {
-            Controller::Reno(c) => c.inter_loss_bytes(),
-            Controller::Lia(c) => c.inter_loss_bytes(),
-            Controller::Olia(c) => c.inter_loss_bytes(),
-            Controller::Balia(c) => c.inter_loss_bytes(),
-            Controller::Custom(c) => c.inter_loss_bytes(),
-        }
     }
 }
 

@@ -1,11 +1,15 @@
 //! Measurements: delay and jitter statistics, fairness, time series, packet traces and the
 //! run summary.
 
+pub mod series;
 pub mod summary;
 pub mod table;
+pub mod trace;
 
+pub use series::{FlowColumns, FlowRow, LinkColumns, LinkRow, SubflowColumns, SubflowRow};
 pub use summary::{ClassSummary, FlowSummary, LinkSummary, SubflowSummary, Summary};
 pub use table::{Column, Table};
+pub use trace::{trace_table, TraceKind, TraceRow};
 
 use crate::time::{Dur, SimTime};
 

@@ -36,7 +36,7 @@ pub struct ClassSummary {
     pub jitter_ms: Option<f64>,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct FlowSummary {
     /// The flow's name (the same key as the `flow` column of series and traces).
     pub flow: String,

@@ -49,8 +49,9 @@
 //!   chooses subflows whose window is momentarily full, so the next window is ready.
 //! * **Candidates.** Usable subflows not in the Loss state (after a timeout the window is
 //!   rebuilt and retransmissions go first; the connection has just taken their queue back).
-//!   Backup subflows only when no regular subflow is usable and out of Loss, the same rule
-//!   as the default scheduler; a regular subflow that is merely full makes DQS wait.
+//!   Backup subflows only under the backup rule every scheduler shares
+//!   ([`backups_in_use`]: no regular subflow usable); a regular subflow that is merely full
+//!   or in Loss makes DQS wait.
 //! * **Order.** Ascending `T_i`, ties to the lower index; the chunk goes to the first
 //!   candidate with queue room, or DQS waits.
 //! * The loss estimate counts every retransmission, including spurious ones, and is clamped
@@ -62,9 +63,9 @@
 //! * There is no receive-buffer optimisation: the paper addresses receive-buffer blocking by
 //!   the choice of path alone, so when the receive window blocks, DQS does nothing special.
 
-use super::{Decision, SchedContext, Scheduler, SubflowView};
+use super::{backups_in_use, Decision, SchedContext, Scheduler, SubflowView};
 use crate::time::Dur;
-use crate::transport::tcp::CaState;
+use crate::view::CaState;
 
 /// Weight of the old average in `RTT_i ← β·RTT_i + (1−β)·rtt_i`.
 pub const BETA: f64 = 0.75;
@@ -175,11 +176,11 @@ impl Scheduler for Dqs {
 
     fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
         self.observe(ctx.subflows);
-        let regular = ctx.subflows.iter().any(|s| !s.backup && Self::candidate(s));
+        let backups = backups_in_use(ctx.subflows);
         ctx.subflows
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.backup != regular && Self::candidate(s))
+            .filter(|(_, s)| s.eligible(backups) && Self::candidate(s))
             .filter(|(_, s)| Self::queue_has_room(s, ctx.next_len))
             .map(|(i, s)| (self.expected_delivery(i, s), i))
             .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
@@ -351,10 +352,14 @@ mod tests {
         let mut full = slow;
         full.queued = 10 * MSS;
         assert_eq!(d.pick(&ctx(&[lost, dead, backup, full])), Decision::Wait);
-        // no regular subflow usable and out of Loss: the backup
+        // a regular subflow usable but in Loss keeps the backup idle (the shared rule)
         let mut slow_dead = slow;
         slow_dead.usable = false;
-        assert_eq!(d.pick(&ctx(&[lost, dead, backup, slow_dead])), Decision::Send(2));
+        assert_eq!(d.pick(&ctx(&[lost, dead, backup, slow_dead])), Decision::Wait);
+        // no regular subflow usable at all: the backup
+        let mut lost_dead = lost;
+        lost_dead.usable = false;
+        assert_eq!(d.pick(&ctx(&[lost_dead, dead, backup, slow_dead])), Decision::Send(2));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use super::{lowest_rtt_available, BlockedAction, Decision, SchedContext, Scheduler};
 use crate::time::SimTime;
-use crate::transport::tcp::CaState;
+use crate::view::CaState;
 
 #[derive(Clone, Copy, Debug)]
 pub struct LowestRtt {

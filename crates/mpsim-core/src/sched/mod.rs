@@ -7,82 +7,8 @@
 //! decisions, so every scheduler works with every controller and is easy to test on
 //! hand-built views. One file per scheduler, chosen by an enum so dispatch is static.
 
-pub mod blest;
-pub mod dqs;
-pub mod ecf;
-pub mod lowest_rtt;
-pub mod otias;
-pub mod po_mptcp;
-pub mod redundant;
-pub mod round_robin;
-pub mod single_path;
-
-use crate::time::{Dur, SimTime};
-use crate::transport::tcp::CaState;
-pub use blest::Blest;
-pub use dqs::{Dqs, DqsForm};
-pub use ecf::Ecf;
-pub use lowest_rtt::LowestRtt;
-pub use otias::Otias;
-pub use po_mptcp::PoMptcp;
-pub use redundant::Redundant;
-pub use round_robin::RoundRobin;
-pub use single_path::SinglePath;
-
-/// What a scheduler may see of one subflow.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SubflowView {
-    pub srtt: Option<Dur>,
-    /// The most recent RTT sample, and how many samples were taken so far (a scheduler that
-    /// keeps its own RTT average updates it when the count changes).
-    pub latest_rtt: Option<Dur>,
-    pub rtt_samples: u64,
-    pub rttvar: Dur,
-    pub min_rtt: Option<Dur>,
-    pub rto: Dur,
-    pub cwnd: u64,
-    pub ssthresh: u64,
-    pub mss: u64,
-    /// Bytes presumed in the network (RFC 6675 pipe).
-    pub in_flight: u64,
-    /// Bytes handed to the subflow and not yet sent.
-    pub queued: u64,
-    pub ca_state: CaState,
-    /// A backup subflow (MP_PRIO): used only when no regular subflow can be.
-    pub backup: bool,
-    /// Established and not marked potentially failed (a timeout marks it until new data is
-    /// acknowledged on it).
-    pub usable: bool,
-    /// Segments sent and retransmitted so far, for schedulers that estimate loss.
-    pub segments_sent: u64,
-    pub retransmits: u64,
-}
-
-impl SubflowView {
-    /// Linux `mptcp_is_available` with the cwnd test: usable, not in the Loss state, and
-    /// room in the window for at least one more segment beyond what is queued.
-    pub fn has_cwnd_room(&self) -> bool {
-        self.in_flight + self.queued < self.cwnd
-    }
-
-    pub fn available(&self) -> bool {
-        self.usable && self.ca_state != CaState::Loss && self.has_cwnd_room()
-    }
-
-    /// srtt, or the largest value if there is no sample yet (so sampled paths come first).
-    pub fn srtt_or_max(&self) -> Dur {
-        self.srtt.unwrap_or(Dur(u64::MAX))
-    }
-
-    /// Fraction of segments retransmitted: a crude loss estimate.
-    pub fn loss_estimate(&self) -> f64 {
-        if self.segments_sent == 0 {
-            0.0
-        } else {
-            self.retransmits as f64 / self.segments_sent as f64
-        }
-    }
-}
+use crate::time::SimTime;
+pub use crate::view::{backups_in_use, CaState, SubflowView};
 
 /// What a scheduler may see of the connection.
 #[derive(Clone, Copy, Debug)]
@@ -144,104 +70,100 @@ pub trait Scheduler {
     }
 }
 
-/// The schedulers mpsim ships, plus one slot for a user implementation.
-pub enum Sched {
-    SinglePath(SinglePath),
-    RoundRobin(RoundRobin),
-    LowestRtt(LowestRtt),
-    Redundant(Redundant),
-    Blest(Blest),
-    Ecf(Ecf),
-    Otias(Otias),
-    Dqs(Dqs),
-    PoMptcp(PoMptcp),
-    /// A user-supplied scheduler; slower, dynamic dispatch.
-    Custom(Box<dyn Scheduler + Send>),
+/// Declares the built-in schedulers from one table: each entry names the module (one file
+/// per scheduler) and type, then every scenario name it answers to, with the constructor and
+/// the one-line description `mpsim list` shows. The table's order is the listing's order.
+/// Dispatch stays static (one enum variant per type), plus a `Custom` slot for a boxed
+/// implementation from outside the crate.
+macro_rules! schedulers {
+    ($($module:ident :: $ty:ident { $($name:literal => $make:expr, $desc:literal;)+ })+) => {
+        $(pub mod $module; pub use $module::$ty;)+
+
+        /// The schedulers mpsim ships, plus one slot for a user implementation.
+        pub enum Sched {
+            $($ty($ty),)+
+            /// A user-supplied scheduler; slower, dynamic dispatch.
+            Custom(Box<dyn Scheduler + Send>),
+        }
+
+        /// Names and one-line descriptions of the built-in schedulers, for `mpsim list`.
+        pub const SCHEDULERS: &[(&str, &str)] = &[$($(($name, $desc),)+)+];
+
+        impl Sched {
+            pub fn by_name(name: &str) -> Option<Sched> {
+                match name {
+                    $($($name => Some(Sched::$ty($make)),)+)+
+                    _ => None,
+                }
+            }
+
+            fn inner(&mut self) -> &mut dyn Scheduler {
+                match self {
+                    $(Sched::$ty(s) => s,)+
+                    Sched::Custom(s) => s.as_mut(),
+                }
+            }
+
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Sched::$ty(s) => s.name(),)+
+                    Sched::Custom(s) => s.name(),
+                }
+            }
+
+            #[inline]
+            pub fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
+                match self {
+                    $(Sched::$ty(s) => s.pick(ctx),)+
+                    Sched::Custom(s) => s.pick(ctx),
+                }
+            }
+        }
+    };
 }
 
-/// Names and one-line descriptions of the built-in schedulers, for `mpsim list`.
-pub const SCHEDULERS: &[(&str, &str)] = &[
-    ("lowest_rtt", "Linux MPTCP default: lowest-RTT subflow with cwnd room; opportunistic retransmission and penalisation"),
-    ("lowest_rtt_plain", "lowest-RTT first without opportunistic retransmission or penalisation"),
-    ("round_robin", "cycle over subflows with cwnd room, one segment each (Linux roundrobin)"),
-    ("redundant", "every chunk on the lowest-RTT subflow and a copy on every other active subflow"),
-    ("single_path", "only the first subflow: plain TCP inside the multipath model, as a baseline"),
-    ("blest", "BLEST: lowest-RTT, but wait for the fast subflow when a slow one would block the receive window"),
-    ("ecf", "ECF: lowest-RTT, but wait for the fast subflow when it would finish the queued data sooner"),
-    ("otias", "OTIAS: each chunk to the subflow where it would arrive first, queueing beyond cwnd"),
-    ("dqs", "DQS: fill each subflow's queue up to its cwnd, in order of expected delivery time with retransmissions (eq. 9 as printed)"),
-    ("dqs_exact", "DQS with the delivery time conditioned on success within three retransmissions"),
-    ("dqs_backoff", "DQS with the delivery time under exponential RTO backoff"),
-    ("po_mptcp", "PO-MPTCP: prioritised data on the lowest-RTT (then largest-cwnd) subflow with room; other data as lowest_rtt"),
-    ("po_mptcp_rr", "PO-MPTCP with round-robin as the standard scheduler for ordinary data"),
-];
+schedulers! {
+    lowest_rtt::LowestRtt {
+        "lowest_rtt" => LowestRtt::new(true),
+            "Linux MPTCP default (out-of-tree v0.9x): lowest-RTT subflow with cwnd room; opportunistic retransmission and penalisation";
+        "lowest_rtt_plain" => LowestRtt::new(false),
+            "lowest-RTT first without opportunistic retransmission or penalisation";
+    }
+    round_robin::RoundRobin {
+        "round_robin" => RoundRobin::default(), "cycle over subflows with cwnd room, one segment each (Linux roundrobin)";
+    }
+    redundant::Redundant {
+        "redundant" => Redundant, "every chunk on the lowest-RTT subflow and a copy on every other active subflow";
+    }
+    single_path::SinglePath {
+        "single_path" => SinglePath, "only the first subflow: plain TCP inside the multipath model, as a baseline";
+    }
+    blest::Blest {
+        "blest" => Blest::default(),
+            "BLEST: lowest-RTT, but wait for the fast subflow when a slow one would block the receive window";
+    }
+    ecf::Ecf {
+        "ecf" => Ecf::default(), "ECF: lowest-RTT, but wait for the fast subflow when it would finish the queued data sooner";
+    }
+    otias::Otias {
+        "otias" => Otias, "OTIAS: each chunk to the subflow where it would arrive first, queueing beyond cwnd";
+    }
+    dqs::Dqs {
+        "dqs" => Dqs::new(DqsForm::Printed),
+            "DQS: fill each subflow's queue up to its cwnd, in order of expected delivery time with retransmissions (eq. 9 as printed)";
+        "dqs_exact" => Dqs::new(DqsForm::Exact), "DQS with the delivery time conditioned on success within three retransmissions";
+        "dqs_backoff" => Dqs::new(DqsForm::Backoff), "DQS with the delivery time under exponential RTO backoff";
+    }
+    po_mptcp::PoMptcp {
+        "po_mptcp" => PoMptcp::default(),
+            "PO-MPTCP: prioritised data on the lowest-RTT (then largest-cwnd) subflow with room; other data as lowest_rtt";
+        "po_mptcp_rr" => PoMptcp::over_round_robin(), "PO-MPTCP with round-robin as the standard scheduler for ordinary data";
+    }
+}
+
+pub use dqs::DqsForm;
 
 impl Sched {
-    pub fn by_name(name: &str) -> Option<Sched> {
-        Some(match name {
-            "lowest_rtt" => Sched::LowestRtt(LowestRtt::new(true)),
-            "lowest_rtt_plain" => Sched::LowestRtt(LowestRtt::new(false)),
-            "round_robin" => Sched::RoundRobin(RoundRobin::default()),
-            "redundant" => Sched::Redundant(Redundant),
-            "single_path" => Sched::SinglePath(SinglePath),
-            "blest" => Sched::Blest(Blest::default()),
-            "ecf" => Sched::Ecf(Ecf::default()),
-            "otias" => Sched::Otias(Otias),
-            "dqs" => Sched::Dqs(Dqs::new(DqsForm::Printed)),
-            "dqs_exact" => Sched::Dqs(Dqs::new(DqsForm::Exact)),
-            "dqs_backoff" => Sched::Dqs(Dqs::new(DqsForm::Backoff)),
-            "po_mptcp" => Sched::PoMptcp(PoMptcp::default()),
-            "po_mptcp_rr" => Sched::PoMptcp(PoMptcp::over_round_robin()),
-            _ => return None,
-        })
-    }
-
-    fn inner(&mut self) -> &mut dyn Scheduler {
-        match self {
-            Sched::SinglePath(s) => s,
-            Sched::RoundRobin(s) => s,
-            Sched::LowestRtt(s) => s,
-            Sched::Redundant(s) => s,
-            Sched::Blest(s) => s,
-            Sched::Ecf(s) => s,
-            Sched::Otias(s) => s,
-            Sched::Dqs(s) => s,
-            Sched::PoMptcp(s) => s,
-            Sched::Custom(s) => s.as_mut(),
-        }
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            Sched::SinglePath(s) => s.name(),
-            Sched::RoundRobin(s) => s.name(),
-            Sched::LowestRtt(s) => s.name(),
-            Sched::Redundant(s) => s.name(),
-            Sched::Blest(s) => s.name(),
-            Sched::Ecf(s) => s.name(),
-            Sched::Otias(s) => s.name(),
-            Sched::Dqs(s) => s.name(),
-            Sched::PoMptcp(s) => s.name(),
-            Sched::Custom(s) => s.name(),
-        }
-    }
-
-    #[inline]
-    pub fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
-        match self {
-            Sched::LowestRtt(s) => s.pick(ctx),
-            Sched::SinglePath(s) => s.pick(ctx),
-            Sched::RoundRobin(s) => s.pick(ctx),
-            Sched::Redundant(s) => s.pick(ctx),
-            Sched::Blest(s) => s.pick(ctx),
-            Sched::Ecf(s) => s.pick(ctx),
-            Sched::Otias(s) => s.pick(ctx),
-            Sched::Dqs(s) => s.pick(ctx),
-            Sched::PoMptcp(s) => s.pick(ctx),
-            Sched::Custom(s) => s.pick(ctx),
-        }
-    }
-
     pub fn copies(&mut self, ctx: &SchedContext<'_>, chosen: usize) -> u64 {
         self.inner().copies(ctx, chosen)
     }
@@ -251,27 +173,15 @@ impl Sched {
     }
 }
 
-/// The lowest-RTT subflow among `candidates` that is available (cwnd room), preferring
-/// regular subflows; backups only when no regular subflow is usable at all.
+/// The lowest-RTT available subflow (cwnd room) under the backup rule ([`backups_in_use`]).
 pub fn lowest_rtt_available(subflows: &[SubflowView]) -> Option<usize> {
-    let best = |backup: bool| {
-        subflows
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.backup == backup && s.available())
-            .min_by_key(|(i, s)| (s.srtt_or_max(), *i))
-            .map(|(i, _)| i)
-    };
-    if let Some(i) = best(false) {
-        return Some(i);
-    }
-    // backups only if no regular subflow is merely waiting for cwnd room
-    let regular_usable = subflows.iter().any(|s| !s.backup && s.usable && s.ca_state != CaState::Loss);
-    if regular_usable {
-        None
-    } else {
-        best(true)
-    }
+    let backups = backups_in_use(subflows);
+    subflows
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.eligible(backups) && s.available())
+        .min_by_key(|(i, s)| (s.srtt_or_max(), *i))
+        .map(|(i, _)| i)
 }
 
 /// The fastest subflow (smallest srtt, unsampled last, ties to the lower index) among usable
@@ -305,6 +215,7 @@ pub fn slower_than_fastest(subflows: &[SubflowView]) -> Result<(usize, usize), D
 #[cfg(test)]
 pub(crate) mod test_util {
     use super::*;
+    use crate::time::Dur;
 
     /// A usable regular subflow with the given srtt (ms), cwnd and in-flight (segments).
     pub fn sf(srtt_ms: u64, cwnd: u64, in_flight: u64) -> SubflowView {
@@ -384,6 +295,7 @@ mod tests {
 #[cfg(test)]
 pub(crate) mod props {
     use super::*;
+    use crate::time::Dur;
     use proptest::prelude::*;
 
     fn ca_state() -> impl Strategy<Value = CaState> {

@@ -29,8 +29,8 @@
 //!   from the handshake.
 //! * **Candidates.** Usable subflows that are not in the Loss state (their window is being
 //!   rebuilt after a timeout and retransmissions go first, which the estimate does not see)
-//!   and not full. Backup subflows only when no regular subflow is usable at all; a regular
-//!   subflow that is usable but in Loss or full makes OTIAS wait rather than use a backup.
+//!   and not full. Backup subflows only under the shared backup rule ([`backups_in_use`]: no
+//!   regular subflow usable); a regular subflow in Loss or full makes OTIAS wait.
 //! * **Ties** go to the lower index, so decisions are deterministic.
 //! * **Timeouts.** OTIAS deliberately parks data beyond the window; when a subflow times out,
 //!   the connection takes its unsent queue back and schedules it again (as it does for every
@@ -38,8 +38,8 @@
 //! * There is no receive-buffer optimisation (MPDCCP has no connection-level window); when
 //!   the receive window blocks, OTIAS does nothing special.
 
-use super::{Decision, SchedContext, Scheduler, SubflowView};
-use crate::transport::tcp::CaState;
+use super::{backups_in_use, Decision, SchedContext, Scheduler, SubflowView};
+use crate::view::CaState;
 
 /// A subflow's unsent queue may hold at most this many congestion windows.
 pub const MAX_QUEUE_WINDOWS: u64 = 4;
@@ -68,11 +68,11 @@ impl Scheduler for Otias {
     }
 
     fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
-        let regular_usable = ctx.subflows.iter().any(|s| s.usable && !s.backup);
+        let backups = backups_in_use(ctx.subflows);
         ctx.subflows
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.usable && !(s.backup && regular_usable))
+            .filter(|(_, s)| s.eligible(backups))
             .filter(|(_, s)| s.ca_state != CaState::Loss && !Self::queue_full(s, ctx.next_len))
             .min_by_key(|(i, s)| (Self::arrival_estimate(s), *i))
             .map_or(Decision::Wait, |(i, _)| Decision::Send(i))

@@ -23,9 +23,10 @@
 //! * **Which paths are ranked.** The paper ranks the "available paths". We rank the
 //!   subflows the standard scheduler would consider: usable regular subflows not in the
 //!   Loss state (a subflow rebuilding its window after a timeout is not available in Linux
-//!   either). If no regular subflow is usable and out of Loss, the backups are ranked
-//!   instead, so prioritised data is not stranded when only a backup path works; a regular
-//!   subflow that is merely full makes PO-MPTCP wait rather than use a backup.
+//!   either). Backups are ranked instead only under the shared backup rule
+//!   ([`backups_in_use`]: no regular subflow usable), so prioritised data is not stranded
+//!   when only a backup path works; a regular subflow that is merely full or in Loss makes
+//!   PO-MPTCP wait rather than use a backup.
 //! * **Full window.** A path's cwnd is full when it has no room for another segment beyond
 //!   what is in flight and queued ([`SubflowView::has_cwnd_room`]). If every ranked path is
 //!   full, the prioritised chunk waits for the next ACK (the paper repeats "until there is
@@ -41,9 +42,9 @@
 //! studies of the time used as "standard MPTCP"); there PBPD does change where important data
 //! goes.
 
-use super::{BlockedAction, Decision, LowestRtt, RoundRobin, SchedContext, Scheduler, SubflowView};
+use super::{backups_in_use, BlockedAction, Decision, LowestRtt, RoundRobin, SchedContext, Scheduler, SubflowView};
 use crate::time::Dur;
-use crate::transport::tcp::CaState;
+use crate::view::CaState;
 use std::cmp::Reverse;
 
 /// The standard scheduler PO-MPTCP falls back on for ordinary data.
@@ -78,11 +79,10 @@ fn mdps_key(i: usize, s: &SubflowView) -> (Dur, Reverse<u64>, usize) {
 }
 
 impl PoMptcp {
-    /// The subflows MDPS ranks: usable, not in Loss, regular ones if any such, else backups.
+    /// The subflows MDPS ranks: eligible under the backup rule and not in Loss.
     fn ranked(subflows: &[SubflowView]) -> impl Iterator<Item = (usize, &SubflowView)> {
-        let ok = |s: &SubflowView| s.usable && s.ca_state != CaState::Loss;
-        let regular = subflows.iter().any(|s| !s.backup && ok(s));
-        subflows.iter().enumerate().filter(move |(_, s)| s.backup != regular && ok(s))
+        let backups = backups_in_use(subflows);
+        subflows.iter().enumerate().filter(move |(_, s)| s.eligible(backups) && s.ca_state != CaState::Loss)
     }
 
     /// MDPS: the preferred path list L, best first.
@@ -205,10 +205,14 @@ mod tests {
         // regular path merely full: wait, no backup
         let full = sf(100, 10, 10);
         assert_eq!(p.pick(&prio(&[lost, dead, backup, full])), Decision::Wait);
-        // no regular path usable and out of Loss: the backup carries priority data
+        // a regular subflow usable but in Loss keeps the backup idle (the shared rule)
         let mut slow_dead = slow;
         slow_dead.usable = false;
-        assert_eq!(p.pick(&prio(&[lost, dead, backup, slow_dead])), Decision::Send(2));
+        assert_eq!(p.pick(&prio(&[lost, dead, backup, slow_dead])), Decision::Wait);
+        // no regular subflow usable at all: the backup
+        let mut lost_dead = lost;
+        lost_dead.usable = false;
+        assert_eq!(p.pick(&prio(&[lost_dead, dead, backup, slow_dead])), Decision::Send(2));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Round-robin (Linux `mptcp_rr.c`, num_segments = 1, cwnd_limited = 1): subflows take turns,
 //! one segment each, skipping those without cwnd room.
 
-use super::{Decision, SchedContext, Scheduler};
+use super::{backups_in_use, Decision, SchedContext, Scheduler};
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RoundRobin {
@@ -16,12 +16,11 @@ impl Scheduler for RoundRobin {
 
     fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
         let n = ctx.subflows.len();
-        // backups take turns only when no regular subflow is usable
-        let regular_usable = ctx.subflows.iter().any(|s| !s.backup && s.usable);
+        let backups = backups_in_use(ctx.subflows);
         for k in 0..n {
             let i = (self.next + k) % n;
             let s = &ctx.subflows[i];
-            if s.available() && (!s.backup || !regular_usable) {
+            if s.available() && s.eligible(backups) {
                 self.next = (i + 1) % n;
                 return Decision::Send(i);
             }

@@ -1,22 +1,26 @@
 //! The simulation: builds links, routes and flows from a scenario and runs the event loop.
 //!
 //! Every component is sans-IO; this module is the only place that owns time. It moves packets
-//! between links and endpoints (this file), drives the transport of each flow (`flow.rs`) and
-//! records measurements (`record.rs`). Each flow and subflow keeps at most one pending timer
-//! event per purpose, rescheduled lazily when a deadline moves later.
+//! between links and the ends of connections, fires the timers connections ask for, runs
+//! applications (`flow.rs`: a flow is an application over a `transport::Connection`) and
+//! records measurements (`record.rs`). Connections answer every call with outputs (packets,
+//! timers, trace notes) that `drain` carries out in order.
 
 mod flow;
 mod record;
 
-use crate::cc::{Controller, SubflowState};
+use crate::app::App;
+use crate::cc::Controller;
 use crate::engine::EventQueue;
-use crate::net::{Fate, Header, Link, LossProcess, PacketArena, PacketId, Route};
+use crate::metrics::TraceKind;
+use crate::net::{Fate, Header, Link, LossProcess, Packet, PacketArena, PacketId, Route};
 use crate::rng::Rng;
 use crate::scenario::Scenario;
-use crate::sched::SubflowView;
+use crate::sched::Sched;
 use crate::time::{Dur, SimTime};
+use crate::transport::{Action, Arrival, Connection, TimerKind, Tx};
 use flow::Flow;
-use record::{Recorder, TraceKind};
+use record::Recorder;
 use std::time::Instant;
 
 pub use record::Output;
@@ -25,8 +29,8 @@ pub use record::Output;
 enum Event {
     /// The packet at the head of this link's pipe reaches the far end.
     LinkHead(u32),
-    Rto { flow: u32, sub: u16 },
-    DelAck { flow: u32, sub: u16 },
+    /// A timer a connection asked for.
+    Timer { flow: u32, sub: u16, kind: TimerKind },
     AppTick(u32),
     FlowStart(u32),
     FlowStop(u32),
@@ -49,10 +53,8 @@ pub struct Simulation {
     routes: Vec<Route>,
     flows: Vec<Flow>,
     rec: Recorder,
-    check: bool,
-    /// Scratch buffers reused on every scheduling pass and ACK (no allocation on the hot path).
-    views: Vec<SubflowView>,
-    states: Vec<SubflowState>,
+    /// Outputs of the connection being served, reused (no allocation on the hot path).
+    tx: Tx,
 }
 
 impl Simulation {
@@ -120,9 +122,7 @@ impl Simulation {
             routes,
             flows,
             rec: Recorder::new(s),
-            check: false,
-            views: Vec::new(),
-            states: Vec::new(),
+            tx: Tx::default(),
         }
     }
 
@@ -131,8 +131,19 @@ impl Simulation {
     /// once per subflow. Call before `run`.
     pub fn with_controller(mut self, flow: &str, mut make: impl FnMut() -> Controller) -> Result<Simulation, String> {
         let f = self.flows.iter_mut().find(|f| f.name == flow).ok_or_else(|| format!("no flow named '{flow}'"))?;
-        for sub in &mut f.subs {
+        for sub in f.conn.subflows_mut() {
             sub.sender.cc = make();
+        }
+        Ok(self)
+    }
+
+    /// Replaces the scheduler of the multipath flow `flow` (by name), for example with a
+    /// `Sched::Custom` implemented outside this crate. Call before `run`.
+    pub fn with_scheduler(mut self, flow: &str, sched: Sched) -> Result<Simulation, String> {
+        let f = self.flows.iter_mut().find(|f| f.name == flow).ok_or_else(|| format!("no flow named '{flow}'"))?;
+        match &mut f.conn {
+            Connection::Mptcp(c) => c.sched = sched,
+            _ => return Err(format!("flow '{flow}' is not a multipath flow: it has no scheduler")),
         }
         Ok(self)
     }
@@ -147,7 +158,9 @@ impl Simulation {
 
     /// Checks protocol invariants after every step and panics on a violation (for tests).
     pub fn with_invariant_checks(mut self, on: bool) -> Simulation {
-        self.check = on;
+        for f in &mut self.flows {
+            f.conn.set_invariant_checks(on);
+        }
         self
     }
 
@@ -181,14 +194,17 @@ impl Simulation {
         }
         self.now = self.end;
         let events = self.queue.events_processed();
-        record::finish(self.rec, &self.flows, &self.links, self.end, self.warmup, events, wall.elapsed().as_secs_f64())
+        self.rec.finish(&self.flows, &self.links, self.end, self.warmup, events, wall.elapsed().as_secs_f64())
     }
 
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::LinkHead(l) => self.on_link_head(l),
-            Event::Rto { flow, sub } => self.on_rto_event(flow as usize, sub as usize),
-            Event::DelAck { flow, sub } => self.on_delack_event(flow as usize, sub as usize),
+            Event::Timer { flow, sub, kind } => {
+                let f = flow as usize;
+                self.flows[f].conn.on_timer(self.now, sub as usize, kind, &mut self.tx);
+                self.drain(f);
+            }
             Event::AppTick(f) => self.on_app_tick(f as usize),
             Event::FlowStart(f) => self.on_flow_start(f as usize),
             Event::FlowStop(f) => self.flows[f as usize].active = false,
@@ -206,14 +222,9 @@ impl Simulation {
                 self.links[2 * l as usize].set_up();
                 self.links[2 * l as usize + 1].set_up();
             }
-            Event::Warmup => {
-                for f in &mut self.flows {
-                    f.mark_warmup();
-                }
-            }
+            Event::Warmup => self.rec.mark_warmup(&self.flows),
             Event::Sample => {
-                self.rec.sample(self.now, &self.flows, &mut self.links);
-                record::after_sample(&mut self.flows);
+                self.rec.sample(self.now, &mut self.flows, &mut self.links);
                 if let Some(iv) = self.rec.interval() {
                     let next = self.now + iv;
                     if next <= self.end {
@@ -296,21 +307,88 @@ impl Simulation {
         let (flow, sub) = (p.flow as usize, p.sub as usize);
         let header = p.header;
         self.arena.free(id);
-        match header {
-            Header::TcpData(h) => self.on_data(flow, sub, &h),
-            Header::TcpAck(h) => self.on_ack(flow, sub, &h),
-            Header::Datagram(h) => self.on_datagram(flow, &h),
+        self.on_arrival(flow, sub, &header);
+    }
+
+    // ----- flows -----
+
+    fn on_flow_start(&mut self, f: usize) {
+        let fl = &mut self.flows[f];
+        fl.active = true;
+        match fl.app {
+            App::Bulk { .. } => fl.refill(self.now),
+            App::Paced(_) => self.queue.push(self.now, Event::AppTick(f as u32)),
+        }
+        self.send_data(f);
+    }
+
+    fn on_app_tick(&mut self, f: usize) {
+        let now = self.now;
+        let fl = &mut self.flows[f];
+        if !fl.active {
+            return;
+        }
+        let (write, next) = fl.app.tick(now);
+        if let Some(next) = next {
+            self.queue.push(next, Event::AppTick(f as u32));
+        }
+        let Some(w) = write else { return };
+        fl.paced_write(now, w.len, w.priority, w.class);
+        self.send_data(f);
+    }
+
+    /// A packet reached the end of its route: the connection takes it, the application gets
+    /// what it delivers, and an ACK may free room to send more.
+    fn on_arrival(&mut self, f: usize, sub: usize, header: &Header) {
+        let now = self.now;
+        if let Header::TcpData(h) | Header::Datagram(h) = header {
+            self.rec.packets_delivered += 1;
+            self.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, h.seq, h.dsn, h.len, u32::MAX);
+        }
+        let fl = &mut self.flows[f];
+        match fl.conn.on_packet(now, sub, header, &mut self.tx) {
+            Arrival::Stream { upto } => fl.app_delivered(now, upto),
+            Arrival::Datagram { sent_at } => fl.datagram_delivered(now, sent_at),
+            Arrival::Nothing => {}
+        }
+        self.drain(f);
+        if let Header::TcpAck(_) = header {
+            let fl = &mut self.flows[f];
+            if matches!(fl.app, App::Bulk { .. }) {
+                fl.refill(now);
+            }
+            self.send_data(f);
         }
     }
-}
 
-/// Schedules a timer event at `deadline` unless one at or before it is already pending.
-fn arm(queue: &mut EventQueue<Event>, pending: &mut Option<SimTime>, deadline: Option<SimTime>, ev: Event) {
-    if let Some(d) = deadline {
-        if pending.is_none_or(|p| d < p) {
-            queue.push(d, ev);
-            *pending = Some(d);
+    /// Lets flow `f`'s connection send what its windows allow.
+    fn send_data(&mut self, f: usize) {
+        self.flows[f].conn.poll_transmit(self.now, &mut self.tx);
+        self.drain(f);
+    }
+
+    /// Carries out, in order, what flow `f`'s connection asked for.
+    fn drain(&mut self, f: usize) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.tx.out);
+        for o in &out {
+            match *o {
+                Action::Packet { sub, route, size, header } => {
+                    let (kind, seq, dsn, len) = match header {
+                        Header::TcpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.seq, h.dsn, h.len),
+                        Header::Datagram(h) => (TraceKind::Send, h.seq, h.dsn, h.len),
+                        Header::TcpAck(h) => (TraceKind::Ack, h.ack, h.data_ack, 0),
+                    };
+                    let id = self.arena.alloc(Packet { flow: f as u32, route, hop: 0, sub, size, header });
+                    self.rec.trace(now, f as u32, sub, kind, seq, dsn, len, u32::MAX);
+                    self.forward(id);
+                }
+                Action::Timer { sub, kind, at } => self.queue.push(at, Event::Timer { flow: f as u32, sub, kind }),
+                Action::Note { sub, kind, seq, dsn } => self.rec.trace(now, f as u32, sub, kind, seq, dsn, 0, u32::MAX),
+            }
         }
+        out.clear();
+        self.tx.out = out;
     }
 }
 

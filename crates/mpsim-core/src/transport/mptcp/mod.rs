@@ -1,4 +1,4 @@
-//! Multipath TCP at the connection level (RFC 8684), over TCP subflows.
+//! Multipath TCP (RFC 8684): a connection level over TCP subflows.
 //!
 //! The application's bytes get data sequence numbers (DSN). The scheduler hands chunks of at
 //! most one MSS to subflows; each subflow is a full TCP sender with its own sequence space,
@@ -10,11 +10,26 @@
 //!
 //! Data stuck on a subflow that timed out is offered again to the other subflows
 //! (reinjection); the receiver discards whatever copy arrives second.
+//!
+//! Files: this one holds the connection and its sans-IO operations; `level.rs` the DSN
+//! bookkeeping of both ends; `schedule.rs` the scheduling loop, head-of-line detection and
+//! reinjection after a timeout.
 
-use crate::sched::Sched;
+mod level;
+mod schedule;
+
+use super::{Action, Arrival, Progress, Subflow, TimerKind, Tx};
+use crate::cc::SubflowState;
+use crate::metrics::TraceKind;
+use crate::net::Header;
+use crate::sched::{Sched, SubflowView};
 use crate::time::{Dur, SimTime};
-use crate::transport::tcp::{Received, ReceiverConfig, TcpReceiver};
+use crate::transport::tcp::{ReceiverConfig, TcpReceiver};
 use std::collections::VecDeque;
+
+/// Bytes of MPTCP options: a DSS mapping on data segments, a DATA_ACK on ACKs (RFC 8684).
+pub const DSS_MAPPING_BYTES: u32 = 16;
+pub const DATA_ACK_BYTES: u32 = 8;
 
 /// A chunk handed to a subflow: its subflow sequence number, DSN and length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,9 +54,16 @@ pub fn dsn_of(map: &VecDeque<Mapping>, seq: u64) -> Option<u64> {
     map.get(i).filter(|m| m.seq <= seq).map(|m| m.dsn + (seq - m.seq))
 }
 
-/// The connection level of one Multipath TCP connection: sender and receiver halves.
+/// One Multipath TCP connection: its subflows, scheduler and reinjection queue, and the
+/// sender and receiver halves of the connection level.
 pub struct MptcpConn {
+    pub subs: Vec<Subflow>,
     pub sched: Sched,
+    /// Bytes of TCP/IP headers on every segment and ACK (the MPTCP options come on top).
+    pub header: u32,
+    pub mss: u32,
+    /// Check protocol invariants after every step (tests).
+    pub check: bool,
     // ----- sender -----
     /// End of the data the application has written (DSN space).
     pub app_limit: u64,
@@ -66,12 +88,20 @@ pub struct MptcpConn {
     o3_count: u64,
     pub reinjections: u64,
     pub penalties: u64,
+    // ----- scratch buffers reused on every pass (no allocation on the hot path) -----
+    views: Vec<SubflowView>,
+    states: Vec<SubflowState>,
 }
 
 impl MptcpConn {
-    pub fn new(sched: Sched, rcv_buf: u64) -> MptcpConn {
+    /// A connection over `subs` with a connection-level receive buffer of `rcv_buf` bytes.
+    pub fn new(subs: Vec<Subflow>, sched: Sched, rcv_buf: u64, header: u32, mss: u32) -> MptcpConn {
         MptcpConn {
+            subs,
             sched,
+            header,
+            mss,
+            check: false,
             app_limit: 0,
             dsn_nxt: 0,
             data_una: 0,
@@ -87,147 +117,111 @@ impl MptcpConn {
             o3_count: 0,
             reinjections: 0,
             penalties: 0,
+            views: Vec::new(),
+            states: Vec::new(),
         }
     }
 
-    /// The application writes `len` bytes with `priority` (0: ordinary data).
-    pub fn write(&mut self, len: u64, priority: u8) {
-        let start = self.app_limit;
-        self.app_limit += len;
-        if priority > 0 {
-            match self.priorities.back_mut() {
-                Some((_, end, p)) if *end == start && *p == priority => *end = self.app_limit,
-                _ => self.priorities.push_back((start, self.app_limit, priority)),
+    pub fn progress(&self) -> Progress {
+        Progress {
+            written: self.app_limit,
+            acked: self.data_una,
+            delivered: self.rx.rcv_nxt(),
+            bytes_sent: self.subs.iter().map(|s| s.sender.stats.bytes_sent).sum(),
+        }
+    }
+
+    /// What the coupled controllers see of every subflow.
+    fn subflow_states(&mut self) {
+        self.states.clear();
+        self.states.extend(self.subs.iter().map(|s| s.sender.subflow_state(s.usable && !s.backup)));
+    }
+
+    /// Schedules new data (and pending reinjections), then lets every subflow transmit.
+    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut Tx) {
+        self.schedule(now);
+        let header = self.header + DSS_MAPPING_BYTES;
+        let edge = self.check.then_some(self.right_edge);
+        for (i, sub) in self.subs.iter_mut().enumerate() {
+            sub.transmit(now, i, header, true, edge, tx);
+        }
+    }
+
+    pub fn on_packet(&mut self, now: SimTime, i: usize, header: &Header, tx: &mut Tx) -> Arrival {
+        match header {
+            Header::TcpData(h) => {
+                let before = self.rx.rcv_nxt();
+                let r = self.subs[i].receiver.on_segment(now, h.seq, h.len);
+                let delivered = self.on_receive(now, h.dsn, h.len).delivered;
+                if self.check {
+                    assert!(self.rx.buffered() <= self.rx.capacity(), "receive buffer over its limit");
+                    assert_eq!(self.rx.stats.beyond_window_drops, 0, "data beyond the receive window");
+                }
+                if r.ack_now {
+                    self.send_ack(i, tx);
+                } else {
+                    self.subs[i].delay_ack(i, tx);
+                }
+                if delivered > 0 {
+                    Arrival::Stream { upto: before + delivered }
+                } else {
+                    Arrival::Nothing
+                }
+            }
+            Header::TcpAck(h) => {
+                self.subflow_states();
+                let sub = &mut self.subs[i];
+                let una_before = sub.sender.snd_una();
+                sub.sender.on_ack_coupled(now, h, &self.states, i);
+                let una = sub.sender.snd_una();
+                if una > una_before {
+                    sub.usable = true;
+                    while sub.map.front().is_some_and(|m| m.seq + m.len as u64 <= una) {
+                        sub.map.pop_front();
+                    }
+                }
+                self.on_data_ack(h.data_ack, h.wnd());
+                self.states.clear();
+                if self.check {
+                    let sub = &self.subs[i];
+                    if let Err(e) = sub.sender.check_invariants() {
+                        panic!("subflow {i}: {e}");
+                    }
+                    assert!(sub.sender.snd_una() <= sub.receiver.rcv_nxt(), "subflow {i}: acknowledged undelivered data");
+                    assert!(self.data_una <= self.rx.rcv_nxt(), "DATA_ACK beyond delivered data");
+                }
+                Arrival::Nothing
+            }
+            Header::Datagram(_) => Arrival::Nothing,
+        }
+    }
+
+    /// An ACK on subflow `i`, carrying the DATA_ACK and the connection-level window.
+    fn send_ack(&mut self, i: usize, tx: &mut Tx) {
+        let conn = (self.rx.rcv_nxt(), self.rx.window());
+        self.subs[i].send_ack(i, self.header + DATA_ACK_BYTES, Some(conn), tx);
+    }
+
+    pub fn on_timer(&mut self, now: SimTime, i: usize, kind: TimerKind, tx: &mut Tx) {
+        match kind {
+            TimerKind::Rto => {
+                if !self.subs[i].rto_due(now, i, tx) {
+                    return;
+                }
+                self.subflow_states();
+                let una = self.subs[i].sender.snd_una();
+                self.subs[i].sender.on_rto_coupled(now, &self.states, i);
+                self.states.clear();
+                self.reinject_after_timeout(i);
+                let dsn = dsn_of(&self.subs[i].map, una).unwrap_or(0);
+                tx.push(Action::Note { sub: i as u8, kind: TraceKind::Timeout, seq: una, dsn });
+                self.poll_transmit(now, tx);
+            }
+            TimerKind::DelAck => {
+                if self.subs[i].delack_due(now, i, tx) {
+                    self.send_ack(i, tx);
+                }
             }
         }
-    }
-
-    /// The priority of the byte at `dsn` (0 unless the application raised it). Ranges wholly
-    /// below both `dsn` and the next unscheduled byte are forgotten.
-    pub fn priority_at(&mut self, dsn: u64) -> u8 {
-        let horizon = self.dsn_nxt.min(dsn);
-        while self.priorities.front().is_some_and(|&(_, end, _)| end <= horizon) {
-            self.priorities.pop_front();
-        }
-        self.priorities.iter().find(|&&(start, end, _)| start <= dsn && dsn < end).map_or(0, |&(_, _, p)| p)
-    }
-
-    /// Bytes written by the application and not yet handed to a subflow.
-    pub fn unscheduled(&self) -> u64 {
-        self.app_limit - self.dsn_nxt
-    }
-
-    /// A DATA_ACK with the connection-level window arrived.
-    pub fn on_data_ack(&mut self, data_ack: u64, wnd: u64) {
-        if data_ack > self.data_una {
-            self.data_una = data_ack.min(self.dsn_nxt.max(self.data_una));
-        }
-        self.right_edge = self.right_edge.max(data_ack + wnd);
-        while self.reinject.front().is_some_and(|r| r.dsn + r.len as u64 <= self.data_una) {
-            self.reinject.pop_front();
-        }
-    }
-
-    /// Records whether the receive window blocks new data at `now`.
-    pub fn note_blocked(&mut self, now: SimTime, blocked: bool) {
-        match (blocked, self.blocked_since) {
-            (true, None) => self.blocked_since = Some(now),
-            (false, Some(t)) => {
-                self.blocked_total = self.blocked_total + now.since(t);
-                self.blocked_since = None;
-            }
-            _ => {}
-        }
-    }
-
-    /// Total time blocked by the receive window up to `now`.
-    pub fn blocked_time(&self, now: SimTime) -> Dur {
-        self.blocked_total + self.blocked_since.map_or(Dur::ZERO, |t| now.since(t))
-    }
-
-    /// Data with DSN `dsn` arrived on some subflow.
-    pub fn on_receive(&mut self, now: SimTime, dsn: u64, len: u32) -> Received {
-        if let Some(prev_end) = self.last_rx_end {
-            let off = dsn.abs_diff(prev_end);
-            self.o3_max = self.o3_max.max(off);
-            self.o3_sum += off as u128;
-            self.o3_count += 1;
-        }
-        self.last_rx_end = Some(dsn + len as u64);
-        self.rx.on_segment(now, dsn, len)
-    }
-
-    /// Mean |O3-DSN offset| over received chunks.
-    pub fn o3_mean(&self) -> Option<f64> {
-        (self.o3_count > 0).then(|| self.o3_sum as f64 / self.o3_count as f64)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn conn() -> MptcpConn {
-        MptcpConn::new(Sched::by_name("lowest_rtt").unwrap(), 10_000)
-    }
-
-    #[test]
-    fn mapping_lookup() {
-        let map: VecDeque<Mapping> =
-            [Mapping { seq: 0, dsn: 5000, len: 1000 }, Mapping { seq: 1000, dsn: 9000, len: 500 }].into();
-        assert_eq!(dsn_of(&map, 0), Some(5000));
-        assert_eq!(dsn_of(&map, 999), Some(5999));
-        assert_eq!(dsn_of(&map, 1200), Some(9200));
-        assert_eq!(dsn_of(&map, 1500), None);
-    }
-
-    #[test]
-    fn data_ack_moves_the_window_and_drops_acked_reinjections() {
-        let mut c = conn();
-        c.app_limit = 20_000;
-        c.dsn_nxt = 8000;
-        c.reinject.push_back(Reinject { dsn: 0, len: 1000, target: None, exclude: Some(0) });
-        c.reinject.push_back(Reinject { dsn: 3000, len: 1000, target: None, exclude: Some(0) });
-        c.on_data_ack(2000, 4000);
-        assert_eq!((c.data_una, c.right_edge), (2000, 10_000), "the edge never moves left");
-        assert_eq!(c.reinject.len(), 1);
-        c.on_data_ack(8000, 10_000);
-        assert_eq!((c.data_una, c.right_edge), (8000, 18_000));
-        assert!(c.reinject.is_empty());
-    }
-
-    #[test]
-    fn priorities_follow_the_writes() {
-        let mut c = conn();
-        c.write(1000, 2);
-        c.write(500, 2);
-        c.write(3000, 0);
-        c.write(800, 1);
-        assert_eq!((c.priority_at(0), c.priority_at(1499)), (2, 2));
-        assert_eq!((c.priority_at(1500), c.priority_at(4499)), (0, 0));
-        assert_eq!(c.priority_at(4500), 1);
-        c.dsn_nxt = 4500;
-        assert_eq!(c.priority_at(4500), 1);
-        assert_eq!(c.priority_at(5300), 0);
-    }
-
-    #[test]
-    fn blocked_time_accumulates() {
-        let mut c = conn();
-        c.note_blocked(SimTime(100), true);
-        c.note_blocked(SimTime(150), true);
-        c.note_blocked(SimTime(300), false);
-        c.note_blocked(SimTime(400), true);
-        assert_eq!(c.blocked_time(SimTime(450)), Dur(250));
-    }
-
-    #[test]
-    fn reassembly_by_dsn_and_o3_offsets() {
-        let mut c = conn();
-        assert_eq!(c.on_receive(SimTime::ZERO, 1000, 1000).delivered, 0);
-        assert_eq!(c.on_receive(SimTime::ZERO, 0, 1000).delivered, 2000);
-        // offsets: first none, then |0 - 2000| = 2000
-        assert_eq!(c.o3_max, 2000);
-        assert_eq!(c.on_receive(SimTime::ZERO, 0, 1000).delivered, 0, "duplicate copy");
     }
 }

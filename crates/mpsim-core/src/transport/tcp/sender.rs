@@ -50,13 +50,7 @@ impl Default for SenderConfig {
     }
 }
 
-/// Congestion-avoidance state, as in Linux.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CaState {
-    Open,
-    Recovery,
-    Loss,
-}
+pub use crate::view::CaState;
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;

@@ -1,0 +1,190 @@
+//! The sending side's decisions: the scheduling loop that hands chunks to subflows (pending
+//! reinjections first, then new data as the scheduler picks), what happens when the receive
+//! window blocks new data, and the reinjection of a timed-out subflow's data.
+
+use super::{dsn_of, MptcpConn, Reinject};
+use crate::sched::{lowest_rtt_available, BlockedAction, Decision, SchedContext, SubflowView};
+use crate::time::SimTime;
+use crate::transport::Subflow;
+
+/// Most pending reinjections looked at per scheduling pass.
+const REINJECT_SCAN: usize = 64;
+
+impl MptcpConn {
+    /// Hands chunks of new data (and pending reinjections) to subflows as the scheduler
+    /// decides, until it says wait, the data runs out or the receive window blocks.
+    pub(super) fn schedule(&mut self, now: SimTime) {
+        // the views live in a buffer the connection keeps, taken out while the scheduler
+        // borrows them
+        let mut views = std::mem::take(&mut self.views);
+        self.schedule_with(now, &mut views);
+        self.views = views;
+    }
+
+    fn schedule_with(&mut self, now: SimTime, views: &mut Vec<SubflowView>) {
+        let mss = self.mss as u64;
+        // every pass hands out a chunk or stops; the bound only guards against a faulty scheduler
+        for _ in 0..100_000 {
+            views.clear();
+            views.extend(self.subs.iter().map(Subflow::view));
+            if self.serve_reinjection(views) {
+                continue;
+            }
+            // new data
+            if self.dsn_nxt >= self.app_limit {
+                self.note_blocked(now, false);
+                return;
+            }
+            let len = (self.app_limit - self.dsn_nxt).min(mss);
+            let mut ctx = SchedContext {
+                now,
+                subflows: views.as_slice(),
+                unscheduled: self.unscheduled(),
+                window_room: self.right_edge.saturating_sub(self.dsn_nxt),
+                next_len: len,
+                next_priority: self.priority_at(self.dsn_nxt),
+                hol_subflow: None,
+                hol_sent_on: 0,
+                send_window: self.right_edge.saturating_sub(self.data_una),
+            };
+            if self.dsn_nxt + len > self.right_edge {
+                // receive-buffer blocking: there is data, a subflow could send, the window says no
+                let any_room = views.iter().any(|v| v.available());
+                self.note_blocked(now, any_room);
+                if any_room {
+                    (ctx.hol_subflow, ctx.hol_sent_on) = head_of_line(&self.subs, self.data_una);
+                    let act = self.sched.on_window_blocked(&ctx);
+                    self.act_on_block(act);
+                }
+                return;
+            }
+            self.note_blocked(now, false);
+            match self.sched.pick(&ctx) {
+                Decision::Send(i) if i < self.subs.len() && views[i].usable => {
+                    let copies = self.sched.copies(&ctx, i);
+                    let dsn = self.dsn_nxt;
+                    self.subs[i].assign(dsn, len);
+                    self.dsn_nxt += len;
+                    for j in (0..self.subs.len().min(64)).filter(|&j| copies & (1 << j) != 0) {
+                        self.reinject.push_back(Reinject { dsn, len: len as u32, target: Some(j), exclude: None });
+                    }
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Hands the first pending reinjection that some subflow can take now to it (an entry no
+    /// subflow can take, such as a copy excluded from the only working subflow, must not hold
+    /// back the ones behind it). Entries already acknowledged are dropped. True if an entry
+    /// was served or dropped.
+    fn serve_reinjection(&mut self, views: &mut [SubflowView]) -> bool {
+        while self.reinject.front().is_some_and(|r| r.dsn + r.len as u64 <= self.data_una) {
+            self.reinject.pop_front();
+        }
+        for k in 0..self.reinject.len().min(REINJECT_SCAN) {
+            let r = self.reinject[k];
+            let target = match r.target {
+                Some(t) => (t < views.len() && views[t].available()).then_some(t),
+                None => match r.exclude {
+                    // the excluded subflow is hidden from the choice for a moment
+                    Some(x) => {
+                        let usable = std::mem::replace(&mut views[x].usable, false);
+                        let t = lowest_rtt_available(views);
+                        views[x].usable = usable;
+                        t
+                    }
+                    None => lowest_rtt_available(views),
+                },
+            };
+            let dead_target = r.target.is_some_and(|t| t >= views.len() || !views[t].usable);
+            let live = r.dsn + r.len as u64 > self.data_una;
+            if target.is_none() && !dead_target && live {
+                continue;
+            }
+            self.reinject.remove(k);
+            if let Some(t) = target.filter(|_| live) {
+                self.subs[t].assign(r.dsn, r.len as u64);
+                if r.target.is_none() {
+                    self.reinjections += 1;
+                }
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Carries out the scheduler's answer to a blocked window: penalise a subflow, and
+    /// retransmit the head-of-line data on another (opportunistic retransmission).
+    fn act_on_block(&mut self, act: BlockedAction) {
+        if let Some(p) = act.penalize {
+            self.subs[p].sender.penalize();
+            self.penalties += 1;
+        }
+        if let Some(t) = act.reinject_on {
+            let una = self.data_una;
+            if let Some(m) = self.subs.iter().flat_map(|s| s.map.iter()).find(|m| m.dsn == una) {
+                let (dsn, len) = (m.dsn, m.len);
+                self.subs[t].assign(dsn, len as u64);
+                self.reinjections += 1;
+            }
+        }
+    }
+
+    /// Subflow `i` timed out: mark it potentially failed, offer its unacknowledged data to
+    /// the other subflows, and take back the chunks it had not sent yet (Linux reinjects the
+    /// whole write queue of a failed subflow; otherwise a chunk queued there could hold the
+    /// head of line for as long as the path is down).
+    pub(super) fn reinject_after_timeout(&mut self, i: usize) {
+        let n = self.subs.len();
+        let data_una = self.data_una;
+        let sub = &mut self.subs[i];
+        sub.usable = false;
+        let mut offered = Vec::new();
+        // unsent chunks were never on the path and nobody else will send them: they must be
+        // scheduled again, on any subflow, this one included
+        for (seq, len) in sub.sender.take_back_unsent() {
+            if let Some(dsn) = dsn_of(&sub.map, seq) {
+                offered.push(Reinject { dsn, len: len as u32, target: None, exclude: None });
+            }
+        }
+        let nxt = sub.sender.snd_nxt();
+        while sub.map.back().is_some_and(|m| m.seq >= nxt) {
+            sub.map.pop_back();
+        }
+        // copies of what is in flight on it, for the other subflows (the subflow still
+        // retransmits its own data; whichever copy arrives second is discarded)
+        if n > 1 {
+            let from = sub.reinjected_upto;
+            for (seq, len) in sub.sender.unacked_segments().filter(|&(seq, _)| seq >= from) {
+                if let Some(dsn) = dsn_of(&sub.map, seq) {
+                    if dsn + len as u64 > data_una {
+                        offered.push(Reinject { dsn, len, target: None, exclude: Some(i) });
+                    }
+                }
+            }
+            sub.reinjected_upto = sub.reinjected_upto.max(sub.sender.snd_nxt());
+        }
+        // ahead of other pending copies, in that order
+        for r in offered.into_iter().rev() {
+            self.reinject.push_front(r);
+        }
+    }
+}
+
+/// The slowest subflow holding the oldest unacknowledged data, and the mask of subflows it
+/// was sent on.
+fn head_of_line(subs: &[Subflow], data_una: u64) -> (Option<usize>, u64) {
+    let mut holder: Option<usize> = None;
+    let mut mask = 0u64;
+    let srtt = |i: usize| subs[i].sender.rtt().srtt().unwrap_or_default();
+    for (i, s) in subs.iter().enumerate() {
+        if s.map.iter().any(|m| m.dsn <= data_una && data_una < m.dsn + m.len as u64) {
+            mask |= 1 << i.min(63);
+            if holder.is_none_or(|h| srtt(i) > srtt(h)) {
+                holder = Some(i);
+            }
+        }
+    }
+    (holder, mask)
+}

@@ -1,0 +1,189 @@
+//! One TCP connection over one path: the sender at one end, the receiver at the other, and
+//! the timers of both. A plain TCP flow is one subflow; a Multipath TCP connection has one
+//! per path, each with the DSS mappings of the chunks handed to it.
+
+use super::{arm, Action, TimerKind, Tx};
+use crate::cc::Controller;
+use crate::metrics::SubflowSummary;
+use crate::net::{AckHeader, DataHeader, Header};
+use crate::time::{Dur, SimTime};
+use crate::transport::mptcp::{dsn_of, Mapping};
+use crate::transport::tcp::{ReceiverConfig, SenderConfig, TcpReceiver, TcpSender};
+use crate::view::SubflowView;
+use std::collections::VecDeque;
+
+/// Where a subflow's packets go: the path's name and its two routes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathRoutes {
+    pub name: String,
+    /// Route index of the forward (data) direction.
+    pub fwd: u32,
+    /// Route index of the reverse (ACK) direction.
+    pub rev: u32,
+}
+
+/// One TCP connection over one path.
+pub struct Subflow {
+    pub path_name: String,
+    pub fwd: u32,
+    pub rev: u32,
+    pub sender: TcpSender,
+    pub receiver: TcpReceiver,
+    pub rto_pending: Option<SimTime>,
+    pub delack_pending: Option<SimTime>,
+    pub backup: bool,
+    /// False from a timeout until new data is acknowledged (Linux's potentially-failed mark).
+    pub usable: bool,
+    /// Multipath TCP: which DSN each chunk handed to this subflow carries, oldest first.
+    pub map: VecDeque<Mapping>,
+    /// Multipath TCP: everything below this subflow sequence was already offered for
+    /// reinjection.
+    pub reinjected_upto: u64,
+}
+
+impl Subflow {
+    /// A subflow over `path`, its first RTT estimate taken from the handshake (`handshake`).
+    pub fn new(path: PathRoutes, cfg: &SenderConfig, rcfg: ReceiverConfig, cc: Controller, handshake: Dur, backup: bool) -> Subflow {
+        let mut sender = TcpSender::new(cfg, cc);
+        sender.seed_rtt(handshake);
+        Subflow {
+            path_name: path.name,
+            fwd: path.fwd,
+            rev: path.rev,
+            sender,
+            receiver: TcpReceiver::new(rcfg),
+            rto_pending: None,
+            delack_pending: None,
+            backup,
+            usable: true,
+            map: VecDeque::new(),
+            reinjected_upto: 0,
+        }
+    }
+
+    /// What a scheduler sees of this subflow.
+    pub fn view(&self) -> SubflowView {
+        let w = self.sender.window();
+        let rtt = self.sender.rtt();
+        SubflowView {
+            srtt: rtt.srtt(),
+            latest_rtt: rtt.latest(),
+            rtt_samples: rtt.samples(),
+            rttvar: rtt.rttvar(),
+            min_rtt: rtt.min_rtt(),
+            rto: rtt.rto(),
+            cwnd: w.cwnd,
+            ssthresh: w.ssthresh,
+            mss: w.mss,
+            in_flight: self.sender.in_flight(),
+            queued: self.sender.unsent(),
+            ca_state: self.sender.state(),
+            backup: self.backup,
+            usable: self.usable,
+            segments_sent: self.sender.stats.segments_sent,
+            retransmits: self.sender.stats.retransmits,
+        }
+    }
+
+    /// Multipath TCP: hands the chunk [dsn, dsn+len) to this subflow.
+    pub fn assign(&mut self, dsn: u64, len: u64) {
+        let seq = self.sender.write_chunk(len);
+        self.map.push_back(Mapping { seq, dsn, len: len as u32 });
+    }
+
+    /// Sends every segment the sender allows now, each `header` bytes of headers on top of
+    /// its payload, then (re)arms the retransmission timer. With `mapped`, each segment
+    /// carries the DSN of its mapping. With `check`, asserts the window rules, `edge` being
+    /// the receiver's right edge in the sequence space the segments are numbered in.
+    pub fn transmit(&mut self, now: SimTime, me: usize, header: u32, mapped: bool, check: Option<u64>, tx: &mut Tx) {
+        while let Some(seg) = self.sender.next_segment(now) {
+            let dsn = if mapped {
+                dsn_of(&self.map, seg.seq).expect("every chunk handed to a subflow has a mapping")
+            } else {
+                seg.seq
+            };
+            if let Some(edge) = check {
+                let w = self.sender.window();
+                assert!(
+                    seg.forced || self.sender.in_flight() <= w.cwnd.max(seg.len as u64),
+                    "subflow {me}: in flight {} above cwnd {}",
+                    self.sender.in_flight(),
+                    w.cwnd
+                );
+                assert!(seg.retx || dsn + seg.len as u64 <= edge, "subflow {me}: sent beyond the receive window");
+            }
+            let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, sent_at: now };
+            tx.push(Action::Packet { sub: me as u8, route: self.fwd, size: seg.len + header, header: Header::TcpData(h) });
+        }
+        arm(tx, &mut self.rto_pending, self.sender.rto_deadline(), me, TimerKind::Rto);
+    }
+
+    /// Sends an ACK of `header` bytes plus the SACK option; `conn` sets the connection-level
+    /// DATA_ACK and window (Multipath TCP) on it first.
+    pub fn send_ack(&mut self, me: usize, header: u32, conn: Option<(u64, u64)>, tx: &mut Tx) {
+        let mut h: AckHeader = self.receiver.make_ack();
+        if let Some((data_ack, wnd)) = conn {
+            h.data_ack = data_ack;
+            h.set_wnd(wnd);
+        }
+        // SACK option: 2 bytes + 8 per block, padded to 4
+        let n = h.n_sack() as u32;
+        let size = header + if n > 0 { (2 + 8 * n).div_ceil(4) * 4 } else { 0 };
+        tx.push(Action::Packet { sub: me as u8, route: self.rev, size, header: Header::TcpAck(h) });
+    }
+
+    /// A segment arrived that need not be acknowledged at once: arm the delayed-ACK timer.
+    pub fn delay_ack(&mut self, me: usize, tx: &mut Tx) {
+        arm(tx, &mut self.delack_pending, self.receiver.delack_deadline(), me, TimerKind::DelAck);
+    }
+
+    /// The retransmission timer event fired at `now`: true if it is due (the caller handles
+    /// the timeout); otherwise a stale or early event, re-armed for the current deadline.
+    pub fn rto_due(&mut self, now: SimTime, me: usize, tx: &mut Tx) -> bool {
+        if self.rto_pending != Some(now) {
+            return false; // superseded by an earlier event
+        }
+        self.rto_pending = None;
+        match self.sender.rto_deadline() {
+            Some(d) if d <= now => true,
+            d => {
+                arm(tx, &mut self.rto_pending, d, me, TimerKind::Rto);
+                false
+            }
+        }
+    }
+
+    /// The delayed-ACK timer event fired at `now`: true if the ACK is due now.
+    pub fn delack_due(&mut self, now: SimTime, me: usize, tx: &mut Tx) -> bool {
+        if self.delack_pending != Some(now) {
+            return false;
+        }
+        self.delack_pending = None;
+        match self.receiver.delack_deadline() {
+            Some(d) if d <= now => true,
+            d => {
+                arm(tx, &mut self.delack_pending, d, me, TimerKind::DelAck);
+                false
+            }
+        }
+    }
+
+    /// The subflow's line of the flow summary, with its goodput computed by the caller.
+    pub fn summary(&self, goodput_bps: f64) -> SubflowSummary {
+        let r = self.sender.rtt();
+        let ms = |d: Option<Dur>| d.map(|d| d.as_millis_f64());
+        SubflowSummary {
+            path: self.path_name.clone(),
+            backup: self.backup,
+            goodput_bps,
+            bytes_sent: self.sender.stats.bytes_sent,
+            segments_sent: self.sender.stats.segments_sent,
+            retransmits: self.sender.stats.retransmits,
+            timeouts: self.sender.stats.timeouts,
+            fast_recoveries: self.sender.stats.fast_recoveries,
+            rtt_mean_ms: ms(r.mean_sample()),
+            srtt_final_ms: ms(r.srtt()),
+            cwnd_final_bytes: self.sender.cwnd(),
+        }
+    }
+}

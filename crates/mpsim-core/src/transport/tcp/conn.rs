@@ -1,0 +1,91 @@
+//! A plain TCP connection: one subflow, its application bytes numbered by the subflow's own
+//! sequence space.
+
+use super::super::{Action, Arrival, Progress, Subflow, TimerKind, Tx};
+use crate::net::Header;
+use crate::time::SimTime;
+
+pub struct TcpConn {
+    pub sub: Subflow,
+    /// Bytes of headers on every segment and ACK.
+    pub header: u32,
+    /// Check protocol invariants after every step (tests).
+    pub check: bool,
+}
+
+impl TcpConn {
+    pub fn new(sub: Subflow, header: u32) -> TcpConn {
+        TcpConn { sub, header, check: false }
+    }
+
+    pub fn write(&mut self, len: u64) {
+        self.sub.sender.write(len);
+    }
+
+    pub fn progress(&self) -> Progress {
+        Progress {
+            written: self.sub.sender.app_limit(),
+            acked: self.sub.sender.snd_una(),
+            delivered: self.sub.receiver.rcv_nxt(),
+            bytes_sent: self.sub.sender.stats.bytes_sent,
+        }
+    }
+
+    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut Tx) {
+        let edge = self.check.then(|| self.sub.sender.snd_una() + self.sub.sender.rwnd());
+        // the edge is read per segment in the check, but no ACK arrives while transmitting
+        self.sub.transmit(now, 0, self.header, false, edge, tx);
+    }
+
+    pub fn on_packet(&mut self, now: SimTime, header: &Header, tx: &mut Tx) -> Arrival {
+        match header {
+            Header::TcpData(h) => {
+                let r = self.sub.receiver.on_segment(now, h.seq, h.len);
+                if self.check {
+                    let rx = &self.sub.receiver;
+                    assert!(rx.buffered() <= rx.capacity(), "receive buffer over its limit");
+                    assert_eq!(rx.stats.beyond_window_drops, 0, "data beyond the receive window");
+                }
+                if r.ack_now {
+                    self.sub.send_ack(0, self.header, None, tx);
+                } else {
+                    self.sub.delay_ack(0, tx);
+                }
+                if r.delivered > 0 {
+                    Arrival::Stream { upto: self.sub.receiver.rcv_nxt() }
+                } else {
+                    Arrival::Nothing
+                }
+            }
+            Header::TcpAck(h) => {
+                self.sub.sender.on_ack_coupled(now, h, &[], 0);
+                if self.check {
+                    if let Err(e) = self.sub.sender.check_invariants() {
+                        panic!("{e}");
+                    }
+                    assert!(self.sub.sender.snd_una() <= self.sub.receiver.rcv_nxt(), "acknowledged undelivered data");
+                }
+                Arrival::Nothing
+            }
+            Header::Datagram(_) => Arrival::Nothing,
+        }
+    }
+
+    pub fn on_timer(&mut self, now: SimTime, kind: TimerKind, tx: &mut Tx) {
+        match kind {
+            TimerKind::Rto => {
+                if self.sub.rto_due(now, 0, tx) {
+                    let una = self.sub.sender.snd_una();
+                    self.sub.sender.on_rto_coupled(now, &[], 0);
+                    tx.push(Action::Note { sub: 0, kind: crate::metrics::TraceKind::Timeout, seq: una, dsn: una });
+                    self.poll_transmit(now, tx);
+                }
+            }
+            TimerKind::DelAck => {
+                if self.sub.delack_due(now, 0, tx) {
+                    self.sub.send_ack(0, self.header, None, tx);
+                }
+            }
+        }
+    }
+}

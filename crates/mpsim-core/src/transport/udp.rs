@@ -1,0 +1,59 @@
+//! A UDP flow: datagrams of at most one MSS go out as the application writes, without
+//! feedback; the receiver counts what arrives.
+
+use super::{Action, Arrival, Progress, Tx};
+use crate::net::{DataHeader, Header};
+use crate::time::SimTime;
+
+/// IPv4 + UDP headers.
+pub const UDP_HEADER_BYTES: u32 = 28;
+
+pub struct UdpConn {
+    pub path_name: String,
+    /// Route index of the path's forward direction.
+    pub fwd: u32,
+    pub mss: u32,
+    /// Bytes written and not yet sent (sent at the next `poll_transmit`).
+    pending: u64,
+    pub sent: u64,
+    pub received: u64,
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+}
+
+impl UdpConn {
+    pub fn new(path_name: String, fwd: u32, mss: u32) -> UdpConn {
+        UdpConn { path_name, fwd, mss, pending: 0, sent: 0, received: 0, datagrams_sent: 0, datagrams_received: 0 }
+    }
+
+    pub fn write(&mut self, len: u64) {
+        self.pending += len;
+    }
+
+    pub fn progress(&self) -> Progress {
+        Progress { written: self.sent + self.pending, acked: self.sent, delivered: self.received, bytes_sent: self.sent }
+    }
+
+    /// Sends everything written, as datagrams of at most one MSS.
+    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut Tx) {
+        while self.pending > 0 {
+            let len = self.pending.min(self.mss as u64) as u32;
+            self.pending -= len as u64;
+            let h = DataHeader { seq: self.sent, dsn: self.sent, len, retx: false, sent_at: now };
+            self.sent += len as u64;
+            self.datagrams_sent += 1;
+            tx.push(Action::Packet { sub: 0, route: self.fwd, size: len + UDP_HEADER_BYTES, header: Header::Datagram(h) });
+        }
+    }
+
+    pub fn on_packet(&mut self, header: &Header) -> Arrival {
+        match header {
+            Header::Datagram(h) => {
+                self.received += h.len as u64;
+                self.datagrams_received += 1;
+                Arrival::Datagram { sent_at: h.sent_at }
+            }
+            _ => Arrival::Nothing,
+        }
+    }
+}
