@@ -41,11 +41,11 @@ impl Marks {
     }
 }
 
-/// Index columns of a series: sampling time and flow (and subflow).
+/// Index columns of a series: sampling time, flow or link, and subflow.
 #[derive(Default)]
 struct Index {
     t: Vec<f64>,
-    flow: Vec<u32>,
+    of: Vec<u32>,
     sub: Vec<u32>,
 }
 
@@ -137,7 +137,7 @@ impl Recorder {
             };
             let (sum, n) = fl.interval_delay;
             self.flow_index.t.push(t);
-            self.flow_index.flow.push(i as u32);
+            self.flow_index.of.push(i as u32);
             self.flow_series.push(FlowRow {
                 cwnd: snap.cwnd,
                 in_flight: snap.in_flight,
@@ -158,7 +158,7 @@ impl Recorder {
                 let d = sub.receiver.rcv_nxt();
                 let before = last.sub_delivered.get(i).and_then(|v| v.get(k)).copied().unwrap_or(0);
                 self.subflow_index.t.push(t);
-                self.subflow_index.flow.push(i as u32);
+                self.subflow_index.of.push(i as u32);
                 self.subflow_index.sub.push(k as u32);
                 self.subflow_series.push(SubflowRow {
                     cwnd: w.cwnd,
@@ -175,7 +175,7 @@ impl Recorder {
             let l = &mut links[i];
             let (qp, qb) = l.queued(now);
             self.link_index.t.push(t);
-            self.link_index.flow.push(i as u32 / 2);
+            self.link_index.of.push(i as u32 / 2);
             self.link_series.push(LinkRow {
                 queue_packets: qp,
                 queue_bytes: qb,
@@ -268,22 +268,22 @@ impl Recorder {
         let names = |names: &[String], idx: &[u32]| Column::Str(idx.iter().map(|&i| names[i as usize].clone()).collect());
 
         let fi = self.flow_index;
-        let mut columns = vec![("time_s".into(), Column::F64(fi.t)), ("flow".into(), names(&flow_names, &fi.flow))];
+        let mut columns = vec![("time_s".into(), Column::F64(fi.t)), ("flow".into(), names(&flow_names, &fi.of))];
         columns.extend(self.flow_series.into_columns());
         let flow_series = Table { columns };
 
         let si = self.subflow_index;
-        let paths = si.flow.iter().zip(&si.sub).map(|(&f, &k)| sub_paths[f as usize][k as usize].clone()).collect();
+        let paths = si.of.iter().zip(&si.sub).map(|(&f, &k)| sub_paths[f as usize][k as usize].clone()).collect();
         let mut columns = vec![
             ("time_s".into(), Column::F64(si.t)),
-            ("flow".into(), names(&flow_names, &si.flow)),
+            ("flow".into(), names(&flow_names, &si.of)),
             ("path".into(), Column::Str(paths)),
         ];
         columns.extend(self.subflow_series.into_columns());
         let subflow_series = Table { columns };
 
         let li = self.link_index;
-        let mut columns = vec![("time_s".into(), Column::F64(li.t)), ("link".into(), names(&link_names, &li.flow))];
+        let mut columns = vec![("time_s".into(), Column::F64(li.t)), ("link".into(), names(&link_names, &li.of))];
         columns.extend(self.link_series.into_columns());
         let link_series = Table { columns };
 

@@ -17,6 +17,8 @@
 
 mod level;
 mod schedule;
+#[cfg(test)]
+mod tests;
 
 use super::{Action, Arrival, Progress, Subflow, TimerKind, Tx};
 use crate::cc::SubflowState;

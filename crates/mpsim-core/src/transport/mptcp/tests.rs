@@ -1,0 +1,205 @@
+//! The Multipath TCP connection as a component: a connection is built in a named state, and
+//! packets made from templates are handed to it; the tests read the actions it answers with.
+
+use super::*;
+use crate::cc::Controller;
+use crate::net::{AckHeader, DataHeader};
+use crate::transport::subflow::PathRoutes;
+use crate::transport::tcp::SenderConfig;
+
+const MSS: u32 = 1000;
+const HEADER: u32 = 40;
+const MS: u64 = 1_000_000;
+
+fn subflow(k: usize, rtt_ms: u64, backup: bool) -> Subflow {
+    let cfg = SenderConfig { mss: MSS, initial_window: 4, ignore_rwnd: true, ..SenderConfig::default() };
+    let rcfg = ReceiverConfig { buffer: u64::MAX / 4, ack_every: 1, delack_timeout: Dur::from_millis(40) };
+    let path = PathRoutes { name: format!("p{k}"), fwd: 2 * k as u32, rev: 2 * k as u32 + 1 };
+    Subflow::new(path, &cfg, rcfg, Controller::by_name("reno").unwrap(), Dur::from_millis(rtt_ms), backup)
+}
+
+/// A connection over a 10 ms and a 100 ms subflow (the second a backup if asked). Its
+/// invariant checks, which compare both ends, stay off: the tests forge ACKs for data the
+/// receiving end never saw.
+fn conn(sched: &str, rcv_buf: u64, backup: bool) -> MptcpConn {
+    let subs = vec![subflow(0, 10, false), subflow(1, 100, backup)];
+    MptcpConn::new(subs, Sched::by_name(sched).unwrap(), rcv_buf, HEADER, MSS)
+}
+
+/// Data segments sent, as (subflow, seq, dsn, len, retransmission).
+fn data(tx: &Tx) -> Vec<(u8, u64, u64, u32, bool)> {
+    tx.out
+        .iter()
+        .filter_map(|a| match a {
+            Action::Packet { sub, header: Header::TcpData(h), .. } => Some((*sub, h.seq, h.dsn, h.len, h.retx)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn acks(tx: &Tx) -> Vec<(u8, AckHeader)> {
+    tx.out
+        .iter()
+        .filter_map(|a| match a {
+            Action::Packet { sub, header: Header::TcpAck(h), .. } => Some((*sub, *h)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn rto_timer(tx: &Tx, sub: u16) -> Option<SimTime> {
+    tx.out.iter().find_map(|a| match a {
+        Action::Timer { sub: s, kind: TimerKind::Rto, at } if *s == sub => Some(*at),
+        _ => None,
+    })
+}
+
+/// An ACK template: cumulative ACK `ack` on the subflow, DATA_ACK and window.
+fn ack(ack: u64, data_ack: u64, wnd: u64) -> Header {
+    let mut h = AckHeader::new(ack, wnd);
+    h.data_ack = data_ack;
+    Header::TcpAck(h)
+}
+
+fn segment(seq: u64, dsn: u64, len: u32) -> Header {
+    Header::TcpData(DataHeader { seq, dsn, len, retx: false, sent_at: SimTime::ZERO })
+}
+
+#[test]
+fn new_data_fills_the_fast_subflow_first_and_carries_its_mapping() {
+    let mut c = conn("lowest_rtt", 1 << 20, false);
+    c.check = true;
+    c.write(10 * MSS as u64, 0);
+    let mut tx = Tx::default();
+    c.poll_transmit(SimTime::ZERO, &mut tx);
+    let sent = data(&tx);
+    // initial windows of 4 segments each: the 10 ms subflow first, the rest on the other
+    assert_eq!(sent.iter().filter(|s| s.0 == 0).count(), 4);
+    assert_eq!(sent.iter().filter(|s| s.0 == 1).count(), 4);
+    assert_eq!(sent[0], (0, 0, 0, MSS, false));
+    assert_eq!(sent[4], (1, 0, 4000, MSS, false), "subflow 1's own sequence space starts at 0");
+    assert_eq!(c.dsn_nxt, 8000);
+    // the two left over wait for window room; each subflow armed its retransmission timer
+    assert_eq!(c.unscheduled(), 2000);
+    assert!(rto_timer(&tx, 0).is_some() && rto_timer(&tx, 1).is_some());
+    // every segment on the wire carries headers plus the DSS mapping
+    for a in &tx.out {
+        if let Action::Packet { size, header: Header::TcpData(h), .. } = a {
+            assert_eq!(*size, h.len + HEADER + DSS_MAPPING_BYTES);
+        }
+    }
+}
+
+#[test]
+fn data_ack_and_window_ride_on_every_subflow_ack() {
+    let mut c = conn("lowest_rtt", 8 * MSS as u64, false);
+    let mut tx = Tx::default();
+    // DSN 1000..2000 arrives first on subflow 1: held out of order, the window shrinks
+    let a = c.on_packet(SimTime::ZERO, 1, &segment(0, 1000, MSS), &mut tx);
+    assert_eq!(a, Arrival::Nothing);
+    let (sub, h) = acks(&tx)[0];
+    assert_eq!((sub, h.ack, h.data_ack, h.wnd()), (1, 1000, 0, 8000), "the edge never moves left");
+    assert_eq!(acks(&tx)[0].1.data_ack, 0);
+    // DSN 0..1000 on subflow 0 fills the hole: both chunks reach the application
+    tx.out.clear();
+    let a = c.on_packet(SimTime::ZERO, 0, &segment(0, 0, MSS), &mut tx);
+    assert_eq!(a, Arrival::Stream { upto: 2000 });
+    let (sub, h) = acks(&tx)[0];
+    assert_eq!((sub, h.ack, h.data_ack, h.wnd()), (0, 1000, 2000, 8000));
+    // the ACK costs the header, the DATA_ACK option and no SACK
+    match tx.out[0] {
+        Action::Packet { size, .. } => assert_eq!(size, HEADER + DATA_ACK_BYTES),
+        _ => panic!("an ACK first"),
+    }
+    assert_eq!(c.o3_max, 2000, "|0 - 2000|: the second chunk arrived 2000 bytes before its place");
+}
+
+#[test]
+fn receive_window_blocks_new_data_and_the_time_is_measured() {
+    // a window of 3 segments: new data stops at DSN 3000 although both subflows have room
+    let mut c = conn("lowest_rtt_plain", 3 * MSS as u64, false);
+    c.write(20 * MSS as u64, 0);
+    let mut tx = Tx::default();
+    c.poll_transmit(SimTime::ZERO, &mut tx);
+    assert_eq!(c.dsn_nxt, 3000);
+    assert!(data(&tx).iter().all(|s| s.2 + s.3 as u64 <= 3000), "nothing beyond the window");
+    tx.out.clear();
+    c.poll_transmit(SimTime(5 * MS), &mut tx);
+    assert!(data(&tx).is_empty());
+    assert_eq!(c.blocked_time(SimTime(7 * MS)), Dur(7 * MS), "blocked from the first pass on");
+    // a DATA_ACK that opens the window ends the blocking and lets data go
+    c.on_packet(SimTime(10 * MS), 0, &ack(3000, 3000, 3 * MSS as u64), &mut tx);
+    tx.out.clear();
+    c.poll_transmit(SimTime(10 * MS), &mut tx);
+    assert_eq!(c.dsn_nxt, 6000);
+    assert!(!data(&tx).is_empty());
+    c.on_packet(SimTime(20 * MS), 0, &ack(6000, 6000, 100 * MSS as u64), &mut tx);
+    c.poll_transmit(SimTime(20 * MS), &mut tx);
+    assert_eq!(c.blocked_time(SimTime(30 * MS)), Dur(20 * MS), "blocked 0-10 and 10-20 ms, not after");
+}
+
+#[test]
+fn a_timed_out_subflow_gives_its_data_to_the_other_and_is_avoided() {
+    let mut c = conn("lowest_rtt_plain", 1 << 20, false);
+    c.write(12 * MSS as u64, 0);
+    let mut tx = Tx::default();
+    c.poll_transmit(SimTime::ZERO, &mut tx);
+    let on_slow: Vec<u64> = data(&tx).iter().filter(|s| s.0 == 1).map(|s| s.2).collect();
+    assert_eq!(on_slow, vec![4000, 5000, 6000, 7000]);
+    let deadline = rto_timer(&tx, 1).expect("subflow 1 armed its timer");
+    // subflow 0's data is acknowledged: it has room again, but the unscheduled data goes first
+    tx.out.clear();
+    c.on_packet(SimTime(20 * MS), 0, &ack(4000, 4000, 1 << 20), &mut tx);
+    // subflow 1 times out
+    tx.out.clear();
+    c.on_timer(deadline, 1, TimerKind::Rto, &mut tx);
+    assert!(tx.out.iter().any(|a| matches!(a, Action::Note { sub: 1, kind: TraceKind::Timeout, seq: 0, dsn: 4000 })));
+    assert!(!c.subs[1].usable, "potentially failed until new data is acknowledged on it");
+    let sent = data(&tx);
+    // the slow subflow retransmits its first segment itself ...
+    assert!(sent.contains(&(1, 0, 4000, MSS, true)));
+    // ... and the fast one carries copies of everything that was in flight on it, first
+    let fast: Vec<u64> = sent.iter().filter(|s| s.0 == 0).map(|s| s.2).collect();
+    assert_eq!(&fast[..4], &[4000, 5000, 6000, 7000]);
+    assert_eq!(c.reinjections, 4);
+    // new data no longer goes to the failed subflow
+    assert!(sent.iter().filter(|s| s.0 == 1).all(|s| s.4), "only retransmissions on subflow 1");
+    // an ACK of new data on it makes it usable again
+    c.on_packet(deadline + Dur(100 * MS), 1, &ack(1000, 4000, 1 << 20), &mut tx);
+    assert!(c.subs[1].usable);
+}
+
+#[test]
+fn backups_carry_data_only_when_no_regular_subflow_is_usable() {
+    // subflow 1 is the backup, and faster this time
+    let subs = vec![subflow(0, 100, false), subflow(1, 10, true)];
+    let mut c = MptcpConn::new(subs, Sched::by_name("lowest_rtt").unwrap(), 1 << 20, HEADER, MSS);
+    c.write(20 * MSS as u64, 0);
+    let mut tx = Tx::default();
+    c.poll_transmit(SimTime::ZERO, &mut tx);
+    assert!(data(&tx).iter().all(|s| s.0 == 0), "the regular subflow only, though slower and full");
+    let deadline = rto_timer(&tx, 0).unwrap();
+    tx.out.clear();
+    c.on_timer(deadline, 0, TimerKind::Rto, &mut tx);
+    // the regular subflow failed: the backup takes the data, starting with the copies
+    let on_backup: Vec<u64> = data(&tx).iter().filter(|s| s.0 == 1).map(|s| s.2).collect();
+    assert_eq!(&on_backup[..4], &[0, 1000, 2000, 3000]);
+}
+
+#[test]
+fn stale_timer_events_are_ignored_and_early_ones_rearmed() {
+    let mut c = conn("lowest_rtt", 1 << 20, false);
+    c.write(MSS as u64, 0);
+    let mut tx = Tx::default();
+    c.poll_transmit(SimTime::ZERO, &mut tx);
+    let deadline = rto_timer(&tx, 0).unwrap();
+    tx.out.clear();
+    // an event at another time than the pending one is stale
+    c.on_timer(deadline + Dur(1), 0, TimerKind::Rto, &mut tx);
+    assert!(tx.out.is_empty());
+    // the data is acknowledged: the event at the deadline finds no timer running
+    c.on_packet(SimTime(10 * MS), 0, &ack(1000, 1000, 1 << 20), &mut tx);
+    tx.out.clear();
+    c.on_timer(deadline, 0, TimerKind::Rto, &mut tx);
+    assert!(data(&tx).is_empty() && c.subs[0].usable);
+}
