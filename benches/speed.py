@@ -2,6 +2,12 @@
 """Core speed: delivered data packets per wall-clock second on fixed scenarios.
 
     python benches/speed.py [--repeats 5] [--out benches/results/speed.md]
+    python benches/speed.py --baseline OLD_BINARY [--rounds 5]
+
+With --baseline, the `speed` example built from an earlier commit (copy
+target/release/examples/speed aside before changing the code) runs interleaved with the
+current one, round after round, and the table gives each case's wall time as a ratio
+new/old of the best round of each: noise on a shared machine hits both alike.
 
 Builds the Rust example `speed` (release) and runs it on each scenario, best of N runs
 (timings on a shared machine are noisy; the best run is the least disturbed). Targets from
@@ -32,9 +38,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", type=Path, default=ROOT / "benches" / "results" / "speed.md")
+    ap.add_argument("--baseline", type=Path, help="an earlier build of the speed example to compare with")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds with --baseline")
     args = ap.parse_args(argv)
     subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "mpsim-core", "--example", "speed"], cwd=ROOT, check=True)
     binary = ROOT / "target" / "release" / "examples" / "speed"
+    if args.baseline:
+        return compare(args.baseline, binary, args.rounds)
     lines = [
         "# Core speed",
         "",
@@ -59,6 +69,28 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(text)
     print(text)
     return 0 if ok else 1
+
+
+def compare(old: Path, new: Path, rounds: int) -> int:
+    """Wall time new/old per case, interleaving the two binaries (best round of each)."""
+    best: dict[tuple[str, str], float] = {}
+    same = True
+    for _ in range(rounds):
+        for scen, _ in CASES:
+            outs = {}
+            for tag, binary in (("old", old), ("new", new)):
+                r = json.loads(subprocess.run([str(binary), scen, "1"], cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+                key = (scen, tag)
+                best[key] = min(best.get(key, float("inf")), r["wall_s"])
+                outs[tag] = (r["packets_delivered"], r["flows"])
+            same &= outs["old"] == outs["new"]
+    print("| scenario | old wall (s) | new wall (s) | new / old |")
+    print("|---|---|---|---|")
+    for scen, _ in CASES:
+        o, n = best[(scen, "old")], best[(scen, "new")]
+        print(f"| {Path(scen).stem} | {o:.3f} | {n:.3f} | {n / o:.3f} |")
+    print(f"\nresults identical: {same} (best of {rounds} interleaved rounds)")
+    return 0
 
 
 if __name__ == "__main__":

@@ -25,7 +25,11 @@ class RunOutput(TypedDict):
     summary: str
     """The run summary as JSON text."""
     flow_series: dict[str, list[Any]]
+    """Per flow per sampling interval: columns time_s, flow, cwnd_bytes, ... (see the README)."""
+    subflow_series: dict[str, list[Any]]
+    """Per subflow per sampling interval: columns time_s, flow, path, cwnd_bytes, ..."""
     link_series: dict[str, list[Any]]
+    """Per link (forward direction) per sampling interval."""
     trace: dict[str, list[Any]] | None
 
 def check(scenario_json: str, origin: str) -> CheckInfo:
@@ -43,4 +47,4 @@ def run(scenario_json: str, origin: str, progress: Callable[[float], Any] | None
     """
 
 def components() -> list[tuple[str, str, str]]:
-    """The built-in components as ``(kind, name, description)``; kind is "cc", "loss" or "app"."""
+    """The built-in components as ``(kind, name, description)``; kind is "cc", "scheduler", "loss" or "app"."""

@@ -1,8 +1,22 @@
 """The Python API: check, run and sweep scenarios.
 
 >>> import mpsim
->>> res = mpsim.run("dumbbell.toml", link__bottleneck__loss="2%", seed=3)   # doctest: +SKIP
->>> res.flows[["flow", "goodput_bps"]]                                  # doctest: +SKIP
+>>> res = mpsim.run('''
+... duration = "5s"
+... [[link]]
+... name = "bottleneck"
+... rate = "10Mbps"
+... delay = "10ms"
+... [[path]]
+... name = "p"
+... links = ["bottleneck"]
+... [[flow]]
+... path = "p"
+... ''', link__bottleneck__loss="1%", seed=3, progress=False)
+>>> res.flows["flow"].tolist()
+['flow0']
+>>> bool(1e6 < res.flows["goodput_bps"][0] < 10e6)
+True
 >>> df = mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%"]}, seeds=5)  # doctest: +SKIP
 
 pandas and tqdm are imported only when first needed, so ``import mpsim`` stays quick and

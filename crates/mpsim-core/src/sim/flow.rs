@@ -153,8 +153,7 @@ impl Flow {
 
     /// Bytes written and not yet acknowledged: what occupies the send buffer.
     fn unacked(&self) -> u64 {
-        let p = self.progress();
-        p.written - p.acked
+        self.conn.unacked()
     }
 
     /// The application writes `n` bytes at `now`, in units of at most `unit` bytes for the

@@ -370,9 +370,8 @@ impl Simulation {
     /// Carries out, in order, what flow `f`'s connection asked for.
     fn drain(&mut self, f: usize) {
         let now = self.now;
-        let mut out = std::mem::take(&mut self.tx.out);
-        for o in &out {
-            match *o {
+        for k in 0..self.tx.out.len() {
+            match self.tx.out[k] {
                 Action::Packet { sub, route, size, header } => {
                     let (kind, seq, dsn, len) = match header {
                         Header::TcpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.seq, h.dsn, h.len),
@@ -387,8 +386,7 @@ impl Simulation {
                 Action::Note { sub, kind, seq, dsn } => self.rec.trace(now, f as u32, sub, kind, seq, dsn, 0, u32::MAX),
             }
         }
-        out.clear();
-        self.tx.out = out;
+        self.tx.out.clear();
     }
 }
 

@@ -151,6 +151,16 @@ impl Connection {
         }
     }
 
+    /// Bytes written and not yet acknowledged: what occupies the send buffer.
+    #[inline]
+    pub fn unacked(&self) -> u64 {
+        match self {
+            Connection::Tcp(c) => c.sub.sender.app_limit() - c.sub.sender.snd_una(),
+            Connection::Mptcp(c) => c.app_limit - c.data_una,
+            Connection::Udp(_) => 0,
+        }
+    }
+
     pub fn progress(&self) -> Progress {
         match self {
             Connection::Tcp(c) => c.progress(),

@@ -2,6 +2,7 @@
 //! TCP connection built from them.
 
 pub mod conn;
+pub mod defaults;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;

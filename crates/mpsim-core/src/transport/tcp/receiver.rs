@@ -6,6 +6,7 @@
 //! §3.8.6: do not shrink the window), as real stacks behave.
 
 use crate::net::{AckHeader, SackBlock, MAX_SACK_BLOCKS};
+use super::defaults;
 use crate::time::{Dur, SimTime};
 
 #[derive(Clone, Debug)]
@@ -20,7 +21,7 @@ pub struct ReceiverConfig {
 
 impl Default for ReceiverConfig {
     fn default() -> Self {
-        ReceiverConfig { buffer: 4 << 20, ack_every: 1, delack_timeout: Dur::from_millis(40) }
+        ReceiverConfig { buffer: defaults::RCV_BUF, ack_every: 1, delack_timeout: defaults::DELACK_TIMEOUT }
     }
 }
 

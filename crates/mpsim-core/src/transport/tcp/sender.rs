@@ -12,6 +12,7 @@
 //! point (the highest byte sent when it began) is cumulatively acknowledged, which gives
 //! NewReno's "one reduction per window" rule (RFC 6582).
 
+use super::defaults;
 use super::rtt::RttEstimator;
 use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, SubflowState, Window};
 use crate::net::AckHeader;
@@ -39,11 +40,11 @@ pub struct SenderConfig {
 impl Default for SenderConfig {
     fn default() -> Self {
         SenderConfig {
-            mss: 1460,
-            initial_window: 10,
-            min_rto: Dur::from_millis(200),
-            max_rto: Dur::from_secs(60),
-            initial_rto: Dur::from_secs(1),
+            mss: defaults::MSS,
+            initial_window: defaults::INITIAL_WINDOW,
+            min_rto: defaults::MIN_RTO,
+            max_rto: defaults::MAX_RTO,
+            initial_rto: defaults::INITIAL_RTO,
             ignore_rwnd: false,
             initial_rwnd: u64::MAX,
         }

@@ -1,0 +1,162 @@
+//! Reading links (rate, delay, queue, loss models, outages) and paths.
+
+use super::reader::{join, kind, Reader};
+use super::*;
+use crate::units;
+use serde_json::Value;
+use std::collections::HashMap;
+
+impl Reader<'_> {
+    pub(super) fn link(&self, v: &Value, key: &str, duration: Dur) -> Result<LinkSpec, ScenarioError> {
+        let t = self.table(v, key, &["name", "rate", "delay", "queue", "loss", "reverse_loss", "down"])?;
+        let name = self.req_string(&t, "name")?;
+        let rate_bps = self.req(&t, "rate", units::rate)?;
+        if rate_bps == 0 {
+            return Err(self.e(&join(key, "rate"), "must be greater than zero"));
+        }
+        let delay = self.opt(&t, "delay", units::duration)?.unwrap_or(Dur::ZERO);
+        let queue = match self.opt(&t, "queue", |s| units::queue(s))? {
+            None => QueueLimit::Packets(100),
+            Some(units::QueueSize::Packets(0)) | Some(units::QueueSize::Bytes(0)) => {
+                return Err(self.e(&join(key, "queue"), "must hold at least one packet"))
+            }
+            Some(units::QueueSize::Packets(n)) => QueueLimit::Packets(n),
+            Some(units::QueueSize::Bytes(b)) => QueueLimit::Bytes(b),
+        };
+        let loss = match t.map.get("loss") {
+            None => LossModel::None,
+            Some(lv) => self.loss(lv, &join(key, "loss"))?,
+        };
+        let reverse_loss = match t.map.get("reverse_loss") {
+            None => LossModel::None,
+            Some(lv) => self.loss(lv, &join(key, "reverse_loss"))?,
+        };
+        let mut outages = Vec::new();
+        if let Some(dv) = t.map.get("down") {
+            let arr = dv.as_array().ok_or_else(|| {
+                self.e(&join(key, "down"), "expected a list of outages like [{ at = \"10s\", until = \"12s\" }]")
+            })?;
+            for (j, ov) in arr.iter().enumerate() {
+                let okey = format!("{key}.down[{j}]");
+                let ot = self.table(ov, &okey, &["at", "until"])?;
+                let at = self.req(&ot, "at", units::duration)?;
+                let until = self.opt(&ot, "until", units::duration)?.unwrap_or(duration + Dur::from_secs(1));
+                if until <= at {
+                    return Err(self.e(&join(&okey, "until"), "must be later than `at`"));
+                }
+                outages.push((SimTime(at.0), SimTime(until.0)));
+            }
+            outages.sort();
+        }
+        Ok(LinkSpec { name, rate_bps, delay, queue, loss, reverse_loss, outages })
+    }
+
+    fn loss(&self, v: &Value, key: &str) -> Result<LossModel, ScenarioError> {
+        if let Some(s) = v.as_str() {
+            return self.uniform(units::fraction(s).map_err(|m| self.e(key, m))?, key);
+        }
+        if let Some(x) = v.as_f64() {
+            return self.uniform(units::fraction(&x.to_string()).map_err(|m| self.e(key, m))?, key);
+        }
+        let t = self.table(v, key, &["model", "rate", "p", "r", "k", "h", "mean", "burst", "drops"])?;
+        let model = self.req_string(&t, "model")?;
+        let used = |names: &[&str]| -> Result<(), ScenarioError> {
+            for k in t.map.keys() {
+                if k != "model" && !names.contains(&k.as_str()) {
+                    return Err(self.e(&join(key, k), format!("not a parameter of the '{model}' loss model")));
+                }
+            }
+            Ok(())
+        };
+        match model.as_str() {
+            "none" => {
+                used(&[])?;
+                Ok(LossModel::None)
+            }
+            "uniform" => {
+                used(&["rate"])?;
+                let p = self.req(&t, "rate", units::fraction)?;
+                self.uniform(p, key)
+            }
+            "gilbert" => {
+                if t.map.contains_key("mean") || t.map.contains_key("burst") {
+                    used(&["mean", "burst"])?;
+                    let mean = self.req(&t, "mean", units::fraction)?;
+                    let burst = self.req_f64(&t, "burst")?;
+                    if burst < 1.0 {
+                        return Err(self.e(&join(key, "burst"), "the mean burst length is at least 1 packet"));
+                    }
+                    if mean >= 1.0 {
+                        return Err(self.e(&join(key, "mean"), "must be below 100%"));
+                    }
+                    // simple Gilbert: no loss in Good, all lost in Bad (ALGORITHMS.md §10.1)
+                    let r = 1.0 / burst;
+                    let p = mean * r / (1.0 - mean);
+                    Ok(LossModel::GilbertElliott { p, r, k: 1.0, h: 0.0 })
+                } else {
+                    used(&["p", "r", "k", "h"])?;
+                    let p = self.req(&t, "p", units::fraction)?;
+                    let r = self.req(&t, "r", units::fraction)?;
+                    let k = self.opt(&t, "k", units::fraction)?.unwrap_or(1.0);
+                    let h = self.opt(&t, "h", units::fraction)?.unwrap_or(0.0);
+                    if r == 0.0 && p > 0.0 {
+                        return Err(self.e(&join(key, "r"), "must be above 0 or the chain never leaves the Bad state"));
+                    }
+                    Ok(LossModel::GilbertElliott { p, r, k, h })
+                }
+            }
+            "scripted" => {
+                used(&["drops"])?;
+                let dv = t.map.get("drops").ok_or_else(|| self.e(&join(key, "drops"), "missing; list the 0-based packet indices to drop"))?;
+                let arr = dv.as_array().ok_or_else(|| self.e(&join(key, "drops"), "expected a list of packet indices"))?;
+                let mut drops = Vec::new();
+                for (j, x) in arr.iter().enumerate() {
+                    drops.push(x.as_u64().ok_or_else(|| self.e(&format!("{key}.drops[{j}]"), "expected a non-negative integer"))?);
+                }
+                Ok(LossModel::Scripted { drops })
+            }
+            other => Err(self.e(
+                &join(key, "model"),
+                format!("unknown loss model '{other}'; expected one of: none, uniform, gilbert, scripted"),
+            )),
+        }
+    }
+
+    fn uniform(&self, p: f64, key: &str) -> Result<LossModel, ScenarioError> {
+        if p >= 1.0 {
+            return Err(self.e(key, "a loss rate of 100% delivers nothing"));
+        }
+        Ok(if p == 0.0 { LossModel::None } else { LossModel::Uniform { p } })
+    }
+
+    pub(super) fn path(&self, v: &Value, key: &str, links: &HashMap<String, usize>) -> Result<PathSpec, ScenarioError> {
+        let t = self.table(v, key, &["name", "links"])?;
+        let name = self.req_string(&t, "name")?;
+        let lk = join(key, "links");
+        let arr = t
+            .map
+            .get("links")
+            .ok_or_else(|| self.e(&lk, "missing; list the link names the path crosses, in order"))?
+            .as_array()
+            .ok_or_else(|| self.e(&lk, "expected a list of link names"))?;
+        if arr.is_empty() {
+            return Err(self.e(&lk, "a path needs at least one link"));
+        }
+        let mut idx = Vec::new();
+        for (j, lv) in arr.iter().enumerate() {
+            let k = format!("{lk}[{j}]");
+            let n = lv.as_str().ok_or_else(|| self.e(&k, format!("expected a link name, found {}", kind(lv))))?;
+            let i = *links.get(n).ok_or_else(|| {
+                let mut names: Vec<&str> = links.keys().map(|s| s.as_str()).collect();
+                names.sort();
+                self.e(&k, format!("no link named '{n}' (links: {})", names.join(", ")))
+            })?;
+            if idx.contains(&i) {
+                return Err(self.e(&k, format!("link '{n}' appears twice in the path")));
+            }
+            idx.push(i);
+        }
+        Ok(PathSpec { name, links: idx })
+    }
+
+}

@@ -1,0 +1,237 @@
+//! The scenario reader: walks the parsed document one table at a time, checking each
+//! table's keys and reporting problems with the file and the key path. The top level and the
+//! helpers are here; links and paths in `network.rs`, flows and their TCP settings in
+//! `transport.rs`.
+
+use super::*;
+use crate::units;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+pub(super) fn err(origin: &str, key: &str, message: impl Into<String>) -> ScenarioError {
+    ScenarioError { origin: origin.to_string(), key: key.to_string(), message: message.into() }
+}
+
+// ----------------------------------------------------------------------------------------
+// The reader: one method per table, each checking its keys.
+
+pub(super) struct Reader<'a> {
+    pub(super) origin: &'a str,
+}
+
+/// A table being read: remembers which keys were used so unknown ones can be reported.
+pub(super) struct Table<'v> {
+    pub(super) path: String,
+    pub(super) map: &'v Map<String, Value>,
+    pub(super) allowed: &'static [&'static str],
+}
+
+impl<'a> Reader<'a> {
+    pub(super) fn e(&self, key: &str, msg: impl Into<String>) -> ScenarioError {
+        err(self.origin, key, msg)
+    }
+
+    pub(super) fn table<'v>(&self, v: &'v Value, path: &str, allowed: &'static [&'static str]) -> Result<Table<'v>, ScenarioError> {
+        let map = v.as_object().ok_or_else(|| self.e(path, format!("expected a table, found {}", kind(v))))?;
+        for k in map.keys() {
+            if !allowed.contains(&k.as_str()) {
+                let key = join(path, k);
+                let hint = closest(k, allowed).map(|c| format!(" (did you mean '{c}'?)")).unwrap_or_default();
+                return Err(self.e(&key, format!("unknown key{hint}; expected one of: {}", allowed.join(", "))));
+            }
+        }
+        Ok(Table { path: path.to_string(), map, allowed })
+    }
+
+    pub(super) fn scenario(&self, v: &Value) -> Result<Scenario, ScenarioError> {
+        if v.as_object().is_some_and(|m| m.is_empty()) {
+            return Err(self.e("", "the scenario is empty; it needs at least `duration`, a [[link]], a [[path]] and a [[flow]]"));
+        }
+        let t = self.table(v, "", &["name", "duration", "seed", "tcp", "metrics", "link", "path", "flow", "background"])?;
+        let name = self.opt_string(&t, "name")?.unwrap_or_else(|| "scenario".into());
+        let duration = self.req(&t, "duration", |s| units::duration(s))?;
+        if duration == Dur::ZERO {
+            return Err(self.e("duration", "must be longer than zero"));
+        }
+        let seed = match t.map.get("seed") {
+            None => 1,
+            Some(v) => v.as_u64().ok_or_else(|| self.e("seed", format!("expected a non-negative integer, found {}", kind(v))))?,
+        };
+        let tcp_defaults = match t.map.get("tcp") {
+            None => TcpSpec::default(),
+            Some(v) => self.tcp(v, "tcp", &TcpSpec::default())?,
+        };
+        let metrics = match t.map.get("metrics") {
+            None => MetricsSpec::default(),
+            Some(v) => self.metrics(v)?,
+        };
+
+        let links = self.array(&t, "link")?;
+        if links.is_empty() {
+            return Err(self.e("link", "at least one [[link]] is needed"));
+        }
+        let mut link_specs = Vec::new();
+        let mut link_names = HashMap::new();
+        for (i, lv) in links.iter().enumerate() {
+            let key = format!("link[{i}]");
+            let l = self.link(lv, &key, duration)?;
+            if link_names.insert(l.name.clone(), i).is_some() {
+                return Err(self.e(&format!("{key}.name"), format!("duplicate link name '{}'", l.name)));
+            }
+            link_specs.push(l);
+        }
+
+        let paths = self.array(&t, "path")?;
+        if paths.is_empty() {
+            return Err(self.e("path", "at least one [[path]] is needed"));
+        }
+        let mut path_specs = Vec::new();
+        let mut path_names = HashMap::new();
+        for (i, pv) in paths.iter().enumerate() {
+            let key = format!("path[{i}]");
+            let p = self.path(pv, &key, &link_names)?;
+            if path_names.insert(p.name.clone(), i).is_some() {
+                return Err(self.e(&format!("{key}.name"), format!("duplicate path name '{}'", p.name)));
+            }
+            path_specs.push(p);
+        }
+
+        let flows = self.array(&t, "flow")?;
+        let backgrounds = self.array(&t, "background")?;
+        if flows.is_empty() && backgrounds.is_empty() {
+            return Err(self.e("flow", "at least one [[flow]] is needed"));
+        }
+        let mut flow_specs = Vec::new();
+        let mut flow_names = HashMap::new();
+        for (i, fv) in flows.iter().enumerate() {
+            let key = format!("flow[{i}]");
+            let f = self.flow(fv, &key, i, &path_names, &tcp_defaults, duration)?;
+            if flow_names.insert(f.name.clone(), i).is_some() {
+                return Err(self.e(&format!("{key}.name"), format!("duplicate flow name '{}'", f.name)));
+            }
+            flow_specs.push(f);
+        }
+        for (i, bv) in backgrounds.iter().enumerate() {
+            let key = format!("background[{i}]");
+            for f in self.background(bv, &key, &path_names, &path_specs, &link_specs, &tcp_defaults, duration)? {
+                if flow_names.insert(f.name.clone(), flow_specs.len()).is_some() {
+                    return Err(self.e(&format!("{key}.name"), format!("flow name '{}' is already taken", f.name)));
+                }
+                flow_specs.push(f);
+            }
+        }
+        if metrics.warmup >= duration {
+            return Err(self.e("metrics.warmup", "must be shorter than the duration"));
+        }
+        let _ = t.allowed;
+        Ok(Scenario { name, duration, seed, links: link_specs, paths: path_specs, flows: flow_specs, metrics })
+    }
+
+    fn metrics(&self, v: &Value) -> Result<MetricsSpec, ScenarioError> {
+        let t = self.table(v, "metrics", &["interval", "trace", "warmup"])?;
+        let mut m = MetricsSpec::default();
+        if let Some(iv) = t.map.get("interval") {
+            if iv.as_bool() == Some(false) {
+                m.interval = None;
+            } else {
+                let d = self.req(&t, "interval", units::duration)?;
+                m.interval = (d > Dur::ZERO).then_some(d);
+                if let Some(d) = m.interval {
+                    if d < Dur::from_micros(100) {
+                        return Err(self.e("metrics.interval", "must be at least 100us (or 0 to record no series)"));
+                    }
+                }
+            }
+        }
+        if let Some(b) = t.map.get("trace") {
+            m.trace = b.as_bool().ok_or_else(|| self.e("metrics.trace", format!("expected true or false, found {}", kind(b))))?;
+        }
+        if let Some(d) = self.opt(&t, "warmup", units::duration)? {
+            m.warmup = d;
+        }
+        Ok(m)
+    }
+
+    // ----- small readers -----
+
+    pub(super) fn array<'v>(&self, t: &Table<'v>, k: &str) -> Result<&'v [Value], ScenarioError> {
+        match t.map.get(k) {
+            None => Ok(&[]),
+            Some(Value::Array(a)) => Ok(a.as_slice()),
+            Some(v) => Err(self.e(&join(&t.path, k), format!("expected a list of tables ([[{k}]]), found {}", kind(v)))),
+        }
+    }
+
+    pub(super) fn opt_string(&self, t: &Table, k: &str) -> Result<Option<String>, ScenarioError> {
+        match t.map.get(k) {
+            None => Ok(None),
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+            Some(Value::String(_)) => Err(self.e(&join(&t.path, k), "must not be empty")),
+            Some(v) => Err(self.e(&join(&t.path, k), format!("expected a string, found {}", kind(v)))),
+        }
+    }
+
+    pub(super) fn req_string(&self, t: &Table, k: &str) -> Result<String, ScenarioError> {
+        self.opt_string(t, k)?.ok_or_else(|| self.e(&join(&t.path, k), "missing"))
+    }
+
+    pub(super) fn req_f64(&self, t: &Table, k: &str) -> Result<f64, ScenarioError> {
+        match t.map.get(k) {
+            None => Err(self.e(&join(&t.path, k), "missing")),
+            Some(v) => v.as_f64().ok_or_else(|| self.e(&join(&t.path, k), format!("expected a number, found {}", kind(v)))),
+        }
+    }
+
+    /// Reads an optional quantity written as a string with a unit or as a bare number.
+    pub(super) fn opt<T>(&self, t: &Table, k: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<Option<T>, ScenarioError> {
+        let key = join(&t.path, k);
+        match t.map.get(k) {
+            None => Ok(None),
+            Some(Value::String(s)) => parse(s).map(Some).map_err(|m| self.e(&key, format!("{m} (got '{s}')"))),
+            Some(Value::Number(n)) => parse(&n.to_string()).map(Some).map_err(|m| self.e(&key, format!("{m} (got {n})"))),
+            Some(v) => Err(self.e(&key, format!("expected a quantity like \"10Mbps\" or \"20ms\", found {}", kind(v)))),
+        }
+    }
+
+    pub(super) fn req<T>(&self, t: &Table, k: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<T, ScenarioError> {
+        self.opt(t, k, parse)?.ok_or_else(|| self.e(&join(&t.path, k), "missing"))
+    }
+}
+
+
+pub(super) fn join(path: &str, k: &str) -> String {
+    if path.is_empty() {
+        k.to_string()
+    } else {
+        format!("{path}.{k}")
+    }
+}
+
+pub(super) fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a table",
+    }
+}
+
+/// The allowed key closest to a misspelt one, if any is close.
+pub(super) fn closest<'k>(k: &str, allowed: &[&'k str]) -> Option<&'k str> {
+    fn dist(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut cur = vec![i + 1];
+            for (j, cb) in b.iter().enumerate() {
+                cur.push((prev[j] + (ca != *cb) as usize).min(prev[j + 1] + 1).min(cur[j] + 1));
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+    allowed.iter().map(|a| (dist(k, a), *a)).filter(|(d, _)| *d <= 2).min().map(|(_, a)| a)
+}
+

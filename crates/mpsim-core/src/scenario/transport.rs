@@ -1,0 +1,199 @@
+//! Reading flows: their path or paths, scheduler, backups, controller, transport,
+//! application, and TCP settings.
+
+use super::reader::{join, kind, Reader};
+use super::*;
+use crate::cc::Controller;
+use crate::units;
+use serde_json::Value;
+use std::collections::HashMap;
+
+impl Reader<'_> {
+    pub(super) fn flow(
+        &self,
+        v: &Value,
+        key: &str,
+        i: usize,
+        paths: &HashMap<String, usize>,
+        tcp_defaults: &TcpSpec,
+        duration: Dur,
+    ) -> Result<FlowSpec, ScenarioError> {
+        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "cc", "transport", "start", "stop", "app", "tcp"])?;
+        let name = self.opt_string(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
+        let lookup = |pname: &str, k: &str| -> Result<usize, ScenarioError> {
+            paths.get(pname).copied().ok_or_else(|| {
+                let mut names: Vec<&str> = paths.keys().map(|s| s.as_str()).collect();
+                names.sort();
+                self.e(k, format!("no path named '{pname}' (paths: {})", names.join(", ")))
+            })
+        };
+        let (path_names, multipath) = match (t.map.get("path"), t.map.get("paths")) {
+            (Some(_), Some(_)) => {
+                return Err(self.e(key, "give either `path` (plain TCP) or `paths` (Multipath TCP), not both"))
+            }
+            (None, None) => return Err(self.e(&join(key, "path"), "missing: give `path` (plain TCP) or `paths` (Multipath TCP)")),
+            (Some(_), None) => (vec![(self.req_string(&t, "path")?, join(key, "path"))], false),
+            (None, Some(pv)) => {
+                let pk = join(key, "paths");
+                let arr = pv.as_array().ok_or_else(|| self.e(&pk, "expected a list of path names"))?;
+                if arr.is_empty() || arr.len() > 8 {
+                    return Err(self.e(&pk, "a multipath flow needs 1 to 8 paths"));
+                }
+                let mut names = Vec::new();
+                for (j, x) in arr.iter().enumerate() {
+                    let k = format!("{pk}[{j}]");
+                    let n = x.as_str().ok_or_else(|| self.e(&k, format!("expected a path name, found {}", kind(x))))?;
+                    if names.iter().any(|(m, _): &(String, String)| m == n) {
+                        return Err(self.e(&k, format!("path '{n}' appears twice")));
+                    }
+                    names.push((n.to_string(), k));
+                }
+                (names, true)
+            }
+        };
+        let mut flow_paths = Vec::new();
+        for (n, k) in &path_names {
+            flow_paths.push(lookup(n, k)?);
+        }
+        let scheduler = match (multipath, self.opt_string(&t, "scheduler")?) {
+            (false, Some(_)) => return Err(self.e(&join(key, "scheduler"), "only a multipath flow (`paths = [...]`) has a scheduler")),
+            (false, None) => None,
+            (true, None) => Some("lowest_rtt".to_string()),
+            (true, Some(sname)) => {
+                if crate::sched::Sched::by_name(&sname).is_none() {
+                    let names: Vec<&str> = crate::sched::SCHEDULERS.iter().map(|c| c.0).collect();
+                    return Err(self.e(&join(key, "scheduler"), format!("unknown scheduler '{sname}'; expected one of: {}", names.join(", "))));
+                }
+                Some(sname)
+            }
+        };
+        let mut backup = vec![false; flow_paths.len()];
+        if let Some(bv) = t.map.get("backup") {
+            let bk = join(key, "backup");
+            if !multipath {
+                return Err(self.e(&bk, "only a multipath flow has backup subflows"));
+            }
+            let arr = bv.as_array().ok_or_else(|| self.e(&bk, "expected a list of path names from `paths`"))?;
+            for (j, x) in arr.iter().enumerate() {
+                let k = format!("{bk}[{j}]");
+                let n = x.as_str().ok_or_else(|| self.e(&k, "expected a path name"))?;
+                let pos = path_names.iter().position(|(m, _)| m == n).ok_or_else(|| self.e(&k, format!("'{n}' is not one of this flow's paths")))?;
+                backup[pos] = true;
+            }
+        }
+        let transport = match self.opt_string(&t, "transport")?.as_deref() {
+            None | Some("tcp") => Transport::Tcp,
+            Some("udp") if multipath => return Err(self.e(&join(key, "transport"), "a multipath flow runs over TCP")),
+            Some("udp") => Transport::Udp,
+            Some(other) => return Err(self.e(&join(key, "transport"), format!("unknown transport '{other}'; expected tcp or udp"))),
+        };
+        let cc = self.opt_string(&t, "cc")?.unwrap_or_else(|| "reno".into());
+        if Controller::by_name(&cc).is_none() {
+            let names: Vec<&str> = crate::cc::CONTROLLERS.iter().map(|c| c.0).collect();
+            return Err(self.e(&join(key, "cc"), format!("unknown congestion controller '{cc}'; expected one of: {}", names.join(", "))));
+        }
+        let start = self.opt(&t, "start", units::duration)?.unwrap_or(Dur::ZERO);
+        if start >= duration {
+            return Err(self.e(&join(key, "start"), "the flow starts after the simulation ends"));
+        }
+        let stop = self.opt(&t, "stop", units::duration)?;
+        if let Some(s) = stop {
+            if s <= start {
+                return Err(self.e(&join(key, "stop"), "must be later than `start`"));
+            }
+        }
+        let app = match t.map.get("app") {
+            None => AppSpec::Bulk { bytes: None },
+            Some(av) => self.app(av, &join(key, "app"))?,
+        };
+        if transport == Transport::Udp && matches!(app, AppSpec::Bulk { .. }) {
+            return Err(self.e(&join(key, "app"), "a UDP flow has no congestion control: give it a paced application (cbr, onoff or vbr)"));
+        }
+        if transport == Transport::Udp && matches!(app, AppSpec::Media(_)) {
+            return Err(self.e(&join(key, "app"), "a media stream runs over TCP or Multipath TCP (UDP flows carry cbr, onoff or vbr traffic)"));
+        }
+        let tcp = match t.map.get("tcp") {
+            None => tcp_defaults.clone(),
+            Some(tv) => self.tcp(tv, &join(key, "tcp"), tcp_defaults)?,
+        };
+        Ok(FlowSpec {
+            name,
+            paths: flow_paths,
+            scheduler,
+            backup,
+            cc,
+            transport,
+            background: false,
+            start: SimTime(start.0),
+            stop: stop.map(|s| SimTime(s.0)),
+            app,
+            tcp,
+        })
+    }
+
+    pub(super) fn tcp(&self, v: &Value, key: &str, base: &TcpSpec) -> Result<TcpSpec, ScenarioError> {
+        let t = self.table(
+            v,
+            key,
+            &["mss", "initial_window", "min_rto", "max_rto", "initial_rto", "delayed_ack", "delack_timeout", "rcv_buf", "snd_buf", "header"],
+        )?;
+        let mut s = base.clone();
+        if let Some(m) = self.opt(&t, "mss", units::bytes)? {
+            if !(64..=65_000).contains(&m) {
+                return Err(self.e(&join(key, "mss"), "must be between 64 B and 65000 B"));
+            }
+            s.mss = m as u32;
+        }
+        if t.map.contains_key("initial_window") {
+            let iw = self.req_f64(&t, "initial_window")?;
+            if iw < 1.0 || iw.fract() != 0.0 || iw > 1000.0 {
+                return Err(self.e(&join(key, "initial_window"), "expected a whole number of segments from 1 to 1000"));
+            }
+            s.initial_window = iw as u32;
+        }
+        if let Some(d) = self.opt(&t, "min_rto", units::duration)? {
+            s.min_rto = d;
+        }
+        if let Some(d) = self.opt(&t, "max_rto", units::duration)? {
+            s.max_rto = d;
+        }
+        if let Some(d) = self.opt(&t, "initial_rto", units::duration)? {
+            s.initial_rto = d;
+        }
+        if s.min_rto > s.max_rto {
+            return Err(self.e(&join(key, "min_rto"), "must not exceed max_rto"));
+        }
+        if s.min_rto == Dur::ZERO {
+            return Err(self.e(&join(key, "min_rto"), "must be greater than zero"));
+        }
+        if let Some(b) = t.map.get("delayed_ack") {
+            s.delayed_ack = b.as_bool().ok_or_else(|| self.e(&join(key, "delayed_ack"), format!("expected true or false, found {}", kind(b))))?;
+        }
+        if let Some(d) = self.opt(&t, "delack_timeout", units::duration)? {
+            s.delack_timeout = d;
+        }
+        if let Some(b) = self.opt(&t, "rcv_buf", units::bytes)? {
+            s.rcv_buf = b;
+        }
+        if let Some(b) = self.opt(&t, "snd_buf", units::bytes)? {
+            s.snd_buf = b;
+        }
+        if let Some(b) = self.opt(&t, "header", units::bytes)? {
+            if b > 1000 {
+                return Err(self.e(&join(key, "header"), "must be at most 1000 B"));
+            }
+            s.header = b as u32;
+        }
+        if s.rcv_buf > 1_000_000_000 {
+            return Err(self.e(&join(key, "rcv_buf"), "must be at most 1 GB (the largest TCP window with window scaling)"));
+        }
+        if s.rcv_buf < s.mss as u64 {
+            return Err(self.e(&join(key, "rcv_buf"), format!("must hold at least one segment ({} B)", s.mss)));
+        }
+        if s.snd_buf < s.mss as u64 {
+            return Err(self.e(&join(key, "snd_buf"), format!("must hold at least one segment ({} B)", s.mss)));
+        }
+        Ok(s)
+    }
+
+}
