@@ -159,7 +159,7 @@ impl Flow {
     /// The application writes `n` bytes at `now`, in units of at most `unit` bytes for the
     /// delay records (a segment for bulk transfers; the whole write otherwise).
     pub fn app_write(&mut self, now: SimTime, n: u64, unit: u64, priority: u8, class: u8) {
-        let mut seq = self.progress().written;
+        let mut seq = self.conn.written();
         let end = seq + n;
         while seq < end {
             seq = (seq + unit).min(end);

@@ -151,6 +151,16 @@ impl Connection {
         }
     }
 
+    /// Application bytes written so far (the cheap part of [`progress`](Self::progress)).
+    #[inline]
+    pub fn written(&self) -> u64 {
+        match self {
+            Connection::Tcp(c) => c.sub.sender.app_limit(),
+            Connection::Mptcp(c) => c.app_limit,
+            Connection::Udp(c) => c.progress().written,
+        }
+    }
+
     /// Bytes written and not yet acknowledged: what occupies the send buffer.
     #[inline]
     pub fn unacked(&self) -> u64 {
