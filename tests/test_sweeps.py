@@ -229,12 +229,15 @@ def test_dask_worker_killed_mid_sweep_is_rescheduled(small_path, tmp_path, refer
 
 
 @pytest.mark.parametrize("backend", ["local", "dask"])
-def test_failing_grid_point_is_recorded_and_the_sweep_goes_on(small_path, tmp_path, backend, cluster):
+def test_failing_grid_point_is_recorded_and_the_sweep_goes_on(small_path, tmp_path, backend, cluster, capsys):
     grid = {"link.bottleneck.loss": ["1%", "-3%", "2%"]}
     where = {"processes": 2} if backend == "local" else {"dask": cluster}
     folder = tmp_path / "study"
-    rep = mpsim.sweep(small_path, grid, seeds=3, validate=False, progress=False, out=folder, **where)
+    capsys.readouterr()
+    rep = mpsim.sweep(small_path, grid, seeds=3, validate=False, progress=True, out=folder, **where)
     assert (rep.total, rep.done, rep.skipped, rep.failed) == (9, 6, 0, 3)
+    bar = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    assert "9/9" in bar and "3 failed" in bar, bar  # runs done, failed, and the time left
     flows = mpsim.load_sweep(folder)
     assert len(flows) == 6 * 2 and set(flows["link.bottleneck.loss"]) == {"1%", "2%"}
     failed = mpsim.load_sweep(folder, "failed")
@@ -257,6 +260,15 @@ def test_failing_grid_point_without_a_folder_warns_and_lists_failures(small_path
     assert frame["run"].tolist() == [0, 0, 1, 1]
     assert [f["run"] for f in frame.attrs["failed"]] == [2, 3]
     assert "must not be negative" in frame.attrs["failed"][0]["error"]
+
+
+def test_script_without_main_guard_gets_a_clear_error(small_path, tmp_path):
+    script = tmp_path / "unguarded.py"
+    script.write_text(f"import mpsim\nmpsim.sweep({str(small_path)!r}, seeds=4, processes=2, progress=False)\n")
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines()[-1].startswith("concurrent.futures.process.BrokenProcessPool: "
+                                                           "the local worker processes died while starting")
 
 
 def test_cli_sweep_with_failed_runs_exits_1(small_path, tmp_path, capsys):

@@ -50,8 +50,10 @@ __all__ = ["sweep", "SweepReport", "LOCAL_RETRIES", "FLUSH_EVERY_S"]
 LOCAL_RETRIES = 2
 #: A sweep folder gets the finished runs at least this often (seconds) ...
 FLUSH_EVERY_S = 1.0
-#: ... or whenever this many finished runs wait to be written.
+#: ... or whenever this many finished runs wait to be written ...
 FLUSH_RUNS = 256
+#: ... or this many rows of time series.
+FLUSH_SERIES_ROWS = 200_000
 
 
 # -------------------------------------------------------------------------------------
@@ -200,8 +202,10 @@ def _run_task(scenario_json: str, origin: str, series: bool) -> dict[str, Any]:
     except BaseException as e:  # noqa: BLE001 - a panic in the core is a BaseException
         return {"error_type": type(e).__name__, "error": str(e) or repr(e)}
     out: dict[str, Any] = {"summary": str(raw["summary"]), "series": None}
-    if series:
-        out["series"] = {t: dict(raw.get(t) or {}) for t in SERIES_TABLES}
+    if series:  # Arrow tables: compact to send back and to hold until written
+        import pyarrow as pa
+
+        out["series"] = {t: pa.table(dict(raw.get(t) or {})) for t in SERIES_TABLES}
     return out
 
 
@@ -292,6 +296,7 @@ class _FolderSink:
         self.series = series
         self.flush_every = flush_every
         self.buffer: list[tuple[_Run, Mapping[str, Any]]] = []
+        self.series_rows = 0
         self.oldest = 0.0
 
     def add(self, run: _Run, out: Mapping[str, Any]) -> None:
@@ -301,7 +306,13 @@ class _FolderSink:
         if not self.buffer:
             self.oldest = time.monotonic()
         self.buffer.append((run, out))
-        if len(self.buffer) >= FLUSH_RUNS or time.monotonic() - self.oldest >= self.flush_every:
+        if self.series and out.get("series"):
+            self.series_rows += sum(t.num_rows for t in out["series"].values())
+        if (
+            len(self.buffer) >= FLUSH_RUNS
+            or self.series_rows >= FLUSH_SERIES_ROWS
+            or time.monotonic() - self.oldest >= self.flush_every
+        ):
             self.flush()
 
     def _lead(self, run: _Run) -> dict[str, Any]:
@@ -329,10 +340,7 @@ class _FolderSink:
                 parts["flows"].append({**lead, **r, "run_id": run.run_id})
             if self.series and out.get("series"):
                 for t in SERIES_TABLES:
-                    cols = out["series"].get(t) or {}
-                    n = len(next(iter(cols.values()), []))
-                    tab = {**{k: [v] * n for k, v in lead.items()}, **cols, "run_id": [run.run_id] * n}
-                    parts[t].append(pa.table(tab))
+                    parts[t].append(_with_lead(out["series"][t], lead, run.run_id))
         batches: dict[str, dict[str, Any]] = {}
         for point, parts in by_point.items():
             tables: dict[str, Any] = {"flows": pa.Table.from_pylist(parts["flows"])}
@@ -342,6 +350,18 @@ class _FolderSink:
             batches[point] = tables
         self.store.write_batch(batches)
         self.buffer.clear()
+        self.series_rows = 0
+
+
+def _with_lead(table: Any, lead: Mapping[str, Any], run_id: str) -> Any:
+    """A run's series table with its grid values and seed in front and ``run_id`` last."""
+    import pyarrow as pa
+
+    n = table.num_rows
+    cols = {k: pa.repeat(pa.scalar(v), n) for k, v in lead.items()}
+    cols.update({name: table.column(name) for name in table.column_names})
+    cols["run_id"] = pa.repeat(pa.scalar(run_id), n)
+    return pa.table(cols)
 
 
 # -------------------------------------------------------------------------------------
@@ -429,12 +449,20 @@ def _execute_local(plan: _Plan, runs: list[_Run], processes: int, series: bool, 
         for proc in list((getattr(pool, "_processes", None) or {}).values()):
             proc.terminate()
 
+    pool = new_pool()
+    try:  # workers that cannot even start (an unguarded script, say) are an error, not failed runs
+        pool.submit(_worker_version).result()
+    except BrokenProcessPool:
+        stop(pool)
+        raise BrokenProcessPool(
+            "the local worker processes died while starting; a script calling mpsim.sweep must guard its "
+            "top level with 'if __name__ == \"__main__\":' (see the traceback above them)"
+        ) from None
     queue = deque(runs)
     suspects: deque[_Run] = deque()  # runs whose worker died: each is run again alone
     deaths: Counter[str] = Counter()
     inflight: dict[Any, _Run] = {}
     retried = 0
-    pool = new_pool()
     try:
         while queue or suspects or inflight:
             broken = False
