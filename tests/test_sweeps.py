@@ -346,6 +346,46 @@ def test_kill_leftovers_are_tidied_on_resume(small_path, tmp_path):
                     out=folder)
 
 
+MIXED = """
+name = "mixed"
+duration = "2s"
+[[link]]
+name = "l1"
+rate = "10Mbps"
+delay = "10ms"
+[[link]]
+name = "l2"
+rate = "10Mbps"
+delay = "30ms"
+[[path]]
+name = "p1"
+links = ["l1"]
+[[path]]
+name = "p2"
+links = ["l2"]
+[[flow]]
+name = "tcp"
+path = "p1"
+[[flow]]
+name = "mptcp"
+paths = ["p1", "p2"]
+cc = "lia"
+"""
+
+
+def test_flows_of_different_kinds_keep_all_their_columns(tmp_path):
+    """A TCP flow first, a multipath flow second: the per-subflow columns only the second
+    has are kept, in the folder as in the frame."""
+    folder = tmp_path / "study"
+    mpsim.sweep(MIXED, {"link.l2.loss": ["0%", "1%"]}, seeds=2, processes=1, progress=False, out=folder)
+    mem = mpsim.sweep(MIXED, {"link.l2.loss": ["0%", "1%"]}, seeds=2, processes=1, progress=False)
+    got = mpsim.load_sweep(folder)
+    assert {"subflow0_goodput_bps", "subflow1_goodput_bps"} <= set(got.columns)
+    assert got.loc[got["flow"] == "mptcp", "subflow1_goodput_bps"].notna().all()
+    assert got.loc[got["flow"] == "tcp", "subflow1_goodput_bps"].isna().all()
+    pd.testing.assert_frame_equal(comparable(got.drop(columns=["run_id", "point"])), comparable(mem))
+
+
 # ---------------------------------------------------------------------------------------
 # Queries
 

@@ -288,9 +288,14 @@ class _MemorySink:
 
 class _FolderSink:
     """Writes finished runs to a sweep folder in small batches (one file per grid point per
-    batch), at least every ``flush_every`` seconds."""
+    batch): when ``FLUSH_RUNS`` runs or ``FLUSH_SERIES_ROWS`` rows of series wait, and by a
+    background thread once the oldest waiting run is ``flush_every`` seconds old, so a
+    finished run is on disk within about ``flush_every`` seconds however long the next
+    run takes."""
 
     def __init__(self, plan: _Plan, store: Store, series: bool, flush_every: float) -> None:
+        import threading
+
         self.plan = plan
         self.store = store
         self.series = series
@@ -298,22 +303,52 @@ class _FolderSink:
         self.buffer: list[tuple[_Run, Mapping[str, Any]]] = []
         self.series_rows = 0
         self.oldest = 0.0
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.error: BaseException | None = None
+        self.thread = None
+        if flush_every > 0:
+            self.thread = threading.Thread(target=self._flush_when_due, name="mpsim-sweep-writer", daemon=True)
+            self.thread.start()
+
+    def _flush_when_due(self) -> None:
+        while not self.stopped.wait(min(self.flush_every, 0.25)):
+            try:
+                with self.lock:
+                    if self.buffer and time.monotonic() - self.oldest >= self.flush_every:
+                        self._flush()
+            except BaseException as e:  # noqa: BLE001 - reported by the next add() or close()
+                self.error = e
+                return
 
     def add(self, run: _Run, out: Mapping[str, Any]) -> None:
-        if "error" in out:
-            self._write_failure(run, out)
-            return
-        if not self.buffer:
-            self.oldest = time.monotonic()
-        self.buffer.append((run, out))
-        if self.series and out.get("series"):
-            self.series_rows += sum(t.num_rows for t in out["series"].values())
-        if (
-            len(self.buffer) >= FLUSH_RUNS
-            or self.series_rows >= FLUSH_SERIES_ROWS
-            or time.monotonic() - self.oldest >= self.flush_every
-        ):
-            self.flush()
+        if self.error is not None:
+            raise self.error
+        with self.lock:
+            if "error" in out:
+                self._write_failure(run, out)
+                return
+            if not self.buffer:
+                self.oldest = time.monotonic()
+            self.buffer.append((run, out))
+            if self.series and out.get("series"):
+                self.series_rows += sum(t.num_rows for t in out["series"].values())
+            if (
+                len(self.buffer) >= FLUSH_RUNS
+                or self.series_rows >= FLUSH_SERIES_ROWS
+                or time.monotonic() - self.oldest >= self.flush_every
+            ):
+                self._flush()
+
+    def flush(self) -> None:
+        """Writes what waits and stops the background writer (the sweep is over)."""
+        self.stopped.set()
+        if self.thread is not None:
+            self.thread.join()
+        with self.lock:
+            self._flush()
+        if self.error is not None:
+            raise self.error
 
     def _lead(self, run: _Run) -> dict[str, Any]:
         # No run index: it is numbered when the folder is read (see sweep_store), so runs
@@ -326,7 +361,7 @@ class _FolderSink:
         row = {**self._lead(run), "run_id": run.run_id, "error_type": out["error_type"], "error": out["error"]}
         self.store.write_failure(self.plan.point_ids[run.point], run.run_id, pa.Table.from_pylist([row]))
 
-    def flush(self) -> None:
+    def _flush(self) -> None:
         if not self.buffer:
             return
         import pyarrow as pa
@@ -343,7 +378,7 @@ class _FolderSink:
                     parts[t].append(_with_lead(out["series"][t], lead, run.run_id))
         batches: dict[str, dict[str, Any]] = {}
         for point, parts in by_point.items():
-            tables: dict[str, Any] = {"flows": pa.Table.from_pylist(parts["flows"])}
+            tables: dict[str, Any] = {"flows": _rows_to_table(parts["flows"])}
             if self.series:
                 for t in SERIES_TABLES:
                     tables[t] = pa.concat_tables(parts[t], promote_options="permissive") if parts[t] else None
@@ -351,6 +386,17 @@ class _FolderSink:
         self.store.write_batch(batches)
         self.buffer.clear()
         self.series_rows = 0
+
+
+def _rows_to_table(rows: list[dict[str, Any]]) -> Any:
+    """An Arrow table of row dicts whose keys may differ (a multipath flow has per-subflow
+    columns a TCP flow lacks): every key of every row, in first-seen order."""
+    import pyarrow as pa
+
+    names: dict[str, None] = {}
+    for r in rows:
+        names.update(dict.fromkeys(r))
+    return pa.table({k: [r.get(k) for r in rows] for k in names})
 
 
 def _with_lead(table: Any, lead: Mapping[str, Any], run_id: str) -> Any:
