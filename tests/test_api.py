@@ -376,12 +376,12 @@ def test_sweep_parallel_equals_serial(small_path):
 
 
 def test_sweep_fails_fast_on_bad_grid_value(small_path, monkeypatch):
-    import mpsim.api
+    import mpsim.sweeps
 
     def never(*a, **k):
         raise AssertionError("a run was started")
 
-    monkeypatch.setattr(mpsim.api, "_execute", never)
+    monkeypatch.setattr(mpsim.sweeps, "_execute", never)
     with pytest.raises(ScenarioError) as ei:
         mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "-3%"]},
                     seeds=3, processes=2, progress=False)

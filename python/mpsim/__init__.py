@@ -6,13 +6,15 @@ Quick start::
     res = mpsim.run("dumbbell.toml", link__bottleneck__loss="2%")   # or a TOML string or a dict
     print(res.flows[["flow", "goodput_bps", "retransmits"]])
     df = mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%", "2%"]}, seeds=5)
+    mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%"]}, seeds=100, out="study")
+    df = mpsim.load_sweep("study")       # or mpsim.query("study", "SELECT ... FROM flows")
 
 Every problem with a scenario is raised as :class:`mpsim.ScenarioError` (a ``ValueError``)
 naming the source, the key and what is wrong.
 """
 
 from ._core import __version__
-from .api import FORMATS, Result, aggregate, check, components, run, sweep
+from .api import FORMATS, Result, SweepReport, aggregate, check, components, load_sweep, query, run, sweep
 from .errors import ScenarioError
 from .scenario import apply_overrides, load, parse_value
 
@@ -24,6 +26,9 @@ __all__ = [
     "run",
     "check",
     "sweep",
+    "SweepReport",
+    "load_sweep",
+    "query",
     "aggregate",
     "components",
     "load",

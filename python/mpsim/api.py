@@ -25,11 +25,8 @@ sweep worker processes start fast.
 
 from __future__ import annotations
 
-import copy
-import itertools
 import json
 import math
-import operator
 import os
 import sys
 import time
@@ -40,11 +37,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Un
 from . import _core
 from .errors import ScenarioError, from_core
 from .scenario import ScenarioLike, _apply, annotate, format_value, kwargs_to_overrides, load, to_json
+from .sweep_store import load_sweep, query
+from .sweeps import SweepReport, sweep
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["Result", "check", "run", "sweep", "aggregate", "components", "FORMATS"]
+__all__ = ["Result", "check", "run", "sweep", "SweepReport", "load_sweep", "query", "aggregate", "components", "FORMATS"]
 
 #: File formats :meth:`Result.save` can write.
 FORMATS = ("json", "csv", "parquet")
@@ -416,265 +415,6 @@ def _parquet_safe(df: "pd.DataFrame") -> "pd.DataFrame":
 
 
 # -------------------------------------------------------------------------------------
-# Sweeps
-
-
-def _sweep_task(scenario_json: str, origin: str) -> str:
-    """Runs one sweep point (in a worker process) and returns its summary JSON text."""
-    try:
-        raw = _core.run(scenario_json, origin, None)
-    except _core.ScenarioError as e:  # the core's class does not pickle; ours does
-        raise from_core(e) from None
-    return str(raw["summary"])
-
-
-def _ignore_sigint() -> None:
-    """Worker initialiser: Ctrl-C is handled by the parent, which stops the workers."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _seed_list(seeds: int | Iterable[int]) -> list[int]:
-    if isinstance(seeds, bool):
-        raise TypeError("seeds must be a number of seeds or an iterable of seeds")
-    if isinstance(seeds, int):
-        if seeds < 1:
-            raise ValueError(f"seeds must be at least 1, got {seeds}")
-        return list(range(1, seeds + 1))
-    out = []
-    for s in seeds:
-        try:
-            if isinstance(s, bool):
-                raise TypeError
-            n = operator.index(s)  # ints, NumPy integers
-        except TypeError:
-            raise TypeError(f"seeds must be integers, got {s!r}") from None
-        if n < 0:
-            raise ValueError(f"seeds must not be negative, got {n}")
-        out.append(n)
-    if not out:
-        raise ValueError("no seeds given")
-    return out
-
-
-def _grid_values(key: str, values: Any) -> list[Any]:
-    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
-        return [values]
-    vals = list(values)
-    if not vals:
-        raise ValueError(f"grid key '{key}' has no values")
-    return vals
-
-
-def _hashable(v: Any) -> Any:
-    """Grid values go into DataFrame columns; dicts and lists become their JSON text so
-    the frame can be grouped and saved."""
-    if isinstance(v, (dict, list, tuple)):
-        return format_value(v)
-    return v
-
-
-def sweep(
-    scenario: ScenarioLike,
-    grid: Mapping[str, Sequence[Any]] | None = None,
-    seeds: int | Iterable[int] = 1,
-    *,
-    processes: int | None = None,
-    progress: bool = True,
-    dask: Any = None,
-    out: str | os.PathLike[str] | None = None,
-    overrides: Mapping[str, Any] | None = None,
-) -> "pd.DataFrame":
-    """Runs a scenario over the Cartesian product of a parameter grid and seeds.
-
-    Args:
-        scenario: a TOML file path, TOML text or a dict.
-        grid: ``{override_key: [value, ...]}``, keys as in :func:`mpsim.apply_overrides`,
-            e.g. ``{"link.bottleneck.loss": ["0.5%", "1%"], "flow.*.tcp.min_rto": ["200ms", "1s"]}``.
-        seeds: an int *n* for seeds 1..n, or an iterable of seeds. The seed of each run
-            replaces the scenario's own ``seed``.
-        processes: local worker processes (default: ``os.cpu_count()``); 1 runs everything
-            in this process.
-        progress: show a progress bar over runs on stderr.
-        dask: a Dask scheduler address (``"tcp://host:8786"``) or a
-            ``distributed.Client`` to run on instead of local processes; the workers need
-            mpsim installed.
-        out: write the frame to this ``.parquet`` or ``.csv`` file too.
-        overrides: fixed overrides applied to every run before the grid values.
-
-    Returns:
-        one row per (run, flow): a column per grid key, ``seed``, ``run`` (0-based run
-        index), ``flow`` (flow name), the other flow summary fields (``goodput_bps``, ...),
-        then ``jain_index`` and ``wall_s`` of the run. Rows come in grid order (the first
-        grid key varies slowest, seeds fastest) whatever order runs finish in, so the same
-        sweep gives the same frame (except ``wall_s``). Grid values that are tables or lists
-        appear as JSON text.
-
-    Raises:
-        ScenarioError: the scenario or a grid point is invalid; everything is checked before
-            the first run starts, and the error names the offending key.
-        ValueError: bad ``seeds``, ``processes`` or ``out`` suffix.
-
-    Local workers are started with the 'spawn' method, so a script calling ``sweep`` must
-    guard its top level with ``if __name__ == "__main__":``.
-    """
-    grid = dict(grid or {})
-    if "seed" in grid:
-        raise ValueError("sweep over seeds with seeds=..., not with a 'seed' grid key")
-    seed_list = _seed_list(seeds)
-    if processes is None:
-        processes = os.cpu_count() or 1
-    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
-        raise ValueError(f"processes must be a positive integer, got {processes!r}")
-    out_path = Path(out) if out is not None else None
-    if out_path is not None and out_path.suffix.lower() not in (".parquet", ".csv"):
-        raise ValueError(f"{out_path}: the output file must end in .parquet or .csv")
-
-    if dask is not None:
-        _distributed()  # fail before validating and running anything
-    if out_path is not None:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-    base, origin = load(scenario)
-    base_applied = _apply(base, overrides, origin)
-    keys = list(grid)
-    value_lists = [_grid_values(k, grid[k]) for k in keys]
-
-    # Validate every grid point before running anything.
-    points: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-    for combo in itertools.product(*value_lists):
-        d = copy.deepcopy(base)
-        applied = base_applied + _apply(d, dict(zip(keys, combo)), origin)
-        js = to_json(d, origin)
-        try:
-            _core.check(js, origin)
-        except _core.ScenarioError as e:
-            err = from_core(e)
-            grid_applied = applied[len(base_applied):]
-            marked = annotate(err, grid_applied, "grid value")
-            if marked is err:
-                marked = annotate(err, base_applied)
-            if marked is err and keys:
-                point = ", ".join(f"{k} = {format_value(v)}" for k, v in zip(keys, combo))
-                marked = err.with_message(f"{err.message} (at grid point {point})")
-            raise marked from None
-        points.append((combo, d))
-
-    tasks: list[tuple[tuple[Any, ...], int, str]] = []
-    for combo, d in points:
-        for seed in seed_list:
-            d["seed"] = seed
-            tasks.append((combo, seed, to_json(d, origin)))
-
-    summaries = _execute([t[2] for t in tasks], origin, processes, progress, dask)
-
-    rows: list[dict[str, Any]] = []
-    for run_index, ((combo, seed, _), text) in enumerate(zip(tasks, summaries)):
-        s = json.loads(text)
-        for f in s.get("flows", []):
-            row: dict[str, Any] = {k: _hashable(v) for k, v in zip(keys, combo)}
-            row["seed"] = seed
-            row["run"] = run_index
-            row["flow"] = f.get("flow")
-            row.update((k, v) for k, v in f.items() if k not in ("flow", "subflows", "classes"))
-            for c in f.get("classes", []):
-                row[f"class_{c['class']}_delay_mean_ms"] = c.get("delay_mean_ms")
-                row[f"class_{c['class']}_late"] = c.get("late")
-            for i, sf in enumerate(f.get("subflows", [])):
-                if len(f["subflows"]) > 1:
-                    row[f"subflow{i}_goodput_bps"] = sf.get("goodput_bps")
-            row["jain_index"] = s.get("jain_index")
-            row["wall_s"] = s.get("wall_s")
-            rows.append(row)
-
-    import pandas as pd
-
-    frame = pd.DataFrame(rows)
-    frame.attrs["grid"] = keys
-    if out_path is not None:
-        _write_frame(frame, out_path)
-    return frame
-
-
-def _execute(jobs: list[str], origin: str, processes: int, progress: bool, dask: Any) -> list[str]:
-    """Runs the scenario JSON texts, returning summaries in job order."""
-    from tqdm.auto import tqdm
-
-    results: list[str | None] = [None] * len(jobs)
-    bar = tqdm(total=len(jobs), desc="sweep", unit="run", file=sys.stderr, disable=not progress)
-    try:
-        if dask is not None:
-            _execute_dask(jobs, origin, dask, results, bar)
-        elif processes == 1 or len(jobs) <= 1:
-            for i, js in enumerate(jobs):
-                results[i] = _sweep_task(js, origin)
-                bar.update(1)
-        else:
-            _execute_local(jobs, origin, min(processes, len(jobs)), results, bar)
-    finally:
-        bar.close()
-    missing = [i for i, r in enumerate(results) if r is None]
-    if missing:  # pragma: no cover - every path above fills every slot or raises
-        raise RuntimeError(f"sweep runs {missing[:5]} returned no result")
-    return [r for r in results if r is not None]
-
-
-def _execute_local(jobs: list[str], origin: str, processes: int, results: list[str | None], bar: Any) -> None:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    ex = ProcessPoolExecutor(
-        max_workers=processes, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
-    )
-    try:
-        futures = {ex.submit(_sweep_task, js, origin): i for i, js in enumerate(jobs)}
-        for fut in as_completed(futures):
-            results[futures[fut]] = fut.result()
-            bar.update(1)
-    except BaseException:
-        ex.shutdown(wait=False, cancel_futures=True)
-        # Queued runs are cancelled; running ones would otherwise go on to the end.
-        procs = getattr(ex, "_processes", None) or {}
-        for proc in list(procs.values()):
-            proc.terminate()
-        raise
-    else:
-        ex.shutdown(wait=True)
-
-
-def _distributed() -> tuple[Any, Any]:
-    """``(Client, as_completed)`` from dask.distributed, imported only when Dask is used."""
-    try:
-        from distributed import Client, as_completed
-    except ImportError:
-        raise ImportError("running on Dask needs dask.distributed: pip install 'mpsim[dask]'") from None
-    return Client, as_completed
-
-
-def _execute_dask(jobs: list[str], origin: str, dask: Any, results: list[str | None], bar: Any) -> None:
-    Client, as_completed = _distributed()
-    own = isinstance(dask, str)
-    client = Client(dask) if own else dask
-    try:
-        futures = client.map(_sweep_task, jobs, [origin] * len(jobs), pure=False)
-        index = {f.key: i for i, f in enumerate(futures)}
-        for fut in as_completed(futures):
-            results[index[fut.key]] = fut.result()
-            bar.update(1)
-    finally:
-        if own:
-            client.close()
-
-
-def _write_frame(frame: "pd.DataFrame", path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() == ".csv":
-        frame.to_csv(path, index=False)
-    else:
-        _parquet_safe(frame).to_parquet(path, index=False)
-
-
-# -------------------------------------------------------------------------------------
 # Aggregation
 
 # Two-sided 95% Student-t quantiles by degrees of freedom.
@@ -696,11 +436,13 @@ def t95(df: int) -> float:
     return _T95[max(lower)] if df <= 120 else 1.960
 
 
-def aggregate(frame: "pd.DataFrame", value: str = "goodput_bps", by: Sequence[str] | None = None) -> "pd.DataFrame":
+def aggregate(frame: Any, value: str = "goodput_bps", by: Sequence[str] | None = None) -> "pd.DataFrame":
     """Mean and 95% confidence interval of *value* over seeds, per grid point and flow.
 
     Args:
-        frame: a frame returned by :func:`sweep` (or read back from its output file).
+        frame: a frame returned by :func:`sweep` or :func:`load_sweep` (or read back from
+            its output file), or a DuckDB relation from ``load_sweep(..., lazy=True)`` or
+            ``query(..., lazy=True)``, which is summarised by DuckDB without loading it.
         value: the column to aggregate.
         by: grouping columns; default: the grid columns (those before ``seed``) and ``flow``.
 
@@ -710,16 +452,21 @@ def aggregate(frame: "pd.DataFrame", value: str = "goodput_bps", by: Sequence[st
     """
     import pandas as pd
 
-    if by is None:
-        cols = list(frame.columns)
-        grid = frame.attrs.get("grid")
-        if grid is None:
-            grid = cols[: cols.index("seed")] if "seed" in cols else []
-        by = [*grid, "flow"]
-    by = list(by)
-    g = frame.groupby(by, sort=False, dropna=False)[value]
-    res = g.agg(["count", "mean", "std", "min", "max"]).reset_index()
-    res = res.rename(columns={"count": "n"})
+    if not isinstance(frame, pd.DataFrame):
+        from .sweep_store import aggregate_relation
+
+        res, by = aggregate_relation(frame, value, by)
+    else:
+        if by is None:
+            cols = list(frame.columns)
+            grid = frame.attrs.get("grid")
+            if grid is None:
+                grid = cols[: cols.index("seed")] if "seed" in cols else []
+            by = [*grid, "flow"]
+        by = list(by)
+        g = frame.groupby(by, sort=False, dropna=False)[value]
+        res = g.agg(["count", "mean", "std", "min", "max"]).reset_index()
+        res = res.rename(columns={"count": "n"})
     half = [t95(int(n) - 1) * sd / math.sqrt(n) if n > 1 else math.nan for n, sd in zip(res["n"], res["std"])]
     res["ci95"] = pd.Series(half, index=res.index, dtype=float)
     return res[[*by, "n", "mean", "ci95", "min", "max"]]

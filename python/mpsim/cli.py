@@ -1,7 +1,8 @@
 """The ``mpsim`` command: run, sweep, check and list.
 
 Every user error (unreadable file, bad key or value, bad option) is printed as one line
-``error: ...`` on stderr with exit status 2; Ctrl-C exits with status 130.
+``error: ...`` on stderr with exit status 2; Ctrl-C exits with status 130; a sweep some of
+whose runs failed exits with status 1.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = ["main", "build_parser"]
 EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_RUNS_FAILED = 1  # a sweep finished, but some of its runs raised
 
 
 class UsageError(Exception):
@@ -89,18 +91,41 @@ _SWEEP_EPILOG = (
   split).
 
 output:
-  The output file has one row per run and flow: a column per grid key, seed, run, flow,
+  The results have one row per run and flow: a column per grid key, seed, run, flow,
   the flow's results (goodput_bps, throughput_bps, retransmits, rtt_mean_ms, ...),
   jain_index and wall_s. The table printed at the end gives the mean goodput per grid point
   and flow with its 95% confidence interval over seeds.
+
+  --out FOLDER (a name without suffix) writes a Parquet dataset as runs finish. Running the
+  same sweep into the same folder again skips the runs already stored (--resume, the
+  default), so an interrupted sweep picks up where it stopped; a run that raises is recorded
+  in the folder's 'failed' table and the sweep goes on (exit status 1 at the end). Query
+  the folder with 'mpsim query FOLDER "SQL"' or mpsim.load_sweep(FOLDER).
+  --out FILE.parquet or FILE.csv writes one file when the sweep is over.
 
 examples:
   mpsim sweep dumbbell.toml --grid link.bottleneck.loss=0.5%,1%,2% --seeds 10 --out loss.parquet
   mpsim sweep dumbbell.toml --grid link.bottleneck.rate=5Mbps,10Mbps --grid link.bottleneck.queue=20pkt,100pkt \\
         --seeds 5 --processes 4 --out grid.csv
   mpsim sweep dumbbell.toml --grid link.bottleneck.loss=1%,2% --dask tcp://scheduler:8786 --out d.parquet
+  mpsim sweep dumbbell.toml --grid link.bottleneck.loss=0.5%,1%,2% --seeds 100 --dask local:2 --out study
+  mpsim query study 'SELECT "link.bottleneck.loss", avg(goodput_bps) FROM flows GROUP BY ALL'
 """
 )
+
+_QUERY_EPILOG = """\
+A sweep folder (mpsim sweep --out FOLDER) is read with DuckDB. Its tables are:
+  flows            one row per run and flow (grid columns, seed, run, flow, goodput_bps, ...)
+  failed           one row per run that raised (grid columns, seed, run, error_type, error)
+  flow_series, subflow_series, link_series    time series, for a sweep run with --series
+Grid columns have dots in their names: quote them ("link.bottleneck.loss").
+Without SQL, the tables, their row counts and columns are listed.
+
+examples:
+  mpsim query study
+  mpsim query study 'SELECT "link.bottleneck.loss", flow, avg(goodput_bps) FROM flows GROUP BY ALL ORDER BY ALL'
+  mpsim query study 'SELECT error, count(*) FROM failed GROUP BY error' --csv > errors.csv
+"""
 
 _CHECK_EPILOG = """\
 Each file is read and validated as 'mpsim run' would, without simulating. A valid file
@@ -187,9 +212,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--processes", type=int, default=None, metavar="P",
                    help=f"parallel local processes (default: the number of CPUs, {os.cpu_count()})")
     s.add_argument("--dask", metavar="ADDRESS",
-                   help="run on a Dask cluster at this scheduler address (e.g. tcp://host:8786) "
-                   "instead of local processes; needs 'pip install mpsim[dask]'")
-    s.add_argument("--out", required=True, metavar="FILE", help="output file, .parquet or .csv (required)")
+                   help="run on a Dask cluster at this scheduler address (e.g. tcp://host:8786), or on a "
+                   "LocalCluster of N worker processes with local:N, instead of local processes; "
+                   "needs 'pip install mpsim[dask]'")
+    s.add_argument("--out", required=True, metavar="FOLDER|FILE",
+                   help="a folder (no suffix): a Parquet dataset written as runs finish, resumable; "
+                   "or a .parquet or .csv file written at the end (required)")
+    again = s.add_mutually_exclusive_group()
+    again.add_argument("--resume", dest="fresh", action="store_false", default=False,
+                       help="with --out FOLDER: skip the runs already stored there (the default)")
+    again.add_argument("--fresh", dest="fresh", action="store_true",
+                       help="with --out FOLDER: delete what the folder holds and run everything")
+    s.add_argument("--series", action="store_true",
+                   help="with --out FOLDER: also keep each run's time series (flow_series, ... tables)")
+    s.add_argument("--no-validate", dest="validate", action="store_false",
+                   help="do not check every grid point first: a bad point is recorded as a failed run instead "
+                   "of stopping the sweep before it starts")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table")
 
     # check
@@ -214,6 +252,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ls.add_argument("kind", nargs="?", choices=list(_KIND_TITLES), metavar="KIND",
                     help="only this kind: cc, scheduler, loss or app (default: all)")
+
+    # query
+    q = sub.add_parser(
+        "query",
+        help="run SQL over a sweep folder (DuckDB)",
+        description=_wrap("Run an SQL query over the results a sweep wrote to a folder and print "
+                          "the result as a table (or CSV)."),
+        epilog=_QUERY_EPILOG,
+        formatter_class=_Formatter,
+    )
+    q.add_argument("folder", metavar="FOLDER", help="a folder written by 'mpsim sweep --out FOLDER'")
+    q.add_argument("sql", metavar="SQL", nargs="?", help="the query; without it, the tables are listed")
+    q.add_argument("--csv", action="store_true", help="print CSV instead of a table")
 
     rp = sub.add_parser(
         "reproduce",
@@ -501,6 +552,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .api import _stderr_is_tty, aggregate, sweep
+    from .sweep_store import SweepFolderError
+    from .sweeps import _out_kind
 
     grid = parse_grid(args.grid)
     overrides = parse_sets(args.set)
@@ -508,23 +561,45 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError(f"--seeds must be at least 1, got {args.seeds}")
     if args.processes is not None and args.processes < 1:
         raise UsageError(f"--processes must be at least 1, got {args.processes}")
-    if os.path.splitext(args.out)[1].lower() not in (".parquet", ".csv"):
-        raise UsageError(f"--out {args.out}: the file name must end in .parquet or .csv")
+    try:
+        kind = _out_kind(args.out)
+    except ValueError as e:
+        raise UsageError(f"--out {e}") from None
+    if kind != "folder" and (args.fresh or args.series):
+        raise UsageError(f"--{'fresh' if args.fresh else 'series'} needs --out FOLDER (a name without suffix)")
 
-    frame = sweep(
-        ScenarioFile(args.scenario),
-        grid,
-        seeds=args.seeds,
-        processes=args.processes,
-        progress=not args.quiet and _stderr_is_tty(),
-        dask=args.dask,
-        out=args.out,
-        overrides=overrides,
-    )
+    try:
+        res = sweep(
+            ScenarioFile(args.scenario),
+            grid,
+            seeds=args.seeds,
+            processes=args.processes,
+            progress=not args.quiet and _stderr_is_tty(),
+            dask=args.dask,
+            out=args.out,
+            overrides=overrides,
+            validate=args.validate,
+            **({"fresh": args.fresh, "series": args.series} if kind == "folder" else {}),
+        )
+    except SweepFolderError as e:
+        raise UsageError(str(e)) from None
+    except ValueError as e:
+        if isinstance(e, ScenarioError):
+            raise
+        raise UsageError(str(e)) from None
+    if kind == "folder":
+        return _report_folder_sweep(args, list(grid), res)
+    frame = res
     if args.quiet:
         return EXIT_OK
-    agg = aggregate(frame)
-    keys = list(grid)
+    _print_aggregate(aggregate(frame), list(grid))
+    runs = int(frame["run"].nunique()) if len(frame) else 0
+    _out()
+    _out(f"wrote {_plural(len(frame), 'row')} ({_plural(runs, 'run')}) to {args.out}")
+    return EXIT_OK
+
+
+def _print_aggregate(agg: Any, keys: list[str]) -> None:
     headers = [*keys, "flow", "seeds", "goodput Mbit/s", "95% CI"]
     rows = []
     for rec in agg.to_dict("records"):
@@ -535,10 +610,72 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     for line in _table(headers, rows, left=len(keys) + 1):
         _out(line)
-    runs = int(frame["run"].nunique()) if len(frame) else 0
-    _out()
-    _out(f"wrote {_plural(len(frame), 'row')} ({_plural(runs, 'run')}) to {args.out}")
+
+
+def _report_folder_sweep(args: argparse.Namespace, keys: list[str], rep: Any) -> int:
+    """Prints what a sweep into a folder did; exit status 1 if some runs failed."""
+    from .api import aggregate, load_sweep, query
+
+    if not args.quiet:
+        _out(f"{_plural(rep.total, 'run')}: {rep.done} done, {rep.skipped} already stored, {rep.failed} failed"
+             + (f", {rep.retried} run again after their worker died" if rep.retried else "")
+             + f" ({rep.wall_s:.1f} s)")
+        rel = load_sweep(args.out, lazy=True)
+        if "goodput_bps" in rel.columns:
+            _out()
+            _print_aggregate(aggregate(rel), keys)
+        _out()
+        if "run_id" in rel.columns:
+            counts = query(args.out, "SELECT count(*) AS n, count(DISTINCT run_id) AS runs FROM flows")
+            n, runs = int(counts["n"][0]), int(counts["runs"][0])
+            _out(f"{args.out} holds {_plural(n, 'row')} ({_plural(runs, 'run')}); "
+                 f"read it with mpsim.load_sweep() or 'mpsim query {args.out} \"SELECT ... FROM flows\"'")
+    if rep.failed:
+        first = query(args.out, "SELECT error FROM failed ORDER BY run LIMIT 1")["error"][0]
+        _err(f"{_plural(rep.failed, 'run')} failed (see 'mpsim query {args.out} \"SELECT * FROM failed\"'); "
+             f"the first: {first}")
+        return EXIT_RUNS_FAILED
     return EXIT_OK
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from .api import query
+    from .sweep_store import SweepFolderError, describe
+
+    try:
+        if args.sql is None:
+            tables = describe(args.folder)
+            for name, rows, cols in tables:
+                _out(f"{name}: {_plural(rows, 'row')}")
+                _out(textwrap.fill(", ".join(cols), width=88, initial_indent="  ", subsequent_indent="  "))
+            if not tables:
+                _out(f"{args.folder} holds no runs yet")
+            return EXIT_OK
+        frame = query(args.folder, args.sql)
+    except SweepFolderError as e:
+        raise UsageError(str(e)) from None
+    except ValueError as e:
+        raise UsageError(f"query: {e}") from None
+    if args.csv:
+        frame.to_csv(sys.stdout, index=False)
+        return EXIT_OK
+    rows = [[_cell(v) for v in rec] for rec in frame.itertuples(index=False)]
+    text_cols = [i for i, c in enumerate(frame.columns) if frame[c].dtype == object]
+    left = 0
+    while left < len(frame.columns) and left in text_cols:
+        left += 1
+    for line in _table([str(c) for c in frame.columns], rows, left=max(left, 1)):
+        _out(line)
+    _out(f"({_plural(len(frame), 'row')})")
+    return EXIT_OK
+
+
+def _cell(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.1f}" if abs(v) >= 1e5 else f"{v:.6g}"
+    return str(v)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -587,6 +724,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": cmd_check,
     "list": cmd_list,
     "reproduce": cmd_reproduce,
+    "query": cmd_query,
 }
 
 

@@ -1,0 +1,869 @@
+"""Sweeps: one scenario over a grid of overrides and seeds, on local processes or Dask.
+
+A sweep is planned in the calling process (every grid point applied and, by default,
+validated before the first run), then its runs go to a back end:
+
+* local worker processes (:mod:`concurrent.futures`, 'spawn' start method); a worker
+  process that dies is replaced and the runs it had are run again, alone, so a run that
+  kills its worker every time is found and recorded as failed after ``LOCAL_RETRIES``
+  retries without taking other runs with it;
+* a Dask cluster (``dask=`` a ``distributed.Client``, a cluster object, a scheduler address
+  or ``"local:N"`` for a LocalCluster of N worker processes); Dask reschedules the runs of a
+  lost worker itself (``distributed.scheduler.allowed-failures`` times, then the run is
+  recorded as failed).
+
+Results go to a sink as runs finish: in memory (the DataFrame :func:`sweep` returns) or,
+with ``out=FOLDER``, to the Parquet dataset of :mod:`mpsim.sweep_store`, in small batches,
+so the parent's memory does not grow with the number of runs. A run that raises is recorded
+with its error; the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+import operator
+import os
+import sys
+import time
+import warnings
+from collections import Counter, deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+
+from . import _core
+from .errors import from_core
+from .scenario import ScenarioLike, _apply, annotate, format_value, load, to_json
+from .sweep_store import SERIES_TABLES, Store
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["sweep", "SweepReport", "LOCAL_RETRIES", "FLUSH_EVERY_S"]
+
+#: How many times a local run whose worker process died is run again before it is
+#: recorded as failed.
+LOCAL_RETRIES = 2
+#: A sweep folder gets the finished runs at least this often (seconds) ...
+FLUSH_EVERY_S = 1.0
+#: ... or whenever this many finished runs wait to be written ...
+FLUSH_RUNS = 256
+#: ... or this many rows of time series.
+FLUSH_SERIES_ROWS = 200_000
+
+
+# -------------------------------------------------------------------------------------
+# Planning
+
+
+def _seed_list(seeds: int | Iterable[int]) -> list[int]:
+    if isinstance(seeds, bool):
+        raise TypeError("seeds must be a number of seeds or an iterable of seeds")
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise ValueError(f"seeds must be at least 1, got {seeds}")
+        return list(range(1, seeds + 1))
+    out = []
+    for s in seeds:
+        try:
+            if isinstance(s, bool):
+                raise TypeError
+            n = operator.index(s)  # ints, NumPy integers
+        except TypeError:
+            raise TypeError(f"seeds must be integers, got {s!r}") from None
+        if n < 0:
+            raise ValueError(f"seeds must not be negative, got {n}")
+        out.append(n)
+    if not out:
+        raise ValueError("no seeds given")
+    return out
+
+
+def _grid_values(key: str, values: Any) -> list[Any]:
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        return [values]
+    vals = list(values)
+    if not vals:
+        raise ValueError(f"grid key '{key}' has no values")
+    return vals
+
+
+def _hashable(v: Any) -> Any:
+    """Grid values go into DataFrame columns; dicts and lists become their JSON text so
+    the frame can be grouped and saved."""
+    if isinstance(v, (dict, list, tuple)):
+        return format_value(v)
+    return v
+
+
+def _stored_values(values: list[Any]) -> list[Any]:
+    """A grid key's values as stored in a sweep folder: one type per column, so every
+    Parquet file of the folder agrees (numbers stay numbers unless mixed with text)."""
+    vals = [_hashable(v) for v in values]
+    kinds = {type(v) for v in vals if v is not None}
+    if kinds <= {int} or kinds <= {float} or kinds <= {str} or kinds <= {bool}:
+        return vals
+    if kinds <= {int, float}:
+        return [float(v) if v is not None else None for v in vals]
+    return [v if isinstance(v, str) or v is None else format_value(v) for v in vals]
+
+
+def _digest(obj: Any, n: int) -> str:
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:n]
+
+
+@dataclass(frozen=True)
+class _Run:
+    index: int  # position in grid order (first key slowest, seeds fastest)
+    point: int  # index into _Plan.points
+    seed: int
+    run_id: str  # hash of the scenario as run, seed included
+
+
+class _Plan:
+    """The runs of a sweep: grid points (scenario dicts) and, per point, the seeds."""
+
+    def __init__(
+        self,
+        scenario: ScenarioLike,
+        grid: Mapping[str, Any],
+        seeds: list[int],
+        overrides: Mapping[str, Any] | None,
+        validate: bool,
+    ) -> None:
+        base, origin = load(scenario)
+        base_applied = _apply(base, overrides, origin)
+        self.origin = origin
+        self.name = base.get("name") if isinstance(base.get("name"), str) else None
+        self.base_id = _digest({k: v for k, v in json.loads(to_json(base, origin)).items() if k != "seed"}, 20)
+        self.keys = list(grid)
+        value_lists = [_grid_values(k, grid[k]) for k in self.keys]
+        stored_lists = [_stored_values(v) for v in value_lists]
+        self.points: list[dict[str, Any]] = []
+        self.combos: list[tuple[Any, ...]] = []  # grid values as given (in-memory frame)
+        self.labels: list[dict[str, Any]] = []  # grid values as stored in a folder
+        self.point_ids: list[str] = []
+        self.runs: list[_Run] = []
+        stored_combos = itertools.product(*stored_lists)
+        for combo in itertools.product(*value_lists):
+            stored = next(stored_combos)
+            d = copy.deepcopy(base)
+            applied = base_applied + _apply(d, dict(zip(self.keys, combo)), origin)
+            js = to_json(d, origin)
+            if validate:
+                self._check(js, applied, base_applied, combo)
+            p = len(self.points)
+            plain = json.loads(js)
+            self.point_ids.append(_digest({k: v for k, v in plain.items() if k != "seed"}, 16))
+            self.points.append(d)
+            self.combos.append(combo)
+            self.labels.append(dict(zip(self.keys, stored)))
+            for seed in seeds:
+                plain["seed"] = seed
+                self.runs.append(_Run(len(self.runs), p, seed, _digest(plain, 24)))
+
+    def _check(self, js: str, applied: list[Any], base_applied: list[Any], combo: tuple[Any, ...]) -> None:
+        try:
+            _core.check(js, self.origin)
+        except _core.ScenarioError as e:
+            err = from_core(e)
+            marked = annotate(err, applied[len(base_applied):], "grid value")
+            if marked is err:
+                marked = annotate(err, base_applied)
+            if marked is err and self.keys:
+                point = ", ".join(f"{k} = {format_value(v)}" for k, v in zip(self.keys, combo))
+                marked = err.with_message(f"{err.message} (at grid point {point})")
+            raise marked from None
+
+    def scenario_json(self, run: _Run) -> str:
+        d = self.points[run.point]
+        d["seed"] = run.seed
+        return to_json(d, self.origin)
+
+
+# -------------------------------------------------------------------------------------
+# The task a worker runs
+
+
+def _run_task(scenario_json: str, origin: str, series: bool) -> dict[str, Any]:
+    """Runs one sweep run (in a worker) and returns ``{"summary": JSON text, "series":
+    {table: columns} or None}``, or ``{"error_type", "error"}`` if the run raised."""
+    try:
+        raw = _core.run(scenario_json, origin, None)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except _core.ScenarioError as e:  # the core's class does not pickle; keep its text
+        return {"error_type": "ScenarioError", "error": str(from_core(e))}
+    except BaseException as e:  # noqa: BLE001 - a panic in the core is a BaseException
+        return {"error_type": type(e).__name__, "error": str(e) or repr(e)}
+    out: dict[str, Any] = {"summary": str(raw["summary"]), "series": None}
+    if series:  # Arrow tables: compact to send back and to hold until written
+        import pyarrow as pa
+
+        out["series"] = {t: pa.table(dict(raw.get(t) or {})) for t in SERIES_TABLES}
+    return out
+
+
+def _init_worker(parent: int) -> None:
+    """Local worker initialiser: Ctrl-C is handled by the parent, which stops the workers;
+    a worker whose parent died (killed with SIGKILL, say) exits instead of waiting forever."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mpsim-parent-watch", daemon=True).start()
+
+
+def _worker_version() -> str:
+    import mpsim
+
+    return str(mpsim.__version__)
+
+
+def _flow_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One dict per flow: ``flow``, the flow's summary fields, per-class and per-subflow
+    figures, ``jain_index`` and ``wall_s`` of the run."""
+    rows = []
+    for f in summary.get("flows", []):
+        row: dict[str, Any] = {"flow": f.get("flow")}
+        row.update((k, v) for k, v in f.items() if k not in ("flow", "subflows", "classes"))
+        for c in f.get("classes", []):
+            row[f"class_{c['class']}_delay_mean_ms"] = c.get("delay_mean_ms")
+            row[f"class_{c['class']}_late"] = c.get("late")
+        for i, sf in enumerate(f.get("subflows", [])):
+            if len(f["subflows"]) > 1:
+                row[f"subflow{i}_goodput_bps"] = sf.get("goodput_bps")
+        row["jain_index"] = summary.get("jain_index")
+        row["wall_s"] = summary.get("wall_s")
+        rows.append(row)
+    return rows
+
+
+# -------------------------------------------------------------------------------------
+# Sinks: where finished runs go
+
+
+class _MemorySink:
+    """Collects rows for the DataFrame :func:`sweep` returns (in grid order)."""
+
+    def __init__(self, plan: _Plan) -> None:
+        self.plan = plan
+        self.rows: dict[int, list[dict[str, Any]]] = {}
+        self.failures: list[dict[str, Any]] = []
+
+    def add(self, run: _Run, out: Mapping[str, Any]) -> None:
+        lead = {k: _hashable(v) for k, v in zip(self.plan.keys, self.plan.combos[run.point])}
+        if "error" in out:
+            self.failures.append({**lead, "seed": run.seed, "run": run.index, "error_type": out["error_type"],
+                                  "error": out["error"]})
+            return
+        rows = []
+        for r in _flow_rows(json.loads(out["summary"])):
+            rows.append({**lead, "seed": run.seed, "run": run.index, **r})
+        self.rows[run.index] = rows
+
+    def flush(self) -> None:
+        pass
+
+    def frame(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        frame = pd.DataFrame([r for i in sorted(self.rows) for r in self.rows[i]])
+        frame.attrs["grid"] = list(self.plan.keys)
+        if self.failures:
+            frame.attrs["failed"] = sorted(self.failures, key=lambda f: f["run"])
+        return frame
+
+
+class _FolderSink:
+    """Writes finished runs to a sweep folder in small batches (one file per grid point per
+    batch): when ``FLUSH_RUNS`` runs or ``FLUSH_SERIES_ROWS`` rows of series wait, and by a
+    background thread once the oldest waiting run is ``flush_every`` seconds old, so a
+    finished run is on disk within about ``flush_every`` seconds however long the next
+    run takes."""
+
+    def __init__(self, plan: _Plan, store: Store, series: bool, flush_every: float) -> None:
+        import threading
+
+        self.plan = plan
+        self.store = store
+        self.series = series
+        self.flush_every = flush_every
+        self.buffer: list[tuple[_Run, Mapping[str, Any]]] = []
+        self.series_rows = 0
+        self.oldest = 0.0
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.error: BaseException | None = None
+        self.thread = None
+        if flush_every > 0:
+            self.thread = threading.Thread(target=self._flush_when_due, name="mpsim-sweep-writer", daemon=True)
+            self.thread.start()
+
+    def _flush_when_due(self) -> None:
+        while not self.stopped.wait(min(self.flush_every, 0.25)):
+            try:
+                with self.lock:
+                    if self.buffer and time.monotonic() - self.oldest >= self.flush_every:
+                        self._flush()
+            except BaseException as e:  # noqa: BLE001 - reported by the next add() or close()
+                self.error = e
+                return
+
+    def add(self, run: _Run, out: Mapping[str, Any]) -> None:
+        if self.error is not None:
+            raise self.error
+        with self.lock:
+            if "error" in out:
+                self._write_failure(run, out)
+                return
+            if not self.buffer:
+                self.oldest = time.monotonic()
+            self.buffer.append((run, out))
+            if self.series and out.get("series"):
+                self.series_rows += sum(t.num_rows for t in out["series"].values())
+            if (
+                len(self.buffer) >= FLUSH_RUNS
+                or self.series_rows >= FLUSH_SERIES_ROWS
+                or time.monotonic() - self.oldest >= self.flush_every
+            ):
+                self._flush()
+
+    def flush(self) -> None:
+        """Writes what waits and stops the background writer (the sweep is over)."""
+        self.stopped.set()
+        if self.thread is not None:
+            self.thread.join()
+        with self.lock:
+            self._flush()
+        if self.error is not None:
+            raise self.error
+
+    def _lead(self, run: _Run) -> dict[str, Any]:
+        # No run index: it is numbered when the folder is read (see sweep_store), so runs
+        # added by a later sweep with more seeds or grid values fall into grid order.
+        return {**self.plan.labels[run.point], "seed": run.seed}
+
+    def _write_failure(self, run: _Run, out: Mapping[str, Any]) -> None:
+        import pyarrow as pa
+
+        row = {**self._lead(run), "run_id": run.run_id, "error_type": out["error_type"], "error": out["error"]}
+        self.store.write_failure(self.plan.point_ids[run.point], run.run_id, pa.Table.from_pylist([row]))
+
+    def _flush(self) -> None:
+        if not self.buffer:
+            return
+        import pyarrow as pa
+
+        by_point: dict[str, dict[str, list[Any]]] = {}
+        for run, out in self.buffer:
+            point = self.plan.point_ids[run.point]
+            parts = by_point.setdefault(point, {"flows": [], **{t: [] for t in SERIES_TABLES}})
+            lead = self._lead(run)
+            for r in _flow_rows(json.loads(out["summary"])):
+                parts["flows"].append({**lead, **r, "run_id": run.run_id})
+            if self.series and out.get("series"):
+                for t in SERIES_TABLES:
+                    parts[t].append(_with_lead(out["series"][t], lead, run.run_id))
+        batches: dict[str, dict[str, Any]] = {}
+        for point, parts in by_point.items():
+            tables: dict[str, Any] = {"flows": _rows_to_table(parts["flows"])}
+            if self.series:
+                for t in SERIES_TABLES:
+                    tables[t] = pa.concat_tables(parts[t], promote_options="permissive") if parts[t] else None
+            batches[point] = tables
+        self.store.write_batch(batches)
+        self.buffer.clear()
+        self.series_rows = 0
+
+
+def _rows_to_table(rows: list[dict[str, Any]]) -> Any:
+    """An Arrow table of row dicts whose keys may differ (a multipath flow has per-subflow
+    columns a TCP flow lacks): every key of every row, in first-seen order."""
+    import pyarrow as pa
+
+    names: dict[str, None] = {}
+    for r in rows:
+        names.update(dict.fromkeys(r))
+    return pa.table({k: [r.get(k) for r in rows] for k in names})
+
+
+def _with_lead(table: Any, lead: Mapping[str, Any], run_id: str) -> Any:
+    """A run's series table with its grid values and seed in front and ``run_id`` last."""
+    import pyarrow as pa
+
+    n = table.num_rows
+    cols = {k: pa.repeat(pa.scalar(v), n) for k, v in lead.items()}
+    cols.update({name: table.column(name) for name in table.column_names})
+    cols["run_id"] = pa.repeat(pa.scalar(run_id), n)
+    return pa.table(cols)
+
+
+# -------------------------------------------------------------------------------------
+# Progress
+
+
+class _Bar:
+    """A progress bar over runs: done, failed, rate and time left."""
+
+    def __init__(self, total: int, enabled: bool, desc: str = "sweep") -> None:
+        from tqdm.auto import tqdm
+
+        self.failed = 0
+        self.bar = tqdm(total=total, desc=desc, unit="run", file=sys.stderr, disable=not enabled,
+                        smoothing=0.05, dynamic_ncols=True)
+
+    def update(self, ok: bool) -> None:
+        if not ok:
+            self.failed += 1
+            self.bar.set_postfix_str(f"{self.failed} failed", refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+# -------------------------------------------------------------------------------------
+# Back ends
+
+
+@dataclass
+class _Counts:
+    done: int = 0
+    failed: int = 0
+    retried: int = 0
+
+
+def _deliver(sink: Any, bar: _Bar, counts: _Counts, run: _Run, out: Mapping[str, Any]) -> None:
+    sink.add(run, out)
+    ok = "error" not in out
+    if ok:
+        counts.done += 1
+    else:
+        counts.failed += 1
+    bar.update(ok)
+
+
+def _execute(
+    plan: _Plan, runs: list[_Run], sink: Any, *, processes: int, dask: Any, series: bool, progress: bool
+) -> _Counts:
+    """Runs *runs* on the chosen back end, handing each outcome to *sink* as it comes."""
+    counts = _Counts()
+    bar = _Bar(len(runs), progress)
+    emit = lambda run, out: _deliver(sink, bar, counts, run, out)  # noqa: E731
+    try:
+        if not runs:
+            pass
+        elif dask is not None:
+            _execute_dask(plan, runs, dask, series, emit)
+        elif processes == 1 or len(runs) == 1:
+            for run in runs:
+                emit(run, _run_task(plan.scenario_json(run), plan.origin, series))
+        else:
+            counts.retried = _execute_local(plan, runs, min(processes, len(runs)), series, emit)
+    finally:
+        bar.close()
+        sink.flush()  # whatever finished is kept, also on Ctrl-C or an error
+    return counts
+
+
+def _execute_local(plan: _Plan, runs: list[_Run], processes: int, series: bool, emit: Callable[..., None]) -> int:
+    """Local worker processes; returns how many runs were run again after a worker died."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    ctx = multiprocessing.get_context("spawn")
+
+    def new_pool() -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_init_worker,
+                                   initargs=(os.getpid(),))
+
+    def stop(pool: ProcessPoolExecutor) -> None:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            proc.terminate()
+
+    pool = new_pool()
+    try:  # workers that cannot even start (an unguarded script, say) are an error, not failed runs
+        pool.submit(_worker_version).result()
+    except BrokenProcessPool:
+        stop(pool)
+        raise BrokenProcessPool(
+            "the local worker processes died while starting; a script calling mpsim.sweep must guard its "
+            "top level with 'if __name__ == \"__main__\":' (see the traceback above them)"
+        ) from None
+    queue = deque(runs)
+    suspects: deque[_Run] = deque()  # runs whose worker died: each is run again alone
+    deaths: Counter[str] = Counter()
+    inflight: dict[Any, _Run] = {}
+    retried = 0
+    try:
+        while queue or suspects or inflight:
+            broken = False
+            try:
+                if suspects:
+                    if not inflight:
+                        run = suspects.popleft()
+                        inflight[pool.submit(_run_task, plan.scenario_json(run), plan.origin, series)] = run
+                else:
+                    while queue and len(inflight) < 2 * processes:
+                        run = queue[0]
+                        inflight[pool.submit(_run_task, plan.scenario_json(run), plan.origin, series)] = run
+                        queue.popleft()
+            except BrokenProcessPool:
+                broken = True
+            lost: list[_Run] = []
+            if not broken:
+                done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    run = inflight.pop(fut)
+                    try:
+                        out = fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        lost.append(run)
+                        continue
+                    emit(run, out)
+            if not broken:
+                continue
+            # A worker died: every run still in flight is lost with the pool.
+            alone = len(lost) + len(inflight) == 1
+            wait(inflight)
+            for fut, run in inflight.items():
+                if fut.exception() is None:
+                    emit(run, fut.result())
+                else:
+                    lost.append(run)
+            inflight.clear()
+            stop(pool)
+            pool = new_pool()
+            for run in lost:
+                if alone:  # it ran alone, so it is the one that took its worker down
+                    deaths[run.run_id] += 1
+                if deaths[run.run_id] > LOCAL_RETRIES:
+                    emit(run, {"error_type": "WorkerDied",
+                               "error": f"the worker process died while running it ({deaths[run.run_id]} times)"})
+                else:
+                    suspects.append(run)
+                    retried += 1
+    except BaseException:
+        stop(pool)  # queued runs are cancelled; running ones would otherwise go on to the end
+        raise
+    else:
+        pool.shutdown(wait=True)
+    return retried
+
+
+def _distributed() -> tuple[Any, Any]:
+    """``(Client, as_completed)`` from dask.distributed, imported only when Dask is used."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise ImportError("running on Dask needs dask.distributed: pip install 'mpsim[dask]'") from None
+    return Client, as_completed
+
+
+def _parse_local(address: str) -> int | None:
+    """``"local:N"`` -> N; any other text -> None."""
+    if not address.startswith("local:"):
+        return None
+    text = address[len("local:"):]
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"dask='local:N' needs a positive number of workers N, got '{address}'")
+    return n
+
+
+def _dask_client(dask: Any) -> tuple[Any, Callable[[], None]]:
+    """A Client for the ``dask`` argument, and what to call when done with it."""
+    Client, _ = _distributed()
+    if isinstance(dask, str):
+        n = _parse_local(dask)
+        if n is not None:
+            import logging
+
+            from distributed import LocalCluster
+
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR)
+            client = Client(cluster)
+
+            def close() -> None:
+                client.close()
+                cluster.close()
+
+            return client, close
+        client = Client(dask)
+        return client, client.close
+    if isinstance(dask, Client):
+        return dask, lambda: None
+    if hasattr(dask, "scheduler_address"):  # a cluster object (LocalCluster, SLURMCluster, ...)
+        client = Client(dask)
+        return client, client.close
+    raise TypeError(f"dask must be a scheduler address, 'local:N', a Client or a cluster, not {type(dask).__name__}")
+
+
+def _check_workers(client: Any) -> None:
+    """Every worker must run the same mpsim as this process, or results would differ."""
+    from . import __version__
+
+    try:
+        versions = client.run(_worker_version)
+    except ImportError as e:
+        raise ImportError(f"the Dask workers cannot import mpsim ({e}); install mpsim on every worker") from None
+    other = {w: v for w, v in versions.items() if v != __version__}
+    if other:
+        w, v = next(iter(other.items()))
+        raise ImportError(f"Dask worker {w} runs mpsim {v}, this process {__version__}; install the same version")
+
+
+def _execute_dask(plan: _Plan, runs: list[_Run], dask: Any, series: bool, emit: Callable[..., None]) -> None:
+    from distributed import KilledWorker
+
+    _, as_completed = _distributed()
+    client, close = _dask_client(dask)
+    try:
+        _check_workers(client)
+        # Keep a bounded number of runs on the cluster: the parent holds neither every
+        # scenario nor every result at once.
+        window = max(8, 2 * sum(client.nthreads().values()))
+        todo = iter(runs)
+        pending: dict[str, _Run] = {}
+        futures = as_completed()
+
+        def submit_next() -> None:
+            run = next(todo, None)
+            if run is not None:
+                fut = client.submit(_run_task, plan.scenario_json(run), plan.origin, series, pure=False)
+                pending[fut.key] = run
+                futures.add(fut)
+
+        for _ in range(window):
+            submit_next()
+        for fut in futures:
+            run = pending.pop(fut.key)
+            try:
+                out = fut.result()
+            except KilledWorker as e:  # its workers died allowed-failures times
+                out = {"error_type": "KilledWorker", "error": f"the Dask workers running it died: {e}"}
+            fut.release()
+            emit(run, out)
+            submit_next()
+    finally:
+        close()
+
+
+# -------------------------------------------------------------------------------------
+# The entry point
+
+
+@dataclass
+class SweepReport:
+    """What a sweep into a folder did.
+
+    Attributes:
+        folder: the sweep folder.
+        total: runs in the sweep (grid points x seeds).
+        done: runs finished now and stored.
+        skipped: runs already stored by an earlier sweep into the folder (not run again).
+        failed: runs that raised; their errors are in the ``failed`` table.
+        retried: runs started again after their local worker process died.
+        wall_s: wall time of the sweep in seconds.
+    """
+
+    folder: Path
+    total: int
+    done: int
+    skipped: int
+    failed: int
+    retried: int = 0
+    wall_s: float = 0.0
+
+    def load(self, table: str = "flows", *, lazy: bool = False) -> Any:
+        """:func:`mpsim.load_sweep` of this folder."""
+        from .sweep_store import load_sweep
+
+        return load_sweep(self.folder, table, lazy=lazy)
+
+
+def _out_kind(out: str | os.PathLike[str] | None) -> str | None:
+    """``None``, ``"csv"`` or ``"parquet"`` (one file) or ``"folder"``."""
+    if out is None:
+        return None
+    text = os.fspath(out)
+    path = Path(text)
+    if text.endswith(("/", os.sep)) or path.is_dir():
+        return "folder"
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".parquet"):
+        return suffix[1:]
+    if suffix == "":
+        return "folder"
+    raise ValueError(
+        f"{text}: give a folder (no suffix) for a Parquet dataset; a file name must end in .parquet or .csv"
+    )
+
+
+def sweep(
+    scenario: ScenarioLike,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    seeds: int | Iterable[int] = 1,
+    *,
+    processes: int | None = None,
+    progress: bool = True,
+    dask: Any = None,
+    out: str | os.PathLike[str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    fresh: bool = False,
+    series: bool = False,
+    validate: bool = True,
+    flush_every: float = FLUSH_EVERY_S,
+) -> "pd.DataFrame | SweepReport":
+    """Runs a scenario over the Cartesian product of a parameter grid and seeds.
+
+    Args:
+        scenario: a TOML file path, TOML text or a dict.
+        grid: ``{override_key: [value, ...]}``, keys as in :func:`mpsim.apply_overrides`,
+            e.g. ``{"link.bottleneck.loss": ["0.5%", "1%"], "flow.*.tcp.min_rto": ["200ms", "1s"]}``.
+        seeds: an int *n* for seeds 1..n, or an iterable of seeds. The seed of each run
+            replaces the scenario's own ``seed``.
+        processes: local worker processes (default: ``os.cpu_count()``); 1 runs everything
+            in this process.
+        progress: show a progress bar over runs on stderr (runs done, failed, time left).
+        dask: run on a Dask cluster instead of local processes: a scheduler address
+            (``"tcp://host:8786"``), ``"local:N"`` (a LocalCluster of N worker processes on
+            this machine, closed at the end), a ``distributed.Client`` or a cluster object
+            (``LocalCluster``, dask-jobqueue's ``SLURMCluster``, ...). The workers need the
+            same mpsim installed.
+        out: where results go besides the return value:
+
+            * a folder (a path without suffix, or ending in ``/``, or an existing folder):
+              a Parquet dataset written as runs finish (see :mod:`mpsim.sweep_store`);
+              running the same sweep into it again skips the runs already stored, so an
+              interrupted sweep resumes; read it with :func:`mpsim.load_sweep` or
+              :func:`mpsim.query`;
+            * a ``.parquet`` or ``.csv`` file: the returned frame, written at the end.
+        overrides: fixed overrides applied to every run before the grid values.
+        fresh: with a folder, delete what it holds and run everything again.
+        series: with a folder, also keep every run's time series (``flow_series``,
+            ``subflow_series``, ``link_series`` tables).
+        validate: check every grid point before the first run and raise on the first bad
+            one (default). With False a bad point fails like any run that raises: it is
+            recorded as failed and the sweep goes on.
+        flush_every: with a folder, write finished runs at least this often (seconds; 0
+            writes each run as it finishes). A killed sweep loses at most this much work.
+
+    Returns:
+        Without a folder: one row per (run, flow): a column per grid key, ``seed``, ``run``
+        (0-based run index), ``flow`` (flow name), the other flow summary fields
+        (``goodput_bps``, ...), then ``jain_index`` and ``wall_s`` of the run. Rows come in
+        grid order (the first grid key varies slowest, seeds fastest) whatever order runs
+        finish in, so the same sweep gives the same frame (except ``wall_s``). Grid values
+        that are tables or lists appear as JSON text. Runs that raised have no rows; they
+        are listed in ``frame.attrs["failed"]`` and a ``RuntimeWarning`` says how many.
+
+        With a folder: a :class:`SweepReport` (runs done, skipped, failed); the rows are in
+        the folder, so memory stays flat however many runs there are.
+
+    Raises:
+        ScenarioError: the scenario or a grid point is invalid (with ``validate=True``);
+            everything is checked before the first run starts, and the error names the
+            offending key.
+        SweepFolderError: the folder holds a sweep of another scenario, other grid keys or
+            another ``series`` choice (use ``fresh=True`` or another folder).
+        ValueError: bad ``seeds``, ``processes``, ``dask`` or ``out``.
+
+    A run that raises does not stop the sweep; it is recorded with its error. A local
+    worker process that dies is replaced and its runs are run again (a run that kills its
+    worker ``LOCAL_RETRIES + 1`` times running alone is recorded as failed); Dask
+    reschedules the runs of a lost worker itself. Local workers are started with the
+    'spawn' method, so a script calling ``sweep`` must guard its top level with
+    ``if __name__ == "__main__":``.
+    """
+    grid = dict(grid or {})
+    if "seed" in grid:
+        raise ValueError("sweep over seeds with seeds=..., not with a 'seed' grid key")
+    seed_list = _seed_list(seeds)
+    if processes is None:
+        processes = os.cpu_count() or 1
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ValueError(f"processes must be a positive integer, got {processes!r}")
+    kind = _out_kind(out)
+    if series and kind != "folder":
+        raise ValueError("series=True keeps time series in a sweep folder: give out=FOLDER")
+    if fresh and kind != "folder":
+        raise ValueError("fresh=True applies to a sweep folder: give out=FOLDER")
+    if flush_every < 0 or not math.isfinite(flush_every):
+        raise ValueError(f"flush_every must be a non-negative number of seconds, got {flush_every!r}")
+    if isinstance(dask, str):
+        _parse_local(dask)
+    if dask is not None:
+        _distributed()  # fail before validating and running anything
+
+    plan = _Plan(scenario, grid, seed_list, overrides, validate)
+    start = time.monotonic()
+
+    if kind != "folder":
+        if out is not None:
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+        mem = _MemorySink(plan)
+        counts = _execute(plan, plan.runs, mem, processes=processes, dask=dask, series=False, progress=progress)
+        frame = mem.frame()
+        if counts.failed:
+            first = frame.attrs["failed"][0]
+            warnings.warn(f"{counts.failed} of {len(plan.runs)} sweep runs failed (their errors are in "
+                          f"frame.attrs['failed']); the first: {first['error']}", RuntimeWarning, stacklevel=3)
+        if out is not None:
+            _write_frame(frame, Path(out), kind or "parquet")
+        return frame
+
+    from . import __version__
+
+    assert out is not None
+    store = Store.open(out, base=plan.base_id, grid=plan.keys, points=plan.point_ids, series=series,
+                       scenario=plan.name, fresh=fresh, version=__version__)
+    stored = store.stored_runs()
+    todo: list[_Run] = []
+    seen: set[str] = set()
+    for run in plan.runs:
+        if run.run_id in stored or run.run_id in seen:  # a grid point repeating another is run once
+            continue
+        seen.add(run.run_id)
+        todo.append(run)
+    store.forget_failures(r.run_id for r in todo)
+    sink = _FolderSink(plan, store, series, flush_every)
+    counts = _execute(plan, todo, sink, processes=processes, dask=dask, series=series, progress=progress)
+    return SweepReport(
+        folder=Path(out),
+        total=len(plan.runs),
+        done=counts.done,
+        skipped=len(plan.runs) - len(todo),
+        failed=counts.failed,
+        retried=counts.retried,
+        wall_s=time.monotonic() - start,
+    )
+
+
+def _write_frame(frame: "pd.DataFrame", path: Path, kind: str) -> None:
+    from .api import _parquet_safe
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "csv":
+        frame.to_csv(path, index=False)
+    else:
+        _parquet_safe(frame).to_parquet(path, index=False)
