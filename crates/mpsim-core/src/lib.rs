@@ -24,6 +24,7 @@
 pub mod app;
 pub mod cc;
 pub mod engine;
+pub mod estimate;
 pub mod metrics;
 pub mod net;
 pub mod rng;
@@ -34,6 +35,7 @@ pub mod time;
 pub mod transport;
 pub mod units;
 
+pub use estimate::Estimate;
 pub use scenario::{Scenario, ScenarioError};
 pub use sim::{Output, Simulation};
 pub use time::{Dur, SimTime};

@@ -200,6 +200,20 @@ pub struct Scenario {
     pub metrics: MetricsSpec,
 }
 
+/// Ceilings on the number of things a scenario may declare. Each is far beyond any
+/// experiment in the papers; they exist so that a typo cannot ask for unbounded work.
+pub const MAX_LINKS: usize = 100_000;
+pub const MAX_PATHS: usize = 100_000;
+/// Flows in all, `[[flow]]` tables and the flows `[[background]]` tables generate together.
+pub const MAX_FLOWS: usize = 1_000_000;
+pub const MAX_LINKS_PER_PATH: usize = 1_000;
+pub const MAX_OUTAGES_PER_LINK: usize = 100_000;
+pub const MAX_SCRIPTED_DROPS: usize = 1_000_000;
+/// Frames in a media stream's pattern (`gop`, `frames` or a trace file).
+pub const MAX_MEDIA_FRAMES: usize = 1_000_000;
+/// The largest send buffer: 1 TB.
+pub const MAX_SND_BUF: u64 = 1_000_000_000_000;
+
 /// The loss models a link accepts, for `mpsim list`.
 pub const LOSS_MODELS: &[(&str, &str)] = &[
     ("none", "no random loss (the default)"),
@@ -316,6 +330,7 @@ impl<'a> Reader<'a> {
         if links.is_empty() {
             return Err(self.e("link", "at least one [[link]] is needed"));
         }
+        self.at_most(links.len(), MAX_LINKS, "link", "links")?;
         let mut link_specs = Vec::new();
         let mut link_names = HashMap::new();
         for (i, lv) in links.iter().enumerate() {
@@ -331,6 +346,7 @@ impl<'a> Reader<'a> {
         if paths.is_empty() {
             return Err(self.e("path", "at least one [[path]] is needed"));
         }
+        self.at_most(paths.len(), MAX_PATHS, "path", "paths")?;
         let mut path_specs = Vec::new();
         let mut path_names = HashMap::new();
         for (i, pv) in paths.iter().enumerate() {
@@ -347,6 +363,7 @@ impl<'a> Reader<'a> {
         if flows.is_empty() && backgrounds.is_empty() {
             return Err(self.e("flow", "at least one [[flow]] is needed"));
         }
+        self.at_most(flows.len(), MAX_FLOWS, "flow", "flows")?;
         let mut flow_specs = Vec::new();
         let mut flow_names = HashMap::new();
         for (i, fv) in flows.iter().enumerate() {
@@ -360,6 +377,9 @@ impl<'a> Reader<'a> {
         for (i, bv) in backgrounds.iter().enumerate() {
             let key = format!("background[{i}]");
             for f in self.background(bv, &key, &path_names, &path_specs, &link_specs, &tcp_defaults, duration)? {
+                if flow_specs.len() >= MAX_FLOWS {
+                    return Err(self.e(&key, format!("the scenario would have more than {MAX_FLOWS} flows in all")));
+                }
                 if flow_names.insert(f.name.clone(), flow_specs.len()).is_some() {
                     return Err(self.e(&format!("{key}.name"), format!("flow name '{}' is already taken", f.name)));
                 }
@@ -402,6 +422,7 @@ impl<'a> Reader<'a> {
             let arr = dv.as_array().ok_or_else(|| {
                 self.e(&join(key, "down"), "expected a list of outages like [{ at = \"10s\", until = \"12s\" }]")
             })?;
+            self.at_most(arr.len(), MAX_OUTAGES_PER_LINK, &join(key, "down"), "outages")?;
             for (j, ov) in arr.iter().enumerate() {
                 let okey = format!("{key}.down[{j}]");
                 let ot = self.table(ov, &okey, &["at", "until"])?;
@@ -475,6 +496,7 @@ impl<'a> Reader<'a> {
                 used(&["drops"])?;
                 let dv = t.map.get("drops").ok_or_else(|| self.e(&join(key, "drops"), "missing; list the 0-based packet indices to drop"))?;
                 let arr = dv.as_array().ok_or_else(|| self.e(&join(key, "drops"), "expected a list of packet indices"))?;
+                self.at_most(arr.len(), MAX_SCRIPTED_DROPS, &join(key, "drops"), "drops")?;
                 let mut drops = Vec::new();
                 for (j, x) in arr.iter().enumerate() {
                     drops.push(x.as_u64().ok_or_else(|| self.e(&format!("{key}.drops[{j}]"), "expected a non-negative integer"))?);
@@ -508,6 +530,7 @@ impl<'a> Reader<'a> {
         if arr.is_empty() {
             return Err(self.e(&lk, "a path needs at least one link"));
         }
+        self.at_most(arr.len(), MAX_LINKS_PER_PATH, &lk, "links")?;
         let mut idx = Vec::new();
         for (j, lv) in arr.iter().enumerate() {
             let k = format!("{lk}[{j}]");
@@ -692,6 +715,9 @@ impl<'a> Reader<'a> {
             s.rcv_buf = b;
         }
         if let Some(b) = self.opt(&t, "snd_buf", units::bytes)? {
+            if b > MAX_SND_BUF {
+                return Err(self.e(&join(key, "snd_buf"), format!("must be at most 1 TB (got {b} B)")));
+            }
             s.snd_buf = b;
         }
         if let Some(b) = self.opt(&t, "header", units::bytes)? {
@@ -738,6 +764,14 @@ impl<'a> Reader<'a> {
     }
 
     // ----- small readers -----
+
+    /// Refuses a list longer than `max`, naming the key and the limit.
+    fn at_most(&self, n: usize, max: usize, key: &str, what: &str) -> Result<(), ScenarioError> {
+        if n > max {
+            return Err(self.e(key, format!("at most {max} {what} (got {n})")));
+        }
+        Ok(())
+    }
 
     fn array<'v>(&self, t: &Table<'v>, k: &str) -> Result<&'v [Value], ScenarioError> {
         match t.map.get(k) {
@@ -902,6 +936,43 @@ mod tests {
         assert!((m.mean_loss() - 0.01).abs() < 1e-12);
         let e = bad(&GOOD.replace("loss = \"1%\"", "loss = { model = \"gilbert\", mean = \"1%\", p = 0.1 }"));
         assert_eq!(e.key, "link[0].loss.p");
+    }
+
+    #[test]
+    fn oversized_values_are_refused_naming_key_and_limit() {
+        let with_tcp = |tcp: &str| GOOD.replace("path = \"p\"\n", &format!("path = \"p\"\ntcp = {{ {tcp} }}\n"));
+        let e = bad(&with_tcp("snd_buf = \"999999999999999GB\""));
+        assert_eq!(e.key, "flow[0].tcp.snd_buf");
+        assert!(e.message.contains("at most 1 PB"), "{e}");
+        let e = bad(&with_tcp("snd_buf = \"2TB\""));
+        assert_eq!(e.key, "flow[0].tcp.snd_buf");
+        assert!(e.message.contains("at most 1 TB"), "{e}");
+        assert!(Scenario::from_toml(&with_tcp("snd_buf = \"100GB\""), "s").is_ok());
+        let e = bad(&GOOD.replace("\"10Mbps\"", "\"99999999999999999999999999Gbps\""));
+        assert_eq!(e.key, "link[0].rate");
+        assert!(e.message.contains("at most 1 Tbit/s"), "{e}");
+        // scientific notation is read like any other number, in strings and bare numbers
+        let s = Scenario::from_toml(&GOOD.replace("\"10Mbps\"", "\"1e7bps\""), "s").unwrap();
+        assert_eq!(s.links[0].rate_bps, 10_000_000);
+        let s = Scenario::from_toml(&GOOD.replace("\"10Mbps\"", "1e7"), "s").unwrap();
+        assert_eq!(s.links[0].rate_bps, 10_000_000);
+        let e = bad(&GOOD.replace("\"10Mbps\"", "1e30"));
+        assert!(e.message.contains("at most 1 Tbit/s"), "{e}");
+        let e = bad(&GOOD.replace("duration = \"10s\"", "duration = \"1e7s\""));
+        assert_eq!(e.key, "duration");
+        assert!(e.message.contains("at most 1000000 s"), "{e}");
+    }
+
+    #[test]
+    fn counts_are_capped() {
+        let mut text = GOOD.replace("links = [\"l1\"]", "links = [\"l1\"]\n[[path]]\nname = \"q\"\nlinks = [\"l1\"]");
+        text.push_str("[[background]]\nname = \"bg\"\npath = \"q\"\nload = \"10%\"\ntcp_flows = 1001\n");
+        let e = bad(&text);
+        assert_eq!(e.key, "background[0].tcp_flows");
+        let drops: Vec<String> = (0..=MAX_SCRIPTED_DROPS).map(|i| i.to_string()).collect();
+        let e = bad(&GOOD.replace("loss = \"1%\"", &format!("loss = {{ model = \"scripted\", drops = [{}] }}", drops.join(","))));
+        assert_eq!(e.key, "link[0].loss.drops");
+        assert!(e.message.contains(&format!("at most {MAX_SCRIPTED_DROPS} drops")), "{e}");
     }
 
     #[test]
