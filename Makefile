@@ -1,6 +1,6 @@
 # The two commands of the README, and the rest of the workflow. Each target sets up what it
 # needs on a fresh machine (a virtualenv in .venv with the Python dependencies, the Rust
-# extension built by maturin); only Python 3.10+ and a Rust toolchain must be installed.
+# extension built by maturin); only Python 3.11+ and a Rust toolchain must be installed.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -19,6 +19,8 @@ help:
 	@echo "make speed     core speed (delivered packets per wall second) -> benches/results/speed.md"
 
 $(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "mpsim needs Python 3.11 or newer; $(PYTHON) is $$($(PYTHON) --version 2>&1). Use make PYTHON=python3.11 ..."; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "maturin>=1.5,<2" "pandas>=2.0" "pyarrow>=14" "tqdm>=4.60" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6"
@@ -36,6 +38,7 @@ demo: build
 	$(BIN)/mpsim run scenarios/validation/dumbbell_2x10m_loss1.toml --out $(OUT)/dumbbell_2x10m_loss1 --plot $(OUT)/dumbbell_2x10m_loss1.png
 	$(BIN)/mpsim run scenarios/validation/dumbbell_10x100m_loss0.toml --out $(OUT)/dumbbell_10x100m_loss0 --plot $(OUT)/dumbbell_10x100m_loss0.png
 	@echo "results in $(OUT)/: one folder per reproduced paper (report.md, figures, data), validation.md, example runs"
+	@echo "the mpsim command is in $(BIN): run '. $(BIN)/activate' to put it on your PATH"
 
 test-rust:
 	cargo test -p mpsim-core --quiet

@@ -198,8 +198,21 @@ pub fn estimate(s: &Scenario) -> Estimate {
             in_flight_packets += 2 * segs;
         }
     }
-    // packets live in an arena that keeps its high-water mark
-    state += capacity(in_flight_packets) * std::mem::size_of::<Packet>() as u64;
+    // packets live in an arena that keeps its high-water mark; at most the windows of all
+    // flows, and at most what the links hold (queue and pipe, both directions)
+    let link_packets: u64 = s
+        .links
+        .iter()
+        .map(|l| {
+            let queue = match l.queue {
+                QueueLimit::Packets(n) => n,
+                QueueLimit::Bytes(b) => b / 40, // ACK-sized packets fill a byte-limited queue most
+            };
+            let pipe = (l.rate_bps as f64 * l.delay.as_secs_f64() / 8.0 / 40.0) as u64;
+            2 * queue.saturating_add(pipe)
+        })
+        .fold(0u64, u64::saturating_add);
+    state += capacity(in_flight_packets.min(link_packets)) * std::mem::size_of::<Packet>() as u64;
     e.state_bytes = state;
 
     // series: a row per flow, per subflow and per link at every sample, kept until the end,
