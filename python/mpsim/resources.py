@@ -56,13 +56,17 @@ class MemoryWarning(UserWarning):
 
 def available_memory() -> int | None:
     """Bytes of memory available for a run: ``MPSIM_MEMORY_LIMIT`` if set, else the
-    kernel's MemAvailable (Linux), else the physical memory; None if unknown."""
+    kernel's MemAvailable (Linux), else the physical memory; None if unknown.
+
+    Raises:
+        ScenarioError: ``MPSIM_MEMORY_LIMIT`` is set to something that is not a size.
+    """
     env = os.environ.get("MPSIM_MEMORY_LIMIT")
     if env:
         m = _SIZE.match(env)
         unit = (m.group(2) or "").lower() if m else ""
         if not m or unit not in _UNITS:
-            raise ValueError(f"MPSIM_MEMORY_LIMIT={env!r} is not a size like 8GB or 8000000000")
+            raise ScenarioError("MPSIM_MEMORY_LIMIT", "", f"{env!r} is not a size like 8GB or 8000000000")
         return int(float(m.group(1)) * _UNITS[unit])
     try:
         with open("/proc/meminfo", encoding="ascii") as f:
