@@ -64,12 +64,14 @@ FUZZ_TARGETS := parse_scenario run_scenario
 fuzz-setup:
 	@cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 
-# bounded run for CI: FUZZ_CI_TIME seconds per target from the kept corpus (left unchanged);
-# a crash fails the build and leaves its input in fuzz/artifacts/
+# bounded run for CI: FUZZ_CI_TIME seconds per target from the kept corpus and the inputs of
+# fixed crashes (fuzz/regressions/, both left unchanged); a crash fails the build and leaves
+# its input in fuzz/artifacts/
 test-fuzz: fuzz-setup
 	@for t in $(FUZZ_TARGETS); do \
 		tmp=$$(mktemp -d) && log=$$(mktemp) && \
-		$(FUZZ) run $(FUZZ_FLAGS) $$t $$tmp fuzz/corpus/$$t -- $(FUZZ_ARGS) -max_total_time=$(FUZZ_CI_TIME) > $$log 2>&1; \
+		$(FUZZ) run $(FUZZ_FLAGS) $$t $$tmp fuzz/corpus/$$t $$(ls -d fuzz/regressions/$$t 2>/dev/null) \
+			-- $(FUZZ_ARGS) -max_total_time=$(FUZZ_CI_TIME) > $$log 2>&1; \
 		status=$$?; \
 		grep -E "^(Done|stat::number_of_executed_units)" $$log | sed "s/^/fuzz $$t: /"; \
 		[ $$status -eq 0 ] || tail -60 $$log; \

@@ -68,22 +68,39 @@ fn capacity(n: u64) -> u64 {
     n
 }
 
-/// The application's own rate bound in bit/s (infinite for bulk transfers) and the bytes of
+/// Header bytes of a UDP datagram (IP + UDP), as the simulator adds them.
+const UDP_HEADER_BYTES: u64 = 28;
+
+/// What a flow's application asks of the network, on the wire: its rate bound in bit/s
+/// (infinite for bulk transfers), the mean wire size of its packets, and the payload bytes of
 /// one write record.
-fn app_demand(f: &FlowSpec, active_s: f64) -> (f64, u64) {
+fn app_demand(f: &FlowSpec, active_s: f64) -> (f64, f64, u64) {
     let mss = f.tcp.mss as u64;
+    let header = if f.transport == Transport::Udp { UDP_HEADER_BYTES } else { f.tcp.header as u64 };
+    let full = (mss + header) as f64;
+    // a write of w payload bytes leaves as ceil(w / mss) packets, each with a header
+    let paced = |rate_bps: u64, w: u64| {
+        let w = w.max(1);
+        let pkts = w.div_ceil(mss);
+        let wire = (w + pkts * header) as f64;
+        (rate_bps as f64 * wire / w as f64, wire / pkts as f64, w)
+    };
     match &f.app {
-        AppSpec::Bulk { bytes: None } => (f64::INFINITY, mss),
-        AppSpec::Bulk { bytes: Some(b) } => (*b as f64 * 8.0 / active_s.max(1e-9), mss),
-        AppSpec::Cbr { rate_bps, packet } | AppSpec::OnOff { rate_bps, packet, .. } => (*rate_bps as f64, *packet as u64),
+        AppSpec::Bulk { bytes: None } => (f64::INFINITY, full, mss),
+        AppSpec::Bulk { bytes: Some(b) } => (*b as f64 * 8.0 * full / mss as f64 / active_s.max(1e-9), full, mss),
+        AppSpec::Cbr { rate_bps, packet } | AppSpec::OnOff { rate_bps, packet, .. } => paced(*rate_bps, *packet as u64),
         AppSpec::Vbr { rate_bps, sizes, vary } => {
-            let mean: f64 = sizes.iter().map(|&(s, w)| s as f64 * w).sum();
+            // sizes are wire sizes, and so is the rate
+            let mean: f64 = sizes.iter().map(|&(s, w)| (s as f64).max(header as f64 + 1.0) * w).sum();
             let peak = vary.as_ref().map_or(1.0, |v| v.max.max(1.0));
-            (*rate_bps as f64 * peak, mean.max(1.0) as u64)
+            (*rate_bps as f64 * peak, mean.max(1.0), (mean as u64).saturating_sub(header).max(1))
         }
         AppSpec::Media(m) => {
-            let mean = m.frames.iter().map(|&(_, s)| s as u64).sum::<u64>() / m.frames.len().max(1) as u64;
-            (m.rate_bps(), mean.max(1))
+            let writes = m.frames.len().max(1) as u64;
+            let bytes: u64 = m.frames.iter().map(|&(_, s)| s as u64).sum();
+            let pkts: u64 = m.frames.iter().map(|&(_, s)| (s as u64).div_ceil(mss)).sum();
+            let wire = (bytes + pkts * header) as f64;
+            (m.rate_bps() * wire / bytes.max(1) as f64, wire / pkts.max(1) as f64, (bytes / writes).max(1))
         }
     }
 }
@@ -96,10 +113,14 @@ pub fn estimate(s: &Scenario) -> Estimate {
     let mut active = vec![0.0; nflows];
     let mut demand = vec![0.0; nflows];
     let mut write_size = vec![0u64; nflows];
+    let mut wire_size = vec![0.0f64; nflows];
+    let mut app_rate = vec![0.0f64; nflows];
     for (i, f) in s.flows.iter().enumerate() {
         let stop = f.stop.map_or(duration_s, |t| t.as_secs_f64().min(duration_s));
         active[i] = (stop - f.start.as_secs_f64()).max(0.0);
-        let (app, w) = app_demand(f, active[i]);
+        let (app, wire, w) = app_demand(f, active[i]);
+        app_rate[i] = app;
+        wire_size[i] = wire;
         let capacity: f64 = f
             .paths
             .iter()
@@ -136,12 +157,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
     let mut in_flight_packets = 0u64;
     for (i, f) in s.flows.iter().enumerate() {
         let mss = f.tcp.mss as u64;
-        let seg = match f.app {
-            AppSpec::Bulk { .. } => mss,
-            _ => write_size[i].min(mss),
-        };
-        let wire = (seg + f.tcp.header as u64) as f64;
-        let pkts = rate[i] * active[i] / 8.0 / wire;
+        let pkts = rate[i] * active[i] / 8.0 / wire_size[i];
         packets += pkts;
         let hops: f64 = f.paths.iter().map(|&p| s.paths[p].links.len() as f64).sum::<f64>() / f.paths.len() as f64;
         // a data packet: one event per hop; its ACK (every segment, or every other one with
@@ -162,9 +178,8 @@ pub fn estimate(s: &Scenario) -> Estimate {
         let subs = if f.transport == Transport::Udp { 0 } else { f.paths.len() as u64 };
         state += FLOW_STATE_BYTES + subs * SUBFLOW_STATE_BYTES;
         if f.transport == Transport::Tcp {
-            let (app, _) = app_demand(f, active[i]);
             // a bulk flow, or a paced one faster than its paths, keeps its send buffer full
-            let buffered = if app > rate[i] * 1.01 {
+            let buffered = if app_rate[i] > rate[i] * 1.01 {
                 f.tcp.snd_buf
             } else {
                 // otherwise about a second of its writes at most
@@ -230,8 +245,8 @@ pub fn estimate(s: &Scenario) -> Estimate {
     if s.metrics.trace {
         let rows = trace_rows as u64;
         e.trace_rows = rows;
-        e.trace_values = rows * 9;
-        e.trace_bytes = capacity(rows) * TRACE_ROW_BYTES + rows * TRACE_TABLE_ROW_BYTES;
+        e.trace_values = rows.saturating_mul(9);
+        e.trace_bytes = capacity(rows).saturating_mul(TRACE_ROW_BYTES).saturating_add(rows.saturating_mul(TRACE_TABLE_ROW_BYTES));
     }
     e.events = (events + s.metrics.interval.map_or(0.0, |iv| duration_s / iv.as_secs_f64())) as u64;
     e.packets = packets as u64;
@@ -283,6 +298,18 @@ mod tests {
         let mut traced = traced;
         traced.metrics.trace = true;
         assert!(traced.estimate().trace_rows > 200_000);
+    }
+
+    #[test]
+    fn tiny_writes_count_their_headers() {
+        // found by fuzzing: 1-byte CBR writes at 50 kbit/s are 6,250 packets a second, each
+        // with 40 bytes of headers; counting the rate in wire bytes had estimated 41 times fewer
+        let s = scenario("app = { kind = \"cbr\", rate = \"50kbps\", packet = \"1B\" }", 1, "1192ms");
+        let est = s.estimate();
+        let out = crate::Simulation::new(&s).run();
+        let ratio = est.events as f64 / out.summary.events as f64;
+        assert!((0.8..4.0).contains(&ratio), "{} events, estimated {}", out.summary.events, est.events);
+        assert!((7_000..8_000).contains(&est.packets), "{est:?}");
     }
 
     #[test]
