@@ -48,7 +48,7 @@ test-rust:
 test-python: build
 	$(BIN)/python -m pytest -q
 
-test: test-rust test-python test-fuzz
+test: test-rust test-fuzz test-python
 
 # Coverage-guided fuzzing with cargo fuzz (libFuzzer). The fuzz crate in fuzz/ is its own
 # workspace. libFuzzer's instrumentation flags are nightly-only, so the stable toolchain is
