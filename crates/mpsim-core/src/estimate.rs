@@ -75,6 +75,17 @@ const UDP_HEADER_BYTES: u64 = 28;
 /// (infinite for bulk transfers), the mean wire size of its packets, and the payload bytes of
 /// one write record.
 fn app_demand(f: &FlowSpec, active_s: f64) -> (f64, f64, u64) {
+    let (rate, wire, w, _) = app_model(f, active_s);
+    (rate, wire, w)
+}
+
+/// Writes per second of a paced application: each is an event whether the send buffer takes
+/// it or refuses it (0 for bulk transfers, which write when the buffer drains).
+fn app_writes_per_s(f: &FlowSpec) -> f64 {
+    app_model(f, 1.0).3
+}
+
+fn app_model(f: &FlowSpec, active_s: f64) -> (f64, f64, u64, f64) {
     let mss = f.tcp.mss as u64;
     let header = if f.transport == Transport::Udp { UDP_HEADER_BYTES } else { f.tcp.header as u64 };
     let full = (mss + header) as f64;
@@ -83,24 +94,26 @@ fn app_demand(f: &FlowSpec, active_s: f64) -> (f64, f64, u64) {
         let w = w.max(1);
         let pkts = w.div_ceil(mss);
         let wire = (w + pkts * header) as f64;
-        (rate_bps as f64 * wire / w as f64, wire / pkts as f64, w)
+        (rate_bps as f64 * wire / w as f64, wire / pkts as f64, w, rate_bps as f64 / 8.0 / w as f64)
     };
     match &f.app {
-        AppSpec::Bulk { bytes: None } => (f64::INFINITY, full, mss),
-        AppSpec::Bulk { bytes: Some(b) } => (*b as f64 * 8.0 * full / mss as f64 / active_s.max(1e-9), full, mss),
+        AppSpec::Bulk { bytes: None } => (f64::INFINITY, full, mss, 0.0),
+        AppSpec::Bulk { bytes: Some(b) } => (*b as f64 * 8.0 * full / mss as f64 / active_s.max(1e-9), full, mss, 0.0),
         AppSpec::Cbr { rate_bps, packet } | AppSpec::OnOff { rate_bps, packet, .. } => paced(*rate_bps, *packet as u64),
         AppSpec::Vbr { rate_bps, sizes, vary } => {
             // sizes are wire sizes, and so is the rate
             let mean: f64 = sizes.iter().map(|&(s, w)| (s as f64).max(header as f64 + 1.0) * w).sum();
             let peak = vary.as_ref().map_or(1.0, |v| v.max.max(1.0));
-            (*rate_bps as f64 * peak, mean.max(1.0), (mean as u64).saturating_sub(header).max(1))
+            let rate = *rate_bps as f64 * peak;
+            (rate, mean.max(1.0), (mean as u64).saturating_sub(header).max(1), rate / 8.0 / mean.max(1.0))
         }
         AppSpec::Media(m) => {
             let writes = m.frames.len().max(1) as u64;
             let bytes: u64 = m.frames.iter().map(|&(_, s)| s as u64).sum();
             let pkts: u64 = m.frames.iter().map(|&(_, s)| (s as u64).div_ceil(mss)).sum();
             let wire = (bytes + pkts * header) as f64;
-            (m.rate_bps() * wire / bytes.max(1) as f64, wire / pkts.max(1) as f64, (bytes / writes).max(1))
+            let rate = m.rate_bps() * wire / bytes.max(1) as f64;
+            (rate, wire / pkts.max(1) as f64, (bytes / writes).max(1), 1.0 / m.frame_interval.as_secs_f64().max(1e-9))
         }
     }
 }
@@ -161,16 +174,16 @@ pub fn estimate(s: &Scenario) -> Estimate {
         packets += pkts;
         let hops: f64 = f.paths.iter().map(|&p| s.paths[p].links.len() as f64).sum::<f64>() / f.paths.len() as f64;
         // a data packet: one event per hop; its ACK (every segment, or every other one with
-        // delayed ACKs): one per hop back, plus timers; paced applications: one write each
+        // delayed ACKs): one per hop back, plus timers; a paced application: one event per
+        // write, taken or refused (an application far faster than its path is refused most)
         let per_packet = match f.transport {
-            Transport::Udp => hops + 1.0,
+            Transport::Udp => hops,
             Transport::Tcp => {
                 let acks = if f.tcp.delayed_ack { 0.5 } else { 1.0 };
-                let paced = if matches!(f.app, AppSpec::Bulk { .. }) { 0.0 } else { 1.0 };
-                hops * (1.0 + acks) + paced + 0.2
+                hops * (1.0 + acks) + 0.2
             }
         };
-        events += pkts * per_packet + 2.0;
+        events += pkts * per_packet + app_writes_per_s(f) * active[i] + 2.0;
         // trace: a send and a receive row per data packet, an ACK row, and hop-by-hop drops
         trace_rows += pkts * (2.4 + hops);
 
@@ -310,6 +323,18 @@ mod tests {
         let ratio = est.events as f64 / out.summary.events as f64;
         assert!((0.8..4.0).contains(&ratio), "{} events, estimated {}", out.summary.events, est.events);
         assert!((7_000..8_000).contains(&est.packets), "{est:?}");
+    }
+
+    #[test]
+    fn refused_writes_are_events_too() {
+        // found by fuzzing: 1-byte writes at 197 Mbit/s into an 81 kbit/s link are refused by
+        // the full send buffer, but each is an event (24.6 million a second)
+        let text = "duration = \"184ms\"\n[[link]]\nname = \"l\"\nrate = \"81kbps\"\ndelay = \"67ms\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\npath = \"p\"\napp = { kind = \"onoff\", rate = \"197Mbps\", packet = \"1B\", on = \"1ms\", off = \"0ms\" }\n";
+        let s = Scenario::from_toml(text, "t").unwrap();
+        let est = s.estimate();
+        let out = crate::Simulation::new(&s).run();
+        let ratio = est.events as f64 / out.summary.events as f64;
+        assert!((0.8..4.0).contains(&ratio), "{} events, estimated {}", out.summary.events, est.events);
     }
 
     #[test]
