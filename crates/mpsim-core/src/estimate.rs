@@ -101,11 +101,19 @@ fn app_model(f: &FlowSpec, active_s: f64) -> (f64, f64, u64, f64) {
         AppSpec::Bulk { bytes: Some(b) } => (*b as f64 * 8.0 * full / mss as f64 / active_s.max(1e-9), full, mss, 0.0),
         AppSpec::Cbr { rate_bps, packet } | AppSpec::OnOff { rate_bps, packet, .. } => paced(*rate_bps, *packet as u64),
         AppSpec::Vbr { rate_bps, sizes, vary } => {
-            // sizes are wire sizes, and so is the rate
-            let mean: f64 = sizes.iter().map(|&(s, w)| (s as f64).max(header as f64 + 1.0) * w).sum();
+            // sizes are wire sizes, and so is the rate; a payload above the MSS is split
+            let declared: f64 = sizes.iter().map(|&(s, w)| s as f64 * w).sum::<f64>().max(1.0);
+            let (mut pkts, mut wire) = (0.0, 0.0);
+            for &(size, share) in sizes {
+                let payload = (size as u64).saturating_sub(header).max(1);
+                let n = payload.div_ceil(mss);
+                pkts += share * n as f64;
+                wire += share * (payload + n * header) as f64;
+            }
             let peak = vary.as_ref().map_or(1.0, |v| v.max.max(1.0));
-            let rate = *rate_bps as f64 * peak;
-            (rate, mean.max(1.0), (mean as u64).saturating_sub(header).max(1), rate / 8.0 / mean.max(1.0))
+            let writes = *rate_bps as f64 * peak / 8.0 / declared;
+            let payload = (wire - pkts * header as f64).max(1.0) as u64;
+            (writes * wire * 8.0, wire / pkts.max(1e-9), payload, writes)
         }
         AppSpec::Media(m) => {
             let writes = m.frames.len().max(1) as u64;
@@ -184,8 +192,13 @@ pub fn estimate(s: &Scenario) -> Estimate {
             }
         };
         events += pkts * per_packet + app_writes_per_s(f) * active[i] + 2.0;
-        // trace: a send and a receive row per data packet, an ACK row, and hop-by-hop drops
+        // trace: a send and a receive row per data packet, an ACK row, and hop-by-hop drops;
+        // a UDP flow sends whatever its application writes, and what its path cannot carry
+        // leaves a send and a drop row
         trace_rows += pkts * (2.4 + hops);
+        if f.transport == Transport::Udp {
+            trace_rows += 2.0 * app_rate[i].min(1e15) * active[i] / 8.0 / wire_size[i];
+        }
 
         // state: the flow, its subflows, its send buffer and scoreboard
         let subs = if f.transport == Transport::Udp { 0 } else { f.paths.len() as u64 };
@@ -335,6 +348,19 @@ mod tests {
         let out = crate::Simulation::new(&s).run();
         let ratio = est.events as f64 / out.summary.events as f64;
         assert!((0.8..4.0).contains(&ratio), "{} events, estimated {}", out.summary.events, est.events);
+    }
+
+    #[test]
+    fn udp_traffic_beyond_its_path_is_traced_as_drops() {
+        // found by fuzzing: VBR over UDP at 400 Mbit/s into a 69 kbit/s link traced 47,449 rows
+        // against an estimate of 14; the datagrams the link cannot carry are sent and dropped
+        let text = "duration = \"520ms\"\n[metrics]\ntrace = true\n[[link]]\nname = \"l\"\nrate = \"69kbps\"\ndelay = \"97ms\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\npath = \"p\"\ntransport = \"udp\"\napp = { kind = \"vbr\", rate = \"197Mbps\", sizes = \"full\", vary = { min = 1.03, max = 2.01, period = \"2.5s\" } }\n";
+        let s = Scenario::from_toml(text, "t").unwrap();
+        let est = s.estimate();
+        let out = crate::Simulation::new(&s).run();
+        let rows = out.trace.unwrap().rows() as f64;
+        let ratio = est.trace_rows as f64 / rows;
+        assert!((0.8..4.0).contains(&ratio), "{rows} trace rows, estimated {}", est.trace_rows);
     }
 
     #[test]
