@@ -1,6 +1,6 @@
 # The two commands of the README, and the rest of the workflow. Each target sets up what it
 # needs on a fresh machine (a virtualenv in .venv with the Python dependencies, the Rust
-# extension built by maturin); only Python 3.10+ and a Rust toolchain must be installed.
+# extension built by maturin); only Python 3.11+ and a Rust toolchain must be installed.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -9,7 +9,7 @@ PIP    := $(BIN)/python -m pip
 STAMP  := $(VENV)/.deps-installed
 OUT    ?= out
 
-.PHONY: help setup build demo test test-rust test-python validate bench speed sweep-bench clean
+.PHONY: help setup build demo test test-rust test-python test-fuzz fuzz fuzz-setup validate bench speed sweep-bench memory clean
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
@@ -18,8 +18,12 @@ help:
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
 	@echo "make speed     core speed (delivered packets per wall second) -> benches/results/speed.md"
 	@echo "make sweep-bench  sweep scaling (local processes, Dask) and parent memory -> benches/results/sweep_scaling.md"
+	@echo "make memory    estimated against measured peak memory of large runs -> benches/results/memory.md"
+	@echo "make fuzz      coverage-guided fuzzing of the scenario reader and of whole runs (FUZZ_TIME=$(FUZZ_TIME) s each)"
 
 $(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "mpsim needs Python 3.11 or newer; $(PYTHON) is $$($(PYTHON) --version 2>&1). Use make PYTHON=python3.11 ..."; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "maturin>=1.5,<2" "pandas>=2.0" "pyarrow>=14" "tqdm>=4.60" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6" \
@@ -38,6 +42,7 @@ demo: build
 	$(BIN)/mpsim run scenarios/validation/dumbbell_2x10m_loss1.toml --out $(OUT)/dumbbell_2x10m_loss1 --plot $(OUT)/dumbbell_2x10m_loss1.png
 	$(BIN)/mpsim run scenarios/validation/dumbbell_10x100m_loss0.toml --out $(OUT)/dumbbell_10x100m_loss0 --plot $(OUT)/dumbbell_10x100m_loss0.png
 	@echo "results in $(OUT)/: one folder per reproduced paper (report.md, figures, data), validation.md, example runs"
+	@echo "the mpsim command is in $(BIN): run '. $(BIN)/activate' to put it on your PATH"
 
 test-rust:
 	cargo test -p mpsim-core --quiet
@@ -45,7 +50,43 @@ test-rust:
 test-python: build
 	$(BIN)/python -m pytest -q
 
-test: test-rust test-python
+test: test-rust test-fuzz test-python
+
+# Coverage-guided fuzzing with cargo fuzz (libFuzzer). The fuzz crate in fuzz/ is its own
+# workspace. libFuzzer's instrumentation flags are nightly-only, so the stable toolchain is
+# told to accept them (RUSTC_BOOTSTRAP=1); -a keeps debug assertions and overflow checks in
+# the optimised build; -s none: the code is safe Rust, AddressSanitizer would only slow it.
+FUZZ       := RUSTC_BOOTSTRAP=1 cargo fuzz
+FUZZ_FLAGS := -a -s none
+FUZZ_ARGS  := -rss_limit_mb=2048 -timeout=20 -print_final_stats=1
+FUZZ_TIME  ?= 600
+FUZZ_CI_TIME ?= 30
+FUZZ_TARGETS := parse_scenario run_scenario
+
+fuzz-setup:
+	@cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+
+# bounded run for CI: FUZZ_CI_TIME seconds per target from the kept corpus and the inputs of
+# fixed crashes (fuzz/regressions/, both left unchanged); a crash fails the build and leaves
+# its input in fuzz/artifacts/
+test-fuzz: fuzz-setup
+	@for t in $(FUZZ_TARGETS); do \
+		tmp=$$(mktemp -d) && log=$$(mktemp) && \
+		$(FUZZ) run $(FUZZ_FLAGS) $$t $$tmp fuzz/corpus/$$t $$(ls -d fuzz/regressions/$$t 2>/dev/null) \
+			-- $(FUZZ_ARGS) -max_total_time=$(FUZZ_CI_TIME) > $$log 2>&1; \
+		status=$$?; \
+		grep -E "^(Done|stat::number_of_executed_units)" $$log | sed "s/^/fuzz $$t: /"; \
+		[ $$status -eq 0 ] || tail -60 $$log; \
+		rm -rf $$tmp $$log; \
+		[ $$status -eq 0 ] || exit $$status; \
+	done
+
+# longer run: new inputs are added to the kept corpus, then the corpus is minimised
+fuzz: fuzz-setup
+	@for t in $(FUZZ_TARGETS); do \
+		$(FUZZ) run $(FUZZ_FLAGS) $$t fuzz/corpus/$$t -- $(FUZZ_ARGS) -max_total_time=$(FUZZ_TIME) || exit $$?; \
+		$(FUZZ) cmin $(FUZZ_FLAGS) $$t fuzz/corpus/$$t || exit $$?; \
+	done
 
 validate: build
 	$(BIN)/python -m mpsim.validation --out docs/validation.md
@@ -59,6 +100,9 @@ speed:
 
 sweep-bench: build
 	$(BIN)/python benches/sweep_scaling.py
+
+memory: build
+	$(BIN)/python benches/memory.py
 
 clean:
 	rm -rf $(VENV) target $(OUT)

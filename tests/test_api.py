@@ -322,7 +322,7 @@ def test_save_all_formats(result, tmp_path):
     paths = result.save(out, formats=("json", "csv", "parquet"))
     names = sorted(p.name for p in paths)
     assert names == sorted(
-        ["summary.json", "scenario.json"]
+        ["summary.json", "scenario.json", "run_info.json"]
         + [f"{t}.{ext}" for t in ("flows", "subflows", "classes", "links", "flow_series", "subflow_series", "link_series") for ext in ("csv", "parquet")]
     )
     assert all(p.exists() and p.parent == out for p in paths)

@@ -13,6 +13,21 @@ class ScenarioError(ValueError):
 
     args: tuple[str, str, str]  # type: ignore[assignment]
 
+class Estimate(TypedDict):
+    """The estimated cost of a run (crates/mpsim-core/src/estimate.rs): upper estimates."""
+
+    events: int
+    packets: int
+    memory_bytes: int
+    """Peak memory of the core; the Python tables built from its output come on top."""
+    state_bytes: int
+    series_bytes: int
+    trace_bytes: int
+    series_rows: int
+    trace_rows: int
+    series_values: int
+    trace_values: int
+
 class CheckInfo(TypedDict):
     name: str
     duration_s: float
@@ -20,10 +35,16 @@ class CheckInfo(TypedDict):
     links: list[str]
     paths: list[str]
     flows: list[str]
+    estimate: Estimate
+
+class RunInfo(TypedDict):
+    wall_s: float
+    """Wall-clock seconds the simulation took."""
 
 class RunOutput(TypedDict):
     summary: str
-    """The run summary as JSON text."""
+    """The run summary as JSON text: only what the scenario and seed determine."""
+    run_info: RunInfo
     flow_series: dict[str, list[Any]]
     """Per flow per sampling interval: columns time_s, flow, cwnd_bytes, ... (see the README)."""
     subflow_series: dict[str, list[Any]]

@@ -188,6 +188,7 @@ def run(
     *,
     overrides: Mapping[str, Any] | None = None,
     progress: ProgressArg = None,
+    memory_check: bool = True,
     **kw: Any,
 ) -> "Result":
     """Runs one simulation.
@@ -200,17 +201,35 @@ def run(
             run takes longer than about 2 s; True always shows one, False never; a callable
             is called with the fraction done (0..1) now and then -- if it raises, the run
             stops and the exception propagates.
+        memory_check: estimate the run's memory before it starts (see :mod:`mpsim.resources`):
+            warn (:class:`~mpsim.resources.MemoryWarning`) above half of the available
+            memory and refuse above all of it; False skips the check.
         **kw: more overrides, with ``__`` standing for ``.``: ``link__bottleneck__loss="2%"``.
 
     Returns:
         a :class:`Result`.
 
     Raises:
-        ScenarioError: the scenario cannot be read or is invalid.
+        ScenarioError: the scenario cannot be read or is invalid, or the run would need more
+            memory than is available (unless ``memory_check=False``).
         KeyboardInterrupt: Ctrl-C stops the run.
     """
+    from . import resources
+
     d, origin, js, applied = _prepare(scenario, overrides, kw)
     name = d.get("name") if isinstance(d.get("name"), str) else None
+    estimate = None
+    if memory_check:
+        try:
+            estimate = dict(_core.check(js, origin))["estimate"]
+        except _core.ScenarioError as e:
+            raise _core_error(e, applied) from None
+        warning = resources.check_memory(estimate, origin)
+        if warning:
+            import warnings
+
+            warnings.warn(warning, resources.MemoryWarning, stacklevel=2)
+    started = time.time()
     prog = _Progress(progress, name or "simulating")
     try:
         raw = _core.run(js, origin, prog.callback())
@@ -218,7 +237,13 @@ def run(
         raise _core_error(e, applied) from None
     finally:
         prog.close()
-    return Result(raw, d, origin)
+    info = dict(raw.get("run_info") or {})
+    info["started_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
+    info["peak_rss_bytes"] = resources.peak_rss_bytes()
+    if estimate is not None:
+        info["estimate"] = estimate
+    info.update(resources.host_info())
+    return Result({**raw, "run_info": info}, d, origin)
 
 
 class Result:
@@ -229,8 +254,12 @@ class Result:
             ``warmup_s``, ``flows`` (one dict per flow: ``name``, ``path``, ``cc``,
             ``goodput_bps``, ``throughput_bps``, ``retransmits``, ``timeouts``,
             ``rtt_mean_ms``, ``delay_mean_ms``, ``jitter_ms``, ...), ``links`` (one dict per
-            link and direction), ``jain_index``, ``events``, ``packets_delivered``,
-            ``wall_s``.
+            link and direction), ``jain_index``, ``events``, ``packets_delivered``: only what
+            the scenario and seed determine, so the same run gives the same summary.
+        run_info: what the machine determines: ``wall_s`` (wall-clock seconds of the
+            simulation), ``started_utc``, ``peak_rss_bytes`` (of this process so far),
+            ``estimate`` (the pre-run estimate, see :mod:`mpsim.resources`), ``mpsim_version``,
+            ``python``, ``platform``, ``cpus``.
         scenario: the scenario dict that was run, overrides included.
         origin: where the scenario came from (file name, ``"<string>"`` or ``"<dict>"``).
 
@@ -242,6 +271,7 @@ class Result:
     def __init__(self, raw: Mapping[str, Any], scenario: dict[str, Any], origin: str) -> None:
         summary = raw["summary"]
         self.summary: dict[str, Any] = json.loads(summary) if isinstance(summary, str) else dict(summary)
+        self.run_info: dict[str, Any] = dict(raw.get("run_info") or {})
         self.scenario: dict[str, Any] = scenario
         self.origin: str = origin
         self._flow_series: dict[str, list[Any]] = raw.get("flow_series") or {}
@@ -333,8 +363,8 @@ class Result:
 
         Args:
             out_dir: the directory.
-            formats: any of ``"json"`` (``summary.json`` and ``scenario.json``, the scenario
-                as run), ``"csv"`` and ``"parquet"`` (``flows``, ``subflows``, ``links``,
+            formats: any of ``"json"`` (``summary.json``, ``scenario.json``, the scenario
+                as run, and ``run_info.json``, wall time and host), ``"csv"`` and ``"parquet"`` (``flows``, ``subflows``, ``links``,
                 ``flow_series``, ``subflow_series``, ``link_series`` and, if recorded, ``trace`` tables); a list or a
                 comma-separated string.
 
@@ -351,6 +381,9 @@ class Result:
             written.append(p)
             p = out / "scenario.json"
             p.write_text(json.dumps(json.loads(to_json(self.scenario, self.origin)), indent=2) + "\n", encoding="utf-8")
+            written.append(p)
+            p = out / "run_info.json"
+            p.write_text(json.dumps(self.run_info, indent=2) + "\n", encoding="utf-8")
             written.append(p)
         tables: list[tuple[str, Any]] = [
             ("flows", self.flows),

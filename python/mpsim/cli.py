@@ -1,4 +1,4 @@
-"""The ``mpsim`` command: run, sweep, check and list.
+"""The ``mpsim`` command: run, sweep, check, list and reproduce.
 
 Every user error (unreadable file, bad key or value, bad option) is printed as one line
 ``error: ...`` on stderr with exit status 2; Ctrl-C exits with status 130; a sweep some of
@@ -52,13 +52,19 @@ scenario file (TOML): links with a rate, delay, queue and loss; paths made of li
 that send over a path with a congestion controller.
 """
 
-_MAIN_EPILOG = """\
+# The examples name scenarios shipped in the repository (run from its top folder).
+_EX = "scenarios/validation/dumbbell_2x10m_loss1.toml"
+
+_MAIN_EPILOG = f"""\
+commands: run, sweep, check, list, reproduce
+
 examples:
-  mpsim run dumbbell.toml
-  mpsim run dumbbell.toml --set link.bottleneck.loss=2% --seed 3 --out results/
-  mpsim sweep dumbbell.toml --grid link.bottleneck.loss=0.5%,1%,2% --seeds 5 --out loss.parquet
-  mpsim check scenarios/*.toml
+  mpsim run {_EX}
+  mpsim run {_EX} --set link.bottleneck.loss=2% --seed 3 --out results/
+  mpsim sweep {_EX} --grid link.bottleneck.loss=0.5%,1%,2% --seeds 5 --out loss.parquet
+  mpsim check scenarios/*/*.toml
   mpsim list cc
+  mpsim reproduce --list
 
 Run 'mpsim COMMAND --help' for the options of a command.
 """
@@ -76,18 +82,23 @@ override keys:
 _RUN_EPILOG = (
     _KEY_HELP
     + """
+memory:
+  Before it starts, a run's memory is estimated from the scenario (flows, buffers, duration
+  times rates, series interval, trace). Above half of the available memory a warning is
+  printed; above all of it the run is refused, unless --no-memory-check is given.
+
 examples:
-  mpsim run dumbbell.toml
-  mpsim run dumbbell.toml --set link.bottleneck.loss=2% --set flow.*.tcp.min_rto=1s
-  mpsim run dumbbell.toml --seed 7 --duration 10s --trace --out results/ --format csv,parquet
-  mpsim run dumbbell.toml --json --quiet > summary.json
-"""
+  mpsim run {_EX}
+  mpsim run {_EX} --set link.bottleneck.loss=2% --set flow.*.tcp.min_rto=1s
+  mpsim run {_EX} --seed 7 --duration 10s --trace --out results/ --format csv,parquet
+  mpsim run {_EX} --json --quiet > summary.json
+""".format(_EX=_EX)
 )
 
 _SWEEP_EPILOG = (
     _KEY_HELP
     + """
-  In --grid, values are separated by commas (commas inside [...], {...} or quotes do not
+  In --grid, values are separated by commas (commas inside [...], {{...}} or quotes do not
   split).
 
 output:
@@ -104,13 +115,13 @@ output:
   --out FILE.parquet or FILE.csv writes one file when the sweep is over.
 
 examples:
-  mpsim sweep dumbbell.toml --grid link.bottleneck.loss=0.5%,1%,2% --seeds 10 --out loss.parquet
-  mpsim sweep dumbbell.toml --grid link.bottleneck.rate=5Mbps,10Mbps --grid link.bottleneck.queue=20pkt,100pkt \\
-        --seeds 5 --processes 4 --out grid.csv
-  mpsim sweep dumbbell.toml --grid link.bottleneck.loss=1%,2% --dask tcp://scheduler:8786 --out d.parquet
-  mpsim sweep dumbbell.toml --grid link.bottleneck.loss=0.5%,1%,2% --seeds 100 --dask local:2 --out study
+  mpsim sweep {_EX} --grid link.bottleneck.loss=0.5%,1%,2% --seeds 10 --out loss.parquet
+  mpsim sweep {_EX} --grid link.bottleneck.rate=5Mbps,10Mbps \\
+        --grid link.bottleneck.queue=20pkt,100pkt --seeds 5 --processes 4 --out grid.csv
+  mpsim sweep {_EX} --grid link.bottleneck.loss=1%,2% --dask tcp://scheduler:8786 --out d.parquet
+  mpsim sweep {_EX} --grid link.bottleneck.loss=0.5%,1%,2% --seeds 100 --dask local:2 --out study
   mpsim query study 'SELECT "link.bottleneck.loss", avg(goodput_bps) FROM flows GROUP BY ALL'
-"""
+""".format(_EX=_EX)
 )
 
 _QUERY_EPILOG = """\
@@ -132,10 +143,13 @@ Each file is read and validated as 'mpsim run' would, without simulating. A vali
 prints 'ok: FILE: N links, M paths, K flows, DURATION s'; a problem prints
 'error: FILE: KEY: what is wrong' on stderr. The exit status is 2 if any file is bad.
 
+With --estimate it also prints the estimated events and peak memory of a run; a run that
+would need more than half of the available memory gets a warning either way.
+
 examples:
-  mpsim check dumbbell.toml
-  mpsim check scenarios/*.toml
-"""
+  mpsim check {_EX}
+  mpsim check --estimate scenarios/*/*.toml
+""".format(_EX=_EX)
 
 _LIST_EPILOG = """\
 examples:
@@ -192,6 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated formats for --out: json, csv, parquet (default: json,csv)")
     r.add_argument("--json", action="store_true", help="print the summary as JSON instead of the table")
     r.add_argument("--plot", metavar="FILE.png", help="draw goodput, cwnd and queues over time into FILE.png (and .svg)")
+    r.add_argument("--no-memory-check", action="store_true",
+                   help="run even if the estimated memory exceeds what the machine has available")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table (errors still shown)")
 
     # sweep
@@ -240,6 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_Formatter,
     )
     c.add_argument("scenarios", nargs="+", metavar="SCENARIO", help="scenario files (.toml)")
+    c.add_argument("--estimate", action="store_true", help="also print the estimated events and memory of each run")
     _add_set(c, what="before checking")
 
     # list
@@ -431,7 +448,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.out is not None:
         Path(args.out).mkdir(parents=True, exist_ok=True)  # fail before running, not after
-    res = run(ScenarioFile(args.scenario), overrides=overrides, progress=False if args.quiet else None)
+    import warnings
+
+    from .resources import MemoryWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", MemoryWarning)
+        res = run(ScenarioFile(args.scenario), overrides=overrides, progress=False if args.quiet else None,
+                  memory_check=not args.no_memory_check)
+    for w in caught:
+        _err(f"warning: {w.message}")
 
     if args.json:
         _out(res.to_json())
@@ -523,7 +549,7 @@ def _print_run(res: Any) -> None:
         for line in _table(headers, rows, left=2):
             _out(line)
     _out()
-    wall = s.get("wall_s") or 0.0
+    wall = res.run_info.get("wall_s") or 0.0
     pkts = s.get("packets_delivered") or 0
     speed = f"{_rate(pkts / wall)} packets per wall-clock second" if wall > 0 else "-"
     _out(f"Jain's fairness index  {_num(s.get('jain_index'), 3)}")
@@ -680,6 +706,7 @@ def _cell(v: Any) -> str:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .api import check
+    from .resources import check_memory, describe
 
     overrides = parse_sets(args.set)
     status = EXIT_OK
@@ -694,6 +721,15 @@ def cmd_check(args: argparse.Namespace) -> int:
             f"ok: {path}: {_plural(len(info['links']), 'link')}, {_plural(len(info['paths']), 'path')}, "
             f"{_plural(len(info['flows']), 'flow')}, {info['duration_s']:g} s"
         )
+        est = info.get("estimate") or {}
+        if args.estimate:
+            _out(f"  estimate: {describe(est)}")
+        try:
+            warning = check_memory(est, path)
+        except ScenarioError as e:
+            warning = str(e)
+        if warning:
+            _err(f"warning: {warning}")
     return status
 
 
@@ -742,7 +778,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = next((a for a in argv if a in _COMMANDS), None)
             raise UsageError(f"{e} (see 'mpsim {command + ' ' if command else ''}--help')") from None
         if args.command is None:
-            raise UsageError("no command given; choose run, sweep, check or list (see 'mpsim --help')")
+            raise UsageError("no command given; choose run, sweep, check, list or reproduce (see 'mpsim --help')")
         return _COMMANDS[args.command](args)
     except UsageError as e:
         _err(f"error: {e}")

@@ -36,6 +36,7 @@ import json
 import math
 import os
 import re
+import stat
 import tomllib
 from decimal import Decimal
 from pathlib import Path
@@ -61,6 +62,11 @@ ARRAY_TABLES = ("link", "path", "flow")
 
 #: Scenario files are small; anything larger is almost certainly the wrong file.
 _MAX_FILE_BYTES = 16 * 1024 * 1024
+
+#: The largest frame-size trace a media flow may read (``trace = "FILE"``), and the most
+#: frames it may list (the core's limit on a media pattern).
+MAX_TRACE_BYTES = 16 * 1024 * 1024
+MAX_TRACE_FRAMES = 1_000_000
 
 _TOML_POSITION = re.compile(r"\s*\(at (line \d+, column \d+|end of document)\)\s*$")
 
@@ -121,18 +127,63 @@ def load_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
     return _load_file(Path(path), os.fspath(path))
 
 
-def _load_file(path: Path, origin: str) -> tuple[dict[str, Any], str]:
-    if path.is_dir():
-        raise ScenarioError(origin, "", "is a directory, not a scenario file")
+def read_regular_file(path: Path, limit: int, what: str) -> bytes:
+    """Reads a regular file of at most *limit* bytes.
+
+    Devices (``/dev/zero``), pipes and terminals (``/dev/stdin``), sockets and directories
+    are refused without being read, so reading can neither block nor run without end.
+
+    Raises:
+        ValueError: the message says what is wrong, naming *what* the file should be.
+        FileNotFoundError, PermissionError, OSError: the file cannot be opened.
+    """
+    # O_NONBLOCK: opening a FIFO must not wait for a writer before it can be refused
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        size = path.stat().st_size
-        if size > _MAX_FILE_BYTES:
-            raise ScenarioError(origin, "", f"is too large to be a scenario file ({size / 1e6:.0f} MB)")
-        data = path.read_bytes()
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ValueError(f"is a directory, not {what}")
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"is not a regular file ({_file_kind(st.st_mode)}); {what} must be a regular file")
+        if st.st_size > limit:
+            raise ValueError(f"is too large to be {what} ({st.st_size / 1e6:.1f} MB; the limit is {limit / 1e6:.1f} MB)")
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:  # the file grew while being read
+            raise ValueError(f"is too large to be {what} (the limit is {limit / 1e6:.1f} MB)")
+        return data
+    finally:
+        os.close(fd)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a plain file"
+
+
+def _load_file(path: Path, origin: str) -> tuple[dict[str, Any], str]:
+    try:
+        data = read_regular_file(path, _MAX_FILE_BYTES, "a scenario file")
+    except ValueError as e:
+        raise ScenarioError(origin, "", str(e)) from None
     except FileNotFoundError:
         raise ScenarioError(origin, "", "no such file") from None
     except PermissionError:
         raise ScenarioError(origin, "", "cannot read the file: permission denied") from None
+    except IsADirectoryError:
+        raise ScenarioError(origin, "", "is a directory, not a scenario file") from None
     except OSError as e:
         raise ScenarioError(origin, "", f"cannot read the file: {e.strerror or e}") from None
     if b"\x00" in data:
@@ -151,7 +202,8 @@ def expand_frame_traces(d: dict[str, Any], base_dir: Path, origin: str) -> None:
 
     The file (relative to the scenario's folder) has one frame per line: its type and its size
     in bytes, separated by a space, tab or comma (``I 24000``); blank lines and lines starting
-    with ``#`` are skipped. The frames repeat cyclically, as a GOP does.
+    with ``#`` are skipped. The frames repeat cyclically, as a GOP does. It must be a regular
+    file of at most :data:`MAX_TRACE_BYTES` listing at most :data:`MAX_TRACE_FRAMES` frames.
     """
     flows = d.get("flow")
     if not isinstance(flows, list):
@@ -168,13 +220,16 @@ def expand_frame_traces(d: dict[str, Any], base_dir: Path, origin: str) -> None:
             raise ScenarioError(origin, key, "expected a file name")
         path = base_dir / name
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_regular_file(path, MAX_TRACE_BYTES, "a frame-size trace").decode("utf-8")
+        except ValueError as e:  # includes UnicodeDecodeError
+            msg = "is not a text file" if isinstance(e, UnicodeDecodeError) else str(e)
+            raise ScenarioError(origin, key, f"{name} {msg}") from None
         except OSError as e:
             raise ScenarioError(origin, key, f"cannot read {name}: {e.strerror or e}") from None
-        except UnicodeDecodeError:
-            raise ScenarioError(origin, key, f"{name} is not a text file") from None
         frames = []
         for n, line in enumerate(text.splitlines(), 1):
+            if len(frames) >= MAX_TRACE_FRAMES:
+                raise ScenarioError(origin, key, f"{name} lists more than {MAX_TRACE_FRAMES} frames")
             line = line.strip()
             if not line or line.startswith("#"):
                 continue

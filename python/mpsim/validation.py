@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--processes", type=int, default=None, help="worker processes (default: all cores)")
     ap.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
     args = ap.parse_args(argv)
-    runs = tcp_loss_grid(args.seeds, args.duration, args.processes, progress=True)
+    runs = tcp_loss_grid(args.seeds, args.duration, args.processes, progress=api._stderr_is_tty())
     grid = summarize_grid(runs)
     lf = lossfree_check()
     fair = fairness_check()

@@ -24,6 +24,7 @@
 pub mod app;
 pub mod cc;
 pub mod engine;
+pub mod estimate;
 pub mod metrics;
 pub mod net;
 pub mod rng;
@@ -35,6 +36,7 @@ pub mod transport;
 pub mod units;
 pub mod view;
 
+pub use estimate::Estimate;
 pub use scenario::{Scenario, ScenarioError};
 pub use sim::{Output, Simulation};
 pub use time::{Dur, SimTime};

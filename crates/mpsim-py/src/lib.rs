@@ -34,7 +34,8 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
     Ok(d)
 }
 
-/// Validates a scenario given as JSON; returns a short description of it.
+/// Validates a scenario given as JSON; returns a short description of it and the estimated
+/// cost of running it.
 #[pyfunction]
 fn check(py: Python<'_>, scenario_json: &str, origin: &str) -> PyResult<PyObject> {
     let s = parse(scenario_json, origin)?;
@@ -45,11 +46,29 @@ fn check(py: Python<'_>, scenario_json: &str, origin: &str) -> PyResult<PyObject
     d.set_item("links", s.links.iter().map(|l| l.name.clone()).collect::<Vec<_>>())?;
     d.set_item("paths", s.paths.iter().map(|p| p.name.clone()).collect::<Vec<_>>())?;
     d.set_item("flows", s.flows.iter().map(|f| f.name.clone()).collect::<Vec<_>>())?;
+    let e = s.estimate();
+    let est = PyDict::new_bound(py);
+    for (k, v) in [
+        ("events", e.events),
+        ("packets", e.packets),
+        ("memory_bytes", e.memory_bytes),
+        ("state_bytes", e.state_bytes),
+        ("series_bytes", e.series_bytes),
+        ("trace_bytes", e.trace_bytes),
+        ("series_rows", e.series_rows),
+        ("trace_rows", e.trace_rows),
+        ("series_values", e.series_values),
+        ("trace_values", e.trace_values),
+    ] {
+        est.set_item(k, v)?;
+    }
+    d.set_item("estimate", est)?;
     Ok(d.into())
 }
 
 /// Runs a scenario given as JSON. `progress`, if given, is called with the fraction done.
-/// Returns a dict: summary (JSON text), flow_series, link_series, trace (dicts of lists or None).
+/// Returns a dict: summary (JSON text), run_info (wall time), flow_series, link_series, trace
+/// (dicts of lists or None).
 #[pyfunction]
 #[pyo3(signature = (scenario_json, origin, progress=None))]
 fn run(py: Python<'_>, scenario_json: &str, origin: &str, progress: Option<PyObject>) -> PyResult<PyObject> {
@@ -82,6 +101,10 @@ fn run(py: Python<'_>, scenario_json: &str, origin: &str, progress: Option<PyObj
     let d = PyDict::new_bound(py);
     let summary = serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     d.set_item("summary", summary)?;
+    // what the machine, not the scenario, determines: kept out of the summary
+    let run_info = PyDict::new_bound(py);
+    run_info.set_item("wall_s", out.summary.wall_s)?;
+    d.set_item("run_info", run_info)?;
     d.set_item("flow_series", table_to_dict(py, &out.flow_series)?)?;
     d.set_item("subflow_series", table_to_dict(py, &out.subflow_series)?)?;
     d.set_item("link_series", table_to_dict(py, &out.link_series)?)?;

@@ -31,7 +31,7 @@ def run_cases(cases: Iterable[tuple[str, dict[str, Any]]], seeds: int, processes
 
     cases = list(cases)
     frames = []
-    for label, scen in tqdm(cases, desc="cases", unit="case", disable=not progress, leave=False):
+    for label, scen in tqdm(cases, desc="cases", unit="case", disable=not progress or not api._stderr_is_tty(), leave=False):
         df = api.sweep(scen, None, seeds, processes=processes, progress=False)
         df.insert(0, "case", label)
         frames.append(df)

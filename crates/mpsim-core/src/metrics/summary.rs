@@ -140,5 +140,9 @@ pub struct Summary {
     pub events: u64,
     /// Data packets delivered to receivers.
     pub packets_delivered: u64,
+    /// Wall-clock seconds the run took. Not part of the serialised summary, which holds only
+    /// what the scenario and seed determine (so two runs give byte-identical summaries);
+    /// front ends report it in a separate run-info record.
+    #[serde(skip)]
     pub wall_s: f64,
 }

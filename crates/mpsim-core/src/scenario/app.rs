@@ -107,6 +107,7 @@ impl<'a> Reader<'a> {
             });
         }
         let arr = v.as_array().ok_or_else(|| self.e(key, "expected a preset name or a list of [size, share] pairs"))?;
+        self.at_most(arr.len(), 1000, key, "sizes")?;
         let mut out = Vec::new();
         for (j, pair) in arr.iter().enumerate() {
             let k = format!("{key}[{j}]");
@@ -194,6 +195,7 @@ impl<'a> Reader<'a> {
             (Some(_), None) | (None, None) => {
                 let gop = self.opt_string(t, "gop")?.unwrap_or_else(|| "IBBPBBPBBPBB".into());
                 let k = join(key, "gop");
+                self.at_most(gop.chars().count(), super::MAX_MEDIA_FRAMES, &k, "frames")?;
                 let mut out = Vec::new();
                 for ch in gop.chars() {
                     let c = class_of(&ch.to_string(), &k)?;
@@ -204,6 +206,7 @@ impl<'a> Reader<'a> {
             (None, Some(fv)) => {
                 let k = join(key, "frames");
                 let arr = fv.as_array().filter(|a| !a.is_empty()).ok_or_else(|| self.e(&k, "expected a list of [type, size] pairs, e.g. [[\"I\", 24000], [\"P\", 8000]]"))?;
+                self.at_most(arr.len(), super::MAX_MEDIA_FRAMES, &k, "frames")?;
                 let mut out = Vec::new();
                 for (j, x) in arr.iter().enumerate() {
                     let fk = format!("{k}[{j}]");

@@ -200,6 +200,20 @@ pub struct Scenario {
     pub metrics: MetricsSpec,
 }
 
+/// Ceilings on the number of things a scenario may declare. Each is far beyond any
+/// experiment in the papers; they exist so that a typo cannot ask for unbounded work.
+pub const MAX_LINKS: usize = 100_000;
+pub const MAX_PATHS: usize = 100_000;
+/// Flows in all, `[[flow]]` tables and the flows `[[background]]` tables generate together.
+pub const MAX_FLOWS: usize = 1_000_000;
+pub const MAX_LINKS_PER_PATH: usize = 1_000;
+pub const MAX_OUTAGES_PER_LINK: usize = 100_000;
+pub const MAX_SCRIPTED_DROPS: usize = 1_000_000;
+/// Frames in a media stream's pattern (`gop`, `frames` or a trace file).
+pub const MAX_MEDIA_FRAMES: usize = 1_000_000;
+/// The largest send buffer: 1 TB.
+pub const MAX_SND_BUF: u64 = 1_000_000_000_000;
+
 /// The loss models a link accepts, for `mpsim list`.
 pub const LOSS_MODELS: &[(&str, &str)] = &[
     ("none", "no random loss (the default)"),
@@ -337,6 +351,43 @@ mod tests {
         assert!((m.mean_loss() - 0.01).abs() < 1e-12);
         let e = bad(&GOOD.replace("loss = \"1%\"", "loss = { model = \"gilbert\", mean = \"1%\", p = 0.1 }"));
         assert_eq!(e.key, "link[0].loss.p");
+    }
+
+    #[test]
+    fn oversized_values_are_refused_naming_key_and_limit() {
+        let with_tcp = |tcp: &str| GOOD.replace("path = \"p\"\n", &format!("path = \"p\"\ntcp = {{ {tcp} }}\n"));
+        let e = bad(&with_tcp("snd_buf = \"999999999999999GB\""));
+        assert_eq!(e.key, "flow[0].tcp.snd_buf");
+        assert!(e.message.contains("at most 1 PB"), "{e}");
+        let e = bad(&with_tcp("snd_buf = \"2TB\""));
+        assert_eq!(e.key, "flow[0].tcp.snd_buf");
+        assert!(e.message.contains("at most 1 TB"), "{e}");
+        assert!(Scenario::from_toml(&with_tcp("snd_buf = \"100GB\""), "s").is_ok());
+        let e = bad(&GOOD.replace("\"10Mbps\"", "\"99999999999999999999999999Gbps\""));
+        assert_eq!(e.key, "link[0].rate");
+        assert!(e.message.contains("at most 1 Tbit/s"), "{e}");
+        // scientific notation is read like any other number, in strings and bare numbers
+        let s = Scenario::from_toml(&GOOD.replace("\"10Mbps\"", "\"1e7bps\""), "s").unwrap();
+        assert_eq!(s.links[0].rate_bps, 10_000_000);
+        let s = Scenario::from_toml(&GOOD.replace("\"10Mbps\"", "1e7"), "s").unwrap();
+        assert_eq!(s.links[0].rate_bps, 10_000_000);
+        let e = bad(&GOOD.replace("\"10Mbps\"", "1e30"));
+        assert!(e.message.contains("at most 1 Tbit/s"), "{e}");
+        let e = bad(&GOOD.replace("duration = \"10s\"", "duration = \"1e7s\""));
+        assert_eq!(e.key, "duration");
+        assert!(e.message.contains("at most 1000000 s"), "{e}");
+    }
+
+    #[test]
+    fn counts_are_capped() {
+        let mut text = GOOD.replace("links = [\"l1\"]", "links = [\"l1\"]\n[[path]]\nname = \"q\"\nlinks = [\"l1\"]");
+        text.push_str("[[background]]\nname = \"bg\"\npath = \"q\"\nload = \"10%\"\ntcp_flows = 1001\n");
+        let e = bad(&text);
+        assert_eq!(e.key, "background[0].tcp_flows");
+        let drops: Vec<String> = (0..=MAX_SCRIPTED_DROPS).map(|i| i.to_string()).collect();
+        let e = bad(&GOOD.replace("loss = \"1%\"", &format!("loss = {{ model = \"scripted\", drops = [{}] }}", drops.join(","))));
+        assert_eq!(e.key, "link[0].loss.drops");
+        assert!(e.message.contains(&format!("at most {MAX_SCRIPTED_DROPS} drops")), "{e}");
     }
 
     #[test]

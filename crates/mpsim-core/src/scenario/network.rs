@@ -36,6 +36,7 @@ impl Reader<'_> {
             let arr = dv.as_array().ok_or_else(|| {
                 self.e(&join(key, "down"), "expected a list of outages like [{ at = \"10s\", until = \"12s\" }]")
             })?;
+            self.at_most(arr.len(), MAX_OUTAGES_PER_LINK, &join(key, "down"), "outages")?;
             for (j, ov) in arr.iter().enumerate() {
                 let okey = format!("{key}.down[{j}]");
                 let ot = self.table(ov, &okey, &["at", "until"])?;
@@ -109,6 +110,7 @@ impl Reader<'_> {
                 used(&["drops"])?;
                 let dv = t.map.get("drops").ok_or_else(|| self.e(&join(key, "drops"), "missing; list the 0-based packet indices to drop"))?;
                 let arr = dv.as_array().ok_or_else(|| self.e(&join(key, "drops"), "expected a list of packet indices"))?;
+                self.at_most(arr.len(), MAX_SCRIPTED_DROPS, &join(key, "drops"), "drops")?;
                 let mut drops = Vec::new();
                 for (j, x) in arr.iter().enumerate() {
                     drops.push(x.as_u64().ok_or_else(|| self.e(&format!("{key}.drops[{j}]"), "expected a non-negative integer"))?);
@@ -142,6 +144,7 @@ impl Reader<'_> {
         if arr.is_empty() {
             return Err(self.e(&lk, "a path needs at least one link"));
         }
+        self.at_most(arr.len(), MAX_LINKS_PER_PATH, &lk, "links")?;
         let mut idx = Vec::new();
         for (j, lv) in arr.iter().enumerate() {
             let k = format!("{lk}[{j}]");

@@ -70,6 +70,7 @@ impl<'a> Reader<'a> {
         if links.is_empty() {
             return Err(self.e("link", "at least one [[link]] is needed"));
         }
+        self.at_most(links.len(), MAX_LINKS, "link", "links")?;
         let mut link_specs = Vec::new();
         let mut link_names = HashMap::new();
         for (i, lv) in links.iter().enumerate() {
@@ -85,6 +86,7 @@ impl<'a> Reader<'a> {
         if paths.is_empty() {
             return Err(self.e("path", "at least one [[path]] is needed"));
         }
+        self.at_most(paths.len(), MAX_PATHS, "path", "paths")?;
         let mut path_specs = Vec::new();
         let mut path_names = HashMap::new();
         for (i, pv) in paths.iter().enumerate() {
@@ -101,6 +103,7 @@ impl<'a> Reader<'a> {
         if flows.is_empty() && backgrounds.is_empty() {
             return Err(self.e("flow", "at least one [[flow]] is needed"));
         }
+        self.at_most(flows.len(), MAX_FLOWS, "flow", "flows")?;
         let mut flow_specs = Vec::new();
         let mut flow_names = HashMap::new();
         for (i, fv) in flows.iter().enumerate() {
@@ -114,6 +117,9 @@ impl<'a> Reader<'a> {
         for (i, bv) in backgrounds.iter().enumerate() {
             let key = format!("background[{i}]");
             for f in self.background(bv, &key, &path_names, &path_specs, &link_specs, &tcp_defaults, duration)? {
+                if flow_specs.len() >= MAX_FLOWS {
+                    return Err(self.e(&key, format!("the scenario would have more than {MAX_FLOWS} flows in all")));
+                }
                 if flow_names.insert(f.name.clone(), flow_specs.len()).is_some() {
                     return Err(self.e(&format!("{key}.name"), format!("flow name '{}' is already taken", f.name)));
                 }
@@ -153,6 +159,14 @@ impl<'a> Reader<'a> {
     }
 
     // ----- small readers -----
+
+    /// Refuses a list longer than `max`, naming the key and the limit.
+    pub(super) fn at_most(&self, n: usize, max: usize, key: &str, what: &str) -> Result<(), ScenarioError> {
+        if n > max {
+            return Err(self.e(key, format!("at most {max} {what} (got {n})")));
+        }
+        Ok(())
+    }
 
     pub(super) fn array<'v>(&self, t: &Table<'v>, k: &str) -> Result<&'v [Value], ScenarioError> {
         match t.map.get(k) {

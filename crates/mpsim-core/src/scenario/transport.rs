@@ -176,6 +176,9 @@ impl Reader<'_> {
             s.rcv_buf = b;
         }
         if let Some(b) = self.opt(&t, "snd_buf", units::bytes)? {
+            if b > MAX_SND_BUF {
+                return Err(self.e(&join(key, "snd_buf"), format!("must be at most 1 TB (got {b} B)")));
+            }
             s.snd_buf = b;
         }
         if let Some(b) = self.opt(&t, "header", units::bytes)? {
