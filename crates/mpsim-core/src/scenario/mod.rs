@@ -9,6 +9,7 @@ mod app;
 use crate::cc::Controller;
 use crate::net::{LossModel, QueueLimit};
 use crate::time::{Dur, SimTime};
+use crate::transport::tcp::{RtoMode, RTO_MODES};
 use crate::units;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -41,9 +42,17 @@ impl std::error::Error for ScenarioError {}
 pub struct TcpSpec {
     pub mss: u32,
     pub initial_window: u32,
-    pub min_rto: Dur,
-    pub max_rto: Dur,
+    /// Retransmission-timeout computation (`tcp.rto`: "linux" or "rfc6298").
+    pub rto: RtoMode,
+    /// Floor and cap of the RTO; None for the mode's defaults.
+    pub min_rto: Option<Dur>,
+    pub max_rto: Option<Dur>,
     pub initial_rto: Dur,
+    /// Linux's loss-recovery defences (`tcp.frto`, `tcp.rack`, `tcp.tlp`, `tcp.prr`).
+    pub frto: bool,
+    pub rack: bool,
+    pub tlp: bool,
+    pub prr: bool,
     pub delayed_ack: bool,
     pub delack_timeout: Dur,
     pub rcv_buf: u64,
@@ -57,9 +66,14 @@ impl Default for TcpSpec {
         TcpSpec {
             mss: 1460,
             initial_window: 10,
-            min_rto: Dur::from_millis(200),
-            max_rto: Dur::from_secs(60),
+            rto: RtoMode::Linux,
+            min_rto: None,
+            max_rto: None,
             initial_rto: Dur::from_secs(1),
+            frto: true,
+            rack: true,
+            tlp: true,
+            prr: true,
             delayed_ack: false,
             // Linux's TCP_DELACK_MIN; with the 200 ms min RTO a 200 ms delayed ACK would race
             // the retransmission timer on the last segment of a flight
@@ -651,7 +665,7 @@ impl<'a> Reader<'a> {
         let t = self.table(
             v,
             key,
-            &["mss", "initial_window", "min_rto", "max_rto", "initial_rto", "delayed_ack", "delack_timeout", "rcv_buf", "snd_buf", "header"],
+            &["mss", "initial_window", "rto", "min_rto", "max_rto", "initial_rto", "frto", "rack", "tlp", "prr", "delayed_ack", "delack_timeout", "rcv_buf", "snd_buf", "header"],
         )?;
         let mut s = base.clone();
         if let Some(m) = self.opt(&t, "mss", units::bytes)? {
@@ -667,20 +681,32 @@ impl<'a> Reader<'a> {
             }
             s.initial_window = iw as u32;
         }
+        if let Some(m) = self.opt_string(&t, "rto")? {
+            s.rto = RtoMode::by_name(&m).ok_or_else(|| {
+                let names: Vec<&str> = RTO_MODES.iter().map(|(n, _)| *n).collect();
+                self.e(&join(key, "rto"), format!("unknown timer '{m}'; expected one of: {}", names.join(", ")))
+            })?;
+        }
         if let Some(d) = self.opt(&t, "min_rto", units::duration)? {
-            s.min_rto = d;
+            s.min_rto = Some(d);
         }
         if let Some(d) = self.opt(&t, "max_rto", units::duration)? {
-            s.max_rto = d;
+            s.max_rto = Some(d);
         }
         if let Some(d) = self.opt(&t, "initial_rto", units::duration)? {
             s.initial_rto = d;
         }
-        if s.min_rto > s.max_rto {
-            return Err(self.e(&join(key, "min_rto"), "must not exceed max_rto"));
+        let (min_rto, max_rto) = (s.min_rto.unwrap_or(s.rto.default_min_rto()), s.max_rto.unwrap_or(s.rto.default_max_rto()));
+        if min_rto > max_rto {
+            return Err(self.e(&join(key, "min_rto"), format!("must not exceed max_rto ({max_rto})")));
         }
-        if s.min_rto == Dur::ZERO {
+        if min_rto == Dur::ZERO {
             return Err(self.e(&join(key, "min_rto"), "must be greater than zero"));
+        }
+        for (name, slot) in [("frto", &mut s.frto), ("rack", &mut s.rack), ("tlp", &mut s.tlp), ("prr", &mut s.prr)] {
+            if let Some(b) = t.map.get(name) {
+                *slot = b.as_bool().ok_or_else(|| self.e(&join(key, name), format!("expected true or false, found {}", kind(b))))?;
+            }
         }
         if let Some(b) = t.map.get("delayed_ack") {
             s.delayed_ack = b.as_bool().ok_or_else(|| self.e(&join(key, "delayed_ack"), format!("expected true or false, found {}", kind(b))))?;

@@ -12,7 +12,7 @@ use crate::scenario::{AppSpec, FlowSpec, Scenario, Transport};
 use crate::sched::{lowest_rtt_available, BlockedAction, Decision, Sched, SchedContext, SubflowView};
 use crate::time::SimTime;
 use crate::transport::mptcp::{dsn_of, Mapping, MptcpConn, Reinject};
-use crate::transport::tcp::{ReceiverConfig, SenderConfig, TcpReceiver, TcpSender};
+use crate::transport::tcp::{ReceiverConfig, SenderConfig, TcpReceiver, TcpSender, TimerEvent};
 use std::collections::VecDeque;
 
 /// Bytes of MPTCP options: a DSS mapping on data segments, a DATA_ACK on ACKs (RFC 8684).
@@ -144,9 +144,14 @@ impl Flow {
             let cfg = SenderConfig {
                 mss: f.tcp.mss,
                 initial_window: f.tcp.initial_window,
+                rto: f.tcp.rto,
                 min_rto: f.tcp.min_rto,
                 max_rto: f.tcp.max_rto,
                 initial_rto: f.tcp.initial_rto,
+                frto: f.tcp.frto,
+                rack: f.tcp.rack,
+                tlp: f.tcp.tlp,
+                prr: f.tcp.prr,
                 ignore_rwnd: multipath,
                 // the SYN-ACK announces the receive window before any data flows
                 initial_rwnd: f.tcp.rcv_buf,
@@ -589,7 +594,7 @@ impl Simulation {
         }
         let sub = &mut self.flows[f].subs[i];
         let ev = Event::Rto { flow: f as u32, sub: i as u16 };
-        arm(&mut self.queue, &mut sub.rto_pending, sub.sender.rto_deadline(), ev);
+        arm(&mut self.queue, &mut sub.rto_pending, sub.sender.timer_deadline(), ev);
     }
 
     pub(super) fn on_data(&mut self, f: usize, i: usize, h: &DataHeader) {
@@ -682,7 +687,7 @@ impl Simulation {
             return; // superseded by an earlier event
         }
         sub.rto_pending = None;
-        match sub.sender.rto_deadline() {
+        match sub.sender.timer_deadline() {
             Some(d) if d <= now => {
                 let fl = &mut self.flows[f];
                 if fl.mp.is_some() {
@@ -690,13 +695,15 @@ impl Simulation {
                 }
                 let sub = &mut fl.subs[i];
                 let una = sub.sender.snd_una();
-                sub.sender.on_rto_coupled(now, &self.states, i);
+                let fired = sub.sender.on_timer_coupled(now, &self.states, i);
                 self.states.clear();
-                if fl.mp.is_some() {
-                    Self::reinject_after_timeout(fl, i);
+                if fired == TimerEvent::Rto {
+                    if fl.mp.is_some() {
+                        Self::reinject_after_timeout(fl, i);
+                    }
+                    let dsn = fl.mp.as_ref().map_or(una, |_| dsn_of(&fl.subs[i].map, una).unwrap_or(0));
+                    self.rec.trace(now, f as u32, i as u8, TraceKind::Timeout, una, dsn, 0, u32::MAX);
                 }
-                let dsn = fl.mp.as_ref().map_or(una, |_| dsn_of(&fl.subs[i].map, una).unwrap_or(0));
-                self.rec.trace(now, f as u32, i as u8, TraceKind::Timeout, una, dsn, 0, u32::MAX);
                 self.send_data(f);
             }
             d => {

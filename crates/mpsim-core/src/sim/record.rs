@@ -333,6 +333,8 @@ pub(super) fn finish(
             segments_sent,
             retransmits,
             timeouts: sum(&|s| s.sender.stats.timeouts),
+            spurious_timeouts: sum(&|s| s.sender.stats.spurious_timeouts),
+            loss_probes: sum(&|s| s.sender.stats.loss_probes),
             fast_recoveries,
             loss_indications: fast_recoveries + first_timeouts,
             retransmit_rate: if segments_sent > 0 { retransmits as f64 / segments_sent as f64 } else { 0.0 },
