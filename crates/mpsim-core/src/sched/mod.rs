@@ -10,6 +10,7 @@
 pub mod blest;
 pub mod dqs;
 pub mod ecf;
+pub mod linux_upstream;
 pub mod lowest_rtt;
 pub mod otias;
 pub mod po_mptcp;
@@ -22,6 +23,7 @@ use crate::transport::tcp::CaState;
 pub use blest::Blest;
 pub use dqs::{Dqs, DqsForm};
 pub use ecf::Ecf;
+pub use linux_upstream::LinuxUpstream;
 pub use lowest_rtt::LowestRtt;
 pub use otias::Otias;
 pub use po_mptcp::PoMptcp;
@@ -155,13 +157,15 @@ pub enum Sched {
     Otias(Otias),
     Dqs(Dqs),
     PoMptcp(PoMptcp),
+    LinuxUpstream(LinuxUpstream),
     /// A user-supplied scheduler; slower, dynamic dispatch.
     Custom(Box<dyn Scheduler + Send>),
 }
 
 /// Names and one-line descriptions of the built-in schedulers, for `mpsim list`.
 pub const SCHEDULERS: &[(&str, &str)] = &[
-    ("lowest_rtt", "Linux MPTCP default: lowest-RTT subflow with cwnd room; opportunistic retransmission and penalisation"),
+    ("lowest_rtt", "default of the out-of-tree Linux MPTCP v0.9x: lowest-RTT subflow with cwnd room; opportunistic retransmission and penalisation"),
+    ("linux_upstream", "default of upstream Linux MPTCP (5.19-6.x): lowest queued bytes over pacing rate; no opportunistic retransmission or penalisation"),
     ("lowest_rtt_plain", "lowest-RTT first without opportunistic retransmission or penalisation"),
     ("round_robin", "cycle over subflows with cwnd room, one segment each (Linux roundrobin)"),
     ("redundant", "every chunk on the lowest-RTT subflow and a copy on every other active subflow"),
@@ -192,6 +196,7 @@ impl Sched {
             "dqs_backoff" => Sched::Dqs(Dqs::new(DqsForm::Backoff)),
             "po_mptcp" => Sched::PoMptcp(PoMptcp::default()),
             "po_mptcp_rr" => Sched::PoMptcp(PoMptcp::over_round_robin()),
+            "linux_upstream" => Sched::LinuxUpstream(LinuxUpstream),
             _ => return None,
         })
     }
@@ -207,6 +212,7 @@ impl Sched {
             Sched::Otias(s) => s,
             Sched::Dqs(s) => s,
             Sched::PoMptcp(s) => s,
+            Sched::LinuxUpstream(s) => s,
             Sched::Custom(s) => s.as_mut(),
         }
     }
@@ -222,6 +228,7 @@ impl Sched {
             Sched::Otias(s) => s.name(),
             Sched::Dqs(s) => s.name(),
             Sched::PoMptcp(s) => s.name(),
+            Sched::LinuxUpstream(s) => s.name(),
             Sched::Custom(s) => s.name(),
         }
     }
@@ -238,6 +245,7 @@ impl Sched {
             Sched::Otias(s) => s.pick(ctx),
             Sched::Dqs(s) => s.pick(ctx),
             Sched::PoMptcp(s) => s.pick(ctx),
+            Sched::LinuxUpstream(s) => s.pick(ctx),
             Sched::Custom(s) => s.pick(ctx),
         }
     }
