@@ -9,12 +9,13 @@ PIP    := $(BIN)/python -m pip
 STAMP  := $(VENV)/.deps-installed
 OUT    ?= out
 
-.PHONY: help setup build demo test test-rust test-python validate bench speed clean
+.PHONY: help setup build demo test test-rust test-python validate tcp-fidelity bench speed clean
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
 	@echo "make test      set up, then run every test (Rust and Python, slow validation included)"
 	@echo "make validate  TCP against Padhye and Mathis, MPTCP against RFC 6356 -> docs/validation.md, docs/mptcp.md"
+	@echo "make tcp-fidelity  loss-free Reno, LIA, OLIA on long deep-buffered paths vs the sawtooth model -> docs/tcp_fidelity.md (~2 min)"
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
 	@echo "make speed     core speed (delivered packets per wall second) -> benches/results/speed.md"
 
@@ -48,6 +49,9 @@ test: test-rust test-python
 validate: build
 	$(BIN)/python -m mpsim.validation --out docs/validation.md
 	$(BIN)/python -m mpsim.mptcp_report --out docs/mptcp.md
+
+tcp-fidelity: build
+	$(BIN)/python -m mpsim.tcp_fidelity --out docs/tcp_fidelity.md
 
 bench: build
 	$(BIN)/python benches/compare_ns3.py

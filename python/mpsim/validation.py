@@ -54,15 +54,21 @@ def _pct(s: str) -> float:
     return float(s.rstrip("%")) / 100
 
 
-def tcp_loss_grid(seeds: int = 5, duration: str = "600s", processes: int | None = None, progress: bool = True) -> Any:
-    """Runs the p × RTT grid and returns one row per run with the formulas beside it."""
+def tcp_loss_grid(seeds: int = 5, duration: str = "600s", processes: int | None = None, progress: bool = True, rto: str | None = None) -> Any:
+    """Runs the p × RTT grid and returns one row per run with the formulas beside it.
+
+    ``rto``: the retransmission timer (``tcp.rto``: "linux", the default, or "rfc6298").
+    """
+    overrides: dict[str, Any] = {"duration": duration}
+    if rto:
+        overrides["tcp.rto"] = rto
     frame = api.sweep(
         SCENARIOS / "tcp_loss.toml",
         {"link.wire.delay": list(DELAYS), "link.wire.loss": LOSS_RATES},
         seeds,
         processes=processes,
         progress=progress,
-        overrides={"duration": duration},
+        overrides=overrides,
     )
     rows = []
     for _, r in frame.iterrows():
@@ -202,14 +208,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", default="600s", help="simulated time per tcp_loss run (default 600s)")
     ap.add_argument("--processes", type=int, default=None, help="worker processes (default: all cores)")
     ap.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
+    ap.add_argument("--rto", choices=["linux", "rfc6298"], default=None, help="retransmission timer (tcp.rto; default linux)")
     args = ap.parse_args(argv)
-    runs = tcp_loss_grid(args.seeds, args.duration, args.processes, progress=True)
+    runs = tcp_loss_grid(args.seeds, args.duration, args.processes, progress=True, rto=args.rto)
     grid = summarize_grid(runs)
     lf = lossfree_check()
     fair = fairness_check()
     cmd = "python -m mpsim.validation" + ("" if args.seeds == 5 else f" --seeds {args.seeds}") + (
         "" if args.duration == "600s" else f" --duration {args.duration}"
-    )
+    ) + (f" --rto {args.rto}" if args.rto else "")
     text = report(grid, lf, fair, cmd)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
