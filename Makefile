@@ -14,7 +14,7 @@ OUT    ?= out
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
 	@echo "make test      set up, then run every test (Rust and Python, slow validation included)"
-	@echo "make validate  TCP against Padhye and Mathis, MPTCP against RFC 6356 -> docs/validation.md, docs/mptcp.md"
+	@echo "make validate  TCP against Padhye and Mathis (both timer modes), MPTCP against RFC 6356 -> docs/validation*.md, docs/mptcp.md"
 	@echo "make tcp-fidelity  loss-free Reno, LIA, OLIA on long deep-buffered paths vs the sawtooth model -> docs/tcp_fidelity.md (~2 min)"
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
 	@echo "make speed     core speed (delivered packets per wall second) -> benches/results/speed.md"
@@ -47,7 +47,8 @@ test-python: build
 test: test-rust test-python
 
 validate: build
-	$(BIN)/python -m mpsim.validation --out docs/validation.md
+	$(BIN)/python -m mpsim.validation --out docs/validation.md > /dev/null
+	$(BIN)/python -m mpsim.validation --rto rfc6298 --out docs/validation_rfc6298.md > /dev/null
 	$(BIN)/python -m mpsim.mptcp_report --out docs/mptcp.md
 
 tcp-fidelity: build

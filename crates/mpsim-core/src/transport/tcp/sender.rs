@@ -790,6 +790,9 @@ impl TcpSender {
                 continue;
             }
             match self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo) {
+                // a segment never retransmitted and sent after RACK's: every segment above it
+                // was first sent later still, and any retransmission later again
+                Verdict::NotYet if s.flags & EVER_RETX == 0 => break,
                 Verdict::Lost => {
                     let len = s.len as u64;
                     if s.flags & RETRANS != 0 {
