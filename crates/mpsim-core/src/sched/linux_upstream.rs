@@ -7,8 +7,14 @@
 //! pacing rate is `ratio · cwnd / srtt` (`tcp_update_pacing_rate`: 200% in slow start, 120%
 //! in congestion avoidance, the `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio` defaults).
 //! The kernel smooths the rate over its send bursts (`avg_pacing_rate`); with one chunk per
-//! decision here the current rate is used. A subflow is a candidate only with room in its
-//! window for one more segment, as mpsim's subflows take their queue from the connection.
+//! decision here the current rate is used.
+//!
+//! Room is the subflow's send buffer, not its congestion window: the kernel pushes data into
+//! the chosen subflow while `sk_stream_memory_free` holds, and TCP sends it as the window
+//! opens, so a slow subflow can hold data beyond its window. The send buffer autotunes to
+//! two windows' worth of segments (`tcp_sndbuf_expand`: 2 · max(10, cwnd) segments), which is
+//! the limit used here for bytes in flight plus queued. If the subflow with the lowest linger
+//! time has no room, the scheduler waits rather than taking the next one, as the kernel does.
 //!
 //! Unlike the out-of-tree v0.9x kernel (`lowest_rtt`), upstream has neither opportunistic
 //! retransmission nor penalisation: when the receive window blocks new data it waits.
@@ -32,11 +38,20 @@ fn linger(s: &SubflowView) -> (u128, u128) {
     (queued * srtt.0 as u128 * 100, ratio as u128 * s.cwnd.max(1) as u128)
 }
 
-/// The candidate with the lowest linger time, ties to the lower index.
+/// Linux's TCP_INIT_CWND: the send buffer never autotunes below this many segments.
+pub const SNDBUF_MIN_SEGMENTS: u64 = 10;
+
+/// Room in the subflow's send buffer (`sk_stream_memory_free` with the autotuned buffer of
+/// `tcp_sndbuf_expand`): bytes in flight plus queued below 2 · max(10, cwnd) segments.
+pub fn sndbuf_room(s: &SubflowView) -> bool {
+    s.in_flight + s.queued < 2 * s.cwnd.max(SNDBUF_MIN_SEGMENTS * s.mss)
+}
+
+/// The active subflow with the lowest linger time, ties to the lower index.
 fn best(subflows: &[SubflowView], backup: bool) -> Option<usize> {
     let mut out: Option<(usize, (u128, u128))> = None;
     for (i, s) in subflows.iter().enumerate() {
-        if s.backup != backup || !s.available() {
+        if s.backup != backup || !s.usable {
             continue;
         }
         let l = linger(s);
@@ -61,8 +76,8 @@ impl Scheduler for LinuxUpstream {
         let active = ctx.subflows.iter().any(|s| !s.backup && s.usable);
         let pick = if active { best(ctx.subflows, false) } else { best(ctx.subflows, true) };
         match pick {
-            Some(i) => Decision::Send(i),
-            None => Decision::Wait,
+            Some(i) if sndbuf_room(&ctx.subflows[i]) => Decision::Send(i),
+            _ => Decision::Wait,
         }
     }
 }
@@ -99,9 +114,15 @@ mod tests {
     }
 
     #[test]
-    fn full_windows_wait_and_backups_only_without_active_subflows() {
+    fn full_send_buffers_wait_and_backups_only_without_active_subflows() {
         let mut s = LinuxUpstream;
+        // a full window is no reason to wait: the send buffer holds two windows
         let subs = [sf(10, 10, 10), sf(40, 10, 10)];
+        assert_eq!(s.pick(&ctx(&subs)), Decision::Send(0));
+        // the lowest linger time has a full send buffer: wait, even if another has room
+        let mut full = sf(10, 10, 10);
+        full.queued = 10 * full.mss;
+        let subs = [full, sf(400, 10, 5)];
         assert_eq!(s.pick(&ctx(&subs)), Decision::Wait);
         let mut backup = sf(5, 10, 0);
         backup.backup = true;

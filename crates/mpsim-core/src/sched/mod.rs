@@ -497,6 +497,11 @@ pub(crate) mod props {
                 prop_assert!(s.queued + next_len <= s.cwnd, "{name}: Send({i}) with a full queue");
                 let regular_usable = subflows.iter().any(|s| s.usable && !s.backup && s.ca_state != CaState::Loss);
                 prop_assert!(!(s.backup && regular_usable), "{name}: backup chosen while a regular subflow is usable");
+            } else if name == "linux_upstream" {
+                // upstream fills the send buffer, not only the window
+                prop_assert!(linux_upstream::sndbuf_room(s), "{name}: Send({i}) with a full send buffer");
+                let regular_usable = subflows.iter().any(|s| s.usable && !s.backup);
+                prop_assert!(!(s.backup && regular_usable), "{name}: backup chosen while a regular subflow is usable");
             } else {
                 prop_assert!(s.has_cwnd_room(), "{name}: Send({i}) without cwnd room");
             }
