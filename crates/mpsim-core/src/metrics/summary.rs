@@ -63,6 +63,11 @@ pub struct FlowSummary {
     pub segments_sent: u64,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Timeouts found spurious by F-RTO, whose window reduction was undone (counted in
+    /// `timeouts` too).
+    pub spurious_timeouts: u64,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub loss_probes: u64,
     pub fast_recoveries: u64,
     /// Loss indications in Padhye's sense: fast recoveries plus timeout series (a run of
     /// back-to-back timeouts counts once).

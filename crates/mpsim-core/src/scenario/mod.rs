@@ -11,7 +11,7 @@ mod transport;
 
 use crate::net::{LossModel, QueueLimit};
 use crate::time::{Dur, SimTime};
-use crate::transport::tcp::defaults;
+use crate::transport::tcp::{defaults, RtoMode};
 use reader::{err, join, kind, Reader, Table};
 use serde_json::Value;
 use std::fmt;
@@ -43,8 +43,16 @@ impl std::error::Error for ScenarioError {}
 pub struct TcpSpec {
     pub mss: u32,
     pub initial_window: u32,
-    pub min_rto: Dur,
-    pub max_rto: Dur,
+    /// Retransmission-timeout computation (`tcp.rto`: "linux" or "rfc6298").
+    pub rto: RtoMode,
+    /// Floor and cap of the RTO; None for the mode's defaults.
+    pub min_rto: Option<Dur>,
+    pub max_rto: Option<Dur>,
+    /// Linux's loss-recovery defences (`tcp.frto`, `tcp.rack`, `tcp.tlp`, `tcp.prr`).
+    pub frto: bool,
+    pub rack: bool,
+    pub tlp: bool,
+    pub prr: bool,
     pub initial_rto: Dur,
     pub delayed_ack: bool,
     pub delack_timeout: Dur,
@@ -59,8 +67,13 @@ impl Default for TcpSpec {
         TcpSpec {
             mss: defaults::MSS,
             initial_window: defaults::INITIAL_WINDOW,
-            min_rto: defaults::MIN_RTO,
-            max_rto: defaults::MAX_RTO,
+            rto: RtoMode::Linux,
+            min_rto: None,
+            max_rto: None,
+            frto: true,
+            rack: true,
+            tlp: true,
+            prr: true,
             initial_rto: defaults::INITIAL_RTO,
             delayed_ack: false,
             delack_timeout: defaults::DELACK_TIMEOUT,

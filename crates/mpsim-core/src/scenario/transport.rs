@@ -4,6 +4,7 @@
 use super::reader::{join, kind, Reader};
 use super::*;
 use crate::cc::Controller;
+use crate::transport::tcp::{RtoMode, RTO_MODES};
 use crate::units;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -135,7 +136,7 @@ impl Reader<'_> {
         let t = self.table(
             v,
             key,
-            &["mss", "initial_window", "min_rto", "max_rto", "initial_rto", "delayed_ack", "delack_timeout", "rcv_buf", "snd_buf", "header"],
+            &["mss", "initial_window", "rto", "min_rto", "max_rto", "initial_rto", "frto", "rack", "tlp", "prr", "delayed_ack", "delack_timeout", "rcv_buf", "snd_buf", "header"],
         )?;
         let mut s = base.clone();
         if let Some(m) = self.opt(&t, "mss", units::bytes)? {
@@ -151,20 +152,32 @@ impl Reader<'_> {
             }
             s.initial_window = iw as u32;
         }
+        if let Some(m) = self.opt_string(&t, "rto")? {
+            s.rto = RtoMode::by_name(&m).ok_or_else(|| {
+                let names: Vec<&str> = RTO_MODES.iter().map(|(n, _)| *n).collect();
+                self.e(&join(key, "rto"), format!("unknown timer '{m}'; expected one of: {}", names.join(", ")))
+            })?;
+        }
         if let Some(d) = self.opt(&t, "min_rto", units::duration)? {
-            s.min_rto = d;
+            s.min_rto = Some(d);
         }
         if let Some(d) = self.opt(&t, "max_rto", units::duration)? {
-            s.max_rto = d;
+            s.max_rto = Some(d);
         }
         if let Some(d) = self.opt(&t, "initial_rto", units::duration)? {
             s.initial_rto = d;
         }
-        if s.min_rto > s.max_rto {
-            return Err(self.e(&join(key, "min_rto"), "must not exceed max_rto"));
+        let (min_rto, max_rto) = (s.min_rto.unwrap_or(s.rto.default_min_rto()), s.max_rto.unwrap_or(s.rto.default_max_rto()));
+        if min_rto > max_rto {
+            return Err(self.e(&join(key, "min_rto"), format!("must not exceed max_rto ({max_rto})")));
         }
-        if s.min_rto == Dur::ZERO {
+        if min_rto == Dur::ZERO {
             return Err(self.e(&join(key, "min_rto"), "must be greater than zero"));
+        }
+        for (name, slot) in [("frto", &mut s.frto), ("rack", &mut s.rack), ("tlp", &mut s.tlp), ("prr", &mut s.prr)] {
+            if let Some(b) = t.map.get(name) {
+                *slot = b.as_bool().ok_or_else(|| self.e(&join(key, name), format!("expected true or false, found {}", kind(b))))?;
+            }
         }
         if let Some(b) = t.map.get("delayed_ack") {
             s.delayed_ack = b.as_bool().ok_or_else(|| self.e(&join(key, "delayed_ack"), format!("expected true or false, found {}", kind(b))))?;

@@ -125,9 +125,13 @@ macro_rules! schedulers {
 schedulers! {
     lowest_rtt::LowestRtt {
         "lowest_rtt" => LowestRtt::new(true),
-            "Linux MPTCP default (out-of-tree v0.9x): lowest-RTT subflow with cwnd room; opportunistic retransmission and penalisation";
+            "default of the out-of-tree Linux MPTCP v0.9x: lowest-RTT subflow with cwnd room; opportunistic retransmission and penalisation";
         "lowest_rtt_plain" => LowestRtt::new(false),
             "lowest-RTT first without opportunistic retransmission or penalisation";
+    }
+    linux_upstream::LinuxUpstream {
+        "linux_upstream" => LinuxUpstream,
+            "default of upstream Linux MPTCP (5.19-6.x): lowest queued bytes over pacing rate; no opportunistic retransmission or penalisation";
     }
     round_robin::RoundRobin {
         "round_robin" => RoundRobin::default(), "cycle over subflows with cwnd room, one segment each (Linux roundrobin)";
@@ -401,6 +405,10 @@ pub(crate) mod props {
                 prop_assert!(s.queued + next_len <= s.cwnd, "{name}: Send({i}) with a full queue");
                 let regular_usable = subflows.iter().any(|s| s.usable && !s.backup && s.ca_state != CaState::Loss);
                 prop_assert!(!(s.backup && regular_usable), "{name}: backup chosen while a regular subflow is usable");
+            } else if name == "linux_upstream" {
+                // upstream fills the send buffer, not only the window
+                prop_assert!(linux_upstream::sndbuf_room(s), "{name}: Send({i}) with a full send buffer");
+                prop_assert!(s.eligible(backups_in_use(subflows)), "{name}: backup chosen while a regular subflow is usable");
             } else {
                 prop_assert!(s.has_cwnd_room(), "{name}: Send({i}) without cwnd room");
             }

@@ -65,8 +65,13 @@ fn connection(s: &Scenario, f: &FlowSpec, links: &[Link], routes: &[Route]) -> C
     let cfg = SenderConfig {
         mss: f.tcp.mss,
         initial_window: f.tcp.initial_window,
+        rto: f.tcp.rto,
         min_rto: f.tcp.min_rto,
         max_rto: f.tcp.max_rto,
+        frto: f.tcp.frto,
+        rack: f.tcp.rack,
+        tlp: f.tcp.tlp,
+        prr: f.tcp.prr,
         initial_rto: f.tcp.initial_rto,
         ignore_rwnd: multipath,
         // the SYN-ACK announces the receive window before any data flows

@@ -256,6 +256,8 @@ impl Connection {
         s.retransmits = sum(&|x| x.sender.stats.retransmits);
         s.timeouts = sum(&|x| x.sender.stats.timeouts);
         s.fast_recoveries = sum(&|x| x.sender.stats.fast_recoveries);
+        s.spurious_timeouts = sum(&|x| x.sender.stats.spurious_timeouts);
+        s.loss_probes = sum(&|x| x.sender.stats.loss_probes);
         let first_timeouts = sum(&|x| x.sender.stats.first_timeouts);
         s.loss_indications = s.fast_recoveries + first_timeouts;
         s.retransmit_rate = if s.segments_sent > 0 { s.retransmits as f64 / s.segments_sent as f64 } else { 0.0 };

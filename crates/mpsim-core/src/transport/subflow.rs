@@ -115,7 +115,7 @@ impl Subflow {
             let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, sent_at: now };
             tx.push(Action::Packet { sub: me as u8, route: self.fwd, size: seg.len + header, header: Header::TcpData(h) });
         }
-        arm(tx, &mut self.rto_pending, self.sender.rto_deadline(), me, TimerKind::Rto);
+        arm(tx, &mut self.rto_pending, self.sender.timer_deadline(), me, TimerKind::Rto);
     }
 
     /// Sends an ACK of `header` bytes plus the SACK option; `conn` sets the connection-level
@@ -137,14 +137,15 @@ impl Subflow {
         arm(tx, &mut self.delack_pending, self.receiver.delack_deadline(), me, TimerKind::DelAck);
     }
 
-    /// The retransmission timer event fired at `now`: true if it is due (the caller handles
-    /// the timeout); otherwise a stale or early event, re-armed for the current deadline.
+    /// The sender's timer event (retransmission, tail loss probe or RACK reordering timer)
+    /// fired at `now`: true if it is due (the caller handles it); otherwise a stale or early
+    /// event, re-armed for the current deadline.
     pub fn rto_due(&mut self, now: SimTime, me: usize, tx: &mut Tx) -> bool {
         if self.rto_pending != Some(now) {
             return false; // superseded by an earlier event
         }
         self.rto_pending = None;
-        match self.sender.rto_deadline() {
+        match self.sender.timer_deadline() {
             Some(d) if d <= now => true,
             d => {
                 arm(tx, &mut self.rto_pending, d, me, TimerKind::Rto);

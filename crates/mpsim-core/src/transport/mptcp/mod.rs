@@ -26,7 +26,7 @@ use crate::metrics::TraceKind;
 use crate::net::Header;
 use crate::sched::{Sched, SubflowView};
 use crate::time::{Dur, SimTime};
-use crate::transport::tcp::{ReceiverConfig, TcpReceiver};
+use crate::transport::tcp::{ReceiverConfig, TcpReceiver, TimerEvent};
 use std::collections::VecDeque;
 
 /// Bytes of MPTCP options: a DSS mapping on data segments, a DATA_ACK on ACKs (RFC 8684).
@@ -212,11 +212,13 @@ impl MptcpConn {
                 }
                 self.subflow_states();
                 let una = self.subs[i].sender.snd_una();
-                self.subs[i].sender.on_rto_coupled(now, &self.states, i);
+                let fired = self.subs[i].sender.on_timer_coupled(now, &self.states, i);
                 self.states.clear();
-                self.reinject_after_timeout(i);
-                let dsn = dsn_of(&self.subs[i].map, una).unwrap_or(0);
-                tx.push(Action::Note { sub: i as u8, kind: TraceKind::Timeout, seq: una, dsn });
+                if fired == TimerEvent::Rto {
+                    self.reinject_after_timeout(i);
+                    let dsn = dsn_of(&self.subs[i].map, una).unwrap_or(0);
+                    tx.push(Action::Note { sub: i as u8, kind: TraceKind::Timeout, seq: una, dsn });
+                }
                 self.poll_transmit(now, tx);
             }
             TimerKind::DelAck => {

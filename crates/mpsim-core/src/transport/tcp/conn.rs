@@ -3,6 +3,7 @@
 
 use super::super::{Action, Arrival, Progress, Subflow, TimerKind, Tx};
 use crate::net::Header;
+use crate::transport::tcp::TimerEvent;
 use crate::time::SimTime;
 
 pub struct TcpConn {
@@ -76,8 +77,9 @@ impl TcpConn {
             TimerKind::Rto => {
                 if self.sub.rto_due(now, 0, tx) {
                     let una = self.sub.sender.snd_una();
-                    self.sub.sender.on_rto_coupled(now, &[], 0);
-                    tx.push(Action::Note { sub: 0, kind: crate::metrics::TraceKind::Timeout, seq: una, dsn: una });
+                    if self.sub.sender.on_timer_coupled(now, &[], 0) == TimerEvent::Rto {
+                        tx.push(Action::Note { sub: 0, kind: crate::metrics::TraceKind::Timeout, seq: una, dsn: una });
+                    }
                     self.poll_transmit(now, tx);
                 }
             }

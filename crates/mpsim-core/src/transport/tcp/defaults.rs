@@ -7,11 +7,9 @@ use crate::time::Dur;
 pub const MSS: u32 = 1460;
 /// Initial window in segments (RFC 6928, Linux).
 pub const INITIAL_WINDOW: u32 = 10;
-pub const MIN_RTO: Dur = Dur::from_millis(200);
-pub const MAX_RTO: Dur = Dur::from_secs(60);
+/// The RTO's floor and cap depend on the timer mode: see `rto::RtoMode`.
 pub const INITIAL_RTO: Dur = Dur::from_secs(1);
-/// Linux's TCP_DELACK_MIN; with the 200 ms min RTO a 200 ms delayed ACK would race the
-/// retransmission timer on the last segment of a flight.
+/// Linux's TCP_DELACK_MIN.
 pub const DELACK_TIMEOUT: Dur = Dur::from_millis(40);
 /// Receive and send buffers, in bytes.
 pub const RCV_BUF: u64 = 4_000_000;

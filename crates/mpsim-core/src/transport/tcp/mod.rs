@@ -3,11 +3,17 @@
 
 pub mod conn;
 pub mod defaults;
+pub mod frto;
+pub mod prr;
+pub mod rack;
 pub mod receiver;
+pub mod rto;
 pub mod rtt;
 pub mod sender;
+pub mod tlp;
 
 pub use conn::TcpConn;
 pub use receiver::{Received, ReceiverConfig, ReceiverStats, TcpReceiver};
+pub use rto::{RtoEstimator, RtoMode, RTO_MODES};
 pub use rtt::RttEstimator;
-pub use sender::{CaState, SenderConfig, SenderStats, TcpSender, TxSegment, DUP_THRESH};
+pub use sender::{CaState, SenderConfig, SenderStats, TcpSender, TimerEvent, TxSegment, DUP_THRESH};

@@ -1,95 +1,57 @@
-//! RTT estimation and the retransmission timeout (RFC 6298).
+//! RTT samples: the statistics a run reports (minimum, latest, mean) and the retransmission
+//! timeout computed from them (`rto.rs`).
 
+use super::rto::{RtoEstimator, RtoMode};
 use crate::time::Dur;
-
-/// Clock granularity G of RFC 6298 §2.
-pub const CLOCK_GRANULARITY: Dur = Dur::from_millis(1);
 
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
-    srtt: Option<Dur>,
-    rttvar: Dur,
+    rto: RtoEstimator,
     min_rtt: Option<Dur>,
     latest: Option<Dur>,
-    min_rto: Dur,
-    max_rto: Dur,
-    initial_rto: Dur,
-    /// Exponential backoff exponent (number of consecutive timeouts).
-    backoff: u32,
     samples: u64,
     sum_samples_ns: u128,
 }
 
 impl RttEstimator {
-    pub fn new(min_rto: Dur, max_rto: Dur, initial_rto: Dur) -> RttEstimator {
-        RttEstimator {
-            srtt: None,
-            rttvar: Dur::ZERO,
-            min_rtt: None,
-            latest: None,
-            min_rto,
-            max_rto,
-            initial_rto,
-            backoff: 0,
-            samples: 0,
-            sum_samples_ns: 0,
-        }
+    pub fn new(mode: RtoMode, min_rto: Dur, max_rto: Dur, initial_rto: Dur) -> RttEstimator {
+        RttEstimator { rto: RtoEstimator::new(mode, min_rto, max_rto, initial_rto), min_rtt: None, latest: None, samples: 0, sum_samples_ns: 0 }
     }
 
-    /// Feeds a sample R (§2.2, §2.3). RTTVAR is updated before SRTT, with the old SRTT.
-    pub fn on_sample(&mut self, r: Dur) {
-        match self.srtt {
-            None => {
-                self.srtt = Some(r);
-                self.rttvar = Dur(r.0 / 2);
-            }
-            Some(srtt) => {
-                let err = srtt.0.abs_diff(r.0);
-                // RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R|; SRTT = 7/8 SRTT + 1/8 R
-                self.rttvar = Dur((3 * self.rttvar.0 + err) / 4);
-                self.srtt = Some(Dur((7 * srtt.0 + r.0) / 8));
-            }
-        }
+    /// Feeds a sample R taken on an ACK after which the sender's snd_una and snd_nxt are
+    /// as given (Linux's estimator works in rounds of one window).
+    pub fn on_sample(&mut self, r: Dur, snd_una: u64, snd_nxt: u64) {
+        self.rto.on_sample(r, snd_una, snd_nxt);
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         self.latest = Some(r);
         self.samples += 1;
         self.sum_samples_ns += r.0 as u128;
     }
 
-    /// Base RTO without backoff: SRTT + max(G, 4·RTTVAR), floored at min RTO, capped at max.
     pub fn base_rto(&self) -> Dur {
-        match self.srtt {
-            None => self.initial_rto,
-            Some(srtt) => {
-                let rto = srtt + Dur(CLOCK_GRANULARITY.0.max(4 * self.rttvar.0));
-                Dur(rto.0.clamp(self.min_rto.0, self.max_rto.0))
-            }
-        }
+        self.rto.base_rto()
     }
-
-    /// Current RTO including exponential backoff (§5.5), capped at max RTO.
+    /// Current RTO including exponential backoff, capped at max RTO.
     pub fn rto(&self) -> Dur {
-        let base = self.base_rto().0;
-        let shifted = base.checked_shl(self.backoff.min(32)).unwrap_or(u64::MAX);
-        Dur(shifted.min(self.max_rto.0.max(base)))
+        self.rto.rto()
     }
-
     pub fn back_off(&mut self) {
-        self.backoff = (self.backoff + 1).min(32);
+        self.rto.back_off()
     }
-
     pub fn reset_backoff(&mut self) {
-        self.backoff = 0;
+        self.rto.reset_backoff()
     }
-
     pub fn backoff(&self) -> u32 {
-        self.backoff
+        self.rto.backoff()
+    }
+    pub fn mode(&self) -> RtoMode {
+        self.rto.mode()
     }
     pub fn srtt(&self) -> Option<Dur> {
-        self.srtt
+        self.rto.srtt()
     }
     pub fn rttvar(&self) -> Dur {
-        self.rttvar
+        self.rto.rttvar()
     }
     pub fn min_rtt(&self) -> Option<Dur> {
         self.min_rtt
@@ -110,49 +72,17 @@ impl RttEstimator {
 mod tests {
     use super::*;
 
-    fn est() -> RttEstimator {
-        RttEstimator::new(Dur::from_millis(200), Dur::from_secs(60), Dur::from_secs(1))
-    }
-
     #[test]
-    fn initial_rto_is_one_second() {
-        assert_eq!(est().rto(), Dur::from_secs(1));
-    }
-
-    #[test]
-    fn first_sample_sets_srtt_and_half_rttvar() {
-        let mut e = est();
-        e.on_sample(Dur::from_millis(100));
-        assert_eq!(e.srtt(), Some(Dur::from_millis(100)));
-        assert_eq!(e.rttvar(), Dur::from_millis(50));
-        // 100 + 4*50 = 300 ms
-        assert_eq!(e.rto(), Dur::from_millis(300));
-    }
-
-    #[test]
-    fn later_samples_use_rfc_gains() {
-        let mut e = est();
-        e.on_sample(Dur::from_millis(100));
-        e.on_sample(Dur::from_millis(200));
-        // rttvar = 3/4*50 + 1/4*100 = 62.5; srtt = 7/8*100 + 1/8*200 = 112.5
-        assert_eq!(e.rttvar(), Dur(62_500_000));
-        assert_eq!(e.srtt(), Some(Dur(112_500_000)));
-    }
-
-    #[test]
-    fn min_rto_floors_and_backoff_doubles_up_to_the_cap() {
-        let mut e = est();
-        for _ in 0..20 {
-            e.on_sample(Dur::from_millis(10));
-        }
-        assert_eq!(e.rto(), Dur::from_millis(200));
-        e.back_off();
-        assert_eq!(e.rto(), Dur::from_millis(400));
-        for _ in 0..20 {
-            e.back_off();
-        }
-        assert_eq!(e.rto(), Dur::from_secs(60));
-        e.reset_backoff();
-        assert_eq!(e.rto(), Dur::from_millis(200));
+    fn statistics_follow_the_samples() {
+        let mut e = RttEstimator::new(RtoMode::Linux, Dur::from_millis(200), Dur::from_secs(120), Dur::from_secs(1));
+        assert_eq!(e.rto(), Dur::from_secs(1));
+        assert_eq!(e.mean_sample(), None);
+        e.on_sample(Dur::from_millis(100), 0, 1);
+        e.on_sample(Dur::from_millis(50), 1, 2);
+        e.on_sample(Dur::from_millis(150), 2, 3);
+        assert_eq!(e.min_rtt(), Some(Dur::from_millis(50)));
+        assert_eq!(e.latest(), Some(Dur::from_millis(150)));
+        assert_eq!(e.samples(), 3);
+        assert_eq!(e.mean_sample(), Some(Dur::from_millis(100)));
     }
 }

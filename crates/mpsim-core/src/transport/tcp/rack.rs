@@ -1,0 +1,195 @@
+//! RACK: time-based loss detection (RFC 8985 §6), as Linux's `tcp_rack_*`.
+//!
+//! RACK remembers the most recently *sent* segment that has been delivered (cumulatively
+//! acknowledged or SACKed) and the RTT it took. A segment still unacknowledged that was sent
+//! before it, and longer ago than that RTT plus a reordering window, is lost. The rule is
+//! about send times, not sequence numbers, so it applies to retransmissions too: a
+//! retransmission that was lost is found as soon as something sent after it is delivered,
+//! without waiting for the retransmission timer. The owner (the sender's scoreboard) walks
+//! its segments and asks [`Rack::check`] for each.
+
+use crate::time::{Dur, SimTime};
+
+/// The state of RFC 8985 §6.1: RACK.xmit_ts, RACK.end_seq, RACK.rtt, and whether reordering
+/// was ever seen.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Rack {
+    xmit_ts: Option<SimTime>,
+    end_seq: u64,
+    rtt: Dur,
+    reord_seen: bool,
+}
+
+/// What RACK says of one unacknowledged segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Not sent before the most recently sent delivered segment: nothing to say yet.
+    NotYet,
+    /// Lost.
+    Lost,
+    /// Lost unless delivered within this time (arm the reordering timer).
+    Wait(Dur),
+}
+
+impl Rack {
+    /// A segment ending at `end_seq`, last sent at `sent_at`, was newly delivered at `now`
+    /// (RFC 8985 §6.2 step 2). `retransmitted`: it was sent more than once, so the ACK may be
+    /// for an earlier copy; as Linux does without timestamps, such a sample is ignored when
+    /// it is shorter than the minimum RTT.
+    pub fn on_delivered(&mut self, sent_at: SimTime, end_seq: u64, retransmitted: bool, now: SimTime, min_rtt: Option<Dur>) {
+        let rtt = now.since(sent_at);
+        if retransmitted && min_rtt.is_some_and(|m| rtt < m) {
+            return;
+        }
+        if self.sent_after(sent_at, end_seq) {
+            self.xmit_ts = Some(sent_at);
+            self.end_seq = end_seq;
+            self.rtt = rtt;
+        }
+    }
+
+    /// Records reordering (a segment below one already delivered arrived later): from then on
+    /// the reordering window is kept open in recovery too.
+    pub fn on_reordering(&mut self) {
+        self.reord_seen = true;
+    }
+
+    /// True if (t, seq) is later than RACK's segment: sent later, or at the same time with a
+    /// higher end (RFC 8985 RACK_sent_after).
+    fn sent_after(&self, t: SimTime, end_seq: u64) -> bool {
+        match self.xmit_ts {
+            None => true,
+            Some(x) => t > x || (t == x && end_seq > self.end_seq),
+        }
+    }
+
+    /// The reordering window (RFC 8985 §6.2 step 4, Linux `tcp_rack_reo_wnd`): zero in
+    /// recovery or once DupThresh segments are SACKed, unless reordering was seen; otherwise a
+    /// quarter of the minimum RTT, at most SRTT.
+    pub fn reo_wnd(&self, in_recovery: bool, sacked_segments: u64, dup_thresh: u64, min_rtt: Option<Dur>, srtt: Option<Dur>) -> Dur {
+        if !self.reord_seen && (in_recovery || sacked_segments >= dup_thresh) {
+            return Dur::ZERO;
+        }
+        let q = min_rtt.map_or(0, |m| m.0 / 4);
+        Dur(q.min(srtt.map_or(u64::MAX, |s| s.0)))
+    }
+
+    /// Whether a segment not yet delivered, ending at `end_seq` and last sent at `sent_at`, is
+    /// lost at `now` (RFC 8985 §6.2 step 5).
+    pub fn check(&self, sent_at: SimTime, end_seq: u64, now: SimTime, reo_wnd: Dur) -> Verdict {
+        let Some(x) = self.xmit_ts else { return Verdict::NotYet };
+        let before = sent_at < x || (sent_at == x && end_seq < self.end_seq);
+        if !before {
+            return Verdict::NotYet;
+        }
+        let deadline = sent_at + self.rtt + reo_wnd;
+        if deadline <= now {
+            Verdict::Lost
+        } else {
+            Verdict::Wait(deadline.since(now))
+        }
+    }
+
+    pub fn active(&self) -> bool {
+        self.xmit_ts.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::Controller;
+    use crate::net::{AckHeader, SackBlock};
+    use crate::transport::tcp::{CaState, SenderConfig, TcpSender, TxSegment};
+
+    const MSS: u64 = 1000;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime(Dur::from_millis(x).0)
+    }
+
+    #[test]
+    fn a_segment_sent_before_a_delivered_one_is_lost_after_the_rtt_plus_window() {
+        let mut r = Rack::default();
+        assert_eq!(r.check(ms(0), 1000, ms(500), Dur::ZERO), Verdict::NotYet);
+        // segment 2 (sent at 10 ms) delivered at 110 ms
+        r.on_delivered(ms(10), 3000, false, ms(110), None);
+        // segment 1, sent at 5 ms, is overdue at 105 ms + window
+        assert_eq!(r.check(ms(5), 2000, ms(110), Dur::ZERO), Verdict::Lost);
+        assert_eq!(r.check(ms(5), 2000, ms(104), Dur::from_millis(25)), Verdict::Wait(Dur::from_millis(26)));
+        // a segment sent after it says nothing
+        assert_eq!(r.check(ms(20), 4000, ms(500), Dur::ZERO), Verdict::NotYet);
+    }
+
+    #[test]
+    fn an_ack_too_fast_for_a_retransmission_is_for_the_original() {
+        let mut r = Rack::default();
+        r.on_delivered(ms(10), 3000, false, ms(110), Some(Dur::from_millis(100)));
+        // retransmitted at 200 ms, acknowledged at 210 ms: the original arrived
+        r.on_delivered(ms(200), 1000, true, ms(210), Some(Dur::from_millis(100)));
+        assert_eq!(r.check(ms(150), 5000, ms(400), Dur::ZERO), Verdict::NotYet);
+    }
+
+    #[test]
+    fn the_reordering_window_closes_in_recovery() {
+        let r = Rack::default();
+        let min = Some(Dur::from_millis(40));
+        assert_eq!(r.reo_wnd(false, 0, 3, min, min), Dur::from_millis(10));
+        assert_eq!(r.reo_wnd(true, 0, 3, min, min), Dur::ZERO);
+        assert_eq!(r.reo_wnd(false, 3, 3, min, min), Dur::ZERO);
+        let mut r = r;
+        r.on_reordering();
+        assert_eq!(r.reo_wnd(true, 5, 3, min, min), Dur::from_millis(10));
+    }
+
+    fn sender(rack: bool) -> TcpSender {
+        let cfg = SenderConfig { mss: MSS as u32, initial_window: 10, rack, tlp: false, ..SenderConfig::default() };
+        TcpSender::new(&cfg, Controller::by_name("reno").unwrap())
+    }
+
+    fn ack(n: u64, sacks: &[(u64, u64)]) -> AckHeader {
+        let mut h = AckHeader::new(n, 1 << 30);
+        for &(a, b) in sacks {
+            h.push_sack(SackBlock { start: a, end: b });
+        }
+        h
+    }
+
+    fn drain(s: &mut TcpSender, now: SimTime) -> Vec<TxSegment> {
+        std::iter::from_fn(|| s.next_segment(now)).collect()
+    }
+
+    /// Segment 0 is lost, fast-retransmitted at 100 ms, and the retransmission is lost too.
+    /// New data sent after it is SACKed at 200 ms: RACK finds the lost retransmission at once
+    /// and sends it again, long before the retransmission timer would fire.
+    fn lost_retransmission(rack: bool) -> (TcpSender, Vec<TxSegment>) {
+        let mut s = sender(rack);
+        s.write(40 * MSS);
+        drain(&mut s, ms(0));
+        // 1..=9 arrive; the ACKs come back at 100 ms
+        for k in 1..=9 {
+            s.on_ack(ms(100), &ack(0, &[(MSS, (k + 1) * MSS)]));
+        }
+        assert_eq!(s.state(), CaState::Recovery);
+        let first = drain(&mut s, ms(100));
+        assert_eq!(first[0].seq, 0, "fast retransmission");
+        assert!(first.iter().skip(1).all(|t| !t.retx && t.seq >= 10 * MSS));
+        // the retransmission of 0 is lost; the new data sent with it is SACKed 100 ms later
+        let top = first.iter().map(|t| t.seq + t.len as u64).max().unwrap();
+        s.on_ack(ms(200), &ack(0, &[(MSS, top)]));
+        let again = drain(&mut s, ms(200));
+        (s, again)
+    }
+
+    #[test]
+    fn rack_detects_a_lost_retransmission_without_the_timer() {
+        let (s, again) = lost_retransmission(true);
+        assert_eq!(again.first().map(|t| (t.seq, t.retx)), Some((0, true)), "{again:?}");
+        assert_eq!(s.stats.timeouts, 0);
+        assert!(s.check_invariants().is_ok());
+        // without RACK the sender waits for the timer
+        let (s, again) = lost_retransmission(false);
+        assert!(again.iter().all(|t| t.seq != 0), "{again:?}");
+        assert!(s.rto_deadline().unwrap() > ms(200));
+    }
+}
