@@ -56,7 +56,7 @@ that send over a path with a congestion controller.
 _EX = "scenarios/validation/dumbbell_2x10m_loss1.toml"
 
 _MAIN_EPILOG = f"""\
-commands: run, sweep, check, list, reproduce
+commands: run, sweep, query, check, list, reproduce
 
 examples:
   mpsim run {_EX}
