@@ -257,11 +257,6 @@ def test_automatic_progress_bar_only_on_terminals(monkeypatch):
     assert _Progress(None, "x").callback() is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="progress is reported every 2^20 events; reporting every 1/1000 of the simulated time "
-    "needs a change in the run loop (crates/mpsim-core/src/sim/mod.rs, run_with_progress)",
-)
 def test_progress_is_reported_by_simulated_time_whatever_the_event_rate():
     seen: list[float] = []
     # 2 s at 1 Mbit/s: a few thousand events, far fewer than 2^20

@@ -41,6 +41,9 @@ enum Event {
     Sample,
 }
 
+/// Progress is reported this many times over a run's simulated duration.
+const PROGRESS_STEPS: u64 = 1000;
+
 /// A simulation built from a scenario, ready to run.
 pub struct Simulation {
     now: SimTime,
@@ -169,12 +172,17 @@ impl Simulation {
         self.run_with_progress(|_| true)
     }
 
-    /// Runs to the end, calling `progress(fraction_done)` now and then; if it returns false
-    /// the run stops early (the summary then covers the time simulated so far).
+    /// Runs to the end, calling `progress(fraction_done)` at every thousandth of the simulated
+    /// duration (and every 2^20 events); if it returns false the run stops early (the summary
+    /// then covers the time simulated so far).
     pub fn run_with_progress(mut self, mut progress: impl FnMut(f64) -> bool) -> Output {
         let wall = Instant::now();
         let mut n = 0u64;
         let mut stopped = false;
+        // progress at every thousandth of the simulated time, whatever the event rate, and
+        // every 2^20 events, so that a run whose clock crawls can still be stopped
+        let step = (self.end.0 / PROGRESS_STEPS).max(1);
+        let mut next_report = step;
         while let Some(t) = self.queue.peek_time() {
             if t > self.end {
                 break;
@@ -183,7 +191,11 @@ impl Simulation {
             self.now = t;
             self.dispatch(ev);
             n += 1;
-            if n & 0xF_FFFF == 0 && !progress(t.0 as f64 / self.end.0 as f64) {
+            if t.0 < next_report && n & 0xF_FFFF != 0 {
+                continue;
+            }
+            next_report = (t.0 / step + 1) * step;
+            if !progress(t.0 as f64 / self.end.0 as f64) {
                 self.end = self.now;
                 stopped = true;
                 break;
