@@ -18,7 +18,7 @@ use crate::rng::Rng;
 use crate::scenario::Scenario;
 use crate::sched::Sched;
 use crate::time::{Dur, SimTime};
-use crate::transport::{Action, Arrival, Connection, TimerKind, Tx};
+use crate::transport::{Action, Arrival, Connection, Sink, TimerKind};
 use flow::Flow;
 use record::Recorder;
 use std::time::Instant;
@@ -44,20 +44,54 @@ enum Event {
 /// Progress is reported this many times over a run's simulated duration.
 const PROGRESS_STEPS: u64 = 1000;
 
-/// A simulation built from a scenario, ready to run.
+/// A simulation built from a scenario, ready to run: the network half (`Net`) and the flows.
 pub struct Simulation {
+    net: Net,
+    warmup: SimTime,
+    flows: Vec<Flow>,
+}
+
+/// Everything but the flows: the clock, the event queue, packets, links and routes, and the
+/// recorder. Kept apart so that a connection can be served (through a [`Wire`]) while it is
+/// borrowed from the flows.
+struct Net {
     now: SimTime,
     end: SimTime,
-    warmup: SimTime,
     queue: EventQueue<Event>,
     arena: PacketArena,
     /// Link 2i carries scenario link i forward, 2i+1 carries it in reverse.
     links: Vec<Link>,
     routes: Vec<Route>,
-    flows: Vec<Flow>,
     rec: Recorder,
-    /// Outputs of the connection being served, reused (no allocation on the hot path).
-    tx: Tx,
+}
+
+/// The sink a connection's actions go to: packets are put on their first link at once,
+/// timers become events, notes go to the trace, in the order the connection emits them.
+struct Wire<'a> {
+    net: &'a mut Net,
+    flow: u32,
+}
+
+impl Sink for Wire<'_> {
+    #[inline]
+    fn push(&mut self, a: Action) {
+        let net = &mut *self.net;
+        let (f, now) = (self.flow, net.now);
+        match a {
+            Action::Packet { sub, route, size, header } => {
+                let (kind, seq, dsn, len) = match header {
+                    Header::TcpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.seq, h.dsn, h.len),
+                    Header::Datagram(h) => (TraceKind::Send, h.seq, h.dsn, h.len),
+                    Header::TcpAck(h) => (TraceKind::Ack, h.ack, h.data_ack, 0),
+                };
+                let id = net.arena.alloc(Packet { flow: f, route, hop: 0, sub, size, header });
+                net.rec.trace(now, f, sub, kind, seq, dsn, len, u32::MAX);
+                net.forward(id);
+            }
+            Action::Timer { sub, kind, at } => net.queue.push(at, Event::Timer { flow: f, sub, kind }),
+            Action::Note { sub, kind, seq, dsn } => net.rec.trace(now, f, sub, kind, seq, dsn, 0, u32::MAX),
+        }
+    }
 }
 
 impl Simulation {
@@ -116,16 +150,17 @@ impl Simulation {
             queue.push(SimTime::ZERO, Event::Sample);
         }
         Simulation {
-            now: SimTime::ZERO,
-            end: SimTime(s.duration.0),
+            net: Net {
+                now: SimTime::ZERO,
+                end: SimTime(s.duration.0),
+                queue,
+                arena: PacketArena::default(),
+                links,
+                routes,
+                rec: Recorder::new(s),
+            },
             warmup,
-            queue,
-            arena: PacketArena::default(),
-            links,
-            routes,
             flows,
-            rec: Recorder::new(s),
-            tx: Tx::default(),
         }
     }
 
@@ -153,7 +188,7 @@ impl Simulation {
 
     /// Turns cut-through off: every hop gets its own event (for tests that compare both).
     pub fn without_cut_through(mut self) -> Simulation {
-        for l in &mut self.links {
+        for l in &mut self.net.links {
             l.cut_through = false;
         }
         self
@@ -181,22 +216,22 @@ impl Simulation {
         let mut stopped = false;
         // progress at every thousandth of the simulated time, whatever the event rate, and
         // every 2^20 events, so that a run whose clock crawls can still be stopped
-        let step = (self.end.0 / PROGRESS_STEPS).max(1);
+        let step = (self.net.end.0 / PROGRESS_STEPS).max(1);
         let mut next_report = step;
-        while let Some(t) = self.queue.peek_time() {
-            if t > self.end {
+        while let Some(t) = self.net.queue.peek_time() {
+            if t > self.net.end {
                 break;
             }
-            let (t, ev) = self.queue.pop().expect("peeked");
-            self.now = t;
+            let (t, ev) = self.net.queue.pop().expect("peeked");
+            self.net.now = t;
             self.dispatch(ev);
             n += 1;
             if t.0 < next_report && n & 0xF_FFFF != 0 {
                 continue;
             }
             next_report = (t.0 / step + 1) * step;
-            if !progress(t.0 as f64 / self.end.0 as f64) {
-                self.end = self.now;
+            if !progress(t.0 as f64 / self.net.end.0 as f64) {
+                self.net.end = self.net.now;
                 stopped = true;
                 break;
             }
@@ -204,9 +239,9 @@ impl Simulation {
         if !stopped {
             progress(1.0);
         }
-        self.now = self.end;
-        let events = self.queue.events_processed();
-        self.rec.finish(&self.flows, &self.links, self.end, self.warmup, events, wall.elapsed().as_secs_f64())
+        self.net.now = self.net.end;
+        let events = self.net.queue.events_processed();
+        self.net.rec.finish(&self.flows, &self.net.links, self.net.end, self.warmup, events, wall.elapsed().as_secs_f64())
     }
 
     fn dispatch(&mut self, ev: Event) {
@@ -214,41 +249,120 @@ impl Simulation {
             Event::LinkHead(l) => self.on_link_head(l),
             Event::Timer { flow, sub, kind } => {
                 let f = flow as usize;
-                self.flows[f].conn.on_timer(self.now, sub as usize, kind, &mut self.tx);
-                self.drain(f);
+                let wire = &mut Wire { net: &mut self.net, flow };
+                self.flows[f].conn.on_timer(wire.net.now, sub as usize, kind, wire);
             }
             Event::AppTick(f) => self.on_app_tick(f as usize),
             Event::FlowStart(f) => self.on_flow_start(f as usize),
             Event::FlowStop(f) => self.flows[f as usize].active = false,
             Event::LinkDown(l) => {
-                let now = self.now;
+                let now = self.net.now;
                 for dir in [2 * l, 2 * l + 1] {
-                    for id in self.links[dir as usize].set_down(now) {
-                        let p = *self.arena.get(id);
-                        self.arena.free(id);
-                        self.rec.trace(now, p.flow, p.sub, TraceKind::DownDrop, 0, 0, p.size, dir);
+                    for id in self.net.links[dir as usize].set_down(now) {
+                        let p = *self.net.arena.get(id);
+                        self.net.arena.free(id);
+                        self.net.rec.trace(now, p.flow, p.sub, TraceKind::DownDrop, 0, 0, p.size, dir);
                     }
                 }
             }
             Event::LinkUp(l) => {
-                self.links[2 * l as usize].set_up();
-                self.links[2 * l as usize + 1].set_up();
+                self.net.links[2 * l as usize].set_up();
+                self.net.links[2 * l as usize + 1].set_up();
             }
-            Event::Warmup => self.rec.mark_warmup(&self.flows),
+            Event::Warmup => self.net.rec.mark_warmup(&self.flows),
             Event::Sample => {
-                self.rec.sample(self.now, &mut self.flows, &mut self.links);
-                if let Some(iv) = self.rec.interval() {
-                    let next = self.now + iv;
-                    if next <= self.end {
-                        self.queue.push(next, Event::Sample);
+                self.net.rec.sample(self.net.now, &mut self.flows, &mut self.net.links);
+                if let Some(iv) = self.net.rec.interval() {
+                    let next = self.net.now + iv;
+                    if next <= self.net.end {
+                        self.net.queue.push(next, Event::Sample);
                     }
                 }
             }
         }
     }
 
-    // ----- packets -----
+    fn on_link_head(&mut self, link: u32) {
+        let l = &mut self.net.links[link as usize];
+        // a link that went down and came back may leave a stale event behind
+        let Some(&(t, id)) = l.pipe.front() else { return };
+        if t != self.net.now {
+            return;
+        }
+        l.pipe.pop_front();
+        if let Some(&(next, _)) = l.pipe.front() {
+            self.net.queue.push(next, Event::LinkHead(link));
+        }
+        let p = self.net.arena.get_mut(id);
+        if (p.hop as usize) + 1 < self.net.routes[p.route as usize].links.len() {
+            p.hop += 1;
+            self.net.forward(id);
+            return;
+        }
+        let (flow, sub) = (p.flow as usize, p.sub as usize);
+        let header = p.header;
+        self.net.arena.free(id);
+        self.on_arrival(flow, sub, &header);
+    }
 
+    // ----- flows -----
+
+    fn on_flow_start(&mut self, f: usize) {
+        let fl = &mut self.flows[f];
+        fl.active = true;
+        match fl.app {
+            App::Bulk { .. } => fl.refill(self.net.now),
+            App::Paced(_) => self.net.queue.push(self.net.now, Event::AppTick(f as u32)),
+        }
+        self.send_data(f);
+    }
+
+    fn on_app_tick(&mut self, f: usize) {
+        let now = self.net.now;
+        let fl = &mut self.flows[f];
+        if !fl.active {
+            return;
+        }
+        let (write, next) = fl.app.tick(now);
+        if let Some(next) = next {
+            self.net.queue.push(next, Event::AppTick(f as u32));
+        }
+        let Some(w) = write else { return };
+        fl.paced_write(now, w.len, w.priority, w.class);
+        self.send_data(f);
+    }
+
+    /// A packet reached the end of its route: the connection takes it, the application gets
+    /// what it delivers, and an ACK may free room to send more.
+    fn on_arrival(&mut self, f: usize, sub: usize, header: &Header) {
+        let now = self.net.now;
+        if let Header::TcpData(h) | Header::Datagram(h) = header {
+            self.net.rec.packets_delivered += 1;
+            self.net.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, h.seq, h.dsn, h.len, u32::MAX);
+        }
+        let fl = &mut self.flows[f];
+        match fl.conn.on_packet(now, sub, header, &mut Wire { net: &mut self.net, flow: f as u32 }) {
+            Arrival::Stream { upto } => fl.app_delivered(now, upto),
+            Arrival::Datagram { sent_at } => fl.datagram_delivered(now, sent_at),
+            Arrival::Nothing => {}
+        }
+        if let Header::TcpAck(_) = header {
+            let fl = &mut self.flows[f];
+            if matches!(fl.app, App::Bulk { .. }) {
+                fl.refill(now);
+            }
+            self.send_data(f);
+        }
+    }
+
+    /// Lets flow `f`'s connection send what its windows allow.
+    fn send_data(&mut self, f: usize) {
+        let now = self.net.now;
+        self.flows[f].conn.poll_transmit(now, &mut Wire { net: &mut self.net, flow: f as u32 });
+    }
+}
+
+impl Net {
     /// Offers packet `id` to the link of its current hop, and on through cut-through links.
     fn forward(&mut self, id: PacketId) {
         let mut at = self.now;
@@ -299,107 +413,6 @@ impl Simulation {
         self.rec.trace(at, p.flow, p.sub, kind, seq, dsn, p.size, link);
     }
 
-    fn on_link_head(&mut self, link: u32) {
-        let l = &mut self.links[link as usize];
-        // a link that went down and came back may leave a stale event behind
-        let Some(&(t, id)) = l.pipe.front() else { return };
-        if t != self.now {
-            return;
-        }
-        l.pipe.pop_front();
-        if let Some(&(next, _)) = l.pipe.front() {
-            self.queue.push(next, Event::LinkHead(link));
-        }
-        let p = self.arena.get_mut(id);
-        if (p.hop as usize) + 1 < self.routes[p.route as usize].links.len() {
-            p.hop += 1;
-            self.forward(id);
-            return;
-        }
-        let (flow, sub) = (p.flow as usize, p.sub as usize);
-        let header = p.header;
-        self.arena.free(id);
-        self.on_arrival(flow, sub, &header);
-    }
-
-    // ----- flows -----
-
-    fn on_flow_start(&mut self, f: usize) {
-        let fl = &mut self.flows[f];
-        fl.active = true;
-        match fl.app {
-            App::Bulk { .. } => fl.refill(self.now),
-            App::Paced(_) => self.queue.push(self.now, Event::AppTick(f as u32)),
-        }
-        self.send_data(f);
-    }
-
-    fn on_app_tick(&mut self, f: usize) {
-        let now = self.now;
-        let fl = &mut self.flows[f];
-        if !fl.active {
-            return;
-        }
-        let (write, next) = fl.app.tick(now);
-        if let Some(next) = next {
-            self.queue.push(next, Event::AppTick(f as u32));
-        }
-        let Some(w) = write else { return };
-        fl.paced_write(now, w.len, w.priority, w.class);
-        self.send_data(f);
-    }
-
-    /// A packet reached the end of its route: the connection takes it, the application gets
-    /// what it delivers, and an ACK may free room to send more.
-    fn on_arrival(&mut self, f: usize, sub: usize, header: &Header) {
-        let now = self.now;
-        if let Header::TcpData(h) | Header::Datagram(h) = header {
-            self.rec.packets_delivered += 1;
-            self.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, h.seq, h.dsn, h.len, u32::MAX);
-        }
-        let fl = &mut self.flows[f];
-        match fl.conn.on_packet(now, sub, header, &mut self.tx) {
-            Arrival::Stream { upto } => fl.app_delivered(now, upto),
-            Arrival::Datagram { sent_at } => fl.datagram_delivered(now, sent_at),
-            Arrival::Nothing => {}
-        }
-        self.drain(f);
-        if let Header::TcpAck(_) = header {
-            let fl = &mut self.flows[f];
-            if matches!(fl.app, App::Bulk { .. }) {
-                fl.refill(now);
-            }
-            self.send_data(f);
-        }
-    }
-
-    /// Lets flow `f`'s connection send what its windows allow.
-    fn send_data(&mut self, f: usize) {
-        self.flows[f].conn.poll_transmit(self.now, &mut self.tx);
-        self.drain(f);
-    }
-
-    /// Carries out, in order, what flow `f`'s connection asked for.
-    fn drain(&mut self, f: usize) {
-        let now = self.now;
-        for k in 0..self.tx.out.len() {
-            match self.tx.out[k] {
-                Action::Packet { sub, route, size, header } => {
-                    let (kind, seq, dsn, len) = match header {
-                        Header::TcpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.seq, h.dsn, h.len),
-                        Header::Datagram(h) => (TraceKind::Send, h.seq, h.dsn, h.len),
-                        Header::TcpAck(h) => (TraceKind::Ack, h.ack, h.data_ack, 0),
-                    };
-                    let id = self.arena.alloc(Packet { flow: f as u32, route, hop: 0, sub, size, header });
-                    self.rec.trace(now, f as u32, sub, kind, seq, dsn, len, u32::MAX);
-                    self.forward(id);
-                }
-                Action::Timer { sub, kind, at } => self.queue.push(at, Event::Timer { flow: f as u32, sub, kind }),
-                Action::Note { sub, kind, seq, dsn } => self.rec.trace(now, f as u32, sub, kind, seq, dsn, 0, u32::MAX),
-            }
-        }
-        self.tx.out.clear();
-    }
 }
 
 /// Round-trip time of the connection handshake on a path: propagation both ways plus the

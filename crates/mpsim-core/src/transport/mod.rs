@@ -4,7 +4,7 @@
 //! (subflows under a connection level, with its scheduler) or UDP. It never reads a clock or
 //! touches the network: the simulation hands it the time, the packets that reach its ends and
 //! the timers it asked for, and it answers by pushing [`Action`]s (packets to send, timers to
-//! arm, notes for the trace) into a [`Tx`] buffer that the simulation carries out in order.
+//! arm, notes for the trace) into a [`Sink`], which carries them out in order.
 //! The operations are:
 //!
 //! * [`write`](Connection::write): the application wrote bytes (with a priority);
@@ -51,17 +51,22 @@ pub enum Action {
     Note { sub: u8, kind: TraceKind, seq: u64, dsn: u64 },
 }
 
-/// The buffer a connection pushes its outputs into; reused, so the hot path does not
-/// allocate.
+/// Where a connection's actions go, in order. The simulation's sink carries each out at
+/// once; [`Tx`] collects them (for tests, or to inspect what a call produced).
+pub trait Sink {
+    fn push(&mut self, a: Action);
+}
+
+/// A sink that keeps the actions in a list.
 #[derive(Debug, Default)]
 pub struct Tx {
     pub out: Vec<Action>,
 }
 
-impl Tx {
+impl Sink for Tx {
     #[inline]
-    pub fn push(&mut self, o: Action) {
-        self.out.push(o);
+    fn push(&mut self, a: Action) {
+        self.out.push(a);
     }
 }
 
@@ -125,7 +130,7 @@ impl Connection {
     }
 
     /// A packet of this connection reached one of its ends, on subflow `sub`.
-    pub fn on_packet(&mut self, now: SimTime, sub: usize, header: &Header, tx: &mut Tx) -> Arrival {
+    pub fn on_packet(&mut self, now: SimTime, sub: usize, header: &Header, tx: &mut impl Sink) -> Arrival {
         match self {
             Connection::Tcp(c) => c.on_packet(now, header, tx),
             Connection::Mptcp(c) => c.on_packet(now, sub, header, tx),
@@ -134,7 +139,7 @@ impl Connection {
     }
 
     /// A timer armed through [`Action::Timer`] fired at `now`.
-    pub fn on_timer(&mut self, now: SimTime, sub: usize, kind: TimerKind, tx: &mut Tx) {
+    pub fn on_timer(&mut self, now: SimTime, sub: usize, kind: TimerKind, tx: &mut impl Sink) {
         match self {
             Connection::Tcp(c) => c.on_timer(now, kind, tx),
             Connection::Mptcp(c) => c.on_timer(now, sub, kind, tx),
@@ -143,7 +148,7 @@ impl Connection {
     }
 
     /// Sends whatever the windows allow now (schedules new data first for Multipath TCP).
-    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut Tx) {
+    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
         match self {
             Connection::Tcp(c) => c.poll_transmit(now, tx),
             Connection::Mptcp(c) => c.poll_transmit(now, tx),
@@ -310,7 +315,7 @@ impl Connection {
 }
 
 /// Asks for a timer event at `deadline` unless one at or before it is already pending.
-pub(crate) fn arm(tx: &mut Tx, pending: &mut Option<SimTime>, deadline: Option<SimTime>, sub: usize, kind: TimerKind) {
+pub(crate) fn arm(tx: &mut impl Sink, pending: &mut Option<SimTime>, deadline: Option<SimTime>, sub: usize, kind: TimerKind) {
     if let Some(d) = deadline {
         if pending.is_none_or(|p| d < p) {
             tx.push(Action::Timer { sub: sub as u16, kind, at: d });

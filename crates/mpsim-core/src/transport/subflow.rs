@@ -2,7 +2,7 @@
 //! the timers of both. A plain TCP flow is one subflow; a Multipath TCP connection has one
 //! per path, each with the DSS mappings of the chunks handed to it.
 
-use super::{arm, Action, TimerKind, Tx};
+use super::{arm, Action, Sink, TimerKind};
 use crate::cc::Controller;
 use crate::metrics::SubflowSummary;
 use crate::net::{AckHeader, DataHeader, Header};
@@ -95,7 +95,7 @@ impl Subflow {
     /// its payload, then (re)arms the retransmission timer. With `mapped`, each segment
     /// carries the DSN of its mapping. With `check`, asserts the window rules, `edge` being
     /// the receiver's right edge in the sequence space the segments are numbered in.
-    pub fn transmit(&mut self, now: SimTime, me: usize, header: u32, mapped: bool, check: Option<u64>, tx: &mut Tx) {
+    pub fn transmit(&mut self, now: SimTime, me: usize, header: u32, mapped: bool, check: Option<u64>, tx: &mut impl Sink) {
         while let Some(seg) = self.sender.next_segment(now) {
             let dsn = if mapped {
                 dsn_of(&self.map, seg.seq).expect("every chunk handed to a subflow has a mapping")
@@ -120,7 +120,7 @@ impl Subflow {
 
     /// Sends an ACK of `header` bytes plus the SACK option; `conn` sets the connection-level
     /// DATA_ACK and window (Multipath TCP) on it first.
-    pub fn send_ack(&mut self, me: usize, header: u32, conn: Option<(u64, u64)>, tx: &mut Tx) {
+    pub fn send_ack(&mut self, me: usize, header: u32, conn: Option<(u64, u64)>, tx: &mut impl Sink) {
         let mut h: AckHeader = self.receiver.make_ack();
         if let Some((data_ack, wnd)) = conn {
             h.data_ack = data_ack;
@@ -133,14 +133,14 @@ impl Subflow {
     }
 
     /// A segment arrived that need not be acknowledged at once: arm the delayed-ACK timer.
-    pub fn delay_ack(&mut self, me: usize, tx: &mut Tx) {
+    pub fn delay_ack(&mut self, me: usize, tx: &mut impl Sink) {
         arm(tx, &mut self.delack_pending, self.receiver.delack_deadline(), me, TimerKind::DelAck);
     }
 
     /// The sender's timer event (retransmission, tail loss probe or RACK reordering timer)
     /// fired at `now`: true if it is due (the caller handles it); otherwise a stale or early
     /// event, re-armed for the current deadline.
-    pub fn rto_due(&mut self, now: SimTime, me: usize, tx: &mut Tx) -> bool {
+    pub fn rto_due(&mut self, now: SimTime, me: usize, tx: &mut impl Sink) -> bool {
         if self.rto_pending != Some(now) {
             return false; // superseded by an earlier event
         }
@@ -155,7 +155,7 @@ impl Subflow {
     }
 
     /// The delayed-ACK timer event fired at `now`: true if the ACK is due now.
-    pub fn delack_due(&mut self, now: SimTime, me: usize, tx: &mut Tx) -> bool {
+    pub fn delack_due(&mut self, now: SimTime, me: usize, tx: &mut impl Sink) -> bool {
         if self.delack_pending != Some(now) {
             return false;
         }

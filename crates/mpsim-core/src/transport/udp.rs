@@ -1,7 +1,7 @@
 //! A UDP flow: datagrams of at most one MSS go out as the application writes, without
 //! feedback; the receiver counts what arrives.
 
-use super::{Action, Arrival, Progress, Tx};
+use super::{Action, Arrival, Progress, Sink};
 use crate::net::{DataHeader, Header};
 use crate::time::SimTime;
 
@@ -35,7 +35,7 @@ impl UdpConn {
     }
 
     /// Sends everything written, as datagrams of at most one MSS.
-    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut Tx) {
+    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
         while self.pending > 0 {
             let len = self.pending.min(self.mss as u64) as u32;
             self.pending -= len as u64;

@@ -20,7 +20,7 @@ mod schedule;
 #[cfg(test)]
 mod tests;
 
-use super::{Action, Arrival, Progress, Subflow, TimerKind, Tx};
+use super::{Action, Arrival, Progress, Sink, Subflow, TimerKind};
 use crate::cc::SubflowState;
 use crate::metrics::TraceKind;
 use crate::net::Header;
@@ -140,7 +140,7 @@ impl MptcpConn {
     }
 
     /// Schedules new data (and pending reinjections), then lets every subflow transmit.
-    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut Tx) {
+    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
         self.schedule(now);
         let header = self.header + DSS_MAPPING_BYTES;
         let edge = self.check.then_some(self.right_edge);
@@ -149,7 +149,7 @@ impl MptcpConn {
         }
     }
 
-    pub fn on_packet(&mut self, now: SimTime, i: usize, header: &Header, tx: &mut Tx) -> Arrival {
+    pub fn on_packet(&mut self, now: SimTime, i: usize, header: &Header, tx: &mut impl Sink) -> Arrival {
         match header {
             Header::TcpData(h) => {
                 let before = self.rx.rcv_nxt();
@@ -199,12 +199,12 @@ impl MptcpConn {
     }
 
     /// An ACK on subflow `i`, carrying the DATA_ACK and the connection-level window.
-    fn send_ack(&mut self, i: usize, tx: &mut Tx) {
+    fn send_ack(&mut self, i: usize, tx: &mut impl Sink) {
         let conn = (self.rx.rcv_nxt(), self.rx.window());
         self.subs[i].send_ack(i, self.header + DATA_ACK_BYTES, Some(conn), tx);
     }
 
-    pub fn on_timer(&mut self, now: SimTime, i: usize, kind: TimerKind, tx: &mut Tx) {
+    pub fn on_timer(&mut self, now: SimTime, i: usize, kind: TimerKind, tx: &mut impl Sink) {
         match kind {
             TimerKind::Rto => {
                 if !self.subs[i].rto_due(now, i, tx) {

@@ -2,6 +2,7 @@
 //! packets made from templates are handed to it; the tests read the actions it answers with.
 
 use super::*;
+use crate::transport::Tx;
 use crate::cc::Controller;
 use crate::net::{AckHeader, DataHeader};
 use crate::transport::subflow::PathRoutes;

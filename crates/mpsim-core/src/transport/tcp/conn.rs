@@ -1,7 +1,7 @@
 //! A plain TCP connection: one subflow, its application bytes numbered by the subflow's own
 //! sequence space.
 
-use super::super::{Action, Arrival, Progress, Subflow, TimerKind, Tx};
+use super::super::{Action, Arrival, Progress, Sink, Subflow, TimerKind};
 use crate::net::Header;
 use crate::transport::tcp::TimerEvent;
 use crate::time::SimTime;
@@ -32,13 +32,13 @@ impl TcpConn {
         }
     }
 
-    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut Tx) {
+    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
         let edge = self.check.then(|| self.sub.sender.snd_una() + self.sub.sender.rwnd());
         // the edge is read per segment in the check, but no ACK arrives while transmitting
         self.sub.transmit(now, 0, self.header, false, edge, tx);
     }
 
-    pub fn on_packet(&mut self, now: SimTime, header: &Header, tx: &mut Tx) -> Arrival {
+    pub fn on_packet(&mut self, now: SimTime, header: &Header, tx: &mut impl Sink) -> Arrival {
         match header {
             Header::TcpData(h) => {
                 let r = self.sub.receiver.on_segment(now, h.seq, h.len);
@@ -72,7 +72,7 @@ impl TcpConn {
         }
     }
 
-    pub fn on_timer(&mut self, now: SimTime, kind: TimerKind, tx: &mut Tx) {
+    pub fn on_timer(&mut self, now: SimTime, kind: TimerKind, tx: &mut impl Sink) {
         match kind {
             TimerKind::Rto => {
                 if self.sub.rto_due(now, 0, tx) {
