@@ -51,7 +51,12 @@ pub struct Reinject {
 }
 
 /// The DSN carried by subflow bytes at `seq`, from a subflow's mappings (oldest first).
+#[inline]
 pub fn dsn_of(map: &VecDeque<Mapping>, seq: u64) -> Option<u64> {
+    // new data is sent from the newest mapping: look there before searching
+    if let Some(m) = map.back().filter(|m| m.seq <= seq && seq < m.seq + m.len as u64) {
+        return Some(m.dsn + (seq - m.seq));
+    }
     let i = map.partition_point(|m| m.seq + m.len as u64 <= seq);
     map.get(i).filter(|m| m.seq <= seq).map(|m| m.dsn + (seq - m.seq))
 }
