@@ -2,7 +2,7 @@
 """Core speed: delivered data packets per wall-clock second on fixed scenarios.
 
     python benches/speed.py [--repeats 5] [--out benches/results/speed.md]
-    python benches/speed.py --baseline OLD_BINARY [--rounds 5]
+    python benches/speed.py --baseline OLD_BINARY [--rounds 5] [--instructions]
 
 With --baseline, the `speed` example built from an earlier commit (copy
 target/release/examples/speed aside before changing the code) runs interleaved with the
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import subprocess
 from pathlib import Path
 
@@ -40,11 +41,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "benches" / "results" / "speed.md")
     ap.add_argument("--baseline", type=Path, help="an earlier build of the speed example to compare with")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds with --baseline")
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="with --baseline: also count instructions per delivered packet with valgrind's callgrind "
+        "(independent of the machine's load; about 50 times slower than a plain run)",
+    )
     args = ap.parse_args(argv)
     subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "mpsim-core", "--example", "speed"], cwd=ROOT, check=True)
     binary = ROOT / "target" / "release" / "examples" / "speed"
     if args.baseline:
-        return compare(args.baseline, binary, args.rounds)
+        return compare(args.baseline, binary, args.rounds, args.instructions)
     lines = [
         "# Core speed",
         "",
@@ -71,7 +78,17 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if ok else 1
 
 
-def compare(old: Path, new: Path, rounds: int) -> int:
+def instructions(binary: Path, scen: str) -> tuple[int, int]:
+    """Instructions executed by one run under callgrind, and packets delivered."""
+    r = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", str(binary), scen, "1"],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    )
+    ir = int(re.search(r"Collected : (\d+)", r.stderr).group(1))
+    return ir, json.loads(r.stdout)["packets_delivered"]
+
+
+def compare(old: Path, new: Path, rounds: int, count_instructions: bool = False) -> int:
     """Wall time new/old per case, interleaving the two binaries (best round of each)."""
     best: dict[tuple[str, str], float] = {}
     same = True
@@ -90,6 +107,12 @@ def compare(old: Path, new: Path, rounds: int) -> int:
         o, n = best[(scen, "old")], best[(scen, "new")]
         print(f"| {Path(scen).stem} | {o:.3f} | {n:.3f} | {n / o:.3f} |")
     print(f"\nresults identical: {same} (best of {rounds} interleaved rounds)")
+    if count_instructions:
+        print("\n| scenario | old instructions / packet | new instructions / packet | new / old |")
+        print("|---|---|---|---|")
+        for scen, _ in CASES:
+            (io, po), (inew, pn) = instructions(old, scen), instructions(new, scen)
+            print(f"| {Path(scen).stem} | {io / po:,.0f} | {inew / pn:,.0f} | {inew / pn / (io / po):.4f} |")
     return 0
 
 
