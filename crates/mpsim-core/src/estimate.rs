@@ -150,24 +150,39 @@ pub fn estimate(s: &Scenario) -> Estimate {
         demand[i] = app.min(capacity);
         write_size[i] = w.max(1);
     }
-    // one step of max-min: flows crossing an oversubscribed link share it by demand
+    // one step of max-min: a multipath flow spreads its demand over its paths in proportion
+    // to their capacity, and flows crossing an oversubscribed link share it by demand
+    let path_capacity = |p: usize| s.paths[p].links.iter().map(|&l| s.links[l].rate_bps).min().unwrap_or(0) as f64;
+    let path_part = |f: &crate::scenario::FlowSpec, p: usize| {
+        let total: f64 = f.paths.iter().map(|&q| path_capacity(q)).sum();
+        if total > 0.0 {
+            path_capacity(p) / total
+        } else {
+            1.0 / f.paths.len() as f64
+        }
+    };
     let mut load = vec![0.0f64; s.links.len()];
     for (i, f) in s.flows.iter().enumerate() {
         for &p in &f.paths {
             for &l in &s.paths[p].links {
-                load[l] += demand[i] / f.paths.len() as f64;
+                load[l] += demand[i] * path_part(f, p);
             }
         }
     }
     let mut rate = vec![0.0; nflows];
     for (i, f) in s.flows.iter().enumerate() {
-        let share = f
+        rate[i] = f
             .paths
             .iter()
-            .flat_map(|&p| s.paths[p].links.iter())
-            .map(|&l| if load[l] > 0.0 { (s.links[l].rate_bps as f64 / load[l]).min(1.0) } else { 1.0 })
-            .fold(1.0f64, f64::min);
-        rate[i] = demand[i] * share;
+            .map(|&p| {
+                let share = s.paths[p]
+                    .links
+                    .iter()
+                    .map(|&l| if load[l] > 0.0 { (s.links[l].rate_bps as f64 / load[l]).min(1.0) } else { 1.0 })
+                    .fold(1.0f64, f64::min);
+                demand[i] * path_part(f, p) * share
+            })
+            .sum();
     }
 
     let mut e = Estimate::default();

@@ -95,6 +95,9 @@ pub struct MptcpConn {
     o3_count: u64,
     pub reinjections: u64,
     pub penalties: u64,
+    /// Subflows that may have something to send (bit i: subflow i): acknowledged, timed out
+    /// or handed data since they last transmitted. The others would find nothing to send.
+    dirty: u64,
     // ----- scratch buffers reused on every pass (no allocation on the hot path) -----
     views: Vec<SubflowView>,
     states: Vec<SubflowState>,
@@ -103,6 +106,7 @@ pub struct MptcpConn {
 impl MptcpConn {
     /// A connection over `subs` with a connection-level receive buffer of `rcv_buf` bytes.
     pub fn new(subs: Vec<Subflow>, sched: Sched, rcv_buf: u64, header: u32, mss: u32) -> MptcpConn {
+        assert!(subs.len() <= 64, "at most 64 subflows");
         MptcpConn {
             subs,
             sched,
@@ -124,6 +128,7 @@ impl MptcpConn {
             o3_count: 0,
             reinjections: 0,
             penalties: 0,
+            dirty: 0,
             views: Vec::new(),
             states: Vec::new(),
         }
@@ -149,9 +154,18 @@ impl MptcpConn {
         self.schedule(now);
         let header = self.header + DSS_MAPPING_BYTES;
         let edge = self.check.then_some(self.right_edge);
-        for (i, sub) in self.subs.iter_mut().enumerate() {
-            sub.transmit(now, i, header, true, edge, tx);
+        let mut dirty = std::mem::take(&mut self.dirty);
+        while dirty != 0 {
+            let i = dirty.trailing_zeros() as usize;
+            dirty &= dirty - 1;
+            self.subs[i].transmit(now, i, header, true, edge, tx);
         }
+    }
+
+    /// Hands the chunk [dsn, dsn+len) to subflow `i`.
+    fn assign(&mut self, i: usize, dsn: u64, len: u64) {
+        self.subs[i].assign(dsn, len);
+        self.dirty |= 1 << i;
     }
 
     pub fn on_packet(&mut self, now: SimTime, i: usize, header: &Header, tx: &mut impl Sink) -> Arrival {
@@ -176,6 +190,7 @@ impl MptcpConn {
                 }
             }
             Header::TcpAck(h) => {
+                self.dirty |= 1 << i;
                 self.subflow_states();
                 let sub = &mut self.subs[i];
                 let una_before = sub.sender.snd_una();
@@ -215,6 +230,7 @@ impl MptcpConn {
                 if !self.subs[i].rto_due(now, i, tx) {
                     return;
                 }
+                self.dirty |= 1 << i;
                 self.subflow_states();
                 let una = self.subs[i].sender.snd_una();
                 let fired = self.subs[i].sender.on_timer_coupled(now, &self.states, i);

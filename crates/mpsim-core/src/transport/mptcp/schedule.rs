@@ -23,11 +23,15 @@ impl MptcpConn {
 
     fn schedule_with(&mut self, now: SimTime, views: &mut Vec<SubflowView>) {
         let mss = self.mss as u64;
-        // every pass hands out a chunk or stops; the bound only guards against a faulty scheduler
+        views.clear();
+        views.extend(self.subs.iter().map(Subflow::view));
+        // every pass hands out a chunk or stops; the bound only guards against a faulty
+        // scheduler. A pass changes at most one subflow, whose view alone is rebuilt.
         for _ in 0..100_000 {
-            views.clear();
-            views.extend(self.subs.iter().map(Subflow::view));
-            if self.serve_reinjection(views) {
+            if let Some(t) = self.serve_reinjection(views) {
+                if let Some(t) = t {
+                    views[t] = self.subs[t].view();
+                }
                 continue;
             }
             // new data
@@ -63,7 +67,8 @@ impl MptcpConn {
                 Decision::Send(i) if i < self.subs.len() && views[i].usable => {
                     let copies = self.sched.copies(&ctx, i);
                     let dsn = self.dsn_nxt;
-                    self.subs[i].assign(dsn, len);
+                    self.assign(i, dsn, len);
+                    views[i] = self.subs[i].view();
                     self.dsn_nxt += len;
                     for j in (0..self.subs.len().min(64)).filter(|&j| copies & (1 << j) != 0) {
                         self.reinject.push_back(Reinject { dsn, len: len as u32, target: Some(j), exclude: None });
@@ -76,9 +81,9 @@ impl MptcpConn {
 
     /// Hands the first pending reinjection that some subflow can take now to it (an entry no
     /// subflow can take, such as a copy excluded from the only working subflow, must not hold
-    /// back the ones behind it). Entries already acknowledged are dropped. True if an entry
-    /// was served or dropped.
-    fn serve_reinjection(&mut self, views: &mut [SubflowView]) -> bool {
+    /// back the ones behind it). Entries already acknowledged are dropped. Some(the subflow
+    /// that took it) if an entry was served, Some(None) if one was dropped, None otherwise.
+    fn serve_reinjection(&mut self, views: &mut [SubflowView]) -> Option<Option<usize>> {
         while self.reinject.front().is_some_and(|r| r.dsn + r.len as u64 <= self.data_una) {
             self.reinject.pop_front();
         }
@@ -103,15 +108,16 @@ impl MptcpConn {
                 continue;
             }
             self.reinject.remove(k);
-            if let Some(t) = target.filter(|_| live) {
-                self.subs[t].assign(r.dsn, r.len as u64);
+            let taker = target.filter(|_| live);
+            if let Some(t) = taker {
+                self.assign(t, r.dsn, r.len as u64);
                 if r.target.is_none() {
                     self.reinjections += 1;
                 }
             }
-            return true;
+            return Some(taker);
         }
-        false
+        None
     }
 
     /// Carries out the scheduler's answer to a blocked window: penalise a subflow, and
@@ -119,13 +125,14 @@ impl MptcpConn {
     fn act_on_block(&mut self, act: BlockedAction) {
         if let Some(p) = act.penalize {
             self.subs[p].sender.penalize();
+            self.dirty |= 1 << p;
             self.penalties += 1;
         }
         if let Some(t) = act.reinject_on {
             let una = self.data_una;
             if let Some(m) = self.subs.iter().flat_map(|s| s.map.iter()).find(|m| m.dsn == una) {
                 let (dsn, len) = (m.dsn, m.len);
-                self.subs[t].assign(dsn, len as u64);
+                self.assign(t, dsn, len as u64);
                 self.reinjections += 1;
             }
         }
