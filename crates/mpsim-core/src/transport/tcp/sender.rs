@@ -375,7 +375,11 @@ impl TcpSender {
         }
         // Rule 2: new data, within the receiver's window
         let t = self.new_segment(now, Some((room, pipe)))?;
-        self.arm_probe(now);
+        // after an ACK the probe is armed already (at this same instant); only a flight
+        // started from idle needs it here
+        if self.probe_deadline.is_none() {
+            self.arm_probe(now);
+        }
         Some(t)
     }
 
@@ -463,6 +467,7 @@ impl TcpSender {
 
     /// Arms the loss probe (Linux `tcp_schedule_loss_probe`): in the Open state, with data
     /// outstanding and no probe already outstanding; otherwise disarms it.
+    #[inline]
     fn arm_probe(&mut self, now: SimTime) {
         self.probe_deadline = None;
         if !self.tlp_on || self.state != CaState::Open || self.outstanding() == 0 || !self.tlp.may_probe() {
@@ -581,8 +586,10 @@ impl TcpSender {
         if self.sacked_bytes > 0 {
             newly_lost += self.mark_lost_by_sack();
         }
-        if self.rack_on {
+        if self.rack_on && (self.sacked_bytes > 0 || self.retrans_bytes > 0) {
             newly_lost += self.rack_detect(now);
+        } else {
+            self.reo_deadline = None;
         }
 
         if self.tlp_on && self.tlp.on_ack(self.snd_una, self.state != CaState::Open) == ProbeOutcome::Repaired {
@@ -648,6 +655,7 @@ impl TcpSender {
         self.arm_probe(now);
     }
 
+    #[inline]
     fn grow(&mut self, now: SimTime, delivered: u64, prior_in_flight: u64, subflows: &[SubflowState], me: usize) {
         if delivered > 0 && self.cwnd_limited(prior_in_flight) {
             let ctx = AckContext {
