@@ -17,7 +17,7 @@ from .reproduce.common import fmt_ci, md_table, mean_ci
 
 SC = Path(__file__).resolve().parents[2] / "scenarios" / "mptcp"
 CONTROLLERS = ("reno", "lia", "olia", "balia")
-SCHEDULERS = ("round_robin", "lowest_rtt_plain", "lowest_rtt", "blest", "ecf", "otias", "redundant", "single_path")
+SCHEDULERS = ("round_robin", "lowest_rtt_plain", "lowest_rtt", "linux_upstream", "blest", "ecf", "otias", "redundant", "single_path")
 BUFFERS = ("64KB", "256KB", "4MB")
 
 

@@ -230,6 +230,29 @@ def _fmt_two(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _notes(rows: list[dict[str, Any]]) -> list[str]:
+    """What the cells outside the target have in common, from their own numbers."""
+    out = []
+    for r in rows:
+        if within(r):
+            continue
+        peak_rtt = base_rtt_s(r["rtt_ms"]) + r["buffer_pkts"] * (MSS + HEADER) * 8 / RATE_BPS
+        if r["timeouts"] > 0:
+            out.append(
+                f"- {r['rtt_ms']} ms, {r['buffer_bdp']} BDP: {r['timeouts']} timeouts. At the peak of the sawtooth the RTT is "
+                f"{peak_rtt:.2f} s; the timer fired before the fast retransmission was acknowledged."
+            )
+        else:
+            per = r["retransmits"] / max(1, r["fast_recoveries"])
+            out.append(
+                f"- {r['rtt_ms']} ms, {r['buffer_bdp']} BDP: no timeout, goodput {r['utilisation'] / r['model']:.3f} of the model "
+                f"with a queue of {r['buffer_pkts']} packets and windows of about {pipe_packets(r['rtt_ms']) + r['buffer_pkts']:.0f} "
+                f"segments, {per:.1f} retransmissions per fast recovery: the fluid model does not hold at that granularity "
+                "(the additive increase's back-to-back pair fills such a queue, and the fast retransmission can be dropped too)."
+            )
+    return [""] + out if out else []
+
+
 def report(modes: dict[str, dict[str, Any]], command: str) -> str:
     lines = [
         "# TCP on long, deep-buffered paths",
@@ -251,7 +274,9 @@ def report(modes: dict[str, dict[str, Any]], command: str) -> str:
         lines += ["", f"## Retransmission timer `tcp.rto = \"{mode}\"`", "", "### One Reno flow", ""]
         lines += _fmt_single(t["single"])
         ok = sum(within(r) for r in t["single"])
-        lines += ["", f"{ok} of {len(t['single'])} cells within target.", "", "### LIA and OLIA over two such disjoint paths", ""]
+        lines += ["", f"{ok} of {len(t['single'])} cells within target."]
+        lines += _notes(t["single"])
+        lines += ["", "### LIA and OLIA over two such disjoint paths", ""]
         lines += _fmt_multi(t["multi"])
         lines += ["", "### Two disjoint 10 Mbit/s paths, 10 and 50 ms one way, 100-packet queues, 120 s", ""]
         lines += _fmt_two(t["two"])
