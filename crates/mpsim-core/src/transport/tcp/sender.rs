@@ -183,6 +183,8 @@ pub struct TcpSender {
     reo_deadline: Option<SimTime>,
     tlp: Tlp,
     probe_deadline: Option<SimTime>,
+    /// When the probe was last armed (re-arming at the same instant changes nothing).
+    probe_armed_at: Option<SimTime>,
     probe_due: bool,
     frto: Frto,
     /// F-RTO step 2b: this ACK may send new data only.
@@ -232,6 +234,7 @@ impl TcpSender {
             reo_deadline: None,
             tlp: Tlp::default(),
             probe_deadline: None,
+            probe_armed_at: None,
             probe_due: false,
             frto: Frto::default(),
             frto_send_new: false,
@@ -375,9 +378,9 @@ impl TcpSender {
         }
         // Rule 2: new data, within the receiver's window
         let t = self.new_segment(now, Some((room, pipe)))?;
-        // after an ACK the probe is armed already (at this same instant); only a flight
-        // started from idle needs it here
-        if self.probe_deadline.is_none() {
+        // Linux re-arms the probe after sending new data; after an ACK it is armed already
+        // at this same instant
+        if self.probe_armed_at != Some(now) {
             self.arm_probe(now);
         }
         Some(t)
@@ -470,6 +473,7 @@ impl TcpSender {
     #[inline]
     fn arm_probe(&mut self, now: SimTime) {
         self.probe_deadline = None;
+        self.probe_armed_at = Some(now);
         if !self.tlp_on || self.state != CaState::Open || self.outstanding() == 0 || !self.tlp.may_probe() {
             return;
         }
