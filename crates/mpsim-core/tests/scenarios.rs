@@ -256,3 +256,30 @@ fn a_custom_controller_drives_the_window() {
     assert!((f.goodput_bps - expect).abs() / expect < 0.03, "{} vs {expect}", f.goodput_bps);
     assert!(Simulation::new(&s).with_controller("nope", || mpsim_core::cc::Controller::by_name("reno").unwrap()).is_err());
 }
+
+#[test]
+fn timer_mode_and_recovery_switches_are_scenario_keys() {
+    let run = |tcp: &str| {
+        let text = one_link("20s", "", &format!("app = {{ kind = \"bulk\", bytes = \"1MB\" }}\ntcp = {{ {tcp} }}"));
+        run_checked(&parse(&text)).summary.flows[0].clone()
+    };
+    // the RTO floor depends on the mode unless min_rto is given
+    let linux = run("rto = \"linux\"");
+    let rfc = run("rto = \"rfc6298\"");
+    let rfc_200 = run("rto = \"rfc6298\", min_rto = \"200ms\"");
+    assert!(linux.rto_final_ms >= linux.srtt_final_ms.unwrap() + 200.0 - 1e-6, "{linux:?}");
+    assert_eq!(rfc.rto_final_ms, 1000.0);
+    assert!(rfc_200.rto_final_ms < 1000.0, "{rfc_200:?}");
+    for tcp in ["frto = false, rack = false, tlp = false, prr = false", "prr = true"] {
+        assert!(run(tcp).complete, "{tcp}");
+    }
+    for (tcp, key, what) in [
+        ("rto = \"ns3\"", "flow[0].tcp.rto", "unknown timer 'ns3'"),
+        ("rack = \"yes\"", "flow[0].tcp.rack", "expected true or false"),
+        ("rto = \"rfc6298\", max_rto = \"500ms\"", "flow[0].tcp.min_rto", "must not exceed max_rto"),
+    ] {
+        let text = one_link("1s", "", &format!("tcp = {{ {tcp} }}"));
+        let e = Scenario::from_toml(&text, "t.toml").unwrap_err().to_string();
+        assert!(e.contains(key) && e.contains(what), "{tcp}: {e}");
+    }
+}
