@@ -79,16 +79,18 @@ fn one_drop_is_repaired_by_one_fast_retransmit() {
 
 #[test]
 fn a_lost_tail_is_probed_or_else_needs_the_timer() {
-    // a 60 KB transfer whose tail is wiped out: no dup-ACKs can follow
-    let drops = "loss = { model = \"scripted\", drops = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40] }";
-    // the tail loss probe draws a SACK, and RACK finds the rest: no timeout
-    let out = run_checked(&parse(&one_link("10s", drops, "app = { kind = \"bulk\", bytes = \"60KB\" }")));
+    // a 60 KB transfer (42 segments) whose last 22 segments are all lost: no later segment
+    // arrives to trigger duplicate ACKs or RACK
+    let drops: Vec<String> = (20..=41).map(|k| k.to_string()).collect();
+    let drops = format!("loss = {{ model = \"scripted\", drops = [{}] }}", drops.join(", "));
+    // the tail loss probe (the last segment again) draws a SACK, RACK finds the rest
+    let out = run_checked(&parse(&one_link("10s", &drops, "app = { kind = \"bulk\", bytes = \"60KB\" }")));
     let f = &out.summary.flows[0];
     assert!(f.complete);
-    assert_eq!(f.timeouts, 0, "{f:?}");
-    // without the probe and RACK only the retransmission timer helps
-    let plain = "app = { kind = \"bulk\", bytes = \"60KB\" }\ntcp = { tlp = false, rack = false }";
-    let out = run_checked(&parse(&one_link("10s", drops, plain)));
+    assert_eq!((f.timeouts, f.loss_probes), (0, 1), "{f:?}");
+    // without the probe only the retransmission timer helps
+    let plain = "app = { kind = \"bulk\", bytes = \"60KB\" }\ntcp = { tlp = false }";
+    let out = run_checked(&parse(&one_link("10s", &drops, plain)));
     let f = &out.summary.flows[0];
     assert!(f.complete);
     assert!(f.timeouts >= 1, "{f:?}");

@@ -1114,6 +1114,37 @@ mod tests {
     }
 
     #[test]
+    fn after_a_timeout_acks_grow_the_window_at_once_and_ssthresh_is_set_once() {
+        let cfg = SenderConfig { mss: MSS as u32, initial_window: 10, frto: false, ..SenderConfig::default() };
+        let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+        s.write(40 * MSS);
+        drain(&mut s, SimTime::ZERO);
+        let t = s.rto_deadline().unwrap();
+        s.on_rto(t);
+        // ssthresh from the flight at the timeout (10 segments), one segment to start from
+        assert_eq!((s.ssthresh(), s.cwnd()), (5 * MSS, MSS));
+        assert_eq!(drain(&mut s, t).len(), 1);
+        // the retransmission is acknowledged: still in Loss (9 segments presumed lost), yet
+        // the window grows by slow start at once and two retransmissions follow
+        let t1 = t + Dur::from_millis(100);
+        s.on_ack(t1, &ack(MSS, &[]));
+        assert_eq!(s.state(), CaState::Loss);
+        assert_eq!(s.cwnd(), 2 * MSS);
+        let next = drain(&mut s, t1);
+        assert_eq!(next.iter().map(|x| (x.seq, x.retx)).collect::<Vec<_>>(), vec![(MSS, true), (2 * MSS, true)]);
+        // originals of 3 and 4 arrive late (an RTT sample clears the backoff); a second
+        // timeout in the same episode keeps ssthresh: it is not taken from the small flight
+        // of the Loss state
+        s.on_ack(t1 + Dur::from_millis(1), &ack(MSS, &[(3 * MSS, 5 * MSS)]));
+        assert_eq!((s.state(), s.rtt().backoff()), (CaState::Loss, 0));
+        drain(&mut s, t1 + Dur::from_millis(1));
+        let t2 = s.rto_deadline().unwrap();
+        s.on_rto(t2);
+        assert_eq!((s.ssthresh(), s.cwnd()), (5 * MSS, MSS));
+        assert!(s.check_invariants().is_ok());
+    }
+
+    #[test]
     fn no_rtt_sample_from_segments_sacked_long_ago_or_from_retransmissions() {
         let mut s = sender(10);
         s.write(10 * MSS);
