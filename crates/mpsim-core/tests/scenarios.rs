@@ -79,16 +79,18 @@ fn one_drop_is_repaired_by_one_fast_retransmit() {
 
 #[test]
 fn a_lost_tail_is_probed_or_else_needs_the_timer() {
-    // a 60 KB transfer whose tail is wiped out: no dup-ACKs can follow
-    let drops = "loss = { model = \"scripted\", drops = [20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40] }";
-    // the tail loss probe draws a SACK, and RACK finds the rest: no timeout
-    let out = run_checked(&parse(&one_link("10s", drops, "app = { kind = \"bulk\", bytes = \"60KB\" }")));
+    // a 60 KB transfer (42 segments) whose last 22 segments are all lost: no later segment
+    // arrives to trigger duplicate ACKs or RACK
+    let drops: Vec<String> = (20..=41).map(|k| k.to_string()).collect();
+    let drops = format!("loss = {{ model = \"scripted\", drops = [{}] }}", drops.join(", "));
+    // the tail loss probe (the last segment again) draws a SACK, RACK finds the rest
+    let out = run_checked(&parse(&one_link("10s", &drops, "app = { kind = \"bulk\", bytes = \"60KB\" }")));
     let f = &out.summary.flows[0];
     assert!(f.complete);
-    assert_eq!(f.timeouts, 0, "{f:?}");
-    // without the probe and RACK only the retransmission timer helps
-    let plain = "app = { kind = \"bulk\", bytes = \"60KB\" }\ntcp = { tlp = false, rack = false }";
-    let out = run_checked(&parse(&one_link("10s", drops, plain)));
+    assert_eq!((f.timeouts, f.loss_probes), (0, 1), "{f:?}");
+    // without the probe only the retransmission timer helps
+    let plain = "app = { kind = \"bulk\", bytes = \"60KB\" }\ntcp = { tlp = false }";
+    let out = run_checked(&parse(&one_link("10s", &drops, plain)));
     let f = &out.summary.flows[0];
     assert!(f.complete);
     assert!(f.timeouts >= 1, "{f:?}");
@@ -255,4 +257,31 @@ fn a_custom_controller_drives_the_window() {
     let expect = 5.0 * 1460.0 * 8.0 / rtt;
     assert!((f.goodput_bps - expect).abs() / expect < 0.03, "{} vs {expect}", f.goodput_bps);
     assert!(Simulation::new(&s).with_controller("nope", || mpsim_core::cc::Controller::by_name("reno").unwrap()).is_err());
+}
+
+#[test]
+fn timer_mode_and_recovery_switches_are_scenario_keys() {
+    let run = |tcp: &str| {
+        let text = one_link("20s", "", &format!("app = {{ kind = \"bulk\", bytes = \"1MB\" }}\ntcp = {{ {tcp} }}"));
+        run_checked(&parse(&text)).summary.flows[0].clone()
+    };
+    // the RTO floor depends on the mode unless min_rto is given
+    let linux = run("rto = \"linux\"");
+    let rfc = run("rto = \"rfc6298\"");
+    let rfc_200 = run("rto = \"rfc6298\", min_rto = \"200ms\"");
+    assert!(linux.rto_final_ms >= linux.srtt_final_ms.unwrap() + 200.0 - 1e-6, "{linux:?}");
+    assert_eq!(rfc.rto_final_ms, 1000.0);
+    assert!(rfc_200.rto_final_ms < 1000.0, "{rfc_200:?}");
+    for tcp in ["frto = false, rack = false, tlp = false, prr = false", "prr = true"] {
+        assert!(run(tcp).complete, "{tcp}");
+    }
+    for (tcp, key, what) in [
+        ("rto = \"ns3\"", "flow[0].tcp.rto", "unknown timer 'ns3'"),
+        ("rack = \"yes\"", "flow[0].tcp.rack", "expected true or false"),
+        ("rto = \"rfc6298\", max_rto = \"500ms\"", "flow[0].tcp.min_rto", "must not exceed max_rto"),
+    ] {
+        let text = one_link("1s", "", &format!("tcp = {{ {tcp} }}"));
+        let e = Scenario::from_toml(&text, "t.toml").unwrap_err().to_string();
+        assert!(e.contains(key) && e.contains(what), "{tcp}: {e}");
+    }
 }

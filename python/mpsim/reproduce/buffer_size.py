@@ -171,7 +171,7 @@ def _report(measured: dict, sweep: Any, durations: tuple, seeds: int, quick: boo
         f"Produced by `{cmd}`: {seeds} seeds per case; goodput after the start of the run, Mbit/s,",
         "mean ± 95% confidence interval. Scenario: `scenarios/buffer_size/two_paths.toml` (its comments",
         "list the assumptions: one 10 Mbit/s link per path whose drop-tail queue is the router buffer,",
-        "MSS 1460 B, IW 10, SACK, min RTO 200 ms, Reno for single-path TCP, \"20ms\" read as 20 s).",
+        "MSS 1460 B, IW 10, SACK, Linux's RTO (at least SRTT + 200 ms), Reno for single-path TCP, \"20ms\" read as 20 s).",
         "",
     ]
     if spread == 0:

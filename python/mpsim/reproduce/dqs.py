@@ -97,7 +97,7 @@ def _report(util: dict, tput0: dict, ns: tuple, seeds: int, quick: bool, data: A
         "",
         f"Produced by `{cmd}`: {seeds} seeds per point, mean ± 95% confidence interval. Scenario:",
         "`scenarios/dqs/four_paths.toml` (its comments list the assumptions: one link per sub-path,",
-        "100-packet queues, MSS 1460 B, IW 10, SACK, min RTO 200 ms, 60 s runs measured after 5 s).",
+        "100-packet queues, MSS 1460 B, IW 10, SACK, Linux's RTO (at least SRTT + 200 ms), 60 s runs measured after 5 s).",
         "Utilisation = aggregate goodput / 14 Mbit/s (the sum of the sub-path bandwidths). DQS is the",
         "`dqs` scheduler (eq. (9) as printed, RTT averaged with β = 0.75); `dqs_exact` and `dqs_backoff`",
         "are the variants of ALGORITHMS.md §8.",

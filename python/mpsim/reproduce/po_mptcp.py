@@ -3,8 +3,8 @@ Multipathing Services" against standard MPTCP, for a prioritised video stream ov
 wireless paths with background traffic.
 
 The paper's Figs. 4-8 (throughput, delay, delay over time, jitter over time, PSNR) and the
-per-priority delay that is the point of the scheme. "Standard MPTCP" is the Linux default
-(lowest RTT first); since PO-MPTCP's path ranking coincides with that scheduler's choice except
+per-priority delay that is the point of the scheme. "Standard MPTCP" is the default of the
+Linux MPTCP kernel of the paper's time (v0.9x, lowest RTT first); since PO-MPTCP's path ranking coincides with that scheduler's choice except
 on exact RTT ties, the variant over round-robin (`po_mptcp_rr` against `round_robin`) is run
 as well.
 """
@@ -151,7 +151,7 @@ def _report(agg: dict, losses: tuple, seeds: int, quick: bool, video: Any) -> st
         "`scenarios/po_mptcp/wifi_wimax.toml` (its comments list every assumption: path delays 15 and",
         "35 ms, 50-packet router queues, background load 30% per path on average redrawn every 5 s",
         "between 0 and 60% with an 80/20 TCP/UDP byte mix, a 3.8 Mbit/s video with a 12-frame GOP",
-        "and high-priority I frames, LIA, 256 KB buffers). MPTCP is the Linux default scheduler",
+        "and high-priority I frames, LIA, 256 KB buffers). MPTCP is the Linux MPTCP v0.9x default scheduler",
         "(lowest RTT first); MPTCP (RR) is round-robin; each PO-MPTCP variant sends prioritised data",
         "by its path ranking and the rest with the corresponding standard scheduler.",
         "",
@@ -214,7 +214,7 @@ def _report(agg: dict, losses: tuple, seeds: int, quick: bool, video: Any) -> st
         + "As specified (ALGORITHMS.md §9), PBPD sends prioritised data to the first path of MDPS's",
         "  ranking (ascending RTT, then larger window) that has window room, and everything else to",
         "  the standard scheduler, lowest RTT with window room. The two choices coincide unless two",
-        "  paths have exactly the same smoothed RTT, so against the Linux default the scheme cannot",
+        "  paths have exactly the same smoothed RTT, so against the v0.9x default the scheme cannot",
         "  change where data goes.",
         "- Against round-robin it can, but only when several paths have room at once: when both",
         "  windows are full (lossy paths, a stream faster than the paths carry), every chunk waits in",

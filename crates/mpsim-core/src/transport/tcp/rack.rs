@@ -36,6 +36,7 @@ impl Rack {
     /// (RFC 8985 §6.2 step 2). `retransmitted`: it was sent more than once, so the ACK may be
     /// for an earlier copy; as Linux does without timestamps, such a sample is ignored when
     /// it is shorter than the minimum RTT.
+    #[inline]
     pub fn on_delivered(&mut self, sent_at: SimTime, end_seq: u64, retransmitted: bool, now: SimTime, min_rtt: Option<Dur>) {
         let rtt = now.since(sent_at);
         if retransmitted && min_rtt.is_some_and(|m| rtt < m) {

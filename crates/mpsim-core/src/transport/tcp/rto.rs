@@ -105,6 +105,7 @@ impl RtoEstimator {
 
     /// Feeds a valid sample (Karn's rule applied by the caller). `snd_una` and `snd_nxt` are
     /// the sender's after the ACK that gave it (Linux ends its per-round maximum on them).
+    #[inline]
     pub fn on_sample(&mut self, r: Dur, snd_una: u64, snd_nxt: u64) {
         match self.mode {
             RtoMode::Linux => self.linux_sample(r.0.max(1), snd_una, snd_nxt),
@@ -122,13 +123,14 @@ impl RtoEstimator {
             self.rtt_seq = snd_nxt;
             return;
         };
-        let err = m as i128 - (srtt8 >> 3) as i128;
-        let srtt8 = (srtt8 as i128 + err).max(1) as u64;
-        let mut gain = err.abs() - (self.mdev >> 2) as i128;
+        // nanoseconds below 2^62 (146 years): i64 holds every difference
+        let err = m as i64 - (srtt8 >> 3) as i64;
+        let srtt8 = (srtt8 as i64 + err).max(1) as u64;
+        let mut gain = err.abs() - (self.mdev >> 2) as i64;
         if err < 0 && gain > 0 {
             gain >>= 3;
         }
-        self.mdev = (self.mdev as i128 + gain).max(0) as u64;
+        self.mdev = (self.mdev as i64 + gain).max(0) as u64;
         if self.mdev > self.mdev_max {
             self.mdev_max = self.mdev;
             if self.mdev_max > self.rttvar {

@@ -178,6 +178,8 @@ pub struct TcpSender {
     reo_deadline: Option<SimTime>,
     tlp: Tlp,
     probe_deadline: Option<SimTime>,
+    /// When the probe was last armed (re-arming at the same instant changes nothing).
+    probe_armed_at: Option<SimTime>,
     probe_due: bool,
     frto: Frto,
     /// F-RTO step 2b: this ACK may send new data only.
@@ -227,6 +229,7 @@ impl TcpSender {
             reo_deadline: None,
             tlp: Tlp::default(),
             probe_deadline: None,
+            probe_armed_at: None,
             probe_due: false,
             frto: Frto::default(),
             frto_send_new: false,
@@ -370,7 +373,11 @@ impl TcpSender {
         }
         // Rule 2: new data, within the receiver's window
         let t = self.new_segment(now, Some((room, pipe)))?;
-        self.arm_probe(now);
+        // Linux re-arms the probe after sending new data; after an ACK it is armed already
+        // at this same instant
+        if self.probe_armed_at != Some(now) {
+            self.arm_probe(now);
+        }
         Some(t)
     }
 
@@ -458,8 +465,10 @@ impl TcpSender {
 
     /// Arms the loss probe (Linux `tcp_schedule_loss_probe`): in the Open state, with data
     /// outstanding and no probe already outstanding; otherwise disarms it.
+    #[inline]
     fn arm_probe(&mut self, now: SimTime) {
         self.probe_deadline = None;
+        self.probe_armed_at = Some(now);
         if !self.tlp_on || self.state != CaState::Open || self.outstanding() == 0 || !self.tlp.may_probe() {
             return;
         }
@@ -576,8 +585,10 @@ impl TcpSender {
         if self.sacked_bytes > 0 {
             newly_lost += self.mark_lost_by_sack();
         }
-        if self.rack_on {
+        if self.rack_on && (self.sacked_bytes > 0 || self.retrans_bytes > 0) {
             newly_lost += self.rack_detect(now);
+        } else {
+            self.reo_deadline = None;
         }
 
         if self.tlp_on && self.tlp.on_ack(self.snd_una, self.state != CaState::Open) == ProbeOutcome::Repaired {
@@ -643,6 +654,7 @@ impl TcpSender {
         self.arm_probe(now);
     }
 
+    #[inline]
     fn grow(&mut self, now: SimTime, delivered: u64, prior_in_flight: u64, subflows: &[SubflowState], me: usize) {
         if delivered > 0 && self.cwnd_limited(prior_in_flight) {
             let ctx = AckContext {
@@ -1094,6 +1106,37 @@ mod tests {
         let segs = drain(&mut s, t);
         assert_eq!(segs, vec![TxSegment { seq: 0, len: MSS as u32, retx: true, forced: false }]);
         assert_eq!(s.rto_deadline(), Some(t + Dur::from_secs(2)), "backed off");
+    }
+
+    #[test]
+    fn after_a_timeout_acks_grow_the_window_at_once_and_ssthresh_is_set_once() {
+        let cfg = SenderConfig { mss: MSS as u32, initial_window: 10, frto: false, ..SenderConfig::default() };
+        let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+        s.write(40 * MSS);
+        drain(&mut s, SimTime::ZERO);
+        let t = s.rto_deadline().unwrap();
+        s.on_rto(t);
+        // ssthresh from the flight at the timeout (10 segments), one segment to start from
+        assert_eq!((s.ssthresh(), s.cwnd()), (5 * MSS, MSS));
+        assert_eq!(drain(&mut s, t).len(), 1);
+        // the retransmission is acknowledged: still in Loss (9 segments presumed lost), yet
+        // the window grows by slow start at once and two retransmissions follow
+        let t1 = t + Dur::from_millis(100);
+        s.on_ack(t1, &ack(MSS, &[]));
+        assert_eq!(s.state(), CaState::Loss);
+        assert_eq!(s.cwnd(), 2 * MSS);
+        let next = drain(&mut s, t1);
+        assert_eq!(next.iter().map(|x| (x.seq, x.retx)).collect::<Vec<_>>(), vec![(MSS, true), (2 * MSS, true)]);
+        // originals of 3 and 4 arrive late (an RTT sample clears the backoff); a second
+        // timeout in the same episode keeps ssthresh: it is not taken from the small flight
+        // of the Loss state
+        s.on_ack(t1 + Dur::from_millis(1), &ack(MSS, &[(3 * MSS, 5 * MSS)]));
+        assert_eq!((s.state(), s.rtt().backoff()), (CaState::Loss, 0));
+        drain(&mut s, t1 + Dur::from_millis(1));
+        let t2 = s.rto_deadline().unwrap();
+        s.on_rto(t2);
+        assert_eq!((s.ssthresh(), s.cwnd()), (5 * MSS, MSS));
+        assert!(s.check_invariants().is_ok());
     }
 
     #[test]
