@@ -434,7 +434,7 @@ def test_sweep_folder_options_need_a_folder(small_path, tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_lazy_relation_reads_nothing_until_used(small_path, tmp_path):
+def test_lazy_relation_and_a_folder_without_rows(small_path, tmp_path):
     folder = tmp_path / "study"
     mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "2%"]}, seeds=2, processes=1, progress=False, out=folder)
     rel = mpsim.load_sweep(folder, lazy=True)

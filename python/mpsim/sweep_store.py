@@ -323,9 +323,10 @@ def load_sweep(folder: str | os.PathLike[str], table: str = "flows", *, lazy: bo
             per run that raised: grid columns, ``seed``, ``run``, ``run_id``,
             ``error_type``, ``error``), or, for a sweep with ``series=True``,
             ``"flow_series"``, ``"subflow_series"`` or ``"link_series"``.
-        lazy: return a DuckDB relation instead of a DataFrame: nothing is read until it is
-            used (``rel.filter(...)``, ``rel.aggregate(...)``, ``rel.df()``), so a large
-            folder can be summarised without loading it.
+        lazy: return a DuckDB relation instead of a DataFrame: only the run ids are read
+            up front, the rows when the relation is used (``rel.filter(...)``,
+            ``rel.aggregate(...)``, ``rel.df()``), so a large folder can be summarised
+            without loading it.
 
     Returns:
         a pandas DataFrame (``attrs["grid"]`` lists the grid keys) or a
