@@ -12,8 +12,9 @@ peak memory as the number of runs grows.
    before timing, and its start-up time reported apart). The machine is shared, so the
    three are run interleaved, in a rotating order, for several rounds, and the speed-ups
    are ratios within one round; the table gives every round and the median.
-2. Per-run overhead: 256 runs of about 2 ms each on 2 local processes and on the 2-worker
-   cluster: the difference in wall time per run is what the Dask path costs per run.
+2. Per-run cost: sweeps of 32 and 512 runs of about 2 ms each on 2 local processes and on
+   the 2-worker cluster; the slope between the two sizes is the cost of one more run, and
+   the difference between the back ends is what the Dask path costs per run.
 3. Memory: the peak resident memory (ru_maxrss) of the parent process for a 2,000-run sweep
    of short runs against a 20-run sweep of the same runs, each in a fresh Python process,
    2 local workers, results and every run's time series (10 ms samples) in a sweep folder.
@@ -38,6 +39,7 @@ LONG = ROOT / "scenarios" / "validation" / "dumbbell_10x100m_loss0.toml"
 SHORT = ROOT / "scenarios" / "validation" / "dumbbell_2x10m_loss1.toml"
 LONG_GRID = {"flow.*.tcp.min_rto": ["200ms", "1s"]}  # x 32 seeds = 64 runs
 SHORT_SET = {"duration": "5s", "metrics.warmup": "0s"}
+SIZES = (32, 512)  # short-run sweep sizes for the per-run cost
 
 MEMORY_SCRIPT = """
 import json, os, resource, sys, time
@@ -82,8 +84,9 @@ def cpu_seconds() -> float:
 
 
 def timed_sweep(tmp: Path, name: str, scenario: Path, grid: dict, seeds: int, overrides: dict | None,
-                **where) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one sweep into a fresh sweep folder."""
+                **where) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, seconds spent simulating summed over runs) of one sweep
+    into a fresh sweep folder."""
     import mpsim
 
     folder = tmp / f"{name}-{time.monotonic_ns()}"
@@ -93,7 +96,8 @@ def timed_sweep(tmp: Path, name: str, scenario: Path, grid: dict, seeds: int, ov
     wall = time.perf_counter() - t
     cpu = cpu_seconds() - cpu
     assert rep.failed == 0 and rep.done == len(next(iter(grid.values()))) * seeds, rep
-    return wall, cpu
+    sim = mpsim.query(folder, "SELECT sum(w) AS s FROM (SELECT DISTINCT run_id, wall_s AS w FROM flows)")["s"][0]
+    return wall, cpu, float(sim)
 
 
 def memory_run(runs: int, out: str) -> dict:
@@ -127,23 +131,28 @@ def main(argv: list[str] | None = None) -> int:
         for where in configs.values():
             timed_sweep(tmp, "warm", LONG, LONG_GRID, 2, {"duration": "5s"}, **where)
 
-        rounds, cpu = [], {n: [] for n in configs}
+        rounds, cpu, busy = [], {n: [] for n in configs}, {n: [] for n in configs}
+        workers = {"local1": 1, "local2": 2, "dask2": 2}
         names = list(configs)
         for i in range(args.rounds):
             order = names[i % 3:] + names[: i % 3]
             times = {}
             for n in order:
-                times[n], c = timed_sweep(tmp, n, LONG, LONG_GRID, 32, None, **configs[n])
+                times[n], c, sim = timed_sweep(tmp, n, LONG, LONG_GRID, 32, None, **configs[n])
                 cpu[n].append(c)
+                busy[n].append(sim / (workers[n] * times[n]))
             rounds.append({"order": order, "load": os.getloadavg()[0], **times})
             print(f"round {i + 1}: " + ", ".join(f"{n} {times[n]:.2f} s" for n in order), flush=True)
 
         overhead = []
         for i in range(args.rounds):
             order = ["local2", "dask2"] if i % 2 == 0 else ["dask2", "local2"]
-            times = {n: timed_sweep(tmp, n, SHORT, LONG_GRID, 128, SHORT_SET, **configs[n])[0] for n in order}
+            times = {}
+            for n in order:
+                for size in SIZES:
+                    times[n, size] = timed_sweep(tmp, n, SHORT, LONG_GRID, size // 2, SHORT_SET, **configs[n])[0]
             overhead.append(times)
-            print(f"short runs {i + 1}: " + ", ".join(f"{n} {times[n]:.2f} s" for n in order), flush=True)
+            print(f"short runs {i + 1}: " + ", ".join(f"{n} x{k} {v:.2f} s" for (n, k), v in times.items()), flush=True)
         client.close()
         cluster.close()
 
@@ -196,34 +205,55 @@ def main(argv: list[str] | None = None) -> int:
         "2-worker sweep is well below 2, other processes had the cores and the wall-time speed-up",
         "says more about them than about the sweep.",
         "",
-        "| back end | CPU s per sweep | CPU ms per run | parallelism (CPU / wall, median) |",
-        "|---|---|---|---|",
+        "The last column is less sensitive to the other load: the time the workers spent",
+        "simulating (each run's `wall_s`, summed) over the time they had (workers x the sweep's",
+        "wall time). A run slowed by another process is slow in both, so this is what the sweep",
+        "machinery itself loses: starting workers, handing out runs, writing results, the tail.",
+        "",
+        "| back end | CPU s per sweep | CPU ms per run | parallelism (CPU / wall, median) | workers busy simulating (median, min-max) |",
+        "|---|---|---|---|---|",
     ]
     labels = {"local1": "1 local worker", "local2": "2 local workers", "dask2": "Dask, 2 workers"}
     for n in configs:
         par = med([c / r[n] for c, r in zip(cpu[n], rounds)])
-        lines.append(f"| {labels[n]} | {med(cpu[n]):.2f} | {med(cpu[n]) / 64 * 1e3:.0f} | {par:.2f} |")
+        lines.append(f"| {labels[n]} | {med(cpu[n]):.2f} | {med(cpu[n]) / 64 * 1e3:.0f} | {par:.2f} | "
+                     f"{med(busy[n]):.0%} ({min(busy[n]):.0%}-{max(busy[n]):.0%}) |")
     per_run_long = [(r["dask2"] - r["local2"]) / 64 * 1e3 for r in rounds]
     lines += [
         "",
         "Efficiency is the speed-up over one worker divided by the number of workers (target: at",
         "least 85% for the second worker).",
         "",
-        f"## Per-run overhead: 256 runs of `{SHORT.relative_to(ROOT)}` shortened to 5 s (about 2 ms each)",
+        f"## Per-run cost: sweeps of {SIZES[0]} and {SIZES[1]} runs of `{SHORT.relative_to(ROOT)}` shortened to 5 s "
+        "(about 2 ms of simulation each)",
         "",
-        "| round | 2 local workers (s) | Dask, 2 workers (s) | local ms per run | Dask ms per run | Dask minus local, ms per run |",
+        "The cost of one more run is the slope between the two sweep sizes; what is left of the",
+        f"{SIZES[0]}-run sweep is the fixed cost of a sweep (starting the local worker processes;",
+        "on Dask the cluster is already up). Short runs go to the workers in chunks (about 50 ms",
+        "of work per local task, 100 ms per Dask task), so per-task costs are shared.",
+        "",
+        "| round | back end | " + " | ".join(f"{k} runs (s)" for k in SIZES) + " | ms per run | fixed cost (s) |",
         "|---|---|---|---|---|---|",
     ]
-    diffs = []
+    slopes = {"local2": [], "dask2": []}
+    fixed = {"local2": [], "dask2": []}
     for i, r in enumerate(overhead, 1):
-        d = (r["dask2"] - r["local2"]) / 256 * 1e3
-        diffs.append(d)
-        lines.append(f"| {i} | {r['local2']:.2f} | {r['dask2']:.2f} | {r['local2'] / 256 * 1e3:.2f} | "
-                     f"{r['dask2'] / 256 * 1e3:.2f} | {d:+.2f} |")
+        for n in ("local2", "dask2"):
+            a, b = r[n, SIZES[0]], r[n, SIZES[1]]
+            per = (b - a) / (SIZES[1] - SIZES[0])
+            slopes[n].append(per)
+            fixed[n].append(a - SIZES[0] * per)
+            lines.append(f"| {i} | {labels[n]} | {a:.2f} | {b:.2f} | {per * 1e3:.2f} | {a - SIZES[0] * per:.2f} |")
+    diff = [(d - l) * 1e3 for d, l in zip(slopes["dask2"], slopes["local2"])]
     lines += [
-        f"| median | | | | | {med(diffs):+.2f} |",
+        f"| median | {labels['local2']} | | | {med(slopes['local2']) * 1e3:.2f} | {med(fixed['local2']):.2f} |",
+        f"| median | {labels['dask2']} | | | {med(slopes['dask2']) * 1e3:.2f} | {med(fixed['dask2']):.2f} |",
         "",
-        f"On the 64-run sweep above the same difference is {med(per_run_long):+.1f} ms per run (median).",
+        f"Per-run cost of the Dask path minus that of local processes: {med(diff):+.2f} ms per run (median "
+        f"of the rounds' differences: {', '.join(f'{d:+.2f}' for d in diff)}).",
+        "",
+        f"On the 64-run sweep above, Dask minus 2 local workers is {med(per_run_long):+.1f} ms per run (median), "
+        "including the local workers' start-up.",
         "",
         "## Memory of the parent process (peak RSS), 2 local workers, short runs",
         "",

@@ -315,6 +315,11 @@ def test_resume_reuses_only_runs_of_the_same_scenario(small_path, tmp_path):
     changed.write_text(small_path.read_text().replace('rate = "10Mbps"', 'rate = "12Mbps"'))
     with pytest.raises(SweepFolderError, match="another scenario"):
         mpsim.sweep(changed, grid2, seeds=3, overrides={"duration": "2s"}, processes=1, progress=False, out=folder)
+    # runs of another mpsim version are not mixed in either
+    manifest = json.loads((folder / "sweep.json").read_text())
+    (folder / "sweep.json").write_text(json.dumps({**manifest, "mpsim": "0.0.1"}))
+    with pytest.raises(SweepFolderError, match="runs of mpsim 0.0.1"):
+        mpsim.sweep(small_path, grid2, seeds=3, overrides={"duration": "2s"}, processes=1, progress=False, out=folder)
     # a folder that is not a sweep folder is left alone
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
@@ -429,7 +434,7 @@ def test_sweep_folder_options_need_a_folder(small_path, tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_lazy_relation_reads_nothing_until_used(small_path, tmp_path):
+def test_lazy_relation_and_a_folder_without_rows(small_path, tmp_path):
     folder = tmp_path / "study"
     mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "2%"]}, seeds=2, processes=1, progress=False, out=folder)
     rel = mpsim.load_sweep(folder, lazy=True)

@@ -17,8 +17,8 @@ written before its ``flows`` file, and series files whose ``flows`` twin is miss
 sweep died between the two) are removed when the folder is opened again.
 
 ``sweep.json`` records the base scenario (a hash of it after the fixed overrides, before the
-grid), the grid keys and whether time series are kept. Resuming into a folder whose record
-differs is refused, so rows of different experiments never mix.
+grid), the grid keys, whether time series are kept and the mpsim version. Resuming into a
+folder whose record differs is refused, so rows of different experiments never mix.
 
 Reading goes through DuckDB: :func:`load_sweep` and :func:`query`.
 """
@@ -130,7 +130,7 @@ class Store:
             "mpsim": version,
             "points": list(points),
         }
-        if mpath.exists() and fresh:
+        if fresh:
             cls._clear(root)
         elif mpath.exists():
             try:
@@ -159,6 +159,8 @@ class Store:
             return f"another storage format ({old.get('format')!r})"
         if old.get("base") != new["base"]:
             return "another scenario (the scenario or the fixed overrides changed)"
+        if old.get("mpsim") != new["mpsim"]:
+            return f"runs of mpsim {old.get('mpsim')} (this is mpsim {new['mpsim']}, whose results may differ)"
         if list(old.get("grid") or []) != list(new["grid"]):
             return f"other grid keys ({', '.join(old.get('grid') or []) or 'none'})"
         if bool(old.get("series")) != bool(new["series"]):
@@ -321,9 +323,10 @@ def load_sweep(folder: str | os.PathLike[str], table: str = "flows", *, lazy: bo
             per run that raised: grid columns, ``seed``, ``run``, ``run_id``,
             ``error_type``, ``error``), or, for a sweep with ``series=True``,
             ``"flow_series"``, ``"subflow_series"`` or ``"link_series"``.
-        lazy: return a DuckDB relation instead of a DataFrame: nothing is read until it is
-            used (``rel.filter(...)``, ``rel.aggregate(...)``, ``rel.df()``), so a large
-            folder can be summarised without loading it.
+        lazy: return a DuckDB relation instead of a DataFrame: only the run ids are read
+            up front, the rows when the relation is used (``rel.filter(...)``,
+            ``rel.aggregate(...)``, ``rel.df()``), so a large folder can be summarised
+            without loading it.
 
     Returns:
         a pandas DataFrame (``attrs["grid"]`` lists the grid keys) or a

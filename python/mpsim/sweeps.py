@@ -6,11 +6,13 @@ validated before the first run), then its runs go to a back end:
 * local worker processes (:mod:`concurrent.futures`, 'spawn' start method); a worker
   process that dies is replaced and the runs it had are run again, alone, so a run that
   kills its worker every time is found and recorded as failed after ``LOCAL_RETRIES``
-  retries without taking other runs with it;
+  retries without taking other runs with it; short runs travel in chunks of about
+  ``LOCAL_TASK_S`` seconds of work;
 * a Dask cluster (``dask=`` a ``distributed.Client``, a cluster object, a scheduler address
   or ``"local:N"`` for a LocalCluster of N worker processes); Dask reschedules the runs of a
   lost worker itself (``distributed.scheduler.allowed-failures`` times, then the run is
-  recorded as failed).
+  recorded as failed); short runs travel in chunks of about ``DASK_TASK_S`` seconds of work.
+  Chunks are sized from the runs timed so far, so the cost of a task is shared by its runs.
 
 Results go to a sink as runs finish: in memory (the DataFrame :func:`sweep` returns) or,
 with ``out=FOLDER``, to the Parquet dataset of :mod:`mpsim.sweep_store`, in small batches,
@@ -54,6 +56,12 @@ FLUSH_EVERY_S = 1.0
 FLUSH_RUNS = 256
 #: ... or this many rows of time series.
 FLUSH_SERIES_ROWS = 200_000
+#: Short runs go to local workers in chunks of about this many seconds of work ...
+LOCAL_TASK_S = 0.05
+#: ... and to Dask workers in chunks of about this many ...
+DASK_TASK_S = 0.1
+#: ... and at most this many runs per chunk.
+MAX_CHUNK = 64
 
 
 # -------------------------------------------------------------------------------------
@@ -144,7 +152,7 @@ class _Plan:
         self.keys = list(grid)
         value_lists = [_grid_values(k, grid[k]) for k in self.keys]
         stored_lists = [_stored_values(v) for v in value_lists]
-        self.points: list[dict[str, Any]] = []
+        self.points: list[dict[str, Any]] = []  # each point's scenario as plain JSON values
         self.combos: list[tuple[Any, ...]] = []  # grid values as given (in-memory frame)
         self.labels: list[dict[str, Any]] = []  # grid values as stored in a folder
         self.point_ids: list[str] = []
@@ -160,7 +168,7 @@ class _Plan:
             p = len(self.points)
             plain = json.loads(js)
             self.point_ids.append(_digest({k: v for k, v in plain.items() if k != "seed"}, 16))
-            self.points.append(d)
+            self.points.append(plain)
             self.combos.append(combo)
             self.labels.append(dict(zip(self.keys, stored)))
             for seed in seeds:
@@ -181,9 +189,10 @@ class _Plan:
             raise marked from None
 
     def scenario_json(self, run: _Run) -> str:
-        d = self.points[run.point]
-        d["seed"] = run.seed
-        return to_json(d, self.origin)
+        """The run's scenario as JSON text for the core (the point's, with the run's seed)."""
+        plain = self.points[run.point]
+        plain["seed"] = run.seed
+        return json.dumps(plain, allow_nan=False)
 
 
 # -------------------------------------------------------------------------------------
@@ -193,6 +202,7 @@ class _Plan:
 def _run_task(scenario_json: str, origin: str, series: bool) -> dict[str, Any]:
     """Runs one sweep run (in a worker) and returns ``{"summary": JSON text, "series":
     {table: columns} or None}``, or ``{"error_type", "error"}`` if the run raised."""
+    start = time.perf_counter()
     try:
         raw = _core.run(scenario_json, origin, None)
     except (KeyboardInterrupt, SystemExit):
@@ -201,7 +211,7 @@ def _run_task(scenario_json: str, origin: str, series: bool) -> dict[str, Any]:
         return {"error_type": "ScenarioError", "error": str(from_core(e))}
     except BaseException as e:  # noqa: BLE001 - a panic in the core is a BaseException
         return {"error_type": type(e).__name__, "error": str(e) or repr(e)}
-    out: dict[str, Any] = {"summary": str(raw["summary"]), "series": None}
+    out: dict[str, Any] = {"summary": str(raw["summary"]), "series": None, "wall_s": time.perf_counter() - start}
     if series:  # Arrow tables: compact to send back and to hold until written
         import pyarrow as pa
 
@@ -478,6 +488,36 @@ def _execute(
     return counts
 
 
+def _run_chunk(payloads: list[str], origin: str, series: bool) -> list[dict[str, Any]]:
+    """Runs several sweep runs in one task of a back end (see :func:`_chunk_size`)."""
+    return [_run_task(p, origin, series) for p in payloads]
+
+
+def _chunk_size(mean_run_s: float | None, target_s: float) -> int:
+    """Runs per task: enough short runs to fill about *target_s* seconds, so the cost of a
+    task (a round trip to a worker process or through the Dask scheduler) does not
+    dominate; one run per task until a run was timed."""
+    if mean_run_s is None:
+        return 1
+    return max(1, min(MAX_CHUNK, int(target_s / max(mean_run_s, 1e-6))))
+
+
+class _Timing:
+    """The mean wall time of the runs finished so far."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.wall = 0.0
+
+    def add(self, out: Mapping[str, Any]) -> None:
+        if "wall_s" in out:
+            self.runs += 1
+            self.wall += out["wall_s"]
+
+    def mean(self) -> float | None:
+        return self.wall / self.runs if self.runs else None
+
+
 def _execute_local(plan: _Plan, runs: list[_Run], processes: int, series: bool, emit: Callable[..., None]) -> int:
     """Local worker processes; returns how many runs were run again after a worker died."""
     import multiprocessing
@@ -507,45 +547,54 @@ def _execute_local(plan: _Plan, runs: list[_Run], processes: int, series: bool, 
     queue = deque(runs)
     suspects: deque[_Run] = deque()  # runs whose worker died: each is run again alone
     deaths: Counter[str] = Counter()
-    inflight: dict[Any, _Run] = {}
+    inflight: dict[Any, list[_Run]] = {}  # future -> the runs of its chunk
+    timing = _Timing()
     retried = 0
+
+    def submit(chunk: list[_Run]) -> None:
+        payloads = [plan.scenario_json(r) for r in chunk]
+        inflight[pool.submit(_run_chunk, payloads, plan.origin, series)] = chunk
+
+    def deliver(chunk: list[_Run], outs: list[dict[str, Any]]) -> None:
+        for run, out in zip(chunk, outs):
+            timing.add(out)
+            emit(run, out)
+
     try:
         while queue or suspects or inflight:
             broken = False
             try:
                 if suspects:
                     if not inflight:
-                        run = suspects.popleft()
-                        inflight[pool.submit(_run_task, plan.scenario_json(run), plan.origin, series)] = run
+                        submit([suspects.popleft()])
                 else:
                     while queue and len(inflight) < 2 * processes:
-                        run = queue[0]
-                        inflight[pool.submit(_run_task, plan.scenario_json(run), plan.origin, series)] = run
-                        queue.popleft()
+                        n = min(_chunk_size(timing.mean(), LOCAL_TASK_S), len(queue))
+                        submit([queue.popleft() for _ in range(n)])
             except BrokenProcessPool:
                 broken = True
             lost: list[_Run] = []
             if not broken:
                 done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                 for fut in done:
-                    run = inflight.pop(fut)
+                    chunk = inflight.pop(fut)
                     try:
-                        out = fut.result()
+                        outs = fut.result()
                     except BrokenProcessPool:
                         broken = True
-                        lost.append(run)
+                        lost.extend(chunk)
                         continue
-                    emit(run, out)
+                    deliver(chunk, outs)
             if not broken:
                 continue
             # A worker died: every run still in flight is lost with the pool.
-            alone = len(lost) + len(inflight) == 1
             wait(inflight)
-            for fut, run in inflight.items():
+            for fut, chunk in inflight.items():
                 if fut.exception() is None:
-                    emit(run, fut.result())
+                    deliver(chunk, fut.result())
                 else:
-                    lost.append(run)
+                    lost.extend(chunk)
+            alone = len(lost) == 1 and len(inflight) <= 1
             inflight.clear()
             stop(pool)
             pool = new_pool()
@@ -639,30 +688,34 @@ def _execute_dask(plan: _Plan, runs: list[_Run], dask: Any, series: bool, emit: 
     client, close = _dask_client(dask)
     try:
         _check_workers(client)
-        # Keep a bounded number of runs on the cluster: the parent holds neither every
+        # Keep a bounded number of tasks on the cluster: the parent holds neither every
         # scenario nor every result at once.
         window = max(8, 2 * sum(client.nthreads().values()))
-        todo = iter(runs)
-        pending: dict[str, _Run] = {}
+        todo = deque(runs)
+        pending: dict[str, list[_Run]] = {}
         futures = as_completed()
+        timing = _Timing()
 
         def submit_next() -> None:
-            run = next(todo, None)
-            if run is not None:
-                fut = client.submit(_run_task, plan.scenario_json(run), plan.origin, series, pure=False)
-                pending[fut.key] = run
+            chunk = [todo.popleft() for _ in range(min(_chunk_size(timing.mean(), DASK_TASK_S), len(todo)))]
+            if chunk:
+                payloads = [plan.scenario_json(r) for r in chunk]
+                fut = client.submit(_run_chunk, payloads, plan.origin, series, pure=False)
+                pending[fut.key] = chunk
                 futures.add(fut)
 
         for _ in range(window):
             submit_next()
         for fut in futures:
-            run = pending.pop(fut.key)
+            chunk = pending.pop(fut.key)
             try:
-                out = fut.result()
-            except KilledWorker as e:  # its workers died allowed-failures times
-                out = {"error_type": "KilledWorker", "error": f"the Dask workers running it died: {e}"}
+                outs = fut.result()
+            except KilledWorker as e:  # the workers running it died allowed-failures times
+                outs = [{"error_type": "KilledWorker", "error": f"the Dask workers running it died: {e}"}] * len(chunk)
             fut.release()
-            emit(run, out)
+            for run, out in zip(chunk, outs):
+                timing.add(out)
+                emit(run, out)
             submit_next()
     finally:
         close()
