@@ -102,7 +102,7 @@ bench: build
 	$(BIN)/python benches/compare_ns3.py
 
 speed:
-	$(PYTHON) benches/speed.py
+	$(PYTHON) benches/speed.py $$(command -v valgrind >/dev/null && echo --instructions)
 
 sweep-bench: build
 	$(BIN)/python benches/sweep_scaling.py

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Core speed: delivered data packets per wall-clock second on fixed scenarios.
 
-    python benches/speed.py [--repeats 5] [--out benches/results/speed.md]
+    python benches/speed.py [--repeats 5] [--instructions] [--out benches/results/speed.md]
     python benches/speed.py --baseline OLD_BINARY [--rounds 5] [--instructions]
 
 With --baseline, the `speed` example built from an earlier commit (copy
@@ -32,7 +32,12 @@ CASES = [
     ("scenarios/validation/dumbbell_2x10m_loss1.toml", None),
     ("scenarios/mptcp/speed_2path.toml", 3.5e6),
     ("scenarios/mptcp/speed_2path_tcp.toml", None),
+    ("scenarios/speed/dumbbell_100x1g.toml", None),
 ]
+
+#: One Multipath TCP connection over 1, 2, 4 and 8 paths: the cost per delivered packet should
+#: not grow with the number of subflows (target: 8 within 1.3x of 1).
+SUBFLOW_CASES = [f"scenarios/speed/mptcp_{n}path.toml" for n in (1, 2, 4, 8)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--instructions",
         action="store_true",
-        help="with --baseline: also count instructions per delivered packet with valgrind's callgrind "
+        help="also count instructions per delivered packet with valgrind's callgrind "
         "(independent of the machine's load; about 50 times slower than a plain run)",
     )
     args = ap.parse_args(argv)
@@ -61,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---|---|---|---|",
     ]
     ok = True
-    for scen, target in CASES:
+    for scen, target in CASES + [(c, None) for c in SUBFLOW_CASES]:
         out = subprocess.run([str(binary), scen, str(args.repeats)], cwd=ROOT, check=True, capture_output=True, text=True).stdout
         r = json.loads(out)
         good = target is None or r["packets_per_s"] >= target
@@ -71,6 +76,23 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(
             f"| {Path(scen).stem} | {r['packets_delivered']:,} | {r['wall_s']:.3f} | {r['packets_per_s']:,.0f} | {r['events_per_s']:,.0f} | {tgt} | {flows} |"
         )
+    if args.instructions:
+        lines += [
+            "",
+            "Instructions per delivered packet (valgrind's callgrind; independent of the machine's load):",
+            "",
+            "| scenario | instructions / packet | relative to 1 subflow |",
+            "|---|---|---|",
+        ]
+        base = None
+        for scen in [c for c, _ in CASES] + SUBFLOW_CASES:
+            ir, pk = instructions(binary, scen)
+            per = ir / pk
+            rel = ""
+            if scen in SUBFLOW_CASES:
+                base = base or per
+                rel = f"{per / base:.2f}"
+            lines.append(f"| {Path(scen).stem} | {per:,.0f} | {rel} |")
     text = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

@@ -98,9 +98,13 @@ pub struct MptcpConn {
     /// Subflows that may have something to send (bit i: subflow i): acknowledged, timed out
     /// or handed data since they last transmitted. The others would find nothing to send.
     dirty: u64,
-    // ----- scratch buffers reused on every pass (no allocation on the hot path) -----
+    /// What the scheduler and the coupled controllers see of each subflow, kept from one use
+    /// to the next; a subflow's entries are rebuilt only after it changed (bit i of the
+    /// `stale_*` masks), so the work per ACK does not grow with the number of subflows.
     views: Vec<SubflowView>,
     states: Vec<SubflowState>,
+    stale_views: u64,
+    stale_states: u64,
 }
 
 impl MptcpConn {
@@ -131,7 +135,17 @@ impl MptcpConn {
             dirty: 0,
             views: Vec::new(),
             states: Vec::new(),
+            stale_views: u64::MAX,
+            stale_states: u64::MAX,
         }
+    }
+
+    /// Subflow `i` changed (an ACK, a timer, data handed to it or sent, its window cut): its
+    /// view and state must be rebuilt before their next use.
+    #[inline]
+    fn touch(&mut self, i: usize) {
+        self.stale_views |= 1 << i;
+        self.stale_states |= 1 << i;
     }
 
     pub fn progress(&self) -> Progress {
@@ -145,8 +159,21 @@ impl MptcpConn {
 
     /// What the coupled controllers see of every subflow.
     fn subflow_states(&mut self) {
-        self.states.clear();
-        self.states.extend(self.subs.iter().map(|s| s.sender.subflow_state(s.usable && !s.backup)));
+        let state = |s: &Subflow| s.sender.subflow_state(s.usable && !s.backup);
+        if self.states.len() != self.subs.len() {
+            self.states.clear();
+            self.states.extend(self.subs.iter().map(state));
+        } else {
+            let mut stale = self.stale_states;
+            while stale != 0 {
+                let i = stale.trailing_zeros() as usize;
+                stale &= stale - 1;
+                if i < self.subs.len() {
+                    self.states[i] = state(&self.subs[i]);
+                }
+            }
+        }
+        self.stale_states = 0;
     }
 
     /// Schedules new data (and pending reinjections), then lets every subflow transmit.
@@ -159,6 +186,7 @@ impl MptcpConn {
             let i = dirty.trailing_zeros() as usize;
             dirty &= dirty - 1;
             self.subs[i].transmit(now, i, header, true, edge, tx);
+            self.touch(i);
         }
     }
 
@@ -166,6 +194,7 @@ impl MptcpConn {
     fn assign(&mut self, i: usize, dsn: u64, len: u64) {
         self.subs[i].assign(dsn, len);
         self.dirty |= 1 << i;
+        self.touch(i);
     }
 
     pub fn on_packet(&mut self, now: SimTime, i: usize, header: &Header, tx: &mut impl Sink) -> Arrival {
@@ -202,8 +231,8 @@ impl MptcpConn {
                         sub.map.pop_front();
                     }
                 }
+                self.touch(i);
                 self.on_data_ack(h.data_ack, h.wnd());
-                self.states.clear();
                 if self.check {
                     let sub = &self.subs[i];
                     if let Err(e) = sub.sender.check_invariants() {
@@ -234,7 +263,7 @@ impl MptcpConn {
                 self.subflow_states();
                 let una = self.subs[i].sender.snd_una();
                 let fired = self.subs[i].sender.on_timer_coupled(now, &self.states, i);
-                self.states.clear();
+                self.touch(i);
                 if fired == TimerEvent::Rto {
                     self.reinject_after_timeout(i);
                     let dsn = dsn_of(&self.subs[i].map, una).unwrap_or(0);

@@ -23,14 +23,27 @@ impl MptcpConn {
 
     fn schedule_with(&mut self, now: SimTime, views: &mut Vec<SubflowView>) {
         let mss = self.mss as u64;
-        views.clear();
-        views.extend(self.subs.iter().map(Subflow::view));
+        if views.len() != self.subs.len() {
+            views.clear();
+            views.extend(self.subs.iter().map(Subflow::view));
+        } else {
+            let mut stale = self.stale_views;
+            while stale != 0 {
+                let i = stale.trailing_zeros() as usize;
+                stale &= stale - 1;
+                if i < self.subs.len() {
+                    views[i] = self.subs[i].view();
+                }
+            }
+        }
+        self.stale_views = 0;
         // every pass hands out a chunk or stops; the bound only guards against a faulty
         // scheduler. A pass changes at most one subflow, whose view alone is rebuilt.
         for _ in 0..100_000 {
             if let Some(t) = self.serve_reinjection(views) {
                 if let Some(t) = t {
                     views[t] = self.subs[t].view();
+                    self.stale_views &= !(1 << t);
                 }
                 continue;
             }
@@ -69,6 +82,7 @@ impl MptcpConn {
                     let dsn = self.dsn_nxt;
                     self.assign(i, dsn, len);
                     views[i] = self.subs[i].view();
+                    self.stale_views &= !(1 << i);
                     self.dsn_nxt += len;
                     for j in (0..self.subs.len().min(64)).filter(|&j| copies & (1 << j) != 0) {
                         self.reinject.push_back(Reinject { dsn, len: len as u32, target: Some(j), exclude: None });
@@ -126,6 +140,7 @@ impl MptcpConn {
         if let Some(p) = act.penalize {
             self.subs[p].sender.penalize();
             self.dirty |= 1 << p;
+            self.touch(p);
             self.penalties += 1;
         }
         if let Some(t) = act.reinject_on {
