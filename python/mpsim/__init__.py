@@ -13,9 +13,10 @@ Every problem with a scenario is raised as :class:`mpsim.ScenarioError` (a ``Val
 naming the source, the key and what is wrong.
 """
 
-from ._core import __version__
+from ._core import AckContext, LossContext, PluginError, SchedContext, SubflowState, SubflowView, Window, __version__
 from .api import FORMATS, Result, SweepReport, aggregate, check, components, load_sweep, query, run, sweep
 from .errors import ScenarioError
+from .plugins import register_controller, register_scheduler
 from .scenario import apply_overrides, load, parse_value
 
 __all__ = [
@@ -34,4 +35,13 @@ __all__ = [
     "load",
     "apply_overrides",
     "parse_value",
+    "register_scheduler",
+    "register_controller",
+    "PluginError",
+    "SchedContext",
+    "SubflowView",
+    "Window",
+    "AckContext",
+    "LossContext",
+    "SubflowState",
 ]

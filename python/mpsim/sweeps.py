@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from . import _core
 from .errors import from_core
+from .plugins import run_json
 from .scenario import ScenarioLike, _apply, annotate, format_value, load, to_json
 from .sweep_store import SERIES_TABLES, Store
 
@@ -194,7 +195,7 @@ def _run_task(scenario_json: str, origin: str, series: bool) -> dict[str, Any]:
     """Runs one sweep run (in a worker) and returns ``{"summary": JSON text, "series":
     {table: columns} or None}``, or ``{"error_type", "error"}`` if the run raised."""
     try:
-        raw = _core.run(scenario_json, origin, None)
+        raw = run_json(scenario_json, origin)  # imports the schedulers and controllers written in Python
     except (KeyboardInterrupt, SystemExit):
         raise
     except _core.ScenarioError as e:  # the core's class does not pickle; keep its text
