@@ -367,3 +367,22 @@ def test_the_core_refuses_a_python_name_it_was_not_given():
     with pytest.raises(_core.ScenarioError) as ei:
         _core.run(to_json(d, origin), origin)
     assert ei.value.args[1] == "flow[0].scheduler"
+
+
+def test_readme_python_tutorial_runs(tmp_path):
+    """The README's "Prototype a scheduler in Python": its files and commands, as written."""
+    import os
+
+    import wheel_check
+
+    files, cmds = wheel_check.tutorial()
+    assert set(files) == {"my_sched.py", "my_cc.py"} and len(cmds) >= 3
+    venv = Path(sys.executable).parent.parent
+    env = wheel_check.clean_env(venv)
+    env["PYTHONPATH"] = os.environ.get("PYTHONPATH", "")  # as the tests run
+    results = wheel_check.run_tutorial(tmp_path, env)
+    for cmd, rc, _, tail in results:
+        assert rc == 0, f"{cmd}\n{tail}"
+    assert (tmp_path / "my_sched.png").exists() and (tmp_path / "my_cc.png").exists()
+    assert "window_aware" in results[0][3] and "coupled_reno" in results[2][3]
+    assert (tmp_path / "ws" / "summary.json").exists()

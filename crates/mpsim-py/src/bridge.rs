@@ -8,7 +8,7 @@
 //! harmless (wait, the window unchanged), later hooks no longer call Python, and the run stops
 //! at its next progress check and raises the kept error.
 
-use crate::views::{PyAckContext, PyLossContext, PySchedContext, PyWindow};
+use crate::views::{PyAckContext, PyLossContext, PyWindow, SchedViews};
 use mpsim_core::cc::{AckContext, CongestionControl, CongestionEvent, LossContext, Window};
 use mpsim_core::sched::{BlockedAction, Decision, SchedContext, Scheduler};
 use mpsim_core::time::{Dur, SimTime};
@@ -99,6 +99,9 @@ fn as_index(v: &Bound<'_, PyAny>) -> Option<i64> {
 /// `copies(ctx, chosen)` and `on_window_blocked(ctx)`.
 pub struct PyScheduler {
     obj: Py<PyAny>,
+    /// The bound method `obj.pick`, looked up once.
+    pick: Py<PyAny>,
+    views: SchedViews,
     name: &'static str,
     has_copies: bool,
     has_blocked: bool,
@@ -110,7 +113,15 @@ impl PyScheduler {
         if !has(&obj, "pick") {
             return Err(pyo3::exceptions::PyTypeError::new_err(format!("scheduler '{name}' has no pick(ctx) method")));
         }
-        Ok(PyScheduler { has_copies: has(&obj, "copies"), has_blocked: has(&obj, "on_window_blocked"), obj: obj.unbind(), name: static_name(name), fault })
+        Ok(PyScheduler {
+            has_copies: has(&obj, "copies"),
+            has_blocked: has(&obj, "on_window_blocked"),
+            pick: obj.getattr("pick")?.unbind(),
+            views: SchedViews::default(),
+            obj: obj.unbind(),
+            name: static_name(name),
+            fault,
+        })
     }
 
     fn at(&self, hook: &str, now: SimTime) -> String {
@@ -144,7 +155,7 @@ impl Scheduler for PyScheduler {
             return Decision::Wait;
         }
         Python::with_gil(|py| {
-            let r = Bound::new(py, PySchedContext::new(ctx)).and_then(|c| self.obj.bind(py).call_method1(intern!(py, "pick"), (c,)));
+            let r = self.views.get(py, ctx).and_then(|c| self.pick.bind(py).call1((c,)));
             match r {
                 Err(e) => {
                     user_error(py, &self.fault, e, self.at("pick", ctx.now));
@@ -161,7 +172,7 @@ impl Scheduler for PyScheduler {
             return 0;
         }
         Python::with_gil(|py| {
-            let r = Bound::new(py, PySchedContext::new(ctx)).and_then(|c| self.obj.bind(py).call_method1(intern!(py, "copies"), (c, chosen)));
+            let r = self.views.get(py, ctx).and_then(|c| self.obj.bind(py).call_method1(intern!(py, "copies"), (c, chosen)));
             let n = ctx.subflows.len().min(64);
             let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
             match r {
@@ -187,8 +198,7 @@ impl Scheduler for PyScheduler {
             return BlockedAction::default();
         }
         Python::with_gil(|py| {
-            let r = Bound::new(py, PySchedContext::new(ctx))
-                .and_then(|c| self.obj.bind(py).call_method1(intern!(py, "on_window_blocked"), (c,)));
+            let r = self.views.get(py, ctx).and_then(|c| self.obj.bind(py).call_method1(intern!(py, "on_window_blocked"), (c,)));
             let v = match r {
                 Err(e) => {
                     user_error(py, &self.fault, e, self.at("on_window_blocked", ctx.now));

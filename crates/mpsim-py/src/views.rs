@@ -22,8 +22,9 @@ pub fn ca_state_name(s: CaState) -> &'static str {
     }
 }
 
-/// One subflow as a scheduler sees it (`mpsim_core::sched::SubflowView`).
-#[pyclass(frozen, module = "mpsim._core", name = "SubflowView")]
+/// One subflow as a scheduler sees it (`mpsim_core::sched::SubflowView`). Read-only from
+/// Python; the bridge refills an object nobody else holds instead of making a new one.
+#[pyclass(module = "mpsim._core", name = "SubflowView")]
 pub struct PySubflowView(pub SubflowView);
 
 #[pymethods]
@@ -114,10 +115,12 @@ impl PySubflowView {
     }
 }
 
-/// What a scheduler sees of the connection (`mpsim_core::sched::SchedContext`).
-#[pyclass(frozen, module = "mpsim._core", name = "SchedContext")]
+/// What a scheduler sees of the connection (`mpsim_core::sched::SchedContext`). Read-only
+/// from Python; the bridge refills one that nobody else holds (see `SchedViews`).
+#[pyclass(module = "mpsim._core", name = "SchedContext")]
 pub struct PySchedContext {
     views: Vec<SubflowView>,
+    subflows: Py<PyTuple>,
     #[pyo3(get)]
     now: u64,
     #[pyo3(get)]
@@ -137,32 +140,78 @@ pub struct PySchedContext {
 }
 
 impl PySchedContext {
-    pub fn new(c: &SchedContext<'_>) -> Self {
-        PySchedContext {
-            views: c.subflows.to_vec(),
-            now: c.now.0,
-            unscheduled: c.unscheduled,
-            window_room: c.window_room,
-            next_len: c.next_len,
-            next_priority: c.next_priority,
-            hol_subflow: c.hol_subflow,
-            hol_sent_on: c.hol_sent_on,
-            send_window: c.send_window,
-        }
+    fn fill(&mut self, c: &SchedContext<'_>) {
+        self.views.clear();
+        self.views.extend_from_slice(c.subflows);
+        self.now = c.now.0;
+        self.unscheduled = c.unscheduled;
+        self.window_room = c.window_room;
+        self.next_len = c.next_len;
+        self.next_priority = c.next_priority;
+        self.hol_subflow = c.hol_subflow;
+        self.hol_sent_on = c.hol_sent_on;
+        self.send_window = c.send_window;
     }
 }
 
 #[pymethods]
 impl PySchedContext {
-    /// The subflows, in the order of the flow's `paths` (a new tuple on each access).
+    /// The subflows, in the order of the flow's `paths`.
     #[getter]
-    fn subflows<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let items = self.views.iter().map(|v| Bound::new(py, PySubflowView(*v))).collect::<PyResult<Vec<_>>>()?;
-        Ok(PyTuple::new_bound(py, items))
+    fn subflows(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.subflows.clone_ref(py)
     }
     /// The backup rule: True when no regular subflow is usable, so backups may carry data.
     fn backups_in_use(&self) -> bool {
         backups_in_use(&self.views)
+    }
+}
+
+/// The context objects a scheduler is handed, kept between calls: when user code kept no
+/// reference to them (reference counts show it), they are refilled in place, which spares
+/// four allocations per call; otherwise new ones are made, so a view user code kept never
+/// changes under it.
+#[derive(Default)]
+pub struct SchedViews {
+    cached: Option<(Py<PySchedContext>, Vec<Py<PySubflowView>>)>,
+}
+
+impl SchedViews {
+    pub fn get<'py>(&mut self, py: Python<'py>, c: &SchedContext<'_>) -> PyResult<Bound<'py, PySchedContext>> {
+        if let Some((ctx, views)) = &self.cached {
+            let b = ctx.bind(py);
+            // held only by this cache; the tuple only by the context; each view by the
+            // tuple and this cache
+            if ctx.get_refcnt(py) == 1 && views.len() == c.subflows.len() {
+                let mut m = b.borrow_mut();
+                if m.subflows.get_refcnt(py) == 1 && views.iter().all(|v| v.get_refcnt(py) == 2) {
+                    for (v, x) in views.iter().zip(c.subflows) {
+                        v.bind(py).borrow_mut().0 = *x;
+                    }
+                    m.fill(c);
+                    drop(m);
+                    return Ok(b.clone());
+                }
+            }
+        }
+        let views = c.subflows.iter().map(|v| Py::new(py, PySubflowView(*v))).collect::<PyResult<Vec<_>>>()?;
+        let tuple = PyTuple::new_bound(py, views.iter().map(|v| v.clone_ref(py))).unbind();
+        let mut ctx = PySchedContext {
+            views: Vec::with_capacity(c.subflows.len()),
+            subflows: tuple,
+            now: 0,
+            unscheduled: 0,
+            window_room: 0,
+            next_len: 0,
+            next_priority: 0,
+            hol_subflow: None,
+            hol_sent_on: 0,
+            send_window: 0,
+        };
+        ctx.fill(c);
+        let b = Bound::new(py, ctx)?;
+        self.cached = Some((b.clone().unbind(), views));
+        Ok(b)
     }
 }
 
