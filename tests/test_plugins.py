@@ -44,7 +44,9 @@ def names(res: mpsim.Result) -> tuple:
 @pytest.mark.parametrize("scenario", [m[0] for m in MULTIPATH])
 @pytest.mark.parametrize(
     "builtin, port",
-    [("round_robin", "mpsim.examples.round_robin:RoundRobin"), ("lowest_rtt_plain", "mpsim.examples.lowest_rtt:LowestRtt")],
+    [("round_robin", "mpsim.examples.round_robin:RoundRobin"), ("lowest_rtt_plain", "mpsim.examples.lowest_rtt:LowestRtt"),
+     # the optional hooks: on_window_blocked (reinjection, penalisation) and copies
+     ("lowest_rtt", "mpsim.examples.lowest_rtt_rbuf:LowestRttRbuf"), ("redundant", "mpsim.examples.redundant:Redundant")],
 )
 def test_python_scheduler_ports_are_bit_identical(scenario, builtin, port):
     key = f"flow.{flow_name(scenario)}.scheduler"
