@@ -123,10 +123,22 @@ def test_views_have_the_fields_and_units_of_the_core():
             seen.setdefault("events", set()).add(event)
             return mpsim.Window(max(ctx.in_flight // 2, 2 * w.mss), max(ctx.in_flight // 2, 2 * w.mss), w.mss)
 
-    mpsim.register_scheduler("probe", Probe)
-    mpsim.register_controller("coupled_probe", Coupled)
+    made = []
+
+    class CountedProbe(Probe):
+        def __init__(self):
+            super().__init__()
+            made.append("scheduler")
+
+    class CountedCoupled(Coupled):
+        def __init__(self):
+            made.append("cc")
+
+    mpsim.register_scheduler("probe", CountedProbe)
+    mpsim.register_controller("coupled_probe", CountedCoupled)
     mpsim.run(MPTCP / "rcvbuf_blocking.toml", overrides={"duration": "8s", "flow.mp.scheduler": "probe", "flow.mp.cc": "coupled_probe"},
               progress=False)
+    assert sorted(made) == ["cc", "cc", "scheduler"]  # one scheduler per connection, one controller per subflow
     c, subs = seen["ctx"], seen["subs"]
     assert isinstance(c["now"], int) and 0 < c["now"] < 5_000_000_000  # nanoseconds
     assert c["hol_subflow"] is None and c["next_len"] <= 1500
