@@ -429,3 +429,28 @@ def test_an_erratic_python_scheduler_loses_no_data():
     f = mpsim.run(MPTCP / "rcvbuf_blocking.toml", overrides=o, progress=False).flows.iloc[0]
     assert f["complete"] and f["bytes_delivered"] == f["bytes_written"] == 1_000_000
     assert f["max_receive_buffer_bytes"] <= 64_000
+
+
+def test_cli_reports_user_code_errors(user_module):
+    user_module("cli_scheds", """
+        class Bad:
+            def pick(self, ctx):
+                return 9
+
+        class Buggy:
+            def pick(self, ctx):
+                return ctx.subflows[5]
+    """)
+    scen = str(MPTCP / "rcvbuf_blocking.toml")
+
+    def mpsim_run(cls):
+        return subprocess.run([sys.executable, "-m", "mpsim", "run", scen, "--set", f"flow.mp.scheduler=cli_scheds:{cls}"],
+                              capture_output=True, text=True, timeout=120)
+
+    r = mpsim_run("Bad")  # a wrong value: one line, exit status 2
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == ("error: scheduler 'cli_scheds:Bad', pick() at t=0ns returned 9: "
+                                "expected a subflow index from 0 to 1 or None")
+    r = mpsim_run("Buggy")  # an exception: the user's traceback
+    assert r.returncode == 1 and "cli_scheds.py\", line 8, in pick" in r.stderr and "IndexError" in r.stderr
+    assert "raised in scheduler 'cli_scheds:Buggy', pick() at t=0ns" in r.stderr

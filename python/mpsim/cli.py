@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable, Iterable, NoReturn, Sequence
 
+from ._core import PluginError
 from .errors import ScenarioError
 from .scenario import parse_value
 
@@ -799,6 +800,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         _err(f"error: {e}")
     except ScenarioError as e:
+        _err(f"error: {e}")
+    except PluginError as e:  # a Python scheduler or controller answered something unusable
         _err(f"error: {e}")
     except ImportError as e:
         _err(f"error: {e}")
