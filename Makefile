@@ -9,7 +9,7 @@ PIP    := $(BIN)/python -m pip
 STAMP  := $(VENV)/.deps-installed
 OUT    ?= out
 
-.PHONY: help setup build demo test test-rust test-python test-fuzz fuzz fuzz-setup validate tcp-fidelity bench speed sweep-bench memory clean
+.PHONY: help setup build demo test test-rust test-python test-fuzz fuzz fuzz-setup validate tcp-fidelity bench speed plugin-speed wheel-check sweep-bench memory clean
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
@@ -18,6 +18,8 @@ help:
 	@echo "make tcp-fidelity  loss-free Reno, LIA, OLIA on long deep-buffered paths vs the sawtooth model -> docs/tcp_fidelity.md (~2 min)"
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
 	@echo "make speed     core speed (delivered packets per wall second) -> benches/results/speed.md"
+	@echo "make plugin-speed  a scheduler and a controller written in Python against the Rust ones -> benches/results/plugin_speed.md"
+	@echo "make wheel-check   the built wheel in a fresh virtualenv outside the checkout (also part of make test) -> docs/wheel_check.md"
 	@echo "make sweep-bench  sweep scaling (local processes, Dask) and parent memory -> benches/results/sweep_scaling.md"
 	@echo "make memory    estimated against measured peak memory of large runs -> benches/results/memory.md"
 	@echo "make fuzz      coverage-guided fuzzing of the scenario reader and of whole runs (FUZZ_TIME=$(FUZZ_TIME) s each)"
@@ -103,6 +105,12 @@ bench: build
 
 speed:
 	$(PYTHON) benches/speed.py $$(command -v valgrind >/dev/null && echo --instructions)
+
+plugin-speed: build
+	$(BIN)/python benches/plugin_speed.py
+
+wheel-check: build
+	$(BIN)/python tests/wheel_check.py --out docs/wheel_check.md
 
 sweep-bench: build
 	$(BIN)/python benches/sweep_scaling.py

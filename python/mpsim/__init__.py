@@ -13,10 +13,23 @@ Every problem with a scenario is raised as :class:`mpsim.ScenarioError` (a ``Val
 naming the source, the key and what is wrong.
 """
 
-from ._core import __version__
+import os
+
+from ._core import AckContext, LossContext, PluginError, SchedContext, SubflowState, SubflowView, Window, __version__
 from .api import FORMATS, Result, SweepReport, aggregate, check, components, load_sweep, query, run, sweep
 from .errors import ScenarioError
+from .plugins import register_controller, register_scheduler
 from .scenario import apply_overrides, load, parse_value
+
+
+
+def scenario_file(name: str) -> "os.PathLike[str]":
+    """The path of a scenario shipped with mpsim, relative to ``scenarios/``, e.g.
+    ``mpsim.scenario_file("mptcp/rcvbuf_blocking.toml")`` (see :mod:`mpsim.shipped`)."""
+    from .shipped import scenario_file as find
+
+    return find(name)
+
 
 __all__ = [
     "__version__",
@@ -34,4 +47,14 @@ __all__ = [
     "load",
     "apply_overrides",
     "parse_value",
+    "scenario_file",
+    "register_scheduler",
+    "register_controller",
+    "PluginError",
+    "SchedContext",
+    "SubflowView",
+    "Window",
+    "AckContext",
+    "LossContext",
+    "SubflowState",
 ]

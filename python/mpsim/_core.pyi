@@ -59,13 +59,101 @@ def check(scenario_json: str, origin: str) -> CheckInfo:
     Raises ScenarioError.
     """
 
-def run(scenario_json: str, origin: str, progress: Callable[[float], Any] | None = None) -> RunOutput:
+def run(
+    scenario_json: str,
+    origin: str,
+    progress: Callable[[float], Any] | None = None,
+    plugins: list[tuple[str, str, str, Callable[[], Any]]] | None = None,
+) -> RunOutput:
     """Runs a scenario given as JSON.
 
     *progress*, if given, is called now and then with the fraction done (0..1); if it
     raises, the run stops and the exception propagates. Ctrl-C raises KeyboardInterrupt.
+    *plugins* are ``(flow, "scheduler" | "cc", name, factory)``: Python implementations
+    installed before the run (see :mod:`mpsim.plugins`); an exception they raise stops the
+    run and propagates, a value the core cannot use raises PluginError.
     Raises ScenarioError for an invalid scenario.
     """
 
 def components() -> list[tuple[str, str, str]]:
     """The built-in components as ``(kind, name, description)``; kind is "cc", "scheduler", "loss" or "app"."""
+
+class PluginError(RuntimeError):
+    """A Python scheduler or controller returned a value the simulator cannot use."""
+
+class SubflowView:
+    """One subflow as a scheduler sees it (sizes in bytes, times in integer ns)."""
+
+    srtt: int | None
+    latest_rtt: int | None
+    rtt_samples: int
+    rttvar: int
+    min_rtt: int | None
+    rto: int
+    cwnd: int
+    ssthresh: int
+    mss: int
+    in_flight: int
+    queued: int
+    ca_state: str
+    """"open", "recovery" or "loss"."""
+    backup: bool
+    usable: bool
+    segments_sent: int
+    retransmits: int
+    def has_cwnd_room(self) -> bool: ...
+    def available(self) -> bool: ...
+    def eligible(self, backups: bool) -> bool: ...
+    def srtt_or_max(self) -> int: ...
+    def loss_estimate(self) -> float: ...
+
+class SchedContext:
+    """What a scheduler sees of the connection."""
+
+    now: int
+    subflows: tuple[SubflowView, ...]
+    unscheduled: int
+    window_room: int
+    next_len: int
+    next_priority: int
+    hol_subflow: int | None
+    hol_sent_on: int
+    send_window: int
+    def backups_in_use(self) -> bool: ...
+
+class Window:
+    """Congestion window, slow-start threshold and segment size, bytes."""
+
+    cwnd: int
+    ssthresh: int
+    mss: int
+    def __init__(self, cwnd: int, ssthresh: int, mss: int) -> None: ...
+    def in_slow_start(self) -> bool: ...
+
+class SubflowState:
+    """One subflow of the connection as a controller sees it."""
+
+    cwnd: int
+    ssthresh: int
+    mss: int
+    srtt: int | None
+    active: bool
+    in_recovery: bool
+    inter_loss_bytes: int
+
+class AckContext:
+    now: int
+    bytes_acked: int
+    in_flight: int
+    srtt: int | None
+    min_rtt: int | None
+    me: int
+    subflows: tuple[SubflowState, ...]
+
+class LossContext:
+    now: int
+    in_flight: int
+    srtt: int | None
+    min_rtt: int | None
+    me: int
+    subflows: tuple[SubflowState, ...]

@@ -73,6 +73,20 @@ def _prepare(
     return d, origin, to_json(d, origin), applied
 
 
+def _plugins(d: dict[str, Any], origin: str, js: str, applied: Iterable[tuple[str, str, Any]]) -> tuple[str, list[Any]]:
+    """Resolves the schedulers and controllers written in Python that the scenario names
+    (see :mod:`mpsim.plugins`); returns the JSON for the core and the list it installs."""
+    from . import plugins
+
+    try:
+        found, renames = plugins.for_scenario(d, origin)
+    except ScenarioError as e:
+        raise annotate(e, applied) from None
+    if renames:
+        js = to_json(plugins.apply_renames(d, renames), origin)
+    return js, found
+
+
 def _core_error(e: BaseException, applied: Iterable[tuple[str, str, Any]], what: str = "override") -> ScenarioError:
     return annotate(from_core(e), applied, what)
 
@@ -92,7 +106,8 @@ def check(scenario: ScenarioLike, *, overrides: Mapping[str, Any] | None = None,
     Raises:
         ScenarioError: the scenario cannot be read or is invalid.
     """
-    _, origin, js, applied = _prepare(scenario, overrides, kw)
+    d, origin, js, applied = _prepare(scenario, overrides, kw)
+    js, _ = _plugins(d, origin, js, applied)
     try:
         return dict(_core.check(js, origin))
     except _core.ScenarioError as e:
@@ -217,6 +232,7 @@ def run(
     from . import resources
 
     d, origin, js, applied = _prepare(scenario, overrides, kw)
+    js, plugins = _plugins(d, origin, js, applied)
     name = d.get("name") if isinstance(d.get("name"), str) else None
     estimate = None
     if memory_check:
@@ -232,7 +248,7 @@ def run(
     started = time.time()
     prog = _Progress(progress, name or "simulating")
     try:
-        raw = _core.run(js, origin, prog.callback())
+        raw = _core.run(js, origin, prog.callback(), plugins or None)
     except _core.ScenarioError as e:
         raise _core_error(e, applied) from None
     finally:

@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable, Iterable, NoReturn, Sequence
 
+from ._core import PluginError
 from .errors import ScenarioError
 from .scenario import parse_value
 
@@ -164,6 +165,7 @@ _KIND_TITLES = {
     "scheduler": "multipath schedulers (flow key 'scheduler', with 'paths')",
     "loss": "loss models (link keys 'loss' and 'reverse_loss')",
     "app": "applications (flow key 'app')",
+    "scenario": "scenario files shipped with mpsim (give the path to run, check or sweep)",
 }
 
 
@@ -268,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_Formatter,
     )
     ls.add_argument("kind", nargs="?", choices=list(_KIND_TITLES), metavar="KIND",
-                    help="only this kind: cc, scheduler, loss or app (default: all)")
+                    help="only this kind: cc, scheduler, loss, app or scenario (default: all)")
 
     # query
     q = sub.add_parser(
@@ -733,10 +735,25 @@ def cmd_check(args: argparse.Namespace) -> int:
     return status
 
 
+def _python_components(kind: str | None) -> list[tuple[str, str, str]]:
+    """Schedulers and controllers written in Python that installed packages declare (entry
+    points), and the shipped scenario files with their paths."""
+    from . import plugins, shipped
+
+    items = []
+    for k in ("cc", "scheduler"):
+        if kind in (None, k):
+            items += [(k, n, f"written in Python: {where}") for n, where in sorted(plugins.registered(k).items())]
+    if kind in (None, "scenario"):
+        items += [("scenario", n, str(shipped.scenario_file(n))) for n in shipped.scenario_names()]
+    return items
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from .api import components
 
-    items = components(args.kind)
+    items = components(args.kind) if args.kind != "scenario" else []
+    items += _python_components(args.kind)
     kinds = list(_KIND_TITLES)
     kinds += sorted({k for k, _, _ in items} - set(kinds))  # kinds added to the core later
     first = True
@@ -783,6 +800,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         _err(f"error: {e}")
     except ScenarioError as e:
+        _err(f"error: {e}")
+    except PluginError as e:  # a Python scheduler or controller answered something unusable
         _err(f"error: {e}")
     except ImportError as e:
         _err(f"error: {e}")

@@ -14,8 +14,9 @@ from typing import Any
 
 from . import api
 from .reproduce.common import fmt_ci, md_table, mean_ci
+from .shipped import scenarios_dir
 
-SC = Path(__file__).resolve().parents[2] / "scenarios" / "mptcp"
+SC = scenarios_dir() / "mptcp"
 CONTROLLERS = ("reno", "lia", "olia", "balia")
 SCHEDULERS = ("round_robin", "lowest_rtt_plain", "lowest_rtt", "linux_upstream", "blest", "ecf", "otias", "redundant", "single_path")
 BUFFERS = ("64KB", "256KB", "4MB")

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from . import _core
 from .errors import from_core
+from .plugins import run_json
 from .scenario import ScenarioLike, _apply, annotate, format_value, load, to_json
 from .sweep_store import SERIES_TABLES, Store
 
@@ -204,7 +205,7 @@ def _run_task(scenario_json: str, origin: str, series: bool) -> dict[str, Any]:
     {table: columns} or None}``, or ``{"error_type", "error"}`` if the run raised."""
     start = time.perf_counter()
     try:
-        raw = _core.run(scenario_json, origin, None)
+        raw = run_json(scenario_json, origin)  # imports the schedulers and controllers written in Python
     except (KeyboardInterrupt, SystemExit):
         raise
     except _core.ScenarioError as e:  # the core's class does not pickle; keep its text

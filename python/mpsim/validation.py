@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from . import api
+from .shipped import scenarios_dir
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "validation"
+SCENARIOS = scenarios_dir() / "validation"
 
 LOSS_RATES = ["0.1%", "0.5%", "1%", "2%"]
 #: one-way delays giving RTTs of 20 and 100 ms

@@ -2,10 +2,19 @@
 //! Python bindings for mpsim-core: converts types and errors, nothing else.
 //!
 //! The Python package (`python/mpsim`) does everything user-facing; this module only parses a
-//! scenario, runs it and hands back plain Python objects.
+//! scenario, runs it (with schedulers and controllers written in Python, see `bridge`) and
+//! hands back plain Python objects.
 
+mod bridge;
+mod views;
+
+use bridge::{Fault, PluginError, PyController, PyScheduler};
+use mpsim_core::cc::Controller;
 use mpsim_core::metrics::{Column, Table};
+use mpsim_core::scenario::is_external;
+use mpsim_core::sched::Sched;
 use mpsim_core::{Scenario, ScenarioError as CoreScenarioError, Simulation};
+use std::sync::Arc;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -66,16 +75,65 @@ fn check(py: Python<'_>, scenario_json: &str, origin: &str) -> PyResult<PyObject
     Ok(d.into())
 }
 
-/// Runs a scenario given as JSON. `progress`, if given, is called with the fraction done.
+/// A scheduler or controller written in Python for one flow: (flow name, "scheduler" or
+/// "cc", the name it goes by, a callable that makes one instance).
+type Plugin = (String, String, String, PyObject);
+
+/// Installs the Python schedulers (one instance per connection) and controllers (one per
+/// subflow) in `sim`.
+fn install(py: Python<'_>, s: &Scenario, origin: &str, mut sim: Simulation, plugins: Vec<Plugin>, fault: &Arc<Fault>) -> PyResult<Simulation> {
+    // a "module:Class" name left without its implementation would silently run the default
+    for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| !f.background) {
+        for (kind, name) in [("scheduler", f.scheduler.as_deref()), ("cc", Some(f.cc.as_str()))] {
+            let Some(name) = name.filter(|n| is_external(n)) else { continue };
+            if !plugins.iter().any(|p| p.0 == f.name && p.1 == kind) {
+                let msg = format!("'{name}' is written in Python: run the scenario through mpsim.run, which imports it");
+                return Err(ScenarioError::new_err((origin.to_string(), format!("flow[{i}].{kind}"), msg)));
+            }
+        }
+    }
+    for (flow, kind, name, make) in plugins {
+        let spec = s.flows.iter().find(|f| f.name == flow).ok_or_else(|| PyValueError::new_err(format!("no flow named '{flow}'")))?;
+        sim = match kind.as_str() {
+            "scheduler" => {
+                let sched = PyScheduler::new(make.bind(py).call0()?, &name, fault.clone())?;
+                sim.with_scheduler(&flow, Sched::Custom(Box::new(sched)))
+            }
+            "cc" => {
+                let mut ccs = (0..spec.paths.len())
+                    .map(|_| PyController::new(make.bind(py).call0()?, &name, fault.clone()))
+                    .collect::<PyResult<Vec<_>>>()?;
+                ccs.reverse();
+                sim.with_controller(&flow, || match ccs.pop() {
+                    Some(c) => Controller::Custom(Box::new(c)),
+                    // one object per path was made: more subflows than paths cannot happen
+                    None => Controller::by_name("reno").expect("built-in"),
+                })
+            }
+            other => return Err(PyValueError::new_err(format!("unknown plug-in kind '{other}'"))),
+        }
+        .map_err(PyValueError::new_err)?;
+    }
+    Ok(sim)
+}
+
+/// Runs a scenario given as JSON. `progress`, if given, is called with the fraction done;
+/// `plugins` are schedulers and controllers written in Python, installed before the run.
 /// Returns a dict: summary (JSON text), run_info (wall time), flow_series, link_series, trace
 /// (dicts of lists or None).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, origin, progress=None))]
-fn run(py: Python<'_>, scenario_json: &str, origin: &str, progress: Option<PyObject>) -> PyResult<PyObject> {
+#[pyo3(signature = (scenario_json, origin, progress=None, plugins=None))]
+fn run(py: Python<'_>, scenario_json: &str, origin: &str, progress: Option<PyObject>, plugins: Option<Vec<Plugin>>) -> PyResult<PyObject> {
     let s = parse(scenario_json, origin)?;
+    let fault = Arc::new(Fault::default());
+    let sim = install(py, &s, origin, Simulation::new(&s), plugins.unwrap_or_default(), &fault)?;
     let mut interrupted: Option<PyErr> = None;
     let out = py.allow_threads(|| {
-        Simulation::new(&s).run_with_progress(|frac| {
+        sim.run_with_progress(|frac| {
+            // an error in user code stops the run here
+            if fault.is_set() {
+                return false;
+            }
             Python::with_gil(|py| {
                 // keep the first error: a later one must not hide it
                 if interrupted.is_some() {
@@ -95,6 +153,9 @@ fn run(py: Python<'_>, scenario_json: &str, origin: &str, progress: Option<PyObj
             })
         })
     });
+    if let Some(e) = fault.take() {
+        return Err(e);
+    }
     if let Some(e) = interrupted {
         return Err(e);
     }
@@ -140,6 +201,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
+    m.add("PluginError", m.py().get_type_bound::<PluginError>())?;
+    views::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

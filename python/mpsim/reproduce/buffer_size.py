@@ -17,10 +17,11 @@ from typing import Any
 
 from .. import api
 from . import common
+from ..shipped import scenario_file
 
 NAME = "buffer-size"
 TITLE = "Seed 002: router buffer size and MPTCP throughput (lowest-RTT first + OLIA)"
-SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "buffer_size" / "two_paths.toml"
+SCENARIO = scenario_file("buffer_size/two_paths.toml")
 DURATIONS = ("20s", "60s")
 SWEEP_BUFFERS = ("1.5KB", "3KB", "5KB", "10KB", "20KB", "45KB")
 

@@ -14,10 +14,11 @@ from typing import Any
 
 from .. import api
 from . import common
+from ..shipped import scenario_file
 
 NAME = "dqs"
 TITLE = "Seed 001: DQS (double queue, send window) against round-robin"
-SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "dqs" / "four_paths.toml"
+SCENARIO = scenario_file("dqs/four_paths.toml")
 SCHEDULERS = ("round_robin", "dqs", "lowest_rtt", "blest")
 LABELS = {"round_robin": "RR", "dqs": "DQS", "lowest_rtt": "lowest-RTT", "blest": "BLEST"}
 CAPACITY_BPS = 14e6  # 5 + 5 + 2 + 2 Mbit/s

@@ -17,10 +17,11 @@ from typing import Any
 
 from .. import api
 from . import common
+from ..shipped import scenario_file
 
 NAME = "po-mptcp"
 TITLE = "Seed 004: PO-MPTCP (priority-aware scheduling of streaming media) against standard MPTCP"
-SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "po_mptcp" / "wifi_wimax.toml"
+SCENARIO = scenario_file("po_mptcp/wifi_wimax.toml")
 LOSSES = ("0%", "1%", "2%", "5%")
 SCHEDULERS = ("lowest_rtt", "po_mptcp", "round_robin", "po_mptcp_rr")
 LABELS = {"lowest_rtt": "MPTCP", "po_mptcp": "PO-MPTCP", "round_robin": "MPTCP (RR)", "po_mptcp_rr": "PO-MPTCP over RR"}

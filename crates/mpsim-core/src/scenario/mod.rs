@@ -15,6 +15,7 @@ use crate::transport::tcp::{defaults, RtoMode};
 use reader::{err, join, kind, Reader, Table};
 use serde_json::Value;
 use std::fmt;
+pub use transport::is_external;
 
 /// A problem with a scenario: where it is and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -61,9 +61,9 @@ impl Reader<'_> {
             (false, None) => None,
             (true, None) => Some("lowest_rtt".to_string()),
             (true, Some(sname)) => {
-                if crate::sched::Sched::by_name(&sname).is_none() {
+                if crate::sched::Sched::by_name(&sname).is_none() && !is_external(&sname) {
                     let names: Vec<&str> = crate::sched::SCHEDULERS.iter().map(|c| c.0).collect();
-                    return Err(self.e(&join(key, "scheduler"), format!("unknown scheduler '{sname}'; expected one of: {}", names.join(", "))));
+                    return Err(self.e(&join(key, "scheduler"), format!("unknown scheduler '{sname}'; expected one of: {}, or \"module:Class\"", names.join(", "))));
                 }
                 Some(sname)
             }
@@ -89,9 +89,9 @@ impl Reader<'_> {
             Some(other) => return Err(self.e(&join(key, "transport"), format!("unknown transport '{other}'; expected tcp or udp"))),
         };
         let cc = self.opt_string(&t, "cc")?.unwrap_or_else(|| "reno".into());
-        if Controller::by_name(&cc).is_none() {
+        if Controller::by_name(&cc).is_none() && !is_external(&cc) {
             let names: Vec<&str> = crate::cc::CONTROLLERS.iter().map(|c| c.0).collect();
-            return Err(self.e(&join(key, "cc"), format!("unknown congestion controller '{cc}'; expected one of: {}", names.join(", "))));
+            return Err(self.e(&join(key, "cc"), format!("unknown congestion controller '{cc}'; expected one of: {}, or \"module:Class\"", names.join(", "))));
         }
         let start = self.opt(&t, "start", units::duration)?.unwrap_or(Dur::ZERO);
         if start >= duration {
@@ -212,4 +212,60 @@ impl Reader<'_> {
         Ok(s)
     }
 
+}
+
+/// A scheduler or controller name of the form "module:Class": an implementation outside the
+/// core (written in Python), which the embedding layer resolves and installs with
+/// `Simulation::with_scheduler` / `with_controller` before the run. Until it is installed
+/// the flow runs the default (`lowest_rtt`, `reno`), which the summary names.
+pub fn is_external(name: &str) -> bool {
+    match name.split_once(':') {
+        Some((module, class)) => !module.trim().is_empty() && !class.trim().is_empty(),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_external;
+    use crate::sim::Simulation;
+    use crate::Scenario;
+
+    const TWO_PATHS: &str = r#"
+duration = "2s"
+[[link]]
+name = "a"
+rate = "10Mbps"
+delay = "10ms"
+[[link]]
+name = "b"
+rate = "10Mbps"
+delay = "30ms"
+[[path]]
+name = "pa"
+links = ["a"]
+[[path]]
+name = "pb"
+links = ["b"]
+[[flow]]
+name = "mp"
+paths = ["pa", "pb"]
+"#;
+
+    #[test]
+    fn external_names_pass_through_and_run_the_default_until_installed() {
+        assert!(is_external("my_scheds:Greedy"));
+        assert!(!is_external("greedy") && !is_external(":Greedy") && !is_external("mod:"));
+        let text = format!("{TWO_PATHS}scheduler = \"my_scheds:Greedy\"\ncc = \"my_ccs:Cubic\"\n");
+        let s = Scenario::from_toml(&text, "t.toml").expect("external names are accepted");
+        assert_eq!(s.flows[0].scheduler.as_deref(), Some("my_scheds:Greedy"));
+        assert_eq!(s.flows[0].cc, "my_ccs:Cubic");
+        let out = Simulation::new(&s).run();
+        let f = &out.summary.flows[0];
+        assert_eq!((f.scheduler.as_deref(), f.cc.as_str()), (Some("lowest_rtt"), "reno"));
+        let bad = format!("{TWO_PATHS}scheduler = \"greedy\"\n");
+        let e = Scenario::from_toml(&bad, "t.toml").unwrap_err();
+        assert_eq!(e.key, "flow[0].scheduler");
+        assert!(e.message.contains("module:Class"), "{}", e.message);
+    }
 }

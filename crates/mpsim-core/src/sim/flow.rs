@@ -90,13 +90,15 @@ fn connection(s: &Scenario, f: &FlowSpec, links: &[Link], routes: &[Route]) -> C
         .map(|(k, &p)| {
             let r = route(p);
             let rtt = handshake_rtt(links, &routes[r.fwd as usize], &routes[r.rev as usize], f.tcp.header);
-            let cc = Controller::by_name(&f.cc).expect("validated controller name");
+            // an external name ("module:Class") runs Reno until the caller installs its own
+            let cc = Controller::by_name(&f.cc).unwrap_or_else(|| Controller::by_name("reno").expect("built-in"));
             Subflow::new(r, &cfg, rcfg.clone(), cc, rtt, f.backup.get(k).copied().unwrap_or(false))
         })
         .collect();
     match &f.scheduler {
         Some(name) => {
-            let sched = Sched::by_name(name).expect("validated scheduler name");
+            // an external name ("module:Class") runs lowest_rtt until the caller installs its own
+            let sched = Sched::by_name(name).unwrap_or_else(|| Sched::by_name("lowest_rtt").expect("built-in"));
             Connection::Mptcp(Box::new(MptcpConn::new(subs, sched, f.tcp.rcv_buf, f.tcp.header, f.tcp.mss)))
         }
         None => Connection::Tcp(TcpConn::new(subs.into_iter().next().expect("a TCP flow has one path"), f.tcp.header)),
