@@ -6,12 +6,14 @@
 //! need have default implementations.
 
 pub mod balia;
+pub mod cubic;
 pub mod lia;
 pub mod olia;
 pub mod reno;
 
 use crate::time::{Dur, SimTime};
 pub use balia::Balia;
+pub use cubic::Cubic;
 pub use lia::Lia;
 pub use olia::Olia;
 pub use reno::Reno;
@@ -115,6 +117,7 @@ pub enum Controller {
     Lia(Lia),
     Olia(Olia),
     Balia(Balia),
+    Cubic(Cubic),
     /// A user-supplied controller (for example one written in Python); slower, dynamic dispatch.
     Custom(Box<dyn CongestionControl + Send>),
 }
@@ -135,6 +138,7 @@ impl Controller {
             "lia" => Some(Controller::Lia(Lia::default())),
             "olia" => Some(Controller::Olia(Olia::default())),
             "balia" => Some(Controller::Balia(Balia::default())),
+            "cubic" => Some(Controller::Cubic(Cubic::default())),
             _ => None,
         }
     }
@@ -145,6 +149,7 @@ impl Controller {
             Controller::Lia(c) => c,
             Controller::Olia(c) => c,
             Controller::Balia(c) => c,
+            Controller::Cubic(c) => c,
             Controller::Custom(c) => c.as_mut(),
         }
     }
@@ -155,6 +160,7 @@ impl Controller {
             Controller::Lia(c) => c.name(),
             Controller::Olia(c) => c.name(),
             Controller::Balia(c) => c.name(),
+            Controller::Cubic(c) => c.name(),
             Controller::Custom(c) => c.name(),
         }
     }
@@ -166,6 +172,7 @@ impl Controller {
             Controller::Lia(c) => c.on_ack(w, ctx),
             Controller::Olia(c) => c.on_ack(w, ctx),
             Controller::Balia(c) => c.on_ack(w, ctx),
+            Controller::Cubic(c) => c.on_ack(w, ctx),
             Controller::Custom(c) => c.on_ack(w, ctx),
         }
     }
@@ -181,6 +188,7 @@ impl Controller {
             Controller::Lia(c) => c.on_rtt_sample(rtt, now),
             Controller::Olia(c) => c.on_rtt_sample(rtt, now),
             Controller::Balia(c) => c.on_rtt_sample(rtt, now),
+            Controller::Cubic(c) => c.on_rtt_sample(rtt, now),
             Controller::Custom(c) => c.on_rtt_sample(rtt, now),
         }
     }
@@ -195,6 +203,7 @@ impl Controller {
             Controller::Lia(c) => c.inter_loss_bytes(),
             Controller::Olia(c) => c.inter_loss_bytes(),
             Controller::Balia(c) => c.inter_loss_bytes(),
+            Controller::Cubic(c) => c.inter_loss_bytes(),
             Controller::Custom(c) => c.inter_loss_bytes(),
         }
     }
