@@ -57,6 +57,7 @@ examples:
   mpsim sweep dumbbell.toml --grid link.bottleneck.loss=0.5%,1%,2% --seeds 5 --out loss.parquet
   mpsim check scenarios/*.toml
   mpsim list cc
+  mpsim kernel scenario.toml --repeat 3 --out kernel/   (root: the same scenario on Linux)
 
 Run 'mpsim COMMAND --help' for the options of a command.
 """
@@ -230,6 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="shorter runs only, for a first look")
     rp.add_argument("--processes", type=int, default=None, metavar="P", help="worker processes (default: all cores)")
 
+    from . import kernel
+    kernel.add_parser(sub, _Formatter, _add_set)
     return p
 
 
@@ -587,6 +590,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": cmd_check,
     "list": cmd_list,
     "reproduce": cmd_reproduce,
+    "kernel": lambda args: __import__("mpsim.kernel", fromlist=["cmd_kernel"]).cmd_kernel(args, parse_sets(args.set)),
 }
 
 
