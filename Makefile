@@ -9,7 +9,7 @@ PIP    := $(BIN)/python -m pip
 STAMP  := $(VENV)/.deps-installed
 OUT    ?= out
 
-.PHONY: help setup build demo test test-rust test-python validate bench speed clean
+.PHONY: help setup build demo test test-rust test-python validate bench speed clean kernel-table
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
@@ -17,6 +17,7 @@ help:
 	@echo "make validate  TCP against Padhye and Mathis, MPTCP against RFC 6356 -> docs/validation.md, docs/mptcp.md"
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
 	@echo "make speed     core speed (delivered packets per wall second) -> benches/results/speed.md"
+	@echo "make kernel-table  (root) scenarios/kernel/ on Linux TCP/MPTCP beside mpsim -> docs/kernel-results.md (~25 min)"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +29,7 @@ setup: $(STAMP)
 
 build: setup
 	$(BIN)/maturin develop --release --quiet
+	cargo build --release --quiet -p mpsim-linkemu
 
 demo: build
 	mkdir -p $(OUT)
@@ -38,7 +40,7 @@ demo: build
 	@echo "results in $(OUT)/: one folder per reproduced paper (report.md, figures, data), validation.md, example runs"
 
 test-rust:
-	cargo test -p mpsim-core --quiet
+	cargo test -p mpsim-core -p mpsim-linkemu --quiet
 
 test-python: build
 	$(BIN)/python -m pytest -q
@@ -51,6 +53,9 @@ validate: build
 
 bench: build
 	$(BIN)/python benches/compare_ns3.py
+
+kernel-table: build
+	$(BIN)/python -m mpsim.kernel_report --out docs/kernel-results.md --repeat 3
 
 speed:
 	$(PYTHON) benches/speed.py

@@ -47,6 +47,7 @@ __all__ = ["kernel", "KernelResult", "KernelUnavailable", "available", "unmappab
 IPPROTO_MPTCP = 262
 SO_SNDBUFFORCE = 32
 SO_RCVBUFFORCE = 33
+SO_TIMESTAMPNS = 35
 #: Kernel controllers mpsim also has (Linux has no LIA/OLIA/BALIA upstream).
 KERNEL_CCS = ("reno", "cubic")
 #: Bytes of IPv4 + TCP headers + the timestamp option on every kernel data segment.
@@ -437,11 +438,75 @@ def _agent_sender(cfg: dict[str, Any]) -> dict[str, Any]:
     return {"flows": info, "ss": samples, "nstat": counters}
 
 
+def _agent_udp_receiver(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Receives the probes and the flood of the accuracy measurement; records arrival times."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
+    s.bind(("0.0.0.0", cfg["port"]))
+    s.settimeout(0.2)
+    # the kernel's receive timestamp (CLOCK_REALTIME), so that our own wake-up is not counted
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    print("listening", flush=True)
+    end = cfg["t0_ns"] + int(cfg["total_s"] * 1e9) + int(2e9)
+    delays, flood = [], []
+    while time.monotonic_ns() < end:
+        try:
+            data, anc, _, _ = s.recvmsg(65536, 1024)
+        except socket.timeout:
+            continue
+        now = time.time_ns()
+        for level, kind_, val in anc:
+            if level == socket.SOL_SOCKET and kind_ == SO_TIMESTAMPNS:
+                sec, nsec = int.from_bytes(val[:8], "little"), int.from_bytes(val[8:16], "little")
+                now = sec * 1_000_000_000 + nsec
+        kind, sent = data[0], int.from_bytes(data[1:9], "little")
+        if kind == 1:
+            delays.append(now - sent)
+        else:
+            flood.append(now)
+    return {"delays_ns": delays, "flood_ns": flood}
+
+
+def _agent_udp_sender(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Probes (small datagrams, apart) for the delay, then a flood above the rate."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, 8 << 20)
+    dst = (cfg["addr"], cfg["port"])
+    t0 = cfg["t0_ns"]
+    _sleep_until(t0)
+    n = int(cfg["probe_s"] / cfg["probe_gap_s"])
+    for i in range(n):
+        _sleep_until(t0 + int(i * cfg["probe_gap_s"] * 1e9))
+        s.sendto(b"\x01" + time.time_ns().to_bytes(8, "little") + bytes(cfg["probe_bytes"] - 9), dst)
+    start = t0 + int(cfg["probe_s"] * 1e9)
+    _sleep_until(start)
+    gap = cfg["flood_bytes"] * 8 / cfg["flood_bps"]
+    sent = 0
+    end = start + int(cfg["flood_s"] * 1e9)
+    body = bytes(cfg["flood_bytes"] - 9)
+    while True:
+        now = time.monotonic_ns()
+        if now >= end:
+            break
+        due = start + int(sent * gap * 1e9)
+        if now < due:
+            time.sleep(min((due - now) / 1e9, 0.001))
+            continue
+        try:
+            s.sendto(b"\x02" + time.time_ns().to_bytes(8, "little") + body, dst)
+        except BlockingIOError:
+            pass
+        sent += 1
+    return {"flood_sent": sent}
+
+
 def _agent_main(argv: list[str]) -> int:
     role, cfg_file, out_file = argv
     cfg = json.loads(Path(cfg_file).read_text())
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    res = _agent_receiver(cfg) if role == "receiver" else _agent_sender(cfg)
+    agents = {"receiver": _agent_receiver, "sender": _agent_sender,
+              "udp-receiver": _agent_udp_receiver, "udp-sender": _agent_udp_sender}
+    res = agents[role](cfg)
     Path(out_file).write_text(json.dumps(res))
     return 0
 
@@ -624,11 +689,20 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
 # The mpsim side, configured as the kernel is
 
 
-def mpsim_overrides(desc: Mapping[str, Any]) -> dict[str, Any]:
-    """Overrides that make mpsim run the scenario as the kernel side does."""
+def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None] | None = None) -> dict[str, Any]:
+    """Overrides that make mpsim run the scenario as the kernel side does.
+
+    *windows*: per flow, the largest receive window the kernel advertised. Linux turns a
+    receive buffer into a window through its skb overhead ratio (``SO_RCVBUF`` is doubled,
+    then about 0.6 of it is offered as window), so the buffer that matters, the window the
+    sender was given, becomes mpsim's ``tcp.rcv_buf``.
+    """
     ov: dict[str, Any] = {"metrics.interval": "1s"}
     for f in desc["flows"]:
         n = f["name"]
+        w = (windows or {}).get(n)
+        if w and w < f["tcp"]["rcv_buf"] * 2:
+            ov[f"flow.{n}.tcp.rcv_buf"] = f"{int(w)}B"
         ov[f"flow.{n}.tcp.delayed_ack"] = True
         # the kernel's headers: IPv4, TCP, timestamps, and for MPTCP the DSS option (mpsim
         # adds its own 16 B DSS mapping to multipath segments)
@@ -637,10 +711,11 @@ def mpsim_overrides(desc: Mapping[str, Any]) -> dict[str, Any]:
     return ov
 
 
-def _run_mpsim(d: dict[str, Any], desc: Mapping[str, Any], seed: int) -> dict[str, Any]:
+def _run_mpsim(d: dict[str, Any], desc: Mapping[str, Any], seed: int,
+               windows: Mapping[str, float | None] | None = None) -> dict[str, Any]:
     from .api import run
 
-    res = run(d, overrides={**mpsim_overrides(desc), "seed": seed}, progress=False)
+    res = run(d, overrides={**mpsim_overrides(desc, windows), "seed": seed}, progress=False)
     flows = res.flows
     subs = res.subflows
     fs = res.flow_series
@@ -791,7 +866,7 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
             with tempfile.TemporaryDirectory(prefix="mpsim-kernel-") as wd:
                 raw = _run_kernel_once(d, desc, seed, Path(wd))
             ks = _summarise_kernel(raw, desc)
-            ms = _run_mpsim(d, desc, seed)
+            ms = _run_mpsim(d, desc, seed, {f["flow"]: f["max_window_bytes"] for f in ks["flows"]})
             info = raw["info"]
             for f in ks["flows"]:
                 cc_used.update(filter(None, (f["cc"] or "").split(",")))
@@ -832,6 +907,80 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
     if out is not None:
         res.save(out)
     return res
+
+
+def accuracy(rate: str = "10Mbps", delay: str = "20ms", *, probe_s: float = 3.0, flood_s: float = 4.0,
+             queue: str = "100pkt") -> dict[str, Any]:
+    """Measures the emulator on one path from outside it: the one-way delay of small probes
+    sent 20 ms apart (expected: the delay plus their serialisation time) and the rate at which
+    a flood 20 % above the link's rate arrives (expected: the rate, counted in IP bytes).
+
+    Returns rate error (relative), delay errors (ms: mean, p50, p99, max over probes), and the
+    emulator's own lateness report.
+    """
+    ok, why = available(multipath=False)
+    if not ok:
+        raise KernelUnavailable(f"the kernel side {why}")
+    d, origin = load(f"""
+name = "emulator-accuracy"
+duration = "{probe_s + flood_s}s"
+[[link]]
+name = "l0"
+rate = "{rate}"
+delay = "{delay}"
+queue = "{queue}"
+[[path]]
+name = "p0"
+links = ["l0"]
+[[flow]]
+path = "p0"
+""")
+    desc = describe(d, origin)
+    lk = desc["links"][0]
+    probe_bytes, flood_bytes = 200, 1472
+    cfg = {"port": 5301, "probe_s": probe_s, "probe_gap_s": 0.02, "probe_bytes": probe_bytes,
+           "flood_s": flood_s, "flood_bytes": flood_bytes, "flood_bps": 1.2 * lk["rate_bps"],
+           "total_s": probe_s + flood_s}
+    restore = signal.getsignal(signal.SIGTERM)
+    if restore is not None and restore is not signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        with tempfile.TemporaryDirectory(prefix="mpsim-kernel-") as wd, Testbed(desc, d, 1, Path(wd)) as tb:
+            w = Path(wd)
+            t0 = time.monotonic_ns() + int(2e9)
+            cfg.update(t0_ns=t0, addr=tb.server_addr("p0"))
+            (w / "u.json").write_text(json.dumps(cfg))
+            recv = tb.spawn("server", ["_agent", "udp-receiver", str(w / "u.json"), str(w / "r.json")])
+            if "listening" not in (recv.stdout.readline() if recv.stdout else ""):
+                raise RuntimeError(f"the receiver did not start: {recv.stderr.read() if recv.stderr else ''}")
+            send = tb.spawn("client", ["_agent", "udp-sender", str(w / "u.json"), str(w / "s.json")])
+            send.wait(timeout=probe_s + flood_s + 30)
+            recv.wait(timeout=30)
+            emu = tb.stop_emulator()
+            r = json.loads((w / "r.json").read_text())
+    finally:
+        if restore is not None and restore is not signal.SIG_IGN:
+            signal.signal(signal.SIGTERM, restore)
+    wire = 28  # IPv4 + UDP
+    expect_ms = lk["delay_s"] * 1e3 + (probe_bytes + wire) * 8 / lk["rate_bps"] * 1e3
+    errs = sorted(x / 1e6 - expect_ms for x in r["delays_ns"])
+    flood = r["flood_ns"]
+    # skip the first half second of the flood (the queue fills), then count arrivals
+    flood = [t for t in flood if t >= flood[0] + 5e8] if flood else []
+    measured = (len(flood) - 1) * (flood_bytes + wire) * 8 / ((flood[-1] - flood[0]) / 1e9) if len(flood) > 2 else float("nan")
+
+    def q(p: float) -> float:
+        return errs[min(len(errs) - 1, int(p * len(errs)))] if errs else float("nan")
+
+    return {
+        "rate": rate, "delay": delay, "rate_bps": lk["rate_bps"], "measured_bps": measured,
+        "rate_error": measured / lk["rate_bps"] - 1,
+        "probes": len(errs), "expected_delay_ms": expect_ms,
+        "delay_error_ms": {"mean": sum(errs) / len(errs) if errs else float("nan"), "p50": q(0.5), "p99": q(0.99),
+                           "max": errs[-1] if errs else float("nan"), "min": errs[0] if errs else float("nan")},
+        "lateness": emu.get("lateness"), "emulator_realtime": emu.get("realtime"),
+        "emulator_cpu_s": emu.get("cpu_user_s", 0) + emu.get("cpu_sys_s", 0), "emulator_wall_s": emu.get("wall_s"),
+    }
 
 
 def _raise_interrupt(*_: Any) -> None:

@@ -1,0 +1,126 @@
+"""`mpsim kernel`: the link emulator's accuracy and short runs through the Linux kernel.
+
+The tests that need the kernel side run only where the machine allows it (root,
+/dev/net/tun, Multipath TCP enabled, iproute2 and the emulator built) and are skipped with the
+reason otherwise. The refusal of unmappable scenarios needs only the emulator binary.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import mpsim
+from mpsim import kernel as K
+
+ROOT = Path(__file__).resolve().parents[1]
+SCEN = ROOT / "scenarios" / "kernel"
+
+ok, why = K.available(multipath=True)
+needs_kernel = pytest.mark.skipif(not ok, reason=f"the kernel side {why}")
+needs_emulator = pytest.mark.skipif(K.find_emulator() is None, reason="the link emulator is not built")
+
+
+def _ours() -> set[str]:
+    """Namespaces and devices this module's runs may have created."""
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    return {n for n in ns if n.startswith("mpk")} | {w.rstrip(":") for w in links.split() if w.startswith("mk")}
+
+
+@needs_emulator
+def test_unmappable_features_are_refused_in_one_message(tmp_path):
+    text = (SCEN / "mptcp_2x10m.toml").read_text()
+    text = text.replace('cc = "cubic"', 'cc = "lia"\nscheduler = "round_robin"')
+    text += '\n[[flow]]\nname = "u"\npath = "p0"\ntransport = "udp"\napp = { kind = "cbr", rate = "1Mbps" }\n'
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises(mpsim.ScenarioError) as e:
+        K.kernel(f)
+    msg = str(e.value)
+    assert msg.startswith(f"{f}: cannot run on the Linux kernel: ")
+    for part in ("cc lia", "scheduler round_robin", "flow 'u': transport udp", "app cbr"):
+        assert part in msg, msg
+    # and on the command line: one line, exit status 2, no traceback
+    r = subprocess.run([sys.executable, "-m", "mpsim", "kernel", str(f)], capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+@needs_kernel
+def test_emulator_rate_and_delay_on_one_path():
+    """Measured from the end hosts: rate within 1 %, delay within 1 ms (mean and median of
+    probes 20 ms apart; the p99, which the shared machine's scheduling spreads, is reported)."""
+    a = K.accuracy("10Mbps", "20ms", probe_s=2.0, flood_s=3.0)
+    d = a["delay_error_ms"]
+    print(f"rate error {a['rate_error']:+.4%}, delay error mean {d['mean']:.3f} ms p50 {d['p50']:.3f} "
+          f"p99 {d['p99']:.3f} ms, lateness {a['lateness']}")
+    assert abs(a["rate_error"]) < 0.01
+    assert abs(d["mean"]) < 1.0 and abs(d["p50"]) < 1.0
+    assert a["probes"] >= 90
+    assert not _ours()
+
+
+def _kernel_run(name: str, **ov):
+    return K.kernel(SCEN / name, duration="5s", metrics__warmup="1s", **ov)
+
+
+@needs_kernel
+def test_single_path_kernel_run_within_the_emulated_rate():
+    res = _kernel_run("tcp_10m.toml")
+    f = res.flows.iloc[0]
+    # the payload share of a 1512 B packet at 10 Mbit/s is the most TCP can deliver
+    ceiling = 10e6 * 1460 / 1512
+    assert 0.6 * ceiling < f.kernel_goodput_bps <= ceiling * 1.01, f.kernel_goodput_bps
+    assert f.kernel_cc == "cubic" and f.kernel_mss == 1460
+    p = res.paths.iloc[0]
+    assert p.kernel_throughput_bps <= 10e6 * 1.01
+    assert p.kernel_rtt_min_ms >= 40.0
+    lat = res.runs[0]["lateness"]
+    assert lat["count"] > 1000
+    assert res.info["kernel"] == os.uname().release
+    assert not _ours()
+
+
+@needs_kernel
+def test_two_path_kernel_run_within_the_emulated_rates():
+    res = _kernel_run("mptcp_2x10m.toml", flow__mptcp__cc="reno")
+    f = res.flows.iloc[0]
+    ceiling = 2 * 10e6 * 1460 / 1540
+    assert 0.6 * ceiling < f.kernel_goodput_bps <= ceiling * 1.01, f.kernel_goodput_bps
+    assert f.kernel_cc == "reno"
+    for p in res.paths.itertuples():
+        # both paths carry the flow, each within its own rate
+        assert 0.2 * 10e6 < p.kernel_goodput_bps <= 10e6 * 1460 / 1540 * 1.01, p
+        assert p.kernel_throughput_bps <= 10e6 * 1.01
+    assert res.info["mptcp_scheduler"] != "n/a"
+    assert not _ours()
+
+
+@needs_kernel
+def test_interrupt_removes_namespaces_devices_and_processes(tmp_path):
+    code = ("import mpsim.kernel as K\n"
+            f"K.kernel({str(SCEN / 'mptcp_2x10m.toml')!r}, duration='30s')\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tag = f"mpk{p.pid % 100000}"
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        if tag in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail(p.communicate()[1])
+    time.sleep(5)  # the emulator and the transfer are running
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=30)
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert tag not in ns
+    assert not _ours()
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert f"mpk{p.pid % 100000}" not in ps and "mpsim-linkemu --config" not in ps
