@@ -124,3 +124,26 @@ def test_interrupt_removes_namespaces_devices_and_processes(tmp_path):
     assert not _ours()
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert f"mpk{p.pid % 100000}" not in ps and "mpsim-linkemu --config" not in ps
+
+
+SS_SAMPLE = """\
+ESTAB 0      0      10.201.0.1:45678 10.201.0.2:5201
+\t cubic wscale:7,7 rto:244 rtt:43.2/2.1 ato:40 mss:1460 pmtu:1512 rcvmss:536 advmss:1460 cwnd:36 ssthresh:28 bytes_sent:123 bytes_retrans:2920 bytes_acked:120000 segs_out:100 send 9.7Mbps retrans:0/2 minrtt:40.3 snd_wnd:126464 tcp-ulp-mptcp flags:Jec
+ESTAB 0      0      10.201.1.1:40001 10.201.1.2:5201
+\t reno wscale:7,7 rto:300 rtt:81.5/5 mss:1460 cwnd:10 bytes_acked:5000 minrtt:80.1
+"""
+
+
+def test_ss_output_is_parsed_per_subflow():
+    a, b = K.parse_ss(SS_SAMPLE)
+    assert (a["peer"], a["pport"], a["cc"], a["rtt_ms"], a["minrtt_ms"]) == ("10.201.0.2", 5201, "cubic", 43.2, 40.3)
+    assert (a["bytes_acked"], a["retrans"], a["snd_wnd"], a["mss"], a["mptcp"]) == (120000, 2, 126464, 1460, True)
+    assert (b["cc"], b["retrans"], b["snd_wnd"], b["mptcp"]) == ("reno", 0, None, False)
+
+
+def test_kernel_command_is_documented():
+    r = subprocess.run([sys.executable, "-m", "mpsim", "kernel", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0
+    for word in ("--repeat", "--out", "signal", "refused"):
+        assert word in r.stdout, word
+    assert callable(mpsim.kernel) and mpsim.kernel.kernel is K.kernel

@@ -36,13 +36,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import ScenarioError
 from .scenario import apply_overrides, load
 
-__all__ = ["kernel", "KernelResult", "KernelUnavailable", "available", "unmappable", "find_emulator"]
+__all__ = ["kernel", "accuracy", "KernelResult", "KernelUnavailable", "available", "unmappable", "find_emulator"]
 
 IPPROTO_MPTCP = 262
 SO_SNDBUFFORCE = 32
@@ -267,7 +268,8 @@ class Testbed:
         return p.stdout.strip() if p.returncode == 0 else "n/a"
 
     def spawn(self, side: str, args: list[str]) -> subprocess.Popen[str]:
-        cmd = ["ip", "netns", "exec", self.ns[side], sys.executable, "-m", "mpsim.kernel", *args]
+        code = "import sys; from mpsim.kernel import _agent_main; sys.exit(_agent_main(sys.argv[1:]))"
+        cmd = ["ip", "netns", "exec", self.ns[side], sys.executable, "-c", code, *args]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -310,7 +312,7 @@ class Testbed:
 
 
 # -------------------------------------------------------------------------------------
-# The two agents, each run inside its namespace as `python -m mpsim.kernel AGENT CONFIG OUT`
+# The agents, each run inside its namespace (see Testbed.spawn): ROLE CONFIG OUT
 
 
 def _sleep_until(t_ns: int) -> None:
@@ -572,12 +574,12 @@ def _run_kernel_once(d: dict[str, Any], desc: dict[str, Any], seed: int, workdir
         # both agents read CLOCK_MONOTONIC, which namespaces share: they start together at t0
         t0 = time.monotonic_ns() + int(3e9)
         rcfg.write_text(json.dumps({**base, "t0_ns": t0}))
-        recv = tb.spawn("server", ["_agent", "receiver", str(rcfg), str(rout)])
+        recv = tb.spawn("server", ["receiver", str(rcfg), str(rout)])
         line = recv.stdout.readline() if recv.stdout else ""
         if "listening" not in line:
             raise RuntimeError(f"the receiver did not start: {recv.stderr.read() if recv.stderr else ''}")
         scfg.write_text(json.dumps({**base, "t0_ns": t0}))
-        send = tb.spawn("client", ["_agent", "sender", str(scfg), str(sout)])
+        send = tb.spawn("client", ["sender", str(scfg), str(sout)])
         send.wait(timeout=duration + 60)
         if send.returncode != 0:
             raise RuntimeError(f"the sender failed: {send.stderr.read() if send.stderr else ''}")
@@ -950,10 +952,10 @@ path = "p0"
             t0 = time.monotonic_ns() + int(2e9)
             cfg.update(t0_ns=t0, addr=tb.server_addr("p0"))
             (w / "u.json").write_text(json.dumps(cfg))
-            recv = tb.spawn("server", ["_agent", "udp-receiver", str(w / "u.json"), str(w / "r.json")])
+            recv = tb.spawn("server", ["udp-receiver", str(w / "u.json"), str(w / "r.json")])
             if "listening" not in (recv.stdout.readline() if recv.stdout else ""):
                 raise RuntimeError(f"the receiver did not start: {recv.stderr.read() if recv.stderr else ''}")
-            send = tb.spawn("client", ["_agent", "udp-sender", str(w / "u.json"), str(w / "s.json")])
+            send = tb.spawn("client", ["udp-sender", str(w / "u.json"), str(w / "s.json")])
             send.wait(timeout=probe_s + flood_s + 30)
             recv.wait(timeout=30)
             emu = tb.stop_emulator()
@@ -1000,7 +1002,8 @@ what it maps:
   the lowest_rtt scheduler, links with rate, delay, queue (bytes or packets) and loss.
   Anything else (UDP, other applications, background traffic, coupled controllers, other
   schedulers, backup subflows, link outages, stop times, RTO settings other than Linux's)
-  is refused with one message naming every such feature.
+  is refused with one message naming every such feature. Multipath TCP gets subflow limits
+  and one 'signal' endpoint per extra path on the server (no client 'subflow' endpoints).
 
 examples:
   sudo mpsim kernel scenarios/kernel/tcp_10m.toml
@@ -1034,6 +1037,17 @@ def cmd_kernel(args: Any, overrides: dict[str, Any]) -> int:
     if args.out:
         print(f"results in {args.out}/")
     return 0
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``mpsim.kernel(...)`` run :func:`kernel` while ``mpsim.kernel.accuracy`` and the
+    rest of this module stay reachable under the same name."""
+
+    def __call__(self, *args: Any, **kw: Any) -> KernelResult:
+        return kernel(*args, **kw)
+
+
+sys.modules[__name__].__class__ = _CallableModule
 
 
 if __name__ == "__main__":
