@@ -136,7 +136,7 @@ def unmappable(desc: Mapping[str, Any]) -> list[str]:
             out.append(f"{n}: app {f['app']['kind']}{' with bytes' if f['app'].get('bytes') else ''} (only unlimited bulk)")
         if f["cc"] not in KERNEL_CCS:
             out.append(f"{n}: cc {f['cc']} (the kernel has {', '.join(KERNEL_CCS)})")
-        if f["multipath"] and f["scheduler"] != "lowest_rtt":
+        if f["multipath"] and f["scheduler"] not in ("lowest_rtt", "lowest_rtt_plain"):
             out.append(f"{n}: scheduler {f['scheduler']} (the kernel's is lowest_rtt)")
         if any(f["backup"]):
             out.append(f"{n}: backup subflows")
@@ -694,6 +694,10 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
 def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None] | None = None) -> dict[str, Any]:
     """Overrides that make mpsim run the scenario as the kernel side does.
 
+    Multipath flows run ``lowest_rtt_plain``: lowest RTT first without the opportunistic
+    retransmission and penalisation of the out-of-tree Linux MPTCP, which upstream Linux
+    (the kernel being compared) does not have.
+
     *windows*: per flow, the largest receive window the kernel advertised. Linux turns a
     receive buffer into a window through its skb overhead ratio (``SO_RCVBUF`` is doubled,
     then about 0.6 of it is offered as window), so the buffer that matters, the window the
@@ -702,6 +706,10 @@ def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None]
     ov: dict[str, Any] = {"metrics.interval": "1s"}
     for f in desc["flows"]:
         n = f["name"]
+        if f["multipath"]:
+            # upstream Linux's scheduler has no opportunistic retransmission or penalisation
+            # (the out-of-tree v0.9x receive-buffer optimisation mpsim's lowest_rtt carries)
+            ov[f"flow.{n}.scheduler"] = "lowest_rtt_plain"
         w = (windows or {}).get(n)
         if w and w < f["tcp"]["rcv_buf"] * 2:
             ov[f"flow.{n}.tcp.rcv_buf"] = f"{int(w)}B"
