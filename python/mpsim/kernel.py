@@ -666,12 +666,18 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
             })
     emu = run["emulator"]
     thr = {}
+    path_series = []
     for p in emu.get("paths", []):
         bins = p["fwd"]["bins"]
         # emulator bins count from its own time zero; shift to the run's t0
         off = (run["t0_ns"] - emu["origin_ns"]) / 1e9
         lo, hi = int(round((off + warm) / BIN_S)), int(round((off + dur) / BIN_S))
         thr[p["name"]] = sum(bins[lo:hi]) * 8 / span
+        per = int(round(1 / BIN_S))
+        b0 = int(round(off / BIN_S))
+        for sec in range(int(dur)):
+            path_series.append({"path": p["name"], "time_s": float(sec),
+                                "wire_bytes": sum(bins[b0 + sec * per:b0 + (sec + 1) * per])})
     for row in rows_p:
         row["path_throughput_bps"] = thr.get(row["path"])
     series = []
@@ -681,7 +687,7 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
         for sec in range(int(dur)):
             series.append({"flow": f["name"], "time_s": float(sec), "delivered_bytes": sum(bins[sec * per:(sec + 1) * per])})
     nst = run["sender"].get("nstat", {})
-    return {"flows": rows_f, "paths": rows_p, "series": series,
+    return {"flows": rows_f, "paths": rows_p, "series": series, "path_series": path_series,
             "retrans_segs": nst.get("TcpRetransSegs"), "timeouts": nst.get("TcpExtTCPTimeouts"),
             "lateness": emu.get("lateness"), "emulator_cpu_s": (emu.get("cpu_user_s", 0) + emu.get("cpu_sys_s", 0)),
             "emulator_wall_s": emu.get("wall_s"), "emulator_paths": emu.get("paths", [])}
@@ -755,15 +761,19 @@ class KernelResult:
         paths: one row per (repeat, flow, path): goodput, share of the flow, RTT, retransmissions,
             wire throughput of the path (emulator counters).
         series: delivered bytes per second per flow, kernel and mpsim side by side.
+        path_series: the kernel side's IP bytes per second per path (client to server), from
+            the emulator.
         runs: per repeat: the emulator's lateness, CPU use, kernel counters.
         info: kernel version, MPTCP scheduler and path manager, controllers actually used.
     """
 
-    def __init__(self, name: str, flows: Any, paths: Any, series: Any, runs: list[dict[str, Any]], info: dict[str, Any]) -> None:
+    def __init__(self, name: str, flows: Any, paths: Any, series: Any, runs: list[dict[str, Any]], info: dict[str, Any],
+                 path_series: Any = None) -> None:
         self.name = name
         self.flows = flows
         self.paths = paths
         self.series = series
+        self.path_series = path_series
         self.runs = runs
         self.info = info
 
@@ -784,7 +794,7 @@ class KernelResult:
         outd = Path(out)
         outd.mkdir(parents=True, exist_ok=True)
         files = []
-        for name in ("flows", "paths", "series"):
+        for name in ("flows", "paths", "series", "path_series"):
             p = outd / f"{name}.csv"
             getattr(self, name).to_csv(p, index=False)
             files.append(p)
@@ -811,7 +821,7 @@ class KernelResult:
                f"rate error per path (wire bytes delivered against rate while backlogged) in summary.json.", ""]
         return "\n".join(out)
 
-    def plot(self, path: Path) -> list[Path]:
+    def plot(self, path: Path, title: str | None = None) -> list[Path]:
         import matplotlib
 
         matplotlib.use("Agg")
@@ -826,7 +836,7 @@ class KernelResult:
             ax.plot(m.index, m.values, "--", label=f"{flow} mpsim", lw=1.5)
         ax.set_xlabel("time (s)")
         ax.set_ylabel("goodput (Mbit/s)")
-        ax.set_title(self.name)
+        ax.set_title(title or f"{self.name} ({self.info.get('cc_used')})")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
@@ -862,7 +872,7 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
     name = desc["name"]
-    rows_f, rows_p, rows_s, runs = [], [], [], []
+    rows_f, rows_p, rows_s, rows_ps, runs = [], [], [], [], []
     info: dict[str, Any] = {}
     cc_used: set[str] = set()
     restore = signal.getsignal(signal.SIGTERM)
@@ -899,6 +909,7 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
                                "kernel_rtt_mean_ms": p["rtt_mean_ms"], "mpsim_rtt_mean_ms": m.get("rtt_mean_ms"),
                                "kernel_rtt_min_ms": p["rtt_min_ms"],
                                "kernel_retransmits": p["retransmits"], "mpsim_retransmits": m.get("retransmits")})
+            rows_ps += [{"repeat": k, **r} for r in ks["path_series"]]
             msr = {(s["flow"], s["time_s"]): s["delivered_bytes"] for s in ms["series"]}
             for s in ks["series"]:
                 rows_s.append({"repeat": k, "flow": s["flow"], "time_s": s["time_s"], "kernel_bytes": s["delivered_bytes"],
@@ -913,7 +924,8 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
         if restore is not None and restore is not signal.SIG_IGN:
             signal.signal(signal.SIGTERM, restore)
     info["cc_used"] = ",".join(sorted(cc_used))
-    res = KernelResult(name, pd.DataFrame(rows_f), pd.DataFrame(rows_p), pd.DataFrame(rows_s), runs, info)
+    res = KernelResult(name, pd.DataFrame(rows_f), pd.DataFrame(rows_p), pd.DataFrame(rows_s), runs, info,
+                       pd.DataFrame(rows_ps))
     if out is not None:
         res.save(out)
     return res
@@ -1032,7 +1044,7 @@ def add_parser(sub: Any, formatter: Any, add_set: Any) -> None:
     k.add_argument("scenario", metavar="SCENARIO", help="the scenario file (.toml)")
     add_set(k)
     k.add_argument("--repeat", type=int, default=1, metavar="N", help="kernel runs (seeds seed..seed+N-1, default: 1)")
-    k.add_argument("--out", metavar="DIR", help="write flows.csv, paths.csv, series.csv, summary.json, report.md, goodput.png")
+    k.add_argument("--out", metavar="DIR", help="write flows.csv, paths.csv, series.csv, path_series.csv, summary.json, report.md, goodput.png")
 
 
 def cmd_kernel(args: Any, overrides: dict[str, Any]) -> int:
