@@ -233,7 +233,7 @@ impl Emulator {
                 continue;
             }
             let port = &self.ports[p.route / 2];
-            let fd = if p.route % 2 == 0 { port.server_fd } else { port.client_fd };
+            let fd = if p.route.is_multiple_of(2) { port.server_fd } else { port.client_fd };
             let ok = sys::write_packet(fd, &p.buf);
             let late = self.now().saturating_sub(due);
             self.lateness.record(late);

@@ -139,7 +139,7 @@ fn run(a: &Args) -> Result<(), String> {
                 t => {
                     let route = t as usize;
                     let port = &emu.ports[route / 2];
-                    let fd = if route % 2 == 0 { port.client_fd } else { port.server_fd };
+                    let fd = if route.is_multiple_of(2) { port.client_fd } else { port.server_fd };
                     while let Some(n) = sys::read_packet(fd, &mut buf).map_err(|e| format!("reading a TUN device: {e}"))? {
                         let now = emu.now();
                         emu.inject(route, &buf[..n], now);
