@@ -637,6 +637,9 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
                 ccs.setdefault(fl, set()).add(s["cc"])
             if s["mss"]:
                 mss[fl] = s["mss"]
+    sub_series = [{"time_s": round(t, 3), "flow": sub_key(x)[0], "path": sub_key(x)[1],
+                   **{k: x[k] for k in ("cc", "cwnd", "rtt_ms", "minrtt_ms", "bytes_acked", "retrans", "snd_wnd", "mss")}}
+                  for t, socks in samples for x in socks]
     per_sub: dict[tuple[str, str], dict[str, float]] = {}
     for s in final:
         k = sub_key(s)
@@ -687,7 +690,7 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
         for sec in range(int(dur)):
             series.append({"flow": f["name"], "time_s": float(sec), "delivered_bytes": sum(bins[sec * per:(sec + 1) * per])})
     nst = run["sender"].get("nstat", {})
-    return {"flows": rows_f, "paths": rows_p, "series": series, "path_series": path_series,
+    return {"flows": rows_f, "paths": rows_p, "series": series, "path_series": path_series, "subflow_series": sub_series,
             "retrans_segs": nst.get("TcpRetransSegs"), "timeouts": nst.get("TcpExtTCPTimeouts"),
             "lateness": emu.get("lateness"), "emulator_cpu_s": (emu.get("cpu_user_s", 0) + emu.get("cpu_sys_s", 0)),
             "emulator_wall_s": emu.get("wall_s"), "emulator_paths": emu.get("paths", [])}
@@ -763,17 +766,20 @@ class KernelResult:
         series: delivered bytes per second per flow, kernel and mpsim side by side.
         path_series: the kernel side's IP bytes per second per path (client to server), from
             the emulator.
+        subflow_series: the kernel's subflows as ``ss`` saw them every second (cwnd in
+            segments, RTT, bytes acknowledged, retransmissions, peer window).
         runs: per repeat: the emulator's lateness, CPU use, kernel counters.
         info: kernel version, MPTCP scheduler and path manager, controllers actually used.
     """
 
     def __init__(self, name: str, flows: Any, paths: Any, series: Any, runs: list[dict[str, Any]], info: dict[str, Any],
-                 path_series: Any = None) -> None:
+                 path_series: Any = None, subflow_series: Any = None) -> None:
         self.name = name
         self.flows = flows
         self.paths = paths
         self.series = series
         self.path_series = path_series
+        self.subflow_series = subflow_series
         self.runs = runs
         self.info = info
 
@@ -794,7 +800,7 @@ class KernelResult:
         outd = Path(out)
         outd.mkdir(parents=True, exist_ok=True)
         files = []
-        for name in ("flows", "paths", "series", "path_series"):
+        for name in ("flows", "paths", "series", "path_series", "subflow_series"):
             p = outd / f"{name}.csv"
             getattr(self, name).to_csv(p, index=False)
             files.append(p)
@@ -875,7 +881,7 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
     name = desc["name"]
-    rows_f, rows_p, rows_s, rows_ps, runs = [], [], [], [], []
+    rows_f, rows_p, rows_s, rows_ps, rows_ss, runs = [], [], [], [], [], []
     info: dict[str, Any] = {}
     cc_used: set[str] = set()
     restore = signal.getsignal(signal.SIGTERM)
@@ -913,6 +919,7 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
                                "kernel_rtt_min_ms": p["rtt_min_ms"],
                                "kernel_retransmits": p["retransmits"], "mpsim_retransmits": m.get("retransmits")})
             rows_ps += [{"repeat": k, **r} for r in ks["path_series"]]
+            rows_ss += [{"repeat": k, **r} for r in ks["subflow_series"]]
             msr = {(s["flow"], s["time_s"]): s["delivered_bytes"] for s in ms["series"]}
             for s in ks["series"]:
                 rows_s.append({"repeat": k, "flow": s["flow"], "time_s": s["time_s"], "kernel_bytes": s["delivered_bytes"],
@@ -928,7 +935,7 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
             signal.signal(signal.SIGTERM, restore)
     info["cc_used"] = ",".join(sorted(cc_used))
     res = KernelResult(name, pd.DataFrame(rows_f), pd.DataFrame(rows_p), pd.DataFrame(rows_s), runs, info,
-                       pd.DataFrame(rows_ps))
+                       pd.DataFrame(rows_ps), pd.DataFrame(rows_ss))
     if out is not None:
         res.save(out)
     return res
@@ -1047,7 +1054,7 @@ def add_parser(sub: Any, formatter: Any, add_set: Any) -> None:
     k.add_argument("scenario", metavar="SCENARIO", help="the scenario file (.toml)")
     add_set(k)
     k.add_argument("--repeat", type=int, default=1, metavar="N", help="kernel runs (seeds seed..seed+N-1, default: 1)")
-    k.add_argument("--out", metavar="DIR", help="write flows.csv, paths.csv, series.csv, path_series.csv, summary.json, report.md, goodput.png")
+    k.add_argument("--out", metavar="DIR", help="write flows.csv, paths.csv, series.csv, path_series.csv, subflow_series.csv, summary.json, report.md, goodput.png")
 
 
 def cmd_kernel(args: Any, overrides: dict[str, Any]) -> int:
