@@ -79,6 +79,8 @@ def test_single_path_kernel_run_within_the_emulated_rate():
     ceiling = 10e6 * 1460 / 1512
     assert 0.6 * ceiling < f.kernel_goodput_bps <= ceiling * 1.01, f.kernel_goodput_bps
     assert f.kernel_cc == "cubic" and f.kernel_mss == 1460
+    # payload sent (retransmissions included) is at least what arrived, at most the wire rate
+    assert f.kernel_goodput_bps * 0.99 <= f.kernel_throughput_bps <= 10e6
     p = res.paths.iloc[0]
     assert p.kernel_throughput_bps <= 10e6 * 1.01
     assert p.kernel_rtt_min_ms >= 40.0
@@ -122,8 +124,13 @@ def test_interrupt_removes_namespaces_devices_and_processes(tmp_path):
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert tag not in ns
     assert not _ours()
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert f"mpk{p.pid % 100000}" not in ps and "mpsim-linkemu --config" not in ps
+    cmdlines = []
+    for d in Path("/proc").iterdir():
+        try:
+            cmdlines.append((d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            continue
+    assert not [c for c in cmdlines if tag in c or ("mpsim-linkemu --config" in c and "mpsim-kernel-" in c)]
 
 
 SS_SAMPLE = """\
@@ -138,6 +145,7 @@ def test_ss_output_is_parsed_per_subflow():
     a, b = K.parse_ss(SS_SAMPLE)
     assert (a["peer"], a["pport"], a["cc"], a["rtt_ms"], a["minrtt_ms"]) == ("10.201.0.2", 5201, "cubic", 43.2, 40.3)
     assert (a["bytes_acked"], a["retrans"], a["snd_wnd"], a["mss"], a["mptcp"]) == (120000, 2, 126464, 1460, True)
+    assert (a["bytes_sent"], b["bytes_sent"]) == (123, 0)
     assert (b["cc"], b["retrans"], b["snd_wnd"], b["mptcp"]) == ("reno", 0, None, False)
 
 

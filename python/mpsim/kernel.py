@@ -220,7 +220,8 @@ class Testbed:
             self.created.append(ns)
             for k, v in (("net.ipv6.conf.all.disable_ipv6", "1"), ("net.ipv6.conf.default.disable_ipv6", "1"),
                          ("net.ipv4.tcp_no_metrics_save", "1")):
-                _sh("sysctl", "-qw", f"{k}={v}", ns=ns)
+                # /proc/sys/net shows the namespace of the process reading it (no procps needed)
+                _sh("sh", "-c", f"printf %s {v} > /proc/sys/{k.replace('.', '/')}", ns=ns)
             _sh("ip", "link", "set", "lo", "up", ns=ns)
         cfg = {
             "scenario": self.scenario,
@@ -264,7 +265,7 @@ class Testbed:
                     ns=self.ns["server"])
 
     def sysctl(self, key: str, side: str = "client") -> str:
-        p = _sh("sysctl", "-n", key, ns=self.ns[side], check=False)
+        p = _sh("cat", f"/proc/sys/{key.replace('.', '/')}", ns=self.ns[side], check=False)
         return p.stdout.strip() if p.returncode == 0 else "n/a"
 
     def spawn(self, side: str, args: list[str]) -> subprocess.Popen[str]:
@@ -543,6 +544,7 @@ def parse_ss(text: str) -> list[dict[str, Any]]:
             "rtt_ms": float(rtt.group(1)) if rtt else None,
             "minrtt_ms": _num(r"\bminrtt:([\d.]+)", detail),
             "bytes_acked": _num(r"\bbytes_acked:(\d+)", detail) or 0.0,
+            "bytes_sent": _num(r"\bbytes_sent:(\d+)", detail) or 0.0,
             "retrans": int(retrans.group(1)) if retrans else 0,
             "snd_wnd": _num(r"\bsnd_wnd:(\d+)", detail),
             "mss": _num(r"\bmss:(\d+)", detail),
@@ -619,6 +621,7 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
         return (port_flow.get(s["pport"], "?"), paddr.get(s["peer"], "?"), s["lport"])
 
     acked0 = {sub_key(s): s["bytes_acked"] for s in start_socks}
+    sent0 = {sub_key(s): s["bytes_sent"] for s in start_socks}
     rtts: dict[tuple[str, str], list[float]] = {}
     minrtt: dict[tuple[str, str], float] = {}
     wnd: dict[str, float] = {}
@@ -643,8 +646,9 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
     per_sub: dict[tuple[str, str], dict[str, float]] = {}
     for s in final:
         k = sub_key(s)
-        e = per_sub.setdefault(k[:2], {"acked": 0.0, "retrans": 0.0})
+        e = per_sub.setdefault(k[:2], {"acked": 0.0, "retrans": 0.0, "sent": 0.0})
         e["acked"] += s["bytes_acked"] - acked0.get(k, 0.0)
+        e["sent"] += s["bytes_sent"] - sent0.get(k, 0.0)
         e["retrans"] += s["retrans"]
     for f in desc["flows"]:
         r = run["receiver"]["flows"].get(f["name"], {"bins": [], "bytes": 0})
@@ -652,6 +656,7 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
         snd = run["sender"]["flows"].get(f["name"], {})
         rows_f.append({
             "flow": f["name"], "goodput_bps": got * 8 / span,
+            "throughput_bps": sum(v["sent"] for (fl, _), v in per_sub.items() if fl == f["name"]) * 8 / span,
             "bytes_delivered": r["bytes"],
             "retransmits": sum(v["retrans"] for (fl, _), v in per_sub.items() if fl == f["name"]),
             "cc": ",".join(sorted(ccs.get(f["name"], set()))) or snd.get("cc_read"),
@@ -738,7 +743,8 @@ def _run_mpsim(d: dict[str, Any], desc: Mapping[str, Any], seed: int,
     flows = res.flows
     subs = res.subflows
     fs = res.flow_series
-    rows_f = [{"flow": r.flow, "goodput_bps": r.goodput_bps, "retransmits": r.retransmits, "cc": r.cc}
+    rows_f = [{"flow": r.flow, "goodput_bps": r.goodput_bps, "throughput_bps": r.throughput_bps,
+               "retransmits": r.retransmits, "cc": r.cc}
               for r in flows.itertuples() if not r.background]
     rows_p = [{"flow": r.flow, "path": r.path, "goodput_bps": r.goodput_bps, "retransmits": r.retransmits,
                "rtt_mean_ms": r.rtt_mean_ms} for r in subs.itertuples()]
@@ -905,6 +911,7 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
                 rows_f.append({"repeat": k, "seed": seed, "flow": f["flow"],
                                "kernel_goodput_bps": f["goodput_bps"], "mpsim_goodput_bps": m.get("goodput_bps"),
                                "ratio": f["goodput_bps"] / m["goodput_bps"] if m.get("goodput_bps") else None,
+                               "kernel_throughput_bps": f["throughput_bps"], "mpsim_throughput_bps": m.get("throughput_bps"),
                                "kernel_retransmits": f["retransmits"], "mpsim_retransmits": m.get("retransmits"),
                                "kernel_cc": f["cc"], "kernel_mss": f["mss"], "kernel_max_window_bytes": f["max_window_bytes"],
                                "error": f["error"]})
