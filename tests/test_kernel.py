@@ -106,10 +106,13 @@ def test_two_path_kernel_run_within_the_emulated_rates():
 
 
 @needs_kernel
-def test_interrupt_removes_namespaces_devices_and_processes(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupt_removes_namespaces_devices_and_processes(sig):
     code = ("import mpsim.kernel as K\n"
             f"K.kernel({str(SCEN / 'mptcp_2x10m.toml')!r}, duration='30s')\n")
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C semantics even where this test runs with SIGINT ignored (a background job)
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     tag = f"mpk{p.pid % 100000}"
     deadline = time.time() + 20
     while time.time() < deadline:
@@ -119,7 +122,7 @@ def test_interrupt_removes_namespaces_devices_and_processes(tmp_path):
     else:
         pytest.fail(p.communicate()[1])
     time.sleep(5)  # the emulator and the transfer are running
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     p.wait(timeout=30)
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert tag not in ns

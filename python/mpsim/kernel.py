@@ -172,6 +172,17 @@ def _sh(*args: str, check: bool = True, ns: str | None = None) -> subprocess.Com
     return p
 
 
+def _die_with_parent() -> None:
+    """In a child before exec: SIGTERM it when the process that started it dies, however
+    that process ends (even SIGKILL), so no agent outlives a run."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class Testbed:
     """Two namespaces joined by emulated paths; removes everything on exit."""
 
@@ -273,7 +284,8 @@ class Testbed:
         cmd = ["ip", "netns", "exec", self.ns[side], sys.executable, "-c", code, *args]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                             preexec_fn=_die_with_parent)
         self.procs.append(p)
         return p
 
@@ -890,9 +902,7 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
     rows_f, rows_p, rows_s, rows_ps, rows_ss, runs = [], [], [], [], [], []
     info: dict[str, Any] = {}
     cc_used: set[str] = set()
-    restore = signal.getsignal(signal.SIGTERM)
-    if restore is not None and restore is not signal.SIG_IGN:
-        signal.signal(signal.SIGTERM, _raise_interrupt)
+    restore = _trap_sigterm()
     try:
         for k in range(repeat):
             seed = desc["seed"] + k
@@ -938,8 +948,7 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
                                             {d2: {x: y for x, y in p[d2].items() if x != "bins"} for d2 in ("fwd", "rev")}
                                             for p in ks["emulator_paths"]]})
     finally:
-        if restore is not None and restore is not signal.SIG_IGN:
-            signal.signal(signal.SIGTERM, restore)
+        _untrap_sigterm(restore)
     info["cc_used"] = ",".join(sorted(cc_used))
     res = KernelResult(name, pd.DataFrame(rows_f), pd.DataFrame(rows_p), pd.DataFrame(rows_s), runs, info,
                        pd.DataFrame(rows_ps), pd.DataFrame(rows_ss))
@@ -980,9 +989,7 @@ path = "p0"
     cfg = {"port": 5301, "probe_s": probe_s, "probe_gap_s": 0.02, "probe_bytes": probe_bytes,
            "flood_s": flood_s, "flood_bytes": flood_bytes, "flood_bps": 1.2 * lk["rate_bps"],
            "total_s": probe_s + flood_s}
-    restore = signal.getsignal(signal.SIGTERM)
-    if restore is not None and restore is not signal.SIG_IGN:
-        signal.signal(signal.SIGTERM, _raise_interrupt)
+    restore = _trap_sigterm()
     try:
         with tempfile.TemporaryDirectory(prefix="mpsim-kernel-") as wd, Testbed(desc, d, 1, Path(wd)) as tb:
             w = Path(wd)
@@ -998,8 +1005,7 @@ path = "p0"
             emu = tb.stop_emulator()
             r = json.loads((w / "r.json").read_text())
     finally:
-        if restore is not None and restore is not signal.SIG_IGN:
-            signal.signal(signal.SIGTERM, restore)
+        _untrap_sigterm(restore)
     wire = 28  # IPv4 + UDP
     expect_ms = lk["delay_s"] * 1e3 + (probe_bytes + wire) * 8 / lk["rate_bps"] * 1e3
     errs = sorted(x / 1e6 - expect_ms for x in r["delays_ns"])
@@ -1024,6 +1030,24 @@ path = "p0"
 
 def _raise_interrupt(*_: Any) -> None:
     raise KeyboardInterrupt
+
+
+def _trap_sigterm() -> Any:
+    """SIGTERM becomes KeyboardInterrupt while the testbed exists, so that it is removed;
+    returns what to restore (None when nothing was changed: not the main thread, or ignored)."""
+    try:
+        old = signal.getsignal(signal.SIGTERM)
+        if old is None or old is signal.SIG_IGN:
+            return None
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+        return old
+    except ValueError:  # not the main thread
+        return None
+
+
+def _untrap_sigterm(old: Any) -> None:
+    if old is not None:
+        signal.signal(signal.SIGTERM, old)
 
 
 # -------------------------------------------------------------------------------------
