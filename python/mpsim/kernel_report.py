@@ -23,7 +23,7 @@ from . import kernel as K
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ["tcp_10m", "tcp_10m_loss1", "mptcp_2x10m", "mptcp_2x10m_loss1", "mptcp_asym",
-             "mptcp_rcvbuf_small", "mptcp_rcvbuf_large"]
+             "mptcp_rcvbuf_small", "mptcp_rcvbuf_large", "mptcp_tcp_shared"]
 LOSSY = {"tcp_10m_loss1", "mptcp_2x10m_loss1"}
 
 
