@@ -32,10 +32,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="docs/kernel-results.md")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
+    ap.add_argument("--render-only", action="store_true", help="rewrite the Markdown from the saved data, run nothing")
     a = ap.parse_args(argv)
     out = Path(a.out)
     data = out.with_suffix("")
     data.mkdir(parents=True, exist_ok=True)
+    if a.render_only:
+        saved = json.loads((data / "emulator.json").read_text())
+        fl, pa = pd.read_csv(data / "runs.csv"), pd.read_csv(data / "paths.csv")
+        out.write_text(render(fl, pa, saved["runs"], saved["accuracy"], saved.get("info", {}),
+                              int(fl.repeat.max()) + 1, saved.get("took_s", float("nan"))))
+        print(f"wrote {out}")
+        return 0
     started = time.time()
     acc = [K.accuracy("10Mbps", "20ms"), K.accuracy("10Mbps", "20ms"), K.accuracy("50Mbps", "5ms")]
     flows, paths, runs = [], [], []
@@ -58,8 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     pa = pd.concat(paths, ignore_index=True)
     fl.to_csv(data / "runs.csv", index=False)
     pa.to_csv(data / "paths.csv", index=False)
-    (data / "emulator.json").write_text(json.dumps({"accuracy": acc, "runs": runs}, indent=1, default=str))
-    out.write_text(render(fl, pa, runs, acc, info, a.repeat, time.time() - started))
+    took = time.time() - started
+    (data / "emulator.json").write_text(json.dumps({"accuracy": acc, "runs": runs, "info": info, "took_s": took},
+                                                   indent=1, default=str))
+    out.write_text(render(fl, pa, runs, acc, info, a.repeat, took))
     print(f"wrote {out} and {data}/")
     return 0
 
@@ -79,39 +89,40 @@ def render(fl: pd.DataFrame, pa: pd.DataFrame, runs: list[dict], acc: list[dict]
         f"Machine: kernel {info.get('kernel')}, {os.cpu_count()} CPUs, {platform.machine()}; MPTCP scheduler "
         f"'{info.get('mptcp_scheduler')}', path manager '{info.get('mptcp_path_manager')}'. "
         f"{repeat} kernel repeats per row (seeds 1..{repeat}; mpsim with the same seeds); goodput over "
-        f"[warmup, duration] of each scenario; took {took / 60:.0f} min.",
+        f"[warmup, duration] of each scenario; took {took / 60:.0f} min. Every run: `kernel-results/runs.csv`, "
+        "`paths.csv`; one goodput figure per row in `kernel-results/`.",
         "",
         "## Aggregate goodput",
         "",
         "Kernel: mean of the repeats (min-max). Target: within 10 % of the kernel on loss-free "
         "scenarios, 20 % with loss, i.e. |mpsim / kernel - 1| at most 0.1 or 0.2.",
         "",
-        "| scenario | cc | kernel (Mbit/s) | mpsim (Mbit/s) | ratio kernel/mpsim | target | kernel split per path | mpsim split per path | kernel rtx | mpsim rtx |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| scenario | cc | flow | kernel (Mbit/s) | mpsim (Mbit/s) | ratio kernel/mpsim | target | kernel split per path | mpsim split per path | kernel rtx | mpsim rtx |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for (sc, cc), g in fl.groupby(["scenario", "cc"], sort=False):
+    for (sc, cc, flow), g in fl.groupby(["scenario", "cc", "flow"], sort=False):
         k, m = g.kernel_goodput_bps.mean(), g.mpsim_goodput_bps.mean()
         ratio = k / m if m else float("nan")
         tol = 0.2 if sc in LOSSY else 0.1
         ok = abs(m / k - 1) <= tol if k else False
-        p = pa[(pa.scenario == sc) & (pa.cc == cc)].groupby("path", sort=False)
+        p = pa[(pa.scenario == sc) & (pa.cc == cc) & (pa.flow == flow)].groupby("path", sort=False)
         ks = " / ".join(_mbps(v.kernel_goodput_bps.mean()) for _, v in p)
         ms = " / ".join(_mbps(v.mpsim_goodput_bps.mean()) for _, v in p)
         lines.append(
-            f"| {sc} | {cc} | {_mbps(k)} ({_mbps(g.kernel_goodput_bps.min())}-{_mbps(g.kernel_goodput_bps.max())}) | "
+            f"| {sc} | {cc} | {flow} | {_mbps(k)} ({_mbps(g.kernel_goodput_bps.min())}-{_mbps(g.kernel_goodput_bps.max())}) | "
             f"{_mbps(m)} | {ratio:.3f} | {'within' if ok else 'OUTSIDE'} {tol:.0%} | {ks} | {ms} | "
             f"{g.kernel_retransmits.mean():.0f} | {g.mpsim_retransmits.mean():.0f} |")
     lines += ["", "## Per path", "",
-              "| scenario | cc | path | kernel goodput | mpsim goodput | ratio | kernel RTT mean / min (ms) | mpsim RTT mean (ms) | kernel wire throughput |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for (sc, cc, path), g in pa.groupby(["scenario", "cc", "path"], sort=False):
+              "| scenario | cc | flow | path | kernel goodput | mpsim goodput | ratio | kernel RTT mean / min (ms) | mpsim RTT mean (ms) | kernel wire throughput (path) |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for (sc, cc, flow, path), g in pa.groupby(["scenario", "cc", "flow", "path"], sort=False):
         k, m = g.kernel_goodput_bps.mean(), g.mpsim_goodput_bps.mean()
-        lines.append(f"| {sc} | {cc} | {path} | {_mbps(k)} | {_mbps(m)} | {k / m if m else float('nan'):.3f} | "
+        lines.append(f"| {sc} | {cc} | {flow} | {path} | {_mbps(k)} | {_mbps(m)} | {k / m if m else float('nan'):.3f} | "
                      f"{g.kernel_rtt_mean_ms.mean():.1f} / {g.kernel_rtt_min_ms.min():.1f} | {g.mpsim_rtt_mean_ms.mean():.1f} | "
                      f"{_mbps(g.kernel_throughput_bps.mean())} |")
     lines += ["", "Receive windows the kernel advertised (largest seen by `ss`, used as mpsim's `tcp.rcv_buf`):", ""]
     for (sc, cc), g in fl.groupby(["scenario", "cc"], sort=False):
-        if sc.startswith("mptcp_rcvbuf"):
+        if sc.startswith("mptcp_rcvbuf") and g.kernel_max_window_bytes.notna().any():
             lines.append(f"- {sc} / {cc}: {g.kernel_max_window_bytes.median():.0f} B")
     lines += ["", "## The link emulator on this machine", "",
               "Measured from the end hosts (`mpsim.kernel.accuracy`): a flood 20 % above the rate for 4 s "
