@@ -174,7 +174,7 @@ def _sh(*args: str, check: bool = True, ns: str | None = None) -> subprocess.Com
 
 def _die_with_parent() -> None:
     """In a child before exec: SIGTERM it when the process that started it dies, however
-    that process ends (even SIGKILL), so no agent outlives a run."""
+    that process ends (even SIGKILL), so no endpoint process outlives a run."""
     try:
         import ctypes
 
@@ -279,7 +279,7 @@ class Testbed:
         return p.stdout.strip() if p.returncode == 0 else "n/a"
 
     def spawn(self, side: str, args: list[str]) -> subprocess.Popen[str]:
-        code = "import sys; from mpsim.kernel import _agent_main; sys.exit(_agent_main(sys.argv[1:]))"
+        code = "import sys; from mpsim.kernel import _endpoint_main; sys.exit(_endpoint_main(sys.argv[1:]))"
         cmd = ["ip", "netns", "exec", self.ns[side], sys.executable, "-c", code, *args]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
@@ -324,7 +324,7 @@ class Testbed:
 
 
 # -------------------------------------------------------------------------------------
-# The agents, each run inside its namespace (see Testbed.spawn): ROLE CONFIG OUT
+# The endpoint programs, each run inside its namespace (see Testbed.spawn): ROLE CONFIG OUT
 
 
 def _sleep_until(t_ns: int) -> None:
@@ -335,7 +335,7 @@ def _sleep_until(t_ns: int) -> None:
         time.sleep(min(d / 1e9, 0.05))
 
 
-def _agent_receiver(cfg: dict[str, Any]) -> dict[str, Any]:
+def _endpoint_receiver(cfg: dict[str, Any]) -> dict[str, Any]:
     sel = selectors.DefaultSelector()
     flows: dict[str, dict[str, Any]] = {}
     t0 = cfg["t0_ns"]
@@ -391,7 +391,7 @@ def _ss() -> str:
     return subprocess.run(["ss", "-tinH", "state", "established"], capture_output=True, text=True).stdout
 
 
-def _agent_sender(cfg: dict[str, Any]) -> dict[str, Any]:
+def _endpoint_sender(cfg: dict[str, Any]) -> dict[str, Any]:
     t0 = cfg["t0_ns"]
     end = t0 + int(cfg["duration_s"] * 1e9)
     socks: dict[str, socket.socket] = {}
@@ -458,7 +458,7 @@ def _agent_sender(cfg: dict[str, Any]) -> dict[str, Any]:
     return {"flows": info, "ss": samples, "nstat": counters}
 
 
-def _agent_udp_receiver(cfg: dict[str, Any]) -> dict[str, Any]:
+def _endpoint_udp_receiver(cfg: dict[str, Any]) -> dict[str, Any]:
     """Receives the probes and the flood of the accuracy measurement; records arrival times."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
@@ -487,7 +487,7 @@ def _agent_udp_receiver(cfg: dict[str, Any]) -> dict[str, Any]:
     return {"delays_ns": delays, "flood_ns": flood}
 
 
-def _agent_udp_sender(cfg: dict[str, Any]) -> dict[str, Any]:
+def _endpoint_udp_sender(cfg: dict[str, Any]) -> dict[str, Any]:
     """Probes (small datagrams, apart) for the delay, then a flood above the rate."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, 8 << 20)
@@ -520,13 +520,13 @@ def _agent_udp_sender(cfg: dict[str, Any]) -> dict[str, Any]:
     return {"flood_sent": sent}
 
 
-def _agent_main(argv: list[str]) -> int:
+def _endpoint_main(argv: list[str]) -> int:
     role, cfg_file, out_file = argv
     cfg = json.loads(Path(cfg_file).read_text())
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    agents = {"receiver": _agent_receiver, "sender": _agent_sender,
-              "udp-receiver": _agent_udp_receiver, "udp-sender": _agent_udp_sender}
-    res = agents[role](cfg)
+    programs = {"receiver": _endpoint_receiver, "sender": _endpoint_sender,
+                "udp-receiver": _endpoint_udp_receiver, "udp-sender": _endpoint_udp_sender}
+    res = programs[role](cfg)
     Path(out_file).write_text(json.dumps(res))
     return 0
 
@@ -590,7 +590,7 @@ def _run_kernel_once(d: dict[str, Any], desc: dict[str, Any], seed: int, workdir
         scfg = workdir / "sender.json"
         rout, sout = workdir / "receiver-out.json", workdir / "sender-out.json"
         base = {"flows": fcfg, "duration_s": duration, "grace_s": 3.0, "ss_interval_s": 1.0}
-        # both agents read CLOCK_MONOTONIC, which namespaces share: they start together at t0
+        # both endpoints read CLOCK_MONOTONIC, which namespaces share: they start together at t0
         t0 = time.monotonic_ns() + int(3e9)
         rcfg.write_text(json.dumps({**base, "t0_ns": t0}))
         recv = tb.spawn("server", ["receiver", str(rcfg), str(rout)])
@@ -1117,6 +1117,6 @@ sys.modules[__name__].__class__ = _CallableModule
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 2 and sys.argv[1] == "_agent":
-        raise SystemExit(_agent_main(sys.argv[2:]))
+    if len(sys.argv) >= 2 and sys.argv[1] == "_endpoint":
+        raise SystemExit(_endpoint_main(sys.argv[2:]))
     raise SystemExit("usage: mpsim kernel SCENARIO [--repeat N] [--out DIR]")
