@@ -9,7 +9,7 @@ PIP    := $(BIN)/python -m pip
 STAMP  := $(VENV)/.deps-installed
 OUT    ?= out
 
-.PHONY: help setup build demo test test-rust test-python test-fuzz fuzz fuzz-setup validate tcp-fidelity bench speed plugin-speed wheel-check sweep-bench memory clean
+.PHONY: help setup build demo test test-rust test-python test-fuzz fuzz fuzz-setup validate tcp-fidelity bench speed plugin-speed wheel-check sweep-bench memory clean kernel-table
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
@@ -23,6 +23,7 @@ help:
 	@echo "make sweep-bench  sweep scaling (local processes, Dask) and parent memory -> benches/results/sweep_scaling.md"
 	@echo "make memory    estimated against measured peak memory of large runs -> benches/results/memory.md"
 	@echo "make fuzz      coverage-guided fuzzing of the scenario reader and of whole runs (FUZZ_TIME=$(FUZZ_TIME) s each)"
+	@echo "make kernel-table  (root) scenarios/kernel/ on Linux TCP/MPTCP beside mpsim -> docs/kernel-results.md (~25 min)"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -37,6 +38,7 @@ setup: $(STAMP)
 
 build: setup
 	$(BIN)/maturin develop --release --quiet
+	cargo build --release --quiet -p mpsim-linkemu
 
 demo: build
 	mkdir -p $(OUT)
@@ -48,7 +50,7 @@ demo: build
 	@echo "the mpsim command is in $(BIN): run '. $(BIN)/activate' to put it on your PATH"
 
 test-rust:
-	cargo test -p mpsim-core --quiet
+	cargo test -p mpsim-core -p mpsim-linkemu --quiet
 
 test-python: build
 	$(BIN)/python -m pytest -q
@@ -102,6 +104,9 @@ tcp-fidelity: build
 
 bench: build
 	$(BIN)/python benches/compare_ns3.py
+
+kernel-table: build
+	$(BIN)/python -m mpsim.kernel_report --out docs/kernel-results.md --repeat 3
 
 speed:
 	$(PYTHON) benches/speed.py $$(command -v valgrind >/dev/null && echo --instructions)

@@ -8,6 +8,7 @@ Quick start::
     df = mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%", "2%"]}, seeds=5)
     mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%"]}, seeds=100, out="study")
     df = mpsim.load_sweep("study")       # or mpsim.query("study", "SELECT ... FROM flows")
+    side = mpsim.kernel("scenario.toml", repeat=3)   # as root: the same scenario on Linux
 
 Every problem with a scenario is raised as :class:`mpsim.ScenarioError` (a ``ValueError``)
 naming the source, the key and what is wrong.
@@ -17,6 +18,7 @@ import os
 
 from ._core import AckContext, LossContext, PluginError, SchedContext, SubflowState, SubflowView, Window, __version__
 from .api import FORMATS, Result, SweepReport, aggregate, check, components, load_sweep, query, run, sweep
+from . import kernel
 from .errors import ScenarioError
 from .plugins import register_controller, register_scheduler
 from .scenario import apply_overrides, load, parse_value
@@ -57,4 +59,5 @@ __all__ = [
     "AckContext",
     "LossContext",
     "SubflowState",
+    "kernel",
 ]

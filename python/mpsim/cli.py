@@ -66,6 +66,7 @@ examples:
   mpsim check scenarios/*/*.toml
   mpsim list cc
   mpsim reproduce --list
+  mpsim kernel scenario.toml --repeat 3 --out kernel/   (root: the same scenario on Linux)
 
 Run 'mpsim COMMAND --help' for the options of a command.
 """
@@ -300,6 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="shorter runs only, for a first look")
     rp.add_argument("--processes", type=int, default=None, metavar="P", help="worker processes (default: all cores)")
 
+    from . import kernel
+    kernel.add_parser(sub, _Formatter, _add_set)
     return p
 
 
@@ -778,6 +781,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": cmd_list,
     "reproduce": cmd_reproduce,
     "query": cmd_query,
+    "kernel": lambda args: __import__("mpsim.kernel", fromlist=["cmd_kernel"]).cmd_kernel(args, parse_sets(args.set)),
 }
 
 

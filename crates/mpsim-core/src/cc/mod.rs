@@ -171,6 +171,10 @@ controllers! {
     reno::Reno {
         "reno" => Reno::default(), "NewReno (RFC 5681/6582): slow start, +1 MSS per RTT, halve on loss; uncoupled per subflow";
     }
+    cubic::Cubic {
+        "cubic" => Cubic::default(),
+            "CUBIC (RFC 9438) as Linux's tcp_cubic computes it, HyStart included; uncoupled per subflow";
+    }
     lia::Lia {
         "lia" => Lia::default(), "MPTCP Linked Increases (RFC 6356): coupled increase capped at Reno's, Reno decrease";
     }

@@ -335,10 +335,13 @@ impl TcpSender {
         self.w.cwnd = (self.w.cwnd / 2).max(self.mss);
     }
 
-    /// Feeds an RTT measured outside the data exchange (the connection handshake).
+    /// Feeds an RTT measured outside the data exchange (the connection handshake). Linux
+    /// also hands the SYN's RTT to the congestion controller (CUBIC's minimum delay, which
+    /// HyStart measures against, starts from it).
     pub fn seed_rtt(&mut self, sample: Dur) {
         if self.rtt.srtt().is_none() {
             self.rtt.on_sample(sample, self.snd_una, self.snd_nxt);
+            self.cc.on_rtt_sample(sample, SimTime::ZERO);
         }
     }
 

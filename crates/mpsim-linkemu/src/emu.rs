@@ -1,0 +1,369 @@
+//! The emulator: mpsim's own link model (`mpsim_core::net::Link`: drop-tail queue in bytes or
+//! packets, serialisation at the rate, constant delay, loss after transmission) driven in real
+//! time by packets read from TUN devices.
+//!
+//! Every path has two directions, as in the simulator: client to server crosses the path's
+//! links in order (their forward halves), server to client crosses them in reverse (their
+//! reverse halves, with the link's `reverse_loss`). A packet read from a TUN device enters the
+//! first link at its read time; the model then gives, without ever looking at the clock, the
+//! instant it reaches each following link and finally the far end. That instant is its due
+//! time: a single thread sleeps on an absolute CLOCK_MONOTONIC timer until the earliest due
+//! time, writes the packet into the other namespace's TUN device, and records how late the
+//! write was. Because the model runs on due times, not on the times the thread happens to
+//! wake, lateness never accumulates along a path or shifts the rate.
+
+use crate::sys;
+use mpsim_core::net::{Fate, Link, LossProcess};
+use mpsim_core::rng::Rng;
+use mpsim_core::scenario::Scenario;
+use mpsim_core::time::SimTime;
+use serde_json::{json, Value};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::os::fd::RawFd;
+
+/// One emulated path: its TUN devices and its two directions' link sequences.
+pub struct PathPort {
+    pub name: String,
+    /// Indices into the scenario's links.
+    pub links: Vec<usize>,
+    pub client_tun: String,
+    pub server_tun: String,
+    pub client_fd: RawFd,
+    pub server_fd: RawFd,
+}
+
+/// Counters of one direction of one path.
+#[derive(Clone, Debug, Default)]
+pub struct DirStats {
+    pub read_pkts: u64,
+    pub read_bytes: u64,
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    pub queue_drops: u64,
+    pub loss_drops: u64,
+    pub down_drops: u64,
+    /// Packets the receiving stack refused.
+    pub write_errors: u64,
+    /// Bytes delivered per bin (by due time).
+    pub bins: Vec<u64>,
+    pub first_due_ns: Option<u64>,
+    pub last_due_ns: u64,
+}
+
+/// Delivery lateness: histogram in 1 µs buckets up to 100 ms, plus the overflow and the max.
+pub struct Lateness {
+    buckets: Vec<u64>,
+    over: u64,
+    count: u64,
+    sum_ns: u128,
+    max_ns: u64,
+}
+
+impl Lateness {
+    const BUCKETS: usize = 100_000;
+    pub fn new() -> Lateness {
+        Lateness { buckets: vec![0; Self::BUCKETS], over: 0, count: 0, sum_ns: 0, max_ns: 0 }
+    }
+    pub fn record(&mut self, ns: u64) {
+        self.count += 1;
+        self.sum_ns += ns as u128;
+        self.max_ns = self.max_ns.max(ns);
+        match self.buckets.get_mut((ns / 1000) as usize) {
+            Some(b) => *b += 1,
+            None => self.over += 1,
+        }
+    }
+    /// The q-quantile in microseconds (upper edge of its bucket).
+    pub fn quantile_us(&self, q: f64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, &b) in self.buckets.iter().enumerate() {
+            seen += b;
+            if seen >= rank {
+                return (i + 1) as f64;
+            }
+        }
+        self.max_ns as f64 / 1000.0
+    }
+    pub fn to_json(&self) -> Value {
+        let mean = if self.count == 0 { 0.0 } else { self.sum_ns as f64 / self.count as f64 / 1000.0 };
+        json!({
+            "count": self.count,
+            "mean_us": mean,
+            "p50_us": self.quantile_us(0.5),
+            "p99_us": self.quantile_us(0.99),
+            "p999_us": self.quantile_us(0.999),
+            "max_us": self.max_ns as f64 / 1000.0,
+            "over_100ms": self.over,
+        })
+    }
+}
+
+struct InFlight {
+    buf: Vec<u8>,
+    /// 2·path + direction (0: client to server, 1: server to client).
+    route: usize,
+    hop: usize,
+}
+
+pub struct Emulator {
+    /// CLOCK_MONOTONIC at the emulator's time zero.
+    pub origin_ns: u64,
+    pub bin_ns: u64,
+    /// Two halves per scenario link: 2·i forward, 2·i + 1 reverse.
+    links: Vec<Link>,
+    link_names: Vec<String>,
+    /// Per route (2·path + direction): the link halves in order.
+    routes: Vec<Vec<usize>>,
+    pub ports: Vec<PathPort>,
+    pub stats: Vec<DirStats>,
+    pub lateness: Lateness,
+    /// Lateness per route.
+    pub route_lateness: Vec<Lateness>,
+    heap: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    seq: u64,
+    slots: Vec<Option<InFlight>>,
+    free: Vec<u32>,
+    pool: Vec<Vec<u8>>,
+}
+
+impl Emulator {
+    pub fn new(s: &Scenario, seed: u64, ports: Vec<PathPort>, origin_ns: u64, bin_ns: u64) -> Emulator {
+        let mut links = Vec::new();
+        let mut link_names = Vec::new();
+        for l in &s.links {
+            for (dir, loss) in [("fwd", &l.loss), ("rev", &l.reverse_loss)] {
+                let rng = Rng::substream(seed, &format!("link/{}/{dir}/loss", l.name));
+                links.push(Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng)));
+                link_names.push(format!("{}/{dir}", l.name));
+            }
+        }
+        let mut routes = Vec::new();
+        for p in &ports {
+            routes.push(p.links.iter().map(|&i| 2 * i).collect());
+            routes.push(p.links.iter().rev().map(|&i| 2 * i + 1).collect());
+        }
+        let n = routes.len();
+        Emulator {
+            origin_ns,
+            bin_ns,
+            links,
+            link_names,
+            routes,
+            ports,
+            stats: vec![DirStats::default(); n],
+            lateness: Lateness::new(),
+            route_lateness: (0..n).map(|_| Lateness::new()).collect(),
+            heap: BinaryHeap::new(),
+            seq: 0,
+            slots: Vec::new(),
+            free: Vec::new(),
+            pool: Vec::new(),
+        }
+    }
+
+    /// Emulator time now.
+    pub fn now(&self) -> u64 {
+        sys::now_ns().saturating_sub(self.origin_ns)
+    }
+
+    /// The earliest due time, if any packet is on its way.
+    pub fn next_due(&self) -> Option<u64> {
+        self.heap.peek().map(|Reverse((t, _, _))| *t)
+    }
+
+    /// A packet of `route` was read at `t`: it enters the route's first link.
+    pub fn inject(&mut self, route: usize, data: &[u8], t: u64) {
+        let st = &mut self.stats[route];
+        st.read_pkts += 1;
+        st.read_bytes += data.len() as u64;
+        let mut buf = self.pool.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(data);
+        self.advance(InFlight { buf, route, hop: 0 }, t);
+    }
+
+    /// Offers the packet to its next link at `t` (or schedules its delivery).
+    fn advance(&mut self, p: InFlight, t: u64) {
+        let link = self.routes[p.route][p.hop];
+        let fate = self.links[link].offer(SimTime(t), p.buf.len() as u32);
+        let st = &mut self.stats[p.route];
+        match fate {
+            Fate::Arrives(at) => {
+                let slot = match self.free.pop() {
+                    Some(i) => {
+                        self.slots[i as usize] = Some(InFlight { hop: p.hop + 1, ..p });
+                        i
+                    }
+                    None => {
+                        self.slots.push(Some(InFlight { hop: p.hop + 1, ..p }));
+                        (self.slots.len() - 1) as u32
+                    }
+                };
+                self.seq += 1;
+                self.heap.push(Reverse((at.0, self.seq, slot)));
+                return;
+            }
+            Fate::QueueDrop => st.queue_drops += 1,
+            Fate::Lost => st.loss_drops += 1,
+            Fate::Down => st.down_drops += 1,
+        }
+        self.pool.push(p.buf);
+    }
+
+    /// Handles every packet due by now: passes it to its next link, or writes it out.
+    pub fn run_due(&mut self) {
+        let mut now = self.now();
+        while let Some(&Reverse((due, _, slot))) = self.heap.peek() {
+            if due > now {
+                now = self.now();
+                if due > now {
+                    break;
+                }
+            }
+            self.heap.pop();
+            let p = self.slots[slot as usize].take().expect("scheduled packet");
+            self.free.push(slot);
+            if p.hop < self.routes[p.route].len() {
+                self.advance(p, due);
+                continue;
+            }
+            let port = &self.ports[p.route / 2];
+            let fd = if p.route.is_multiple_of(2) { port.server_fd } else { port.client_fd };
+            let ok = sys::write_packet(fd, &p.buf);
+            let late = self.now().saturating_sub(due);
+            self.lateness.record(late);
+            self.route_lateness[p.route].record(late);
+            let st = &mut self.stats[p.route];
+            if ok {
+                st.delivered_pkts += 1;
+                st.delivered_bytes += p.buf.len() as u64;
+                let bin = (due / self.bin_ns) as usize;
+                if st.bins.len() <= bin {
+                    st.bins.resize(bin + 1, 0);
+                }
+                st.bins[bin] += p.buf.len() as u64;
+                st.first_due_ns.get_or_insert(due);
+                st.last_due_ns = due;
+            } else {
+                st.write_errors += 1;
+            }
+            self.pool.push(p.buf);
+        }
+    }
+
+    pub fn report(&self, realtime: bool, wall_ns: u64) -> Value {
+        let dir = |s: &DirStats, l: &Lateness| {
+            json!({
+                "read_pkts": s.read_pkts, "read_bytes": s.read_bytes,
+                "delivered_pkts": s.delivered_pkts, "delivered_bytes": s.delivered_bytes,
+                "queue_drops": s.queue_drops, "loss_drops": s.loss_drops, "down_drops": s.down_drops,
+                "write_errors": s.write_errors,
+                "first_due_ns": s.first_due_ns, "last_due_ns": s.last_due_ns,
+                "bins": s.bins, "lateness": l.to_json(),
+            })
+        };
+        let paths: Vec<Value> = self
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                json!({
+                    "name": p.name, "client_tun": p.client_tun, "server_tun": p.server_tun,
+                    "fwd": dir(&self.stats[2 * i], &self.route_lateness[2 * i]),
+                    "rev": dir(&self.stats[2 * i + 1], &self.route_lateness[2 * i + 1]),
+                })
+            })
+            .collect();
+        let links: Vec<Value> = self
+            .links
+            .iter()
+            .zip(&self.link_names)
+            .map(|(l, n)| {
+                json!({"link": n, "offered": l.stats.offered, "delivered": l.stats.delivered,
+                       "queue_drops": l.stats.queue_drops, "loss_drops": l.stats.loss_drops,
+                       "bytes_sent": l.stats.bytes_sent, "busy_s": l.stats.busy.as_secs_f64()})
+            })
+            .collect();
+        let (user, sys_) = cpu_times();
+        json!({
+            "origin_ns": self.origin_ns,
+            "bin_ns": self.bin_ns,
+            "wall_s": wall_ns as f64 * 1e-9,
+            "cpu_user_s": user,
+            "cpu_sys_s": sys_,
+            "realtime": realtime,
+            "lateness": self.lateness.to_json(),
+            "paths": paths,
+            "links": links,
+        })
+    }
+}
+
+fn cpu_times() -> (f64, f64) {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+    (t(ru.ru_utime), t(ru.ru_stime))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(extra: &str) -> Scenario {
+        let text = format!(
+            "duration = \"10s\"\n[[link]]\nname = \"a\"\nrate = \"10Mbps\"\ndelay = \"20ms\"\nqueue = \"3pkt\"\n{extra}\n[[path]]\nname = \"p\"\nlinks = [\"a\"]\n[[flow]]\npath = \"p\"\n"
+        );
+        Scenario::from_toml(&text, "test").unwrap()
+    }
+
+    fn emu(s: &Scenario) -> Emulator {
+        let port = PathPort { name: "p".into(), links: vec![0], client_tun: "c".into(), server_tun: "s".into(), client_fd: -1, server_fd: -1 };
+        Emulator::new(s, 1, vec![port], 0, 100_000_000)
+    }
+
+    #[test]
+    fn due_times_follow_rate_delay_and_queue() {
+        let s = scenario("");
+        let mut e = emu(&s);
+        // 1250 B at 10 Mbit/s: 1 ms each; the queue holds 3 behind the one in service
+        for _ in 0..6 {
+            e.inject(0, &[0u8; 1250], 0);
+        }
+        let mut dues: Vec<u64> = e.heap.iter().map(|Reverse((t, _, _))| *t).collect();
+        dues.sort();
+        assert_eq!(dues, vec![21_000_000, 22_000_000, 23_000_000, 24_000_000]);
+        assert_eq!(e.stats[0].queue_drops, 2);
+        // the reverse direction is independent
+        e.inject(1, &[0u8; 125], 500_000);
+        assert!(e.heap.iter().any(|Reverse((t, _, _))| *t == 20_600_000));
+    }
+
+    #[test]
+    fn loss_follows_the_scenario() {
+        let s = scenario("loss = \"10%\"");
+        let s = Scenario { links: vec![mpsim_core::scenario::LinkSpec { queue: mpsim_core::net::QueueLimit::Packets(1_000_000), ..s.links[0].clone() }], ..s };
+        let mut e = emu(&s);
+        for i in 0..20_000u64 {
+            e.inject(0, &[0u8; 100], i * 1_000_000);
+        }
+        let lost = e.stats[0].loss_drops as f64 / 20_000.0;
+        assert!((lost - 0.1).abs() < 0.01, "{lost}");
+        assert_eq!(e.stats[1].loss_drops, 0);
+    }
+
+    #[test]
+    fn lateness_quantiles() {
+        let mut l = Lateness::new();
+        for i in 0..1000u64 {
+            l.record(i * 1000);
+        }
+        assert_eq!(l.quantile_us(0.99), 990.0);
+        assert_eq!(l.quantile_us(0.5), 500.0);
+    }
+}

@@ -1,0 +1,1122 @@
+"""The same scenario on the real Linux kernel, side by side with the simulation.
+
+:func:`kernel` runs a scenario once in mpsim and once (or ``repeat`` times) through the
+kernel's own TCP and Multipath TCP: two network namespaces, ``client`` and ``server``, joined
+by one pair of TUN devices per path; between each pair, ``mpsim-linkemu`` (crates/mpsim-linkemu)
+gives the path the rate, delay, drop-tail queue and loss of the scenario's links, with mpsim's
+own link model. Addresses come from 10.201.0.0/16 and exist only inside the two namespaces;
+nothing is sent anywhere else. Everything created (namespaces, devices, processes) is removed
+at the end, also on Ctrl-C or SIGTERM.
+
+On the kernel side: one socket per flow (``IPPROTO_MPTCP`` for a multipath flow), its
+congestion control set with ``TCP_CONGESTION``, its receive buffer with ``SO_RCVBUFFORCE``,
+its send buffer autotuned up to ``tcp.snd_buf`` (``tcp_wmem``), the initial window on the route (``initcwnd``), Linux's
+own delayed ACKs, MPTCP limits and one ``signal`` endpoint per extra path on the server (no
+client ``subflow`` endpoints, which would open subflows across paths). A bulk sender writes
+for the scenario's duration; the receiver counts what it reads. ``ss`` is sampled every
+second (RTT, bytes acknowledged, retransmissions, window, congestion control), ``nstat``
+read at the end.
+
+On the mpsim side the scenario runs as the kernel is configured: delayed ACKs on, the
+kernel's per-packet header bytes, the same MSS, initial window, buffers and controller.
+
+The command line is ``mpsim kernel SCENARIO [--repeat N] [--out DIR]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import ScenarioError
+from .scenario import apply_overrides, load
+
+__all__ = ["kernel", "accuracy", "KernelResult", "KernelUnavailable", "available", "unmappable", "find_emulator"]
+
+IPPROTO_MPTCP = 262
+SO_SNDBUFFORCE = 32
+SO_RCVBUFFORCE = 33
+SO_TIMESTAMPNS = 35
+#: Kernel controllers mpsim also has (Linux has no LIA/OLIA/BALIA upstream).
+KERNEL_CCS = ("reno", "cubic")
+#: Bytes of IPv4 + TCP headers + the timestamp option on every kernel data segment.
+TCP_HEADER = 20 + 20 + 12
+#: Bytes of the DSS option (data ACK and 64-bit mapping, padded) on Linux MPTCP data segments.
+KERNEL_DSS = 28
+#: What mpsim itself adds to an MPTCP data segment's header (sim/flow.rs DSS_MAPPING_BYTES).
+MPSIM_DSS = 16
+SUBNET = "10.201"
+BIN_S = 0.1
+
+
+class KernelUnavailable(RuntimeError):
+    """This machine cannot run the kernel side (not root, no TUN, MPTCP disabled, ...)."""
+
+
+# -------------------------------------------------------------------------------------
+# What the machine and the scenario allow
+
+
+def find_emulator() -> Path | None:
+    """The ``mpsim-linkemu`` binary: $MPSIM_LINKEMU, the repository's target/release, or PATH."""
+    env = os.environ.get("MPSIM_LINKEMU")
+    if env:
+        return Path(env) if Path(env).is_file() else None
+    root = Path(__file__).resolve().parents[2]
+    for sub in ("target/release/mpsim-linkemu", "target/debug/mpsim-linkemu"):
+        if (root / sub).is_file():
+            return root / sub
+    w = shutil.which("mpsim-linkemu")
+    return Path(w) if w else None
+
+
+def available(multipath: bool = True) -> tuple[bool, str]:
+    """Whether this machine can run the kernel side, and if not, why."""
+    if not sys.platform.startswith("linux"):
+        return False, "needs Linux"
+    if os.geteuid() != 0:
+        return False, "needs root (network namespaces and TUN devices)"
+    if not os.path.exists("/dev/net/tun"):
+        return False, "needs /dev/net/tun"
+    for tool in ("ip", "ss", "nstat"):
+        if shutil.which(tool) is None:
+            return False, f"needs '{tool}' (iproute2)"
+    if multipath:
+        try:
+            if Path("/proc/sys/net/mptcp/enabled").read_text().strip() != "1":
+                return False, "needs Multipath TCP enabled (sysctl net.mptcp.enabled=1)"
+        except OSError:
+            return False, "needs a kernel with Multipath TCP (no /proc/sys/net/mptcp)"
+    if find_emulator() is None:
+        return False, "needs the link emulator (cargo build --release -p mpsim-linkemu)"
+    return True, ""
+
+
+def describe(d: Mapping[str, Any], origin: str) -> dict[str, Any]:
+    """The scenario as mpsim reads it (defaults filled in, units resolved), from the emulator."""
+    emu = find_emulator()
+    if emu is None:
+        raise KernelUnavailable("needs the link emulator (cargo build --release -p mpsim-linkemu)")
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(d, f)
+    try:
+        p = subprocess.run([str(emu), "--describe", f.name], capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    if p.returncode != 0:
+        # the core's own message, with the file name it was given replaced by the scenario's
+        raise ScenarioError(origin, "", p.stderr.strip().replace(f.name + ": ", ""))
+    return json.loads(p.stdout)
+
+
+def unmappable(desc: Mapping[str, Any]) -> list[str]:
+    """The features of a described scenario that the kernel runner cannot reproduce."""
+    out: list[str] = []
+    flows = desc["flows"]
+    for f in flows:
+        n = f"flow '{f['name']}'"
+        if f["background"]:
+            out.append(f"{n}: background traffic")
+            continue
+        if f["transport"] != "tcp":
+            out.append(f"{n}: transport {f['transport']} (only TCP and Multipath TCP)")
+        if f["app"]["kind"] != "bulk" or f["app"].get("bytes") is not None:
+            out.append(f"{n}: app {f['app']['kind']}{' with bytes' if f['app'].get('bytes') else ''} (only unlimited bulk)")
+        if f["cc"] not in KERNEL_CCS:
+            out.append(f"{n}: cc {f['cc']} (the kernel has {', '.join(KERNEL_CCS)})")
+        if f["multipath"] and f["scheduler"] not in ("lowest_rtt", "lowest_rtt_plain"):
+            out.append(f"{n}: scheduler {f['scheduler']} (the kernel's is lowest_rtt)")
+        if any(f["backup"]):
+            out.append(f"{n}: backup subflows")
+        if f["stop_s"] is not None:
+            out.append(f"{n}: stop")
+        t = f["tcp"]
+        if abs(t["min_rto_s"] - 0.2) > 1e-9:
+            out.append(f"{n}: tcp.min_rto {t['min_rto_s'] * 1e3:g}ms (the kernel's is 200ms)")
+        if abs(t["initial_rto_s"] - 1.0) > 1e-9:
+            out.append(f"{n}: tcp.initial_rto {t['initial_rto_s']:g}s (the kernel's is 1s)")
+    tcp = [f["tcp"] for f in flows if not f["background"]]
+    for key in ("mss", "initial_window"):
+        if len({t[key] for t in tcp}) > 1:
+            out.append(f"different tcp.{key} per flow (one value for the whole run)")
+    mp_sets = {tuple(f["paths"]) for f in flows if f["multipath"]}
+    if len(mp_sets) > 1:
+        out.append("multipath flows over different path lists (the server signals every extra path to every connection)")
+    for lk in desc["links"]:
+        if lk["outages"]:
+            out.append(f"link '{lk['name']}': down intervals")
+    return out
+
+
+# -------------------------------------------------------------------------------------
+# The testbed: namespaces, devices, emulator
+
+
+def _sh(*args: str, check: bool = True, ns: str | None = None) -> subprocess.CompletedProcess[str]:
+    cmd = (["ip", "netns", "exec", ns] if ns else []) + list(args)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"'{' '.join(cmd)}' failed: {p.stderr.strip() or p.stdout.strip()}")
+    return p
+
+
+def _die_with_parent() -> None:
+    """In a child before exec: SIGTERM it when the process that started it dies, however
+    that process ends (even SIGKILL), so no endpoint process outlives a run."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class Testbed:
+    """Two namespaces joined by emulated paths; removes everything on exit."""
+
+    def __init__(self, desc: Mapping[str, Any], scenario: Mapping[str, Any], seed: int, workdir: Path) -> None:
+        self.desc = desc
+        self.scenario = scenario
+        self.seed = seed
+        self.workdir = workdir
+        tag = f"{os.getpid() % 100000}{int(time.time() * 1000) % 100}"
+        self.ns = {"client": f"mpk{tag}c", "server": f"mpk{tag}s"}
+        used: list[str] = []
+        for f in desc["flows"]:
+            for p in f["paths"]:
+                if p not in used:
+                    used.append(p)
+        names = [p["name"] for p in desc["paths"]]
+        self.paths = sorted(used, key=names.index)
+        # path index in the scenario -> addresses 10.201.i.1 (client), 10.201.i.2 (server)
+        self.index = {p: names.index(p) for p in self.paths}
+        self.tuns = {p: (f"mk{tag}c{self.index[p]}", f"mk{tag}s{self.index[p]}") for p in self.paths}
+        self.emu: subprocess.Popen[str] | None = None
+        self.procs: list[subprocess.Popen[str]] = []
+        self.created: list[str] = []
+        self.report_file = workdir / "emulator.json"
+
+    def client_addr(self, path: str) -> str:
+        return f"{SUBNET}.{self.index[path]}.1"
+
+    def server_addr(self, path: str) -> str:
+        return f"{SUBNET}.{self.index[path]}.2"
+
+    def __enter__(self) -> "Testbed":
+        try:
+            self._setup()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _setup(self) -> None:
+        for ns in self.ns.values():
+            _sh("ip", "netns", "add", ns)
+            self.created.append(ns)
+            snd_buf = max(f["tcp"]["snd_buf"] for f in self.desc["flows"])
+            for k, v in (("net.ipv6.conf.all.disable_ipv6", "1"), ("net.ipv6.conf.default.disable_ipv6", "1"),
+                         ("net.ipv4.tcp_no_metrics_save", "1"), ("net.ipv4.tcp_wmem", f"4096 16384 {snd_buf}")):
+                # /proc/sys/net shows the namespace of the process reading it (no procps needed)
+                _sh("sh", "-c", f"printf '%s' '{v}' > /proc/sys/{k.replace('.', '/')}", ns=ns)
+            _sh("ip", "link", "set", "lo", "up", ns=ns)
+        cfg = {
+            "scenario": self.scenario,
+            "seed": self.seed,
+            "bin_ms": int(BIN_S * 1000),
+            "paths": [{"path": p, "client_tun": c, "server_tun": s} for p, (c, s) in self.tuns.items()],
+        }
+        cfg_file = self.workdir / "emulator-config.json"
+        cfg_file.write_text(json.dumps(cfg))
+        emu = find_emulator()
+        assert emu is not None
+        self.emu = subprocess.Popen([str(emu), "--config", str(cfg_file), "--report", str(self.report_file)],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.emu.stdout.readline() if self.emu.stdout else ""
+        if not line.startswith("ready"):
+            err = self.emu.stderr.read() if self.emu.stderr else ""
+            raise RuntimeError(f"the link emulator did not start: {err.strip() or line.strip()}")
+        self.emu_realtime = "realtime=true" in line
+        mp = [f for f in self.desc["flows"] if f["multipath"]]
+        mss = self.desc["flows"][0]["tcp"]["mss"]
+        iw = self.desc["flows"][0]["tcp"]["initial_window"]
+        for p, (ct, st) in self.tuns.items():
+            carries_mp = any(p in f["paths"] for f in mp)
+            mtu = mss + TCP_HEADER + (KERNEL_DSS if carries_mp else 0)
+            for side, dev, me, peer in (("client", ct, self.client_addr(p), self.server_addr(p)),
+                                        ("server", st, self.server_addr(p), self.client_addr(p))):
+                ns = self.ns[side]
+                _sh("ip", "link", "set", "dev", dev, "netns", ns)
+                _sh("ip", "addr", "add", me, "peer", peer, "dev", dev, ns=ns)
+                _sh("ip", "link", "set", "dev", dev, "mtu", str(mtu), "up", ns=ns)
+                _sh("ip", "route", "replace", f"{peer}/32", "dev", dev, "src", me, "initcwnd", str(iw), ns=ns)
+        if mp:
+            k = max(len(f["paths"]) for f in mp) - 1
+            for side in ("client", "server"):
+                _sh("ip", "mptcp", "endpoint", "flush", ns=self.ns[side])
+                _sh("ip", "mptcp", "limits", "set", "subflows", str(k), "add_addr_accepted", str(k), ns=self.ns[side])
+            for p in mp[0]["paths"][1:]:
+                _sh("ip", "mptcp", "endpoint", "add", self.server_addr(p), "dev", self.tuns[p][1], "signal",
+                    ns=self.ns["server"])
+
+    def sysctl(self, key: str, side: str = "client") -> str:
+        p = _sh("cat", f"/proc/sys/{key.replace('.', '/')}", ns=self.ns[side], check=False)
+        return p.stdout.strip() if p.returncode == 0 else "n/a"
+
+    def spawn(self, side: str, args: list[str]) -> subprocess.Popen[str]:
+        code = "import sys; from mpsim.kernel import _endpoint_main; sys.exit(_endpoint_main(sys.argv[1:]))"
+        cmd = ["ip", "netns", "exec", self.ns[side], sys.executable, "-c", code, *args]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                             preexec_fn=_die_with_parent)
+        self.procs.append(p)
+        return p
+
+    def stop_emulator(self) -> dict[str, Any]:
+        if self.emu is None:
+            return {}
+        if self.emu.poll() is None:
+            self.emu.send_signal(signal.SIGTERM)
+            try:
+                self.emu.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.emu.kill()
+                self.emu.wait()
+        self.emu = None
+        return json.loads(self.report_file.read_text()) if self.report_file.exists() else {}
+
+    def close(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        self.procs.clear()
+        if self.emu is not None and self.emu.poll() is None:
+            self.emu.terminate()
+            try:
+                self.emu.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.emu.kill()
+                self.emu.wait()
+        for ns in self.created:
+            _sh("ip", "netns", "del", ns, check=False)
+        self.created.clear()
+
+
+# -------------------------------------------------------------------------------------
+# The endpoint programs, each run inside its namespace (see Testbed.spawn): ROLE CONFIG OUT
+
+
+def _sleep_until(t_ns: int) -> None:
+    while True:
+        d = t_ns - time.monotonic_ns()
+        if d <= 0:
+            return
+        time.sleep(min(d / 1e9, 0.05))
+
+
+def _endpoint_receiver(cfg: dict[str, Any]) -> dict[str, Any]:
+    sel = selectors.DefaultSelector()
+    flows: dict[str, dict[str, Any]] = {}
+    t0 = cfg["t0_ns"]
+    end = t0 + int((cfg["duration_s"] + cfg["grace_s"]) * 1e9)
+    nbins = int(cfg["duration_s"] / BIN_S) + 1
+    for f in cfg["flows"]:
+        ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP if f["multipath"] else 0)
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, f["rcv_buf"])
+        ls.bind(("0.0.0.0", f["port"]))
+        ls.listen(4)
+        ls.setblocking(False)
+        sel.register(ls, selectors.EVENT_READ, ("listen", f["name"]))
+        flows[f["name"]] = {"bytes": 0, "bins": [0] * nbins, "conns": 0, "closed": 0,
+                            "rcvbuf": ls.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)}
+    print("listening", flush=True)
+    buf = bytearray(1 << 20)
+    while time.monotonic_ns() < end:
+        done = all(v["conns"] and v["closed"] == v["conns"] for v in flows.values())
+        if done:
+            break
+        for key, _ in sel.select(timeout=0.2):
+            kind, name = key.data
+            if kind == "listen":
+                c, _ = key.fileobj.accept()  # type: ignore[union-attr]
+                c.setblocking(False)
+                sel.register(c, selectors.EVENT_READ, ("conn", name))
+                flows[name]["conns"] += 1
+                continue
+            try:
+                n = key.fileobj.recv_into(buf)  # type: ignore[union-attr]
+            except (BlockingIOError, InterruptedError):
+                continue
+            except ConnectionError:
+                n = 0
+            st = flows[name]
+            if n == 0:
+                sel.unregister(key.fileobj)
+                key.fileobj.close()
+                st["closed"] += 1
+                continue
+            st["bytes"] += n
+            b = int((time.monotonic_ns() - t0) / (BIN_S * 1e9))
+            if 0 <= b < nbins:
+                st["bins"][b] += n
+    return {"flows": flows}
+
+
+_SS_ADDR = re.compile(r"(\d+\.\d+\.\d+\.\d+):(\d+)\s+(\d+\.\d+\.\d+\.\d+):(\d+)")
+
+
+def _ss() -> str:
+    return subprocess.run(["ss", "-tinH", "state", "established"], capture_output=True, text=True).stdout
+
+
+def _endpoint_sender(cfg: dict[str, Any]) -> dict[str, Any]:
+    t0 = cfg["t0_ns"]
+    end = t0 + int(cfg["duration_s"] * 1e9)
+    socks: dict[str, socket.socket] = {}
+    info: dict[str, dict[str, Any]] = {}
+    pending = sorted(cfg["flows"], key=lambda f: f["start_s"])
+    samples: list[tuple[float, str]] = []
+    next_sample = t0
+    payload = bytes(256 * 1024)
+    sel = selectors.DefaultSelector()
+    while True:
+        now = time.monotonic_ns()
+        if now >= end:
+            break
+        while pending and now >= t0 + pending[0]["start_s"] * 1e9:
+            f = pending.pop(0)
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP if f["multipath"] else 0)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f["cc"].encode())
+            # no SO_SNDBUF: a locked send buffer on an MPTCP socket starves the subflows that
+            # join later (measured: the second path ran at 1 to 3 Mbit/s of 10 for seconds);
+            # the send buffer autotunes up to tcp.snd_buf instead (tcp_wmem, set per namespace)
+            if not f["multipath"]:
+                # a path that also carries MPTCP has an MTU 28 B larger (the DSS option): clamp
+                # plain TCP to the scenario's MSS (the clamp counts the 12 B of timestamps)
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, f["mss"] + 12)
+            s.settimeout(5)
+            entry: dict[str, Any] = {"cc_set": f["cc"], "connect_s": (time.monotonic_ns() - t0) / 1e9}
+            try:
+                s.connect((f["addr"], f["port"]))
+            except OSError as e:
+                entry["error"] = str(e)
+                info[f["name"]] = entry
+                s.close()
+                continue
+            try:
+                entry["cc_read"] = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
+            except OSError:
+                entry["cc_read"] = None
+            entry["local"] = "%s:%d" % s.getsockname()
+            s.setblocking(False)
+            socks[f["name"]] = s
+            info[f["name"]] = entry
+            sel.register(s, selectors.EVENT_WRITE, f["name"])
+        if now >= next_sample:
+            samples.append(((now - t0) / 1e9, _ss()))
+            next_sample += int(cfg["ss_interval_s"] * 1e9)
+        wait = min(end, next_sample, t0 + int(pending[0]["start_s"] * 1e9) if pending else end) - now
+        if not socks:
+            time.sleep(max(wait, 0) / 1e9)
+            continue
+        for key, _ in sel.select(timeout=max(wait, 0) / 1e9):
+            try:
+                info[key.data]["bytes_sent"] = info[key.data].get("bytes_sent", 0) + key.fileobj.send(payload)  # type: ignore[union-attr]
+            except (BlockingIOError, InterruptedError):
+                pass
+    samples.append(((time.monotonic_ns() - t0) / 1e9, _ss()))
+    nst = subprocess.run(["nstat", "-asz", "--json"], capture_output=True, text=True,
+                         env={**os.environ, "NSTAT_HISTORY": os.devnull})
+    for s in socks.values():
+        s.close()
+    try:
+        counters = json.loads(nst.stdout).get("kernel", {})
+    except json.JSONDecodeError:
+        counters = {}
+    return {"flows": info, "ss": samples, "nstat": counters}
+
+
+def _endpoint_udp_receiver(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Receives the probes and the flood of the accuracy measurement; records arrival times."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
+    s.bind(("0.0.0.0", cfg["port"]))
+    s.settimeout(0.2)
+    # the kernel's receive timestamp (CLOCK_REALTIME), so that our own wake-up is not counted
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    print("listening", flush=True)
+    end = cfg["t0_ns"] + int(cfg["total_s"] * 1e9) + int(2e9)
+    delays, flood = [], []
+    while time.monotonic_ns() < end:
+        try:
+            data, anc, _, _ = s.recvmsg(65536, 1024)
+        except socket.timeout:
+            continue
+        now = time.time_ns()
+        for level, kind_, val in anc:
+            if level == socket.SOL_SOCKET and kind_ == SO_TIMESTAMPNS:
+                sec, nsec = int.from_bytes(val[:8], "little"), int.from_bytes(val[8:16], "little")
+                now = sec * 1_000_000_000 + nsec
+        kind, sent = data[0], int.from_bytes(data[1:9], "little")
+        if kind == 1:
+            delays.append(now - sent)
+        else:
+            flood.append(now)
+    return {"delays_ns": delays, "flood_ns": flood}
+
+
+def _endpoint_udp_sender(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Probes (small datagrams, apart) for the delay, then a flood above the rate."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, 8 << 20)
+    dst = (cfg["addr"], cfg["port"])
+    t0 = cfg["t0_ns"]
+    _sleep_until(t0)
+    n = int(cfg["probe_s"] / cfg["probe_gap_s"])
+    for i in range(n):
+        _sleep_until(t0 + int(i * cfg["probe_gap_s"] * 1e9))
+        s.sendto(b"\x01" + time.time_ns().to_bytes(8, "little") + bytes(cfg["probe_bytes"] - 9), dst)
+    start = t0 + int(cfg["probe_s"] * 1e9)
+    _sleep_until(start)
+    gap = cfg["flood_bytes"] * 8 / cfg["flood_bps"]
+    sent = 0
+    end = start + int(cfg["flood_s"] * 1e9)
+    body = bytes(cfg["flood_bytes"] - 9)
+    while True:
+        now = time.monotonic_ns()
+        if now >= end:
+            break
+        due = start + int(sent * gap * 1e9)
+        if now < due:
+            time.sleep(min((due - now) / 1e9, 0.001))
+            continue
+        try:
+            s.sendto(b"\x02" + time.time_ns().to_bytes(8, "little") + body, dst)
+        except BlockingIOError:
+            pass
+        sent += 1
+    return {"flood_sent": sent}
+
+
+def _endpoint_main(argv: list[str]) -> int:
+    role, cfg_file, out_file = argv
+    cfg = json.loads(Path(cfg_file).read_text())
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    programs = {"receiver": _endpoint_receiver, "sender": _endpoint_sender,
+                "udp-receiver": _endpoint_udp_receiver, "udp-sender": _endpoint_udp_sender}
+    res = programs[role](cfg)
+    Path(out_file).write_text(json.dumps(res))
+    return 0
+
+
+# -------------------------------------------------------------------------------------
+# Parsing ss
+
+
+def _num(pat: str, text: str) -> float | None:
+    m = re.search(pat, text)
+    return float(m.group(1)) if m else None
+
+
+def parse_ss(text: str) -> list[dict[str, Any]]:
+    """One dict per established TCP socket (subflows included) in `ss -tinH` output."""
+    out = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _SS_ADDR.search(lines[i])
+        if not m:
+            i += 1
+            continue
+        detail = lines[i + 1] if i + 1 < len(lines) and not _SS_ADDR.search(lines[i + 1]) else ""
+        i += 2 if detail else 1
+        cc = detail.split()[0] if detail.split() else ""
+        rtt = re.search(r"\brtt:([\d.]+)/([\d.]+)", detail)
+        retrans = re.search(r"\bretrans:\d+/(\d+)", detail)
+        out.append({
+            "local": m.group(1), "lport": int(m.group(2)), "peer": m.group(3), "pport": int(m.group(4)),
+            "cc": cc if re.fullmatch(r"[a-z0-9_]+", cc) else "",
+            "rtt_ms": float(rtt.group(1)) if rtt else None,
+            "minrtt_ms": _num(r"\bminrtt:([\d.]+)", detail),
+            "bytes_acked": _num(r"\bbytes_acked:(\d+)", detail) or 0.0,
+            "bytes_sent": _num(r"\bbytes_sent:(\d+)", detail) or 0.0,
+            "retrans": int(retrans.group(1)) if retrans else 0,
+            "snd_wnd": _num(r"\bsnd_wnd:(\d+)", detail),
+            "mss": _num(r"\bmss:(\d+)", detail),
+            "cwnd": _num(r"\bcwnd:(\d+)", detail),
+            "mptcp": "tcp-ulp-mptcp" in detail,
+        })
+    return out
+
+
+# -------------------------------------------------------------------------------------
+# One kernel run
+
+
+def _run_kernel_once(d: dict[str, Any], desc: dict[str, Any], seed: int, workdir: Path) -> dict[str, Any]:
+    duration = desc["duration_s"]
+    flows = desc["flows"]
+    with Testbed(desc, d, seed, workdir) as tb:
+        fcfg = []
+        for k, f in enumerate(flows):
+            fcfg.append({
+                "name": f["name"], "port": 5201 + k, "addr": tb.server_addr(f["paths"][0]),
+                "multipath": f["multipath"], "cc": f["cc"], "start_s": f["start_s"],
+                "rcv_buf": f["tcp"]["rcv_buf"], "snd_buf": f["tcp"]["snd_buf"], "mss": f["tcp"]["mss"],
+            })
+        rcfg = workdir / "receiver.json"
+        scfg = workdir / "sender.json"
+        rout, sout = workdir / "receiver-out.json", workdir / "sender-out.json"
+        base = {"flows": fcfg, "duration_s": duration, "grace_s": 3.0, "ss_interval_s": 1.0}
+        # both endpoints read CLOCK_MONOTONIC, which namespaces share: they start together at t0
+        t0 = time.monotonic_ns() + int(3e9)
+        rcfg.write_text(json.dumps({**base, "t0_ns": t0}))
+        recv = tb.spawn("server", ["receiver", str(rcfg), str(rout)])
+        line = recv.stdout.readline() if recv.stdout else ""
+        if "listening" not in line:
+            raise RuntimeError(f"the receiver did not start: {recv.stderr.read() if recv.stderr else ''}")
+        scfg.write_text(json.dumps({**base, "t0_ns": t0}))
+        send = tb.spawn("client", ["sender", str(scfg), str(sout)])
+        send.wait(timeout=duration + 60)
+        if send.returncode != 0:
+            raise RuntimeError(f"the sender failed: {send.stderr.read() if send.stderr else ''}")
+        recv.wait(timeout=30)
+        if recv.returncode != 0:
+            raise RuntimeError(f"the receiver failed: {recv.stderr.read() if recv.stderr else ''}")
+        emu = tb.stop_emulator()
+        info = {
+            "kernel": os.uname().release,
+            "mptcp_scheduler": tb.sysctl("net.mptcp.scheduler"),
+            "mptcp_path_manager": tb.sysctl("net.mptcp.path_manager"),
+            "default_cc": tb.sysctl("net.ipv4.tcp_congestion_control"),
+            "emulator_realtime": tb.emu_realtime,
+            "addresses": {p: [tb.client_addr(p), tb.server_addr(p)] for p in tb.paths},
+        }
+        sender = json.loads(sout.read_text())
+        receiver = json.loads(rout.read_text())
+        return {"t0_ns": t0, "seed": seed, "sender": sender, "receiver": receiver, "emulator": emu,
+                "info": info, "flows": fcfg, "path_of_addr": {tb.server_addr(p): p for p in tb.paths}}
+
+
+def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, Any]:
+    """Per-flow and per-path figures of one kernel run, over [warmup, duration]."""
+    dur, warm = desc["duration_s"], desc["warmup_s"]
+    span = dur - warm
+    w0 = int(round(warm / BIN_S))
+    paddr = run["path_of_addr"]
+    port_flow = {f["port"]: f["name"] for f in run["flows"]}
+    rows_f, rows_p = [], []
+    # ss samples: the last one at or before the warmup, and the final one
+    samples = [(t, parse_ss(text)) for t, text in run["sender"]["ss"]]
+    before = [s for t, s in samples if t <= warm + 0.5]
+    start_socks = before[-1] if before and warm > 0 else []
+    final = samples[-1][1] if samples else []
+
+    def sub_key(s: dict[str, Any]) -> tuple[str, str, int]:
+        return (port_flow.get(s["pport"], "?"), paddr.get(s["peer"], "?"), s["lport"])
+
+    acked0 = {sub_key(s): s["bytes_acked"] for s in start_socks}
+    sent0 = {sub_key(s): s["bytes_sent"] for s in start_socks}
+    rtts: dict[tuple[str, str], list[float]] = {}
+    minrtt: dict[tuple[str, str], float] = {}
+    wnd: dict[str, float] = {}
+    ccs: dict[str, set[str]] = {}
+    mss: dict[str, float] = {}
+    for t, socks in samples:
+        for s in socks:
+            fl, p, _ = sub_key(s)
+            if s["rtt_ms"] is not None and t >= warm:
+                rtts.setdefault((fl, p), []).append(s["rtt_ms"])
+            if s["minrtt_ms"] is not None:
+                minrtt[(fl, p)] = min(minrtt.get((fl, p), 1e9), s["minrtt_ms"])
+            if s["snd_wnd"] is not None:
+                wnd[fl] = max(wnd.get(fl, 0), s["snd_wnd"])
+            if s["cc"]:
+                ccs.setdefault(fl, set()).add(s["cc"])
+            if s["mss"]:
+                mss[fl] = s["mss"]
+    sub_series = [{"time_s": round(t, 3), "flow": sub_key(x)[0], "path": sub_key(x)[1],
+                   **{k: x[k] for k in ("cc", "cwnd", "rtt_ms", "minrtt_ms", "bytes_acked", "retrans", "snd_wnd", "mss")}}
+                  for t, socks in samples for x in socks]
+    per_sub: dict[tuple[str, str], dict[str, float]] = {}
+    for s in final:
+        k = sub_key(s)
+        e = per_sub.setdefault(k[:2], {"acked": 0.0, "retrans": 0.0, "sent": 0.0})
+        e["acked"] += s["bytes_acked"] - acked0.get(k, 0.0)
+        e["sent"] += s["bytes_sent"] - sent0.get(k, 0.0)
+        e["retrans"] += s["retrans"]
+    for f in desc["flows"]:
+        r = run["receiver"]["flows"].get(f["name"], {"bins": [], "bytes": 0})
+        got = sum(r["bins"][w0:int(round(dur / BIN_S))])
+        snd = run["sender"]["flows"].get(f["name"], {})
+        rows_f.append({
+            "flow": f["name"], "goodput_bps": got * 8 / span,
+            "throughput_bps": sum(v["sent"] for (fl, _), v in per_sub.items() if fl == f["name"]) * 8 / span,
+            "bytes_delivered": r["bytes"],
+            "retransmits": sum(v["retrans"] for (fl, _), v in per_sub.items() if fl == f["name"]),
+            "cc": ",".join(sorted(ccs.get(f["name"], set()))) or snd.get("cc_read"),
+            "max_window_bytes": wnd.get(f["name"]),
+            "mss": mss.get(f["name"]),
+            "error": snd.get("error"),
+        })
+        for p in f["paths"]:
+            e = per_sub.get((f["name"], p), {"acked": 0.0, "retrans": 0.0})
+            rr = rtts.get((f["name"], p), [])
+            rows_p.append({
+                "flow": f["name"], "path": p, "goodput_bps": e["acked"] * 8 / span,
+                "retransmits": e["retrans"], "rtt_mean_ms": sum(rr) / len(rr) if rr else None,
+                "rtt_min_ms": minrtt.get((f["name"], p)),
+            })
+    emu = run["emulator"]
+    thr = {}
+    path_series = []
+    for p in emu.get("paths", []):
+        bins = p["fwd"]["bins"]
+        # emulator bins count from its own time zero; shift to the run's t0
+        off = (run["t0_ns"] - emu["origin_ns"]) / 1e9
+        lo, hi = int(round((off + warm) / BIN_S)), int(round((off + dur) / BIN_S))
+        thr[p["name"]] = sum(bins[lo:hi]) * 8 / span
+        per = int(round(1 / BIN_S))
+        b0 = int(round(off / BIN_S))
+        for sec in range(int(dur)):
+            path_series.append({"path": p["name"], "time_s": float(sec),
+                                "wire_bytes": sum(bins[b0 + sec * per:b0 + (sec + 1) * per])})
+    for row in rows_p:
+        row["path_throughput_bps"] = thr.get(row["path"])
+    series = []
+    for f in desc["flows"]:
+        bins = run["receiver"]["flows"].get(f["name"], {"bins": []})["bins"]
+        per = int(round(1 / BIN_S))
+        for sec in range(int(dur)):
+            series.append({"flow": f["name"], "time_s": float(sec), "delivered_bytes": sum(bins[sec * per:(sec + 1) * per])})
+    nst = run["sender"].get("nstat", {})
+    return {"flows": rows_f, "paths": rows_p, "series": series, "path_series": path_series, "subflow_series": sub_series,
+            "retrans_segs": nst.get("TcpRetransSegs"), "timeouts": nst.get("TcpExtTCPTimeouts"),
+            "lateness": emu.get("lateness"), "emulator_cpu_s": (emu.get("cpu_user_s", 0) + emu.get("cpu_sys_s", 0)),
+            "emulator_wall_s": emu.get("wall_s"), "emulator_paths": emu.get("paths", [])}
+
+
+# -------------------------------------------------------------------------------------
+# The mpsim side, configured as the kernel is
+
+
+def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None] | None = None) -> dict[str, Any]:
+    """Overrides that make mpsim run the scenario as the kernel side does.
+
+    Multipath flows run ``lowest_rtt_plain``: lowest RTT first without the opportunistic
+    retransmission and penalisation of the out-of-tree Linux MPTCP, which upstream Linux
+    (the kernel being compared) does not have.
+
+    *windows*: per flow, the largest receive window the kernel advertised. Linux turns a
+    receive buffer into a window through its skb overhead ratio (``SO_RCVBUF`` is doubled,
+    then about 0.6 of it is offered as window), so the buffer that matters, the window the
+    sender was given, becomes mpsim's ``tcp.rcv_buf``.
+    """
+    ov: dict[str, Any] = {"metrics.interval": "1s"}
+    for f in desc["flows"]:
+        n = f["name"]
+        if f["multipath"]:
+            # upstream Linux's scheduler has no opportunistic retransmission or penalisation
+            # (the out-of-tree v0.9x receive-buffer optimisation mpsim's lowest_rtt carries)
+            ov[f"flow.{n}.scheduler"] = "lowest_rtt_plain"
+        w = (windows or {}).get(n)
+        if w and w < f["tcp"]["rcv_buf"] * 2:
+            ov[f"flow.{n}.tcp.rcv_buf"] = f"{int(w)}B"
+        ov[f"flow.{n}.tcp.delayed_ack"] = True
+        # the kernel's headers: IPv4, TCP, timestamps, and for MPTCP the DSS option (mpsim
+        # adds its own 16 B DSS mapping to multipath segments)
+        hdr = TCP_HEADER + (KERNEL_DSS - MPSIM_DSS if f["multipath"] else 0)
+        ov[f"flow.{n}.tcp.header"] = f"{hdr}B"
+    return ov
+
+
+def _run_mpsim(d: dict[str, Any], desc: Mapping[str, Any], seed: int,
+               windows: Mapping[str, float | None] | None = None) -> dict[str, Any]:
+    from .api import run
+
+    res = run(d, overrides={**mpsim_overrides(desc, windows), "seed": seed}, progress=False)
+    flows = res.flows
+    subs = res.subflows
+    fs = res.flow_series
+    rows_f = [{"flow": r.flow, "goodput_bps": r.goodput_bps, "throughput_bps": r.throughput_bps,
+               "retransmits": r.retransmits, "cc": r.cc}
+              for r in flows.itertuples() if not r.background]
+    rows_p = [{"flow": r.flow, "path": r.path, "goodput_bps": r.goodput_bps, "retransmits": r.retransmits,
+               "rtt_mean_ms": r.rtt_mean_ms} for r in subs.itertuples()]
+    series = []
+    for name, g in fs.groupby("flow"):
+        g = g.sort_values("time_s")
+        prev = 0
+        for r in g.itertuples():
+            series.append({"flow": name, "time_s": float(r.time_s) - 1.0, "delivered_bytes": r.delivered_bytes - prev})
+            prev = r.delivered_bytes
+    return {"flows": rows_f, "paths": rows_p, "series": [s for s in series if s["time_s"] >= 0]}
+
+
+# -------------------------------------------------------------------------------------
+# The public entry point
+
+
+class KernelResult:
+    """Kernel and mpsim figures for one scenario, repeat by repeat.
+
+    Attributes:
+        flows: one row per (repeat, flow): kernel and mpsim goodput, their ratio, retransmissions.
+        paths: one row per (repeat, flow, path): goodput, share of the flow, RTT, retransmissions,
+            wire throughput of the path (emulator counters).
+        series: delivered bytes per second per flow, kernel and mpsim side by side.
+        path_series: the kernel side's IP bytes per second per path (client to server), from
+            the emulator.
+        subflow_series: the kernel's subflows as ``ss`` saw them every second (cwnd in
+            segments, RTT, bytes acknowledged, retransmissions, peer window).
+        runs: per repeat: the emulator's lateness, CPU use, kernel counters.
+        info: kernel version, MPTCP scheduler and path manager, controllers actually used.
+    """
+
+    def __init__(self, name: str, flows: Any, paths: Any, series: Any, runs: list[dict[str, Any]], info: dict[str, Any],
+                 path_series: Any = None, subflow_series: Any = None) -> None:
+        self.name = name
+        self.flows = flows
+        self.paths = paths
+        self.series = series
+        self.path_series = path_series
+        self.subflow_series = subflow_series
+        self.runs = runs
+        self.info = info
+
+    def table(self) -> str:
+        """A Markdown table: mean over repeats per flow, with the per-path split."""
+        lines = ["| flow | kernel goodput (Mbit/s) | mpsim goodput (Mbit/s) | ratio kernel/mpsim | kernel split | mpsim split |",
+                 "|---|---|---|---|---|---|"]
+        for flow, g in self.flows.groupby("flow", sort=False):
+            k, m = g.kernel_goodput_bps.mean() / 1e6, g.mpsim_goodput_bps.mean() / 1e6
+            pg = self.paths[self.paths.flow == flow].groupby("path", sort=False)
+            ks = " / ".join(f"{v.kernel_goodput_bps.mean() / 1e6:.2f}" for _, v in pg)
+            ms = " / ".join(f"{v.mpsim_goodput_bps.mean() / 1e6:.2f}" for _, v in pg)
+            spread = f" ({g.kernel_goodput_bps.min() / 1e6:.2f}-{g.kernel_goodput_bps.max() / 1e6:.2f})" if len(g) > 1 else ""
+            lines.append(f"| {flow} | {k:.2f}{spread} | {m:.2f} | {k / m if m else float('nan'):.3f} | {ks} | {ms} |")
+        return "\n".join(lines)
+
+    def save(self, out: str | os.PathLike[str]) -> list[Path]:
+        outd = Path(out)
+        outd.mkdir(parents=True, exist_ok=True)
+        files = []
+        for name in ("flows", "paths", "series", "path_series", "subflow_series"):
+            p = outd / f"{name}.csv"
+            getattr(self, name).to_csv(p, index=False)
+            files.append(p)
+        p = outd / "summary.json"
+        p.write_text(json.dumps({"scenario": self.name, "info": self.info, "runs": self.runs,
+                                 "flows": self.flows.to_dict("records"), "paths": self.paths.to_dict("records")},
+                                indent=2, default=str))
+        files.append(p)
+        p = outd / "report.md"
+        p.write_text(self.report())
+        files.append(p)
+        files += self.plot(outd / "goodput.png")
+        return files
+
+    def report(self) -> str:
+        lat = [r["lateness"] for r in self.runs if r.get("lateness")]
+        mean_us = sum(x["mean_us"] for x in lat) / len(lat) if lat else float("nan")
+        p99_us = max(x["p99_us"] for x in lat) if lat else float("nan")
+        out = [f"# {self.name}: Linux kernel beside mpsim", "",
+               f"Kernel {self.info.get('kernel')}, MPTCP scheduler '{self.info.get('mptcp_scheduler')}', "
+               f"congestion control used: {self.info.get('cc_used')}; {len(self.runs)} repeat(s).", "",
+               self.table(), "",
+               "mpsim ran as the kernel is configured: delayed ACKs, the kernel's header bytes (52 B, "
+               "80 B with the MPTCP DSS option), the receive window the kernel advertised as `rcv_buf`, "
+               "`lowest_rtt_plain` for multipath flows (see docs/kernel.md).", "",
+               f"Emulator: delivery lateness mean {mean_us:.0f} us, p99 (worst repeat) {p99_us:.0f} us; "
+               f"per-path counters (packets, drops, lateness) per repeat in summary.json.", ""]
+        return "\n".join(out)
+
+    def plot(self, path: Path, title: str | None = None) -> list[Path]:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        s = self.series
+        for flow, g in s.groupby("flow", sort=False):
+            k = g.groupby("time_s").kernel_bytes.mean() * 8 / 1e6
+            m = g.groupby("time_s").mpsim_bytes.mean() * 8 / 1e6
+            ax.plot(k.index, k.values, label=f"{flow} kernel", lw=1.5)
+            ax.plot(m.index, m.values, "--", label=f"{flow} mpsim", lw=1.5)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("goodput (Mbit/s)")
+        ax.set_title(title or f"{self.name} ({self.info.get('cc_used')})")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        return [path]
+
+
+def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None = None,
+           overrides: Mapping[str, Any] | None = None, progress: bool = False, **kw: Any) -> KernelResult:
+    """Runs *scenario* through the Linux kernel ``repeat`` times and in mpsim with the same
+    seeds (``seed``, ``seed + 1``, ...), and returns both side by side.
+
+    Raises:
+        ScenarioError: the scenario is invalid, or uses features the kernel side cannot map
+            (all of them named in one message).
+        KernelUnavailable: the machine cannot run the kernel side (and why).
+    """
+    import pandas as pd
+
+    d, origin = load(scenario)
+    ov = dict(overrides or {})
+    ov.update({k.replace("__", "."): v for k, v in kw.items()})
+    if ov:
+        d = apply_overrides(d, ov, origin=origin)
+    desc = describe(d, origin)
+    bad = unmappable(desc)
+    if bad:
+        raise ScenarioError(origin, "", "cannot run on the Linux kernel: " + "; ".join(bad))
+    ok, why = available(any(f["multipath"] for f in desc["flows"]))
+    if not ok:
+        raise KernelUnavailable(f"the kernel side {why}")
+    if repeat < 1:
+        raise ValueError("repeat must be at least 1")
+    name = desc["name"]
+    rows_f, rows_p, rows_s, rows_ps, rows_ss, runs = [], [], [], [], [], []
+    info: dict[str, Any] = {}
+    cc_used: set[str] = set()
+    restore = _trap_sigterm()
+    try:
+        for k in range(repeat):
+            seed = desc["seed"] + k
+            if progress:
+                print(f"{name}: kernel run {k + 1}/{repeat} ({desc['duration_s']:g} s)", file=sys.stderr, flush=True)
+            with tempfile.TemporaryDirectory(prefix="mpsim-kernel-") as wd:
+                raw = _run_kernel_once(d, desc, seed, Path(wd))
+            ks = _summarise_kernel(raw, desc)
+            ms = _run_mpsim(d, desc, seed, {f["flow"]: f["max_window_bytes"] for f in ks["flows"]})
+            info = raw["info"]
+            for f in ks["flows"]:
+                cc_used.update(filter(None, (f["cc"] or "").split(",")))
+            mf = {r["flow"]: r for r in ms["flows"]}
+            for f in ks["flows"]:
+                m = mf.get(f["flow"], {})
+                rows_f.append({"repeat": k, "seed": seed, "flow": f["flow"],
+                               "kernel_goodput_bps": f["goodput_bps"], "mpsim_goodput_bps": m.get("goodput_bps"),
+                               "ratio": f["goodput_bps"] / m["goodput_bps"] if m.get("goodput_bps") else None,
+                               "kernel_throughput_bps": f["throughput_bps"], "mpsim_throughput_bps": m.get("throughput_bps"),
+                               "kernel_retransmits": f["retransmits"], "mpsim_retransmits": m.get("retransmits"),
+                               "kernel_cc": f["cc"], "kernel_mss": f["mss"], "kernel_max_window_bytes": f["max_window_bytes"],
+                               "error": f["error"]})
+            mp = {(r["flow"], r["path"]): r for r in ms["paths"]}
+            for p in ks["paths"]:
+                m = mp.get((p["flow"], p["path"]), {})
+                rows_p.append({"repeat": k, "seed": seed, "flow": p["flow"], "path": p["path"],
+                               "kernel_goodput_bps": p["goodput_bps"], "mpsim_goodput_bps": m.get("goodput_bps"),
+                               "ratio": p["goodput_bps"] / m["goodput_bps"] if m.get("goodput_bps") else None,
+                               "kernel_throughput_bps": p["path_throughput_bps"],
+                               "kernel_rtt_mean_ms": p["rtt_mean_ms"], "mpsim_rtt_mean_ms": m.get("rtt_mean_ms"),
+                               "kernel_rtt_min_ms": p["rtt_min_ms"],
+                               "kernel_retransmits": p["retransmits"], "mpsim_retransmits": m.get("retransmits")})
+            rows_ps += [{"repeat": k, **r} for r in ks["path_series"]]
+            rows_ss += [{"repeat": k, **r} for r in ks["subflow_series"]]
+            msr = {(s["flow"], s["time_s"]): s["delivered_bytes"] for s in ms["series"]}
+            for s in ks["series"]:
+                rows_s.append({"repeat": k, "flow": s["flow"], "time_s": s["time_s"], "kernel_bytes": s["delivered_bytes"],
+                               "mpsim_bytes": msr.get((s["flow"], s["time_s"]))})
+            runs.append({"repeat": k, "seed": seed, "lateness": ks["lateness"], "retrans_segs": ks["retrans_segs"],
+                         "timeouts": ks["timeouts"], "emulator_cpu_s": ks["emulator_cpu_s"],
+                         "emulator_wall_s": ks["emulator_wall_s"], "emulator_realtime": info.get("emulator_realtime"),
+                         "emulator_paths": [{k2: v for k2, v in p.items() if k2 in ("name",)} |
+                                            {d2: {x: y for x, y in p[d2].items() if x != "bins"} for d2 in ("fwd", "rev")}
+                                            for p in ks["emulator_paths"]]})
+    finally:
+        _untrap_sigterm(restore)
+    info["cc_used"] = ",".join(sorted(cc_used))
+    res = KernelResult(name, pd.DataFrame(rows_f), pd.DataFrame(rows_p), pd.DataFrame(rows_s), runs, info,
+                       pd.DataFrame(rows_ps), pd.DataFrame(rows_ss))
+    if out is not None:
+        res.save(out)
+    return res
+
+
+def accuracy(rate: str = "10Mbps", delay: str = "20ms", *, probe_s: float = 3.0, flood_s: float = 4.0,
+             queue: str = "100pkt") -> dict[str, Any]:
+    """Measures the emulator on one path from outside it: the one-way delay of small probes
+    sent 20 ms apart (expected: the delay plus their serialisation time) and the rate at which
+    a flood 20 % above the link's rate arrives (expected: the rate, counted in IP bytes).
+
+    Returns rate error (relative), delay errors (ms: mean, p50, p99, max over probes), and the
+    emulator's own lateness report.
+    """
+    ok, why = available(multipath=False)
+    if not ok:
+        raise KernelUnavailable(f"the kernel side {why}")
+    d, origin = load(f"""
+name = "emulator-accuracy"
+duration = "{probe_s + flood_s}s"
+[[link]]
+name = "l0"
+rate = "{rate}"
+delay = "{delay}"
+queue = "{queue}"
+[[path]]
+name = "p0"
+links = ["l0"]
+[[flow]]
+path = "p0"
+""")
+    desc = describe(d, origin)
+    lk = desc["links"][0]
+    probe_bytes, flood_bytes = 200, 1472
+    cfg = {"port": 5301, "probe_s": probe_s, "probe_gap_s": 0.02, "probe_bytes": probe_bytes,
+           "flood_s": flood_s, "flood_bytes": flood_bytes, "flood_bps": 1.2 * lk["rate_bps"],
+           "total_s": probe_s + flood_s}
+    restore = _trap_sigterm()
+    try:
+        with tempfile.TemporaryDirectory(prefix="mpsim-kernel-") as wd, Testbed(desc, d, 1, Path(wd)) as tb:
+            w = Path(wd)
+            t0 = time.monotonic_ns() + int(2e9)
+            cfg.update(t0_ns=t0, addr=tb.server_addr("p0"))
+            (w / "u.json").write_text(json.dumps(cfg))
+            recv = tb.spawn("server", ["udp-receiver", str(w / "u.json"), str(w / "r.json")])
+            if "listening" not in (recv.stdout.readline() if recv.stdout else ""):
+                raise RuntimeError(f"the receiver did not start: {recv.stderr.read() if recv.stderr else ''}")
+            send = tb.spawn("client", ["udp-sender", str(w / "u.json"), str(w / "s.json")])
+            send.wait(timeout=probe_s + flood_s + 30)
+            recv.wait(timeout=30)
+            emu = tb.stop_emulator()
+            r = json.loads((w / "r.json").read_text())
+    finally:
+        _untrap_sigterm(restore)
+    wire = 28  # IPv4 + UDP
+    expect_ms = lk["delay_s"] * 1e3 + (probe_bytes + wire) * 8 / lk["rate_bps"] * 1e3
+    errs = sorted(x / 1e6 - expect_ms for x in r["delays_ns"])
+    flood = r["flood_ns"]
+    # skip the first half second of the flood (the queue fills), then count arrivals
+    flood = [t for t in flood if t >= flood[0] + 5e8] if flood else []
+    measured = (len(flood) - 1) * (flood_bytes + wire) * 8 / ((flood[-1] - flood[0]) / 1e9) if len(flood) > 2 else float("nan")
+
+    def q(p: float) -> float:
+        return errs[min(len(errs) - 1, int(p * len(errs)))] if errs else float("nan")
+
+    return {
+        "rate": rate, "delay": delay, "rate_bps": lk["rate_bps"], "measured_bps": measured,
+        "rate_error": measured / lk["rate_bps"] - 1,
+        "probes": len(errs), "expected_delay_ms": expect_ms,
+        "delay_error_ms": {"mean": sum(errs) / len(errs) if errs else float("nan"), "p50": q(0.5), "p99": q(0.99),
+                           "max": errs[-1] if errs else float("nan"), "min": errs[0] if errs else float("nan")},
+        "lateness": emu.get("lateness"), "emulator_realtime": emu.get("realtime"),
+        "emulator_cpu_s": emu.get("cpu_user_s", 0) + emu.get("cpu_sys_s", 0), "emulator_wall_s": emu.get("wall_s"),
+    }
+
+
+def _raise_interrupt(*_: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _trap_sigterm() -> Any:
+    """SIGTERM becomes KeyboardInterrupt while the testbed exists, so that it is removed;
+    returns what to restore (None when nothing was changed: not the main thread, or ignored)."""
+    try:
+        old = signal.getsignal(signal.SIGTERM)
+        if old is None or old is signal.SIG_IGN:
+            return None
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+        return old
+    except ValueError:  # not the main thread
+        return None
+
+
+def _untrap_sigterm(old: Any) -> None:
+    if old is not None:
+        signal.signal(signal.SIGTERM, old)
+
+
+# -------------------------------------------------------------------------------------
+# Command line: `mpsim kernel SCENARIO [--repeat N] [--out DIR]`
+
+_EPILOG = """\
+what it needs:
+  root, /dev/net/tun, Multipath TCP enabled for multipath flows (sysctl net.mptcp.enabled=1),
+  iproute2 (ip, ss, nstat) and the link emulator (cargo build --release -p mpsim-linkemu).
+
+what it maps:
+  single-path and Multipath TCP flows running unlimited bulk transfers, cc reno or cubic,
+  the lowest_rtt scheduler, links with rate, delay, queue (bytes or packets) and loss.
+  Anything else (UDP, other applications, background traffic, coupled controllers, other
+  schedulers, backup subflows, link outages, stop times, RTO settings other than Linux's)
+  is refused with one message naming every such feature. Multipath TCP gets subflow limits
+  and one 'signal' endpoint per extra path on the server (no client 'subflow' endpoints).
+
+examples:
+  sudo mpsim kernel scenarios/kernel/tcp_10m.toml
+  sudo mpsim kernel scenarios/kernel/mptcp_2x10m.toml --repeat 3 --out kernel-2x10m/
+"""
+
+
+def add_parser(sub: Any, formatter: Any, add_set: Any) -> None:
+    k = sub.add_parser(
+        "kernel",
+        help="run a scenario through the Linux kernel (TCP/MPTCP in namespaces) beside mpsim",
+        description="Run the scenario through the real Linux TCP and Multipath TCP, in two network "
+        "namespaces joined by emulated paths (rate, delay, drop-tail queue, loss, from the scenario), "
+        "then in mpsim configured as the kernel is; print both side by side with their ratio.",
+        epilog=_EPILOG,
+        formatter_class=formatter,
+    )
+    k.add_argument("scenario", metavar="SCENARIO", help="the scenario file (.toml)")
+    add_set(k)
+    k.add_argument("--repeat", type=int, default=1, metavar="N", help="kernel runs (seeds seed..seed+N-1, default: 1)")
+    k.add_argument("--out", metavar="DIR", help="write flows.csv, paths.csv, series.csv, path_series.csv, subflow_series.csv, summary.json, report.md, goodput.png")
+
+
+def cmd_kernel(args: Any, overrides: dict[str, Any]) -> int:
+    try:
+        res = kernel(args.scenario, repeat=args.repeat, out=args.out, overrides=overrides, progress=True)
+    except KernelUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(res.report())
+    if args.out:
+        print(f"results in {args.out}/")
+    return 0
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``mpsim.kernel(...)`` run :func:`kernel` while ``mpsim.kernel.accuracy`` and the
+    rest of this module stay reachable under the same name."""
+
+    def __call__(self, *args: Any, **kw: Any) -> KernelResult:
+        return kernel(*args, **kw)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "_endpoint":
+        raise SystemExit(_endpoint_main(sys.argv[2:]))
+    raise SystemExit("usage: mpsim kernel SCENARIO [--repeat N] [--out DIR]")
