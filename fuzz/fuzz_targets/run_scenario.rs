@@ -13,7 +13,7 @@ use mpsim_core::{Scenario, Simulation};
 use serde_json::{json, Value};
 
 /// Runs estimated above these are skipped: they would only slow the search down.
-const MAX_EVENTS: u64 = 400_000;
+const MAX_EVENTS: u64 = 50_000;
 const MAX_MEMORY: u64 = 256 << 20;
 
 const SCHEDULERS: &[&str] = &[

@@ -27,7 +27,9 @@ enum Phase {
 #[derive(Clone, Debug)]
 enum Paced {
     Cbr { interval: Dur, packet: u32 },
-    OnOff { interval: Dur, packet: u32, on: Dur, off: Dur, exponential: bool, phase: Phase },
+    /// `owed`: on time still to pass before the next write, carried over from the last on
+    /// period, so that on periods shorter than the packet interval keep the rate.
+    OnOff { interval: Dur, packet: u32, on: Dur, off: Dur, exponential: bool, phase: Phase, owed: Dur },
     Vbr { rate_bps: f64, cumulative: Vec<(f64, u32)>, mean_wire: f64, header: u32, vary: Option<Varying> },
     Media { spec: MediaSpec, next: usize },
 }
@@ -87,6 +89,7 @@ impl App {
                 off: *off,
                 exponential: *exponential,
                 phase: Phase::Off,
+                owed: Dur::ZERO,
             }),
             AppSpec::Vbr { rate_bps, sizes, vary } => {
                 let mut acc = 0.0;
@@ -130,7 +133,7 @@ impl App {
         let rng = &mut p.rng;
         match &mut p.kind {
             Paced::Cbr { interval, packet } => (Some(Write { len: *packet as u64, priority: 0, class: 0 }), Some(now + *interval)),
-            Paced::OnOff { interval, packet, on, off, exponential, phase } => {
+            Paced::OnOff { interval, packet, on, off, exponential, phase, owed } => {
                 let draw = |rng: &mut Rng, mean: Dur| {
                     if *exponential {
                         Dur(exp_sample(rng, mean.0 as f64).round() as u64)
@@ -138,10 +141,15 @@ impl App {
                         mean
                     }
                 };
+                let write = Write { len: *packet as u64, priority: 0, class: 0 };
                 match *phase {
                     Phase::On { until } if now < until => {
-                        let next = (now + *interval).min(until);
-                        (Some(Write { len: *packet as u64, priority: 0, class: 0 }), Some(next))
+                        // a write is due; the next one comes after another interval of on time
+                        let next = now + *interval;
+                        if next >= until {
+                            *owed = Dur(next.0 - until.0);
+                        }
+                        (Some(write), Some(next.min(until)))
                     }
                     Phase::On { .. } => {
                         *phase = Phase::Off;
@@ -150,7 +158,21 @@ impl App {
                     Phase::Off => {
                         let until = now + draw(rng, *on).max(Dur(1));
                         *phase = Phase::On { until };
-                        (Some(Write { len: *packet as u64, priority: 0, class: 0 }), Some((now + *interval).min(until)))
+                        let first = now + *owed;
+                        if first >= until {
+                            // the whole on period passes before the next write is due
+                            *owed = Dur(first.0 - until.0);
+                            (None, Some(until))
+                        } else if *owed > Dur::ZERO {
+                            *owed = Dur::ZERO;
+                            (None, Some(first))
+                        } else {
+                            let next = now + *interval;
+                            if next >= until {
+                                *owed = Dur(next.0 - until.0);
+                            }
+                            (Some(write), Some(next.min(until)))
+                        }
                     }
                 }
             }
@@ -232,6 +254,19 @@ mod tests {
         let mut a = App::new(&spec, 1, "f", 40);
         let n = run(&mut a, SimTime(Dur::from_secs(400).0)).len() as f64;
         assert!((n / 20_000.0 - 1.0).abs() < 0.1, "{n}");
+    }
+
+    #[test]
+    fn onoff_keeps_its_rate_when_on_periods_are_shorter_than_a_packet_interval() {
+        // found by fuzzing: every on period used to start with a write, so 1 ms on periods
+        // sent a 1250-byte packet every 2 ms (5 Mbit/s) where 1 Mbit/s at half duty was asked
+        for exponential in [false, true] {
+            let spec = AppSpec::OnOff { rate_bps: 1_000_000, packet: 1250, on: Dur::from_millis(1), off: Dur::from_millis(1), exponential };
+            let mut a = App::new(&spec, 1, "f", 40);
+            let n = run(&mut a, SimTime(Dur::from_secs(100).0)).len() as f64;
+            // 100 s at 1 Mbit/s, on half of the time: 5,000 packets of 1250 B
+            assert!((n / 5_000.0 - 1.0).abs() < 0.05, "exponential {exponential}: {n} packets");
+        }
     }
 
     #[test]
