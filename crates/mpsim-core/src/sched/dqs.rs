@@ -12,7 +12,10 @@
 //! queue (`queued`) is its sub-path queue; the connection asks for one chunk at a time, so
 //! DQS answers each request with the best-ranked subflow whose sub-path queue still has room.
 //! Re-scheduling needs nothing here: on a timeout the connection takes the subflow's unsent
-//! queue back and schedules it again, for every scheduler.
+//! queue back and schedules it again, for every scheduler. Under the paper's queue bound
+//! that queue is nearly always empty (what is dispatched fits the window and leaves at once),
+//! so re-scheduling matters mostly with the `_ahead` bound; the test
+//! `dqs_reschedules_the_queue_of_a_subflow_that_fails` fails for `dqs_ahead` without it.
 //!
 //! The estimate, per subflow `i`:
 //! * `RTT_i ← β·RTT_i + (1−β)·rtt_i` with β = 0.75, from the subflow's RTT samples; the
