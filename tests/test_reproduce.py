@@ -47,3 +47,57 @@ def test_po_mptcp_prioritised_data_follows_the_standard_choice_on_distinct_rtts(
     # the model's finding, stated in the report: against lowest-RTT the scheme changes nothing
     (report,) = reproduce.run("po-mptcp", tmp_path, seeds=1, quick=True, processes=1)
     assert "PO-MPTCP and MPTCP give identical runs at every loss rate" in report.read_text()
+
+
+# ----- seed 001 (DQS): the report's checks can fail, and the model's directions are asserted
+
+
+def _dqs_frame(dqs_minus_rr, noise=0.001, seeds=3, ns=(0, 5, 10)):
+    import pandas as pd
+
+    rows = []
+    for n in ns:
+        for seed in range(1, seeds + 1):
+            base = 0.6 - 0.01 * n + noise * seed
+            rows.append({"scheduler": "round_robin", "n": n, "seed": seed, "utilization": base})
+            rows.append({"scheduler": "dqs", "n": n, "seed": seed, "utilization": base + dqs_minus_rr(n) + noise * (seed % 2)})
+    return pd.DataFrame(rows)
+
+
+def test_dqs_direction_check_follows_the_data():
+    from mpsim.reproduce import dqs
+
+    assert dqs.directions(_dqs_frame(lambda n: 0.05), (0, 5, 10)) == {0: 1, 5: 1, 10: 1}
+    assert dqs.directions(_dqs_frame(lambda n: -0.05), (0, 5, 10)) == {0: -1, 5: -1, 10: -1}
+    # within the noise of the seeds: neither
+    assert dqs.directions(_dqs_frame(lambda n: 0.0001), (0, 5, 10)) == {0: 0, 5: 0, 10: 0}
+    assert dqs.directions(_dqs_frame(lambda n: 0.05 if n < 10 else -0.05), (0, 5, 10))[10] == -1
+
+
+def test_dqs_smoothness_check_counts_only_rises_beyond_the_noise():
+    from mpsim.reproduce import dqs
+
+    falling = _dqs_frame(lambda n: 0.0)
+    assert dqs.rises(falling, "round_robin", (0, 5, 10)) == []
+    bumpy = _dqs_frame(lambda n: 0.2 if n == 5 else 0.0)
+    assert dqs.rises(bumpy, "dqs", (0, 5, 10)) == [5]
+
+
+def test_dqs_beats_round_robin_when_the_rtts_spread_and_not_the_other_way():
+    # the model's direction at n = 10 (RTTs 20, 70, 120, 220 ms), paired over five seeds of
+    # 60 s runs (about two seconds in all): DQS above round-robin in utilisation, and
+    # round-robin blocked longer by the receive window
+    import pandas as pd
+
+    from mpsim import api
+    from mpsim.reproduce import dqs
+
+    frames = []
+    for s in ("round_robin", "dqs"):
+        df = api.sweep(dqs.scenario(10, s), None, 5, processes=1, progress=False)
+        df["scheduler"], df["n"] = s, 10
+        frames.append(df)
+    data = pd.concat(frames, ignore_index=True)
+    data["utilization"] = data["goodput_bps"] / dqs.CAPACITY_BPS
+    assert dqs.directions(data, (10,)) == {10: 1}, data[["scheduler", "seed", "utilization"]]
+    assert dqs.directions(data, (10,), a="round_robin", b="dqs", column="rcv_blocked_s") == {10: 1}

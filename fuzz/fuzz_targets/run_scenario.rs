@@ -18,7 +18,7 @@ const MAX_MEMORY: u64 = 256 << 20;
 
 const SCHEDULERS: &[&str] = &[
     "lowest_rtt", "lowest_rtt_plain", "round_robin", "redundant", "single_path", "blest", "ecf", "otias", "dqs",
-    "dqs_exact", "dqs_backoff", "po_mptcp", "po_mptcp_rr",
+    "dqs_exact", "dqs_backoff", "dqs_ahead", "dqs_exact_ahead", "dqs_backoff_ahead", "po_mptcp", "po_mptcp_rr",
 ];
 const CONTROLLERS: &[&str] = &["reno", "lia", "olia", "balia"];
 

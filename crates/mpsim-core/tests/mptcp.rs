@@ -98,13 +98,14 @@ fn every_scheduler_with_every_controller_on_a_lossy_pair_of_paths() {
 
 #[test]
 fn dqs_reschedules_the_queue_of_a_subflow_that_fails() {
-    // path 0 dies at 5 s and never comes back; DQS keeps up to a window queued on each subflow,
-    // so the transfer can only finish if that queue is taken back and sent on path 1
+    // path 0 dies at 5 s and never comes back; DQS leaves data queued on each subflow (up to
+    // its window, or one window beyond the flight with `_ahead`), so the transfer can only
+    // finish if that queue is taken back and sent on path 1
     let paths = [
         PathCase { rate_mbps: 10, delay_ms: 10, queue_pkts: 50, loss_permille: 0, outage: Some((5, 10_000)), backup: false },
         PathCase { rate_mbps: 5, delay_ms: 30, queue_pkts: 50, loss_permille: 0, outage: None, backup: false },
     ];
-    for sched in ["dqs", "dqs_exact", "dqs_backoff"] {
+    for sched in ["dqs", "dqs_exact", "dqs_backoff", "dqs_ahead"] {
         let text = render(&paths, sched, "lia", 20_000_000, 512);
         let out = run_checked(&parse(&text));
         let f = &out.summary.flows[0];

@@ -272,12 +272,13 @@ fn timer_mode_and_recovery_switches_are_scenario_keys() {
     assert!(linux.rto_final_ms >= linux.srtt_final_ms.unwrap() + 200.0 - 1e-6, "{linux:?}");
     assert_eq!(rfc.rto_final_ms, 1000.0);
     assert!(rfc_200.rto_final_ms < 1000.0, "{rfc_200:?}");
-    for tcp in ["frto = false, rack = false, tlp = false, prr = false", "prr = true"] {
+    for tcp in ["frto = false, rack = false, tlp = false, prr = false, dsack = false", "prr = true"] {
         assert!(run(tcp).complete, "{tcp}");
     }
     for (tcp, key, what) in [
         ("rto = \"ns3\"", "flow[0].tcp.rto", "unknown timer 'ns3'"),
         ("rack = \"yes\"", "flow[0].tcp.rack", "expected true or false"),
+        ("dsack = 1", "flow[0].tcp.dsack", "expected true or false"),
         ("rto = \"rfc6298\", max_rto = \"500ms\"", "flow[0].tcp.min_rto", "must not exceed max_rto"),
     ] {
         let text = one_link("1s", "", &format!("tcp = {{ {tcp} }}"));

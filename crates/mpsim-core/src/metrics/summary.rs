@@ -66,6 +66,10 @@ pub struct FlowSummary {
     /// Timeouts found spurious by F-RTO, whose window reduction was undone (counted in
     /// `timeouts` too).
     pub spurious_timeouts: u64,
+    /// ACKs with a D-SACK block (RFC 2883), and window reductions they showed spurious and
+    /// undid.
+    pub dsacks: u64,
+    pub dsack_undos: u64,
     /// Tail loss probes sent (RFC 8985 §7).
     pub loss_probes: u64,
     pub fast_recoveries: u64,

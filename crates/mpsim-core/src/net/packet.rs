@@ -35,8 +35,9 @@ pub struct DataHeader {
 
 /// A TCP acknowledgement: cumulative ACK, window and SACK blocks.
 ///
-/// SACK blocks are stored as 32-bit offsets from the cumulative ACK (they always lie within
-/// the receive window, at most 1 GB), which keeps a whole packet in one cache line.
+/// SACK blocks are stored as signed 32-bit offsets from the cumulative ACK (they always lie
+/// within the receive window, at most 1 GB, or just below the ACK for a D-SACK), which keeps
+/// a whole packet in one cache line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AckHeader {
     /// Next byte expected.
@@ -69,10 +70,37 @@ impl AckHeader {
         if n == MAX_SACK_BLOCKS {
             return false;
         }
-        debug_assert!(b.start > self.ack && b.end > b.start && b.end - self.ack <= u32::MAX as u64);
+        debug_assert!(b.start > self.ack && b.end > b.start && b.end - self.ack <= i32::MAX as u64);
         self.sack[n] = ((b.start - self.ack) as u32, (b.end - self.ack) as u32);
         self.n_sack += 1;
         true
+    }
+
+    /// Puts a D-SACK block (RFC 2883), which may lie below the cumulative ACK, first; call it
+    /// before `push_sack`.
+    pub fn push_dsack(&mut self, b: SackBlock) -> bool {
+        let n = self.n_sack as usize;
+        if n == MAX_SACK_BLOCKS {
+            return false;
+        }
+        debug_assert!(n == 0 && b.end > b.start);
+        debug_assert!(self.ack.abs_diff(b.start) <= i32::MAX as u64 && self.ack.abs_diff(b.end) <= i32::MAX as u64);
+        let off = |x: u64| (x.wrapping_sub(self.ack) as i64) as i32 as u32;
+        self.sack[n] = (off(b.start), off(b.end));
+        self.n_sack += 1;
+        true
+    }
+
+    /// The first block if it reports a duplicate (RFC 2883 §4): it lies below the cumulative
+    /// ACK, or within the second block.
+    pub fn dsack(&self) -> Option<SackBlock> {
+        let mut it = self.sack_blocks();
+        let first = it.next()?;
+        if first.end <= self.ack {
+            return Some(first);
+        }
+        let second = it.next()?;
+        (second.start <= first.start && first.end <= second.end).then_some(first)
     }
 
     pub fn n_sack(&self) -> usize {
@@ -83,7 +111,7 @@ impl AckHeader {
     pub fn sack_blocks(&self) -> impl Iterator<Item = SackBlock> + '_ {
         self.sack[..self.n_sack as usize]
             .iter()
-            .map(|&(s, e)| SackBlock { start: self.ack + s as u64, end: self.ack + e as u64 })
+            .map(|&(s, e)| SackBlock { start: self.ack.wrapping_add(s as i32 as i64 as u64), end: self.ack.wrapping_add(e as i32 as i64 as u64) })
     }
 }
 

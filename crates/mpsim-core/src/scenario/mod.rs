@@ -54,6 +54,9 @@ pub struct TcpSpec {
     pub rack: bool,
     pub tlp: bool,
     pub prr: bool,
+    /// The receiver reports duplicate segments with D-SACK (`tcp.dsack`, RFC 2883; Linux's
+    /// default), which lets the sender undo spurious reductions and widen RACK's window.
+    pub dsack: bool,
     pub initial_rto: Dur,
     pub delayed_ack: bool,
     pub delack_timeout: Dur,
@@ -75,6 +78,7 @@ impl Default for TcpSpec {
             rack: true,
             tlp: true,
             prr: true,
+            dsack: true,
             initial_rto: defaults::INITIAL_RTO,
             delayed_ack: false,
             delack_timeout: defaults::DELACK_TIMEOUT,

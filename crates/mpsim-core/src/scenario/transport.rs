@@ -136,7 +136,7 @@ impl Reader<'_> {
         let t = self.table(
             v,
             key,
-            &["mss", "initial_window", "rto", "min_rto", "max_rto", "initial_rto", "frto", "rack", "tlp", "prr", "delayed_ack", "delack_timeout", "rcv_buf", "snd_buf", "header"],
+            &["mss", "initial_window", "rto", "min_rto", "max_rto", "initial_rto", "frto", "rack", "tlp", "prr", "dsack", "delayed_ack", "delack_timeout", "rcv_buf", "snd_buf", "header"],
         )?;
         let mut s = base.clone();
         if let Some(m) = self.opt(&t, "mss", units::bytes)? {
@@ -174,7 +174,7 @@ impl Reader<'_> {
         if min_rto == Dur::ZERO {
             return Err(self.e(&join(key, "min_rto"), "must be greater than zero"));
         }
-        for (name, slot) in [("frto", &mut s.frto), ("rack", &mut s.rack), ("tlp", &mut s.tlp), ("prr", &mut s.prr)] {
+        for (name, slot) in [("frto", &mut s.frto), ("rack", &mut s.rack), ("tlp", &mut s.tlp), ("prr", &mut s.prr), ("dsack", &mut s.dsack)] {
             if let Some(b) = t.map.get(name) {
                 *slot = b.as_bool().ok_or_else(|| self.e(&join(key, name), format!("expected true or false, found {}", kind(b))))?;
             }

@@ -12,7 +12,10 @@
 //! queue (`queued`) is its sub-path queue; the connection asks for one chunk at a time, so
 //! DQS answers each request with the best-ranked subflow whose sub-path queue still has room.
 //! Re-scheduling needs nothing here: on a timeout the connection takes the subflow's unsent
-//! queue back and schedules it again, for every scheduler.
+//! queue back and schedules it again, for every scheduler. Under the paper's queue bound
+//! that queue is nearly always empty (what is dispatched fits the window and leaves at once),
+//! so re-scheduling matters mostly with the `_ahead` bound; the test
+//! `dqs_reschedules_the_queue_of_a_subflow_that_fails` fails for `dqs_ahead` without it.
 //!
 //! The estimate, per subflow `i`:
 //! * `RTT_i ← β·RTT_i + (1−β)·rtt_i` with β = 0.75, from the subflow's RTT samples; the
@@ -42,11 +45,16 @@
 //!   `RTT_i`, a pessimistic guess that still lets it be tried when the sampled subflows are
 //!   full (skipping it would leave it unsampled for ever).
 //! * **Sub-path queue size.** "The number of dispatched packets is equal to the number of
-//!   receive window" (`n_i = w_i`); we read `w_i` as the subflow's congestion window (the
-//!   title says send window). A subflow's queue is full when adding the chunk would take its
-//!   unsent bytes beyond `cwnd`: `queued + next_len ≤ cwnd` is required. The queue thus holds
-//!   up to one window beyond what is in flight, which is not checked; DQS deliberately
-//!   chooses subflows whose window is momentarily full, so the next window is ready.
+//!   receive window" (`n_i = w_i`), "without data accumulation at the sender"; we read `w_i`
+//!   as the subflow's congestion window (the title says send window). Two bounds, selected
+//!   by name:
+//!   - the paper's (`dqs`, `dqs_exact`, `dqs_backoff`): what is dispatched and not yet
+//!     acknowledged fits the window, `in_flight + queued + next_len ≤ cwnd`, so nothing
+//!     waits in a sub-path queue that the window could not send at once;
+//!   - one window ahead (`dqs_ahead`, eq. (9) as printed): the unsent bytes alone fit the
+//!     window, `queued + next_len ≤ cwnd`, whatever is in flight; the queue may hold a
+//!     whole window beyond the flight, so DQS can choose a subflow whose window is
+//!     momentarily full and have its next window ready.
 //! * **Candidates.** Usable subflows not in the Loss state (after a timeout the window is
 //!   rebuilt and retransmissions go first; the connection has just taken their queue back).
 //!   Backup subflows only under the backup rule every scheduler shares
@@ -107,15 +115,32 @@ struct RttAvg {
     seen: u64,
 }
 
+/// How much a sub-path queue may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueBound {
+    /// The paper's "without data accumulation at the sender": in flight plus queued within
+    /// the window.
+    Window,
+    /// Queued alone within the window: up to one window beyond what is in flight.
+    Ahead,
+}
+
 #[derive(Clone, Debug)]
 pub struct Dqs {
     pub form: DqsForm,
+    pub bound: QueueBound,
     rtt: Vec<RttAvg>,
 }
 
 impl Dqs {
+    /// DQS with the paper's queue bound.
     pub fn new(form: DqsForm) -> Dqs {
-        Dqs { form, rtt: Vec::new() }
+        Dqs { form, bound: QueueBound::Window, rtt: Vec::new() }
+    }
+
+    /// DQS with the given queue bound.
+    pub fn with_bound(form: DqsForm, bound: QueueBound) -> Dqs {
+        Dqs { form, bound, rtt: Vec::new() }
     }
 
     /// The β-weighted RTT average of subflow `i`, if it has had a sample.
@@ -155,9 +180,13 @@ impl Dqs {
         self.form.expected_delivery(rtt / 2.0, rto, s.loss_estimate())
     }
 
-    /// The sub-path queue of `s` can take a chunk of `len` bytes.
-    pub fn queue_has_room(s: &SubflowView, len: u64) -> bool {
-        s.queued.saturating_add(len) <= s.cwnd
+    /// The sub-path queue of `s` can take a chunk of `len` bytes under `bound`.
+    pub fn queue_has_room(bound: QueueBound, s: &SubflowView, len: u64) -> bool {
+        let held = match bound {
+            QueueBound::Window => s.queued.saturating_add(s.in_flight),
+            QueueBound::Ahead => s.queued,
+        };
+        held.saturating_add(len) <= s.cwnd
     }
 
     fn candidate(s: &SubflowView) -> bool {
@@ -167,21 +196,25 @@ impl Dqs {
 
 impl Scheduler for Dqs {
     fn name(&self) -> &'static str {
-        match self.form {
-            DqsForm::Printed => "dqs",
-            DqsForm::Exact => "dqs_exact",
-            DqsForm::Backoff => "dqs_backoff",
+        match (self.form, self.bound) {
+            (DqsForm::Printed, QueueBound::Window) => "dqs",
+            (DqsForm::Exact, QueueBound::Window) => "dqs_exact",
+            (DqsForm::Backoff, QueueBound::Window) => "dqs_backoff",
+            (DqsForm::Printed, QueueBound::Ahead) => "dqs_ahead",
+            (DqsForm::Exact, QueueBound::Ahead) => "dqs_exact_ahead",
+            (DqsForm::Backoff, QueueBound::Ahead) => "dqs_backoff_ahead",
         }
     }
 
     fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
         self.observe(ctx.subflows);
         let backups = backups_in_use(ctx.subflows);
+        let bound = self.bound;
         ctx.subflows
             .iter()
             .enumerate()
             .filter(|(_, s)| s.eligible(backups) && Self::candidate(s))
-            .filter(|(_, s)| Self::queue_has_room(s, ctx.next_len))
+            .filter(|(_, s)| Self::queue_has_room(bound, s, ctx.next_len))
             .map(|(i, s)| (self.expected_delivery(i, s), i))
             .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
             .map_or(Decision::Wait, |(_, i)| Decision::Send(i))
@@ -246,6 +279,8 @@ mod tests {
             assert_eq!(Dqs::new(form).name(), name);
             assert_eq!(super::super::Sched::by_name(name).map(|s| s.name()), Some(name));
         }
+        assert_eq!(Dqs::with_bound(DqsForm::Printed, QueueBound::Ahead).name(), "dqs_ahead");
+        assert_eq!(super::super::Sched::by_name("dqs_ahead").map(|s| s.name()), Some("dqs_ahead"));
     }
 
     #[test]
@@ -311,8 +346,29 @@ mod tests {
     }
 
     #[test]
-    fn fills_the_queue_to_the_window_then_moves_on() {
+    fn paper_bound_dispatches_only_what_the_window_can_send() {
         let mut d = Dqs::new(DqsForm::Printed);
+        // the fast subflow's window is full: nothing more is queued on it
+        let mut subs = [sf(10, 10, 10), sf(50, 10, 0)];
+        assert_eq!(d.pick(&ctx(&subs)), Decision::Send(1));
+        // room for exactly one segment: in flight 8 + queued 1 + 1 ≤ 10
+        subs[0].in_flight = 8 * MSS;
+        subs[0].queued = MSS;
+        assert_eq!(d.pick(&ctx(&subs)), Decision::Send(0));
+        subs[0].queued = MSS + 1;
+        assert_eq!(d.pick(&ctx(&subs)), Decision::Send(1));
+        // every window taken: wait
+        subs[1].in_flight = 10 * MSS;
+        assert_eq!(d.pick(&ctx(&subs)), Decision::Wait);
+        for name in ["dqs", "dqs_exact", "dqs_backoff"] {
+            let mut s = super::super::Sched::by_name(name).unwrap();
+            assert_eq!(s.pick(&ctx(&subs)), Decision::Wait, "{name}");
+        }
+    }
+
+    #[test]
+    fn fills_the_queue_to_the_window_then_moves_on() {
+        let mut d = Dqs::with_bound(DqsForm::Printed, QueueBound::Ahead);
         // the fast subflow's window is full, yet its queue may take up to one window
         let mut subs = [sf(10, 10, 10), sf(50, 10, 0)];
         assert!(!subs[0].has_cwnd_room());

@@ -154,9 +154,13 @@ schedulers! {
     }
     dqs::Dqs {
         "dqs" => Dqs::new(DqsForm::Printed),
-            "DQS: fill each subflow's queue up to its cwnd, in order of expected delivery time with retransmissions (eq. 9 as printed)";
+            "DQS: fill each subflow's window, no data held beyond it, in order of expected delivery time with retransmissions (eq. 9 as printed)";
         "dqs_exact" => Dqs::new(DqsForm::Exact), "DQS with the delivery time conditioned on success within three retransmissions";
         "dqs_backoff" => Dqs::new(DqsForm::Backoff), "DQS with the delivery time under exponential RTO backoff";
+        "dqs_ahead" => Dqs::with_bound(DqsForm::Printed, QueueBound::Ahead),
+            "DQS (eq. 9 as printed) whose subflow queues may hold one cwnd beyond what is in flight";
+        "dqs_exact_ahead" => Dqs::with_bound(DqsForm::Exact, QueueBound::Ahead), "dqs_exact with queues one cwnd beyond the flight";
+        "dqs_backoff_ahead" => Dqs::with_bound(DqsForm::Backoff, QueueBound::Ahead), "dqs_backoff with queues one cwnd beyond the flight";
     }
     po_mptcp::PoMptcp {
         "po_mptcp" => PoMptcp::default(),
@@ -165,7 +169,7 @@ schedulers! {
     }
 }
 
-pub use dqs::DqsForm;
+pub use dqs::{DqsForm, QueueBound};
 
 impl Sched {
     pub fn copies(&mut self, ctx: &SchedContext<'_>, chosen: usize) -> u64 {
@@ -399,10 +403,13 @@ pub(crate) mod props {
                 let regular_usable = subflows.iter().any(|s| s.usable && !s.backup);
                 prop_assert!(!(s.backup && regular_usable), "otias: backup chosen while a regular subflow is usable");
             } else if name.starts_with("dqs") {
-                // DQS fills a subflow's unsent queue up to one window whatever is in flight,
-                // so the window itself may be full; the queue bound holds instead
+                // DQS keeps what it dispatched within the window; the `_ahead` variants fill
+                // the unsent queue up to one window whatever is in flight
                 prop_assert!(s.ca_state != CaState::Loss, "{name}: Send({i}) in the Loss state");
                 prop_assert!(s.queued + next_len <= s.cwnd, "{name}: Send({i}) with a full queue");
+                if !name.ends_with("_ahead") {
+                    prop_assert!(s.in_flight + s.queued + next_len <= s.cwnd, "{name}: Send({i}) beyond the window");
+                }
                 let regular_usable = subflows.iter().any(|s| s.usable && !s.backup && s.ca_state != CaState::Loss);
                 prop_assert!(!(s.backup && regular_usable), "{name}: backup chosen while a regular subflow is usable");
             } else if name == "linux_upstream" {

@@ -82,6 +82,7 @@ fn connection(s: &Scenario, f: &FlowSpec, links: &[Link], routes: &[Route]) -> C
         buffer: if multipath { u64::MAX / 4 } else { f.tcp.rcv_buf },
         ack_every: if f.tcp.delayed_ack { 2 } else { 1 },
         delack_timeout: f.tcp.delack_timeout,
+        dsack: f.tcp.dsack,
     };
     let subs: Vec<Subflow> = f
         .paths

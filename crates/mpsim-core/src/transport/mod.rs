@@ -262,6 +262,8 @@ impl Connection {
         s.timeouts = sum(&|x| x.sender.stats.timeouts);
         s.fast_recoveries = sum(&|x| x.sender.stats.fast_recoveries);
         s.spurious_timeouts = sum(&|x| x.sender.stats.spurious_timeouts);
+        s.dsacks = sum(&|x| x.sender.stats.dsacks);
+        s.dsack_undos = sum(&|x| x.sender.stats.dsack_undos);
         s.loss_probes = sum(&|x| x.sender.stats.loss_probes);
         let first_timeouts = sum(&|x| x.sender.stats.first_timeouts);
         s.loss_indications = s.fast_recoveries + first_timeouts;

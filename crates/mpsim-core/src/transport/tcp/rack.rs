@@ -18,7 +18,15 @@ pub struct Rack {
     end_seq: u64,
     rtt: Dur,
     reord_seen: bool,
+    /// RFC 8985 RACK.reo_wnd_mult − 1 (steps added by D-SACKs), RACK.reo_wnd_persist, and
+    /// the end of the round trip in which the last step was added.
+    reo_steps: u32,
+    reo_persist: u32,
+    dsack_round_end: Option<u64>,
 }
+
+/// Recoveries a widened reordering window lasts without a new D-SACK (RFC 8985).
+pub const REO_WND_PERSIST: u32 = 16;
 
 /// What RACK says of one unacknowledged segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +63,33 @@ impl Rack {
         self.reord_seen = true;
     }
 
+    /// A D-SACK arrived (RFC 8985 §6.2 step 4): reordering is seen, the window multiplier
+    /// grows by one at most once per round trip (the round ends when `snd_nxt` at this D-SACK
+    /// is cumulatively acknowledged), and the widened window persists for 16 recoveries.
+    pub fn on_dsack(&mut self, snd_una: u64, snd_nxt: u64) {
+        self.reord_seen = true;
+        if self.dsack_round_end.is_none_or(|end| snd_una >= end) {
+            self.reo_steps = self.reo_steps.saturating_add(1);
+            self.dsack_round_end = Some(snd_nxt);
+        }
+        self.reo_persist = REO_WND_PERSIST;
+    }
+
+    /// A recovery began: after 16 without a D-SACK the multiplier returns to one.
+    pub fn on_recovery(&mut self) {
+        if self.reo_persist > 0 {
+            self.reo_persist -= 1;
+            if self.reo_persist == 0 {
+                self.reo_steps = 0;
+            }
+        }
+    }
+
+    /// RACK.reo_wnd_mult.
+    pub fn reo_wnd_mult(&self) -> u64 {
+        1 + self.reo_steps as u64
+    }
+
     /// True if (t, seq) is later than RACK's segment: sent later, or at the same time with a
     /// higher end (RFC 8985 RACK_sent_after).
     fn sent_after(&self, t: SimTime, end_seq: u64) -> bool {
@@ -66,12 +101,12 @@ impl Rack {
 
     /// The reordering window (RFC 8985 §6.2 step 4, Linux `tcp_rack_reo_wnd`): zero in
     /// recovery or once DupThresh segments are SACKed, unless reordering was seen; otherwise a
-    /// quarter of the minimum RTT, at most SRTT.
+    /// quarter of the minimum RTT times the multiplier, at most SRTT.
     pub fn reo_wnd(&self, in_recovery: bool, sacked_segments: u64, dup_thresh: u64, min_rtt: Option<Dur>, srtt: Option<Dur>) -> Dur {
         if !self.reord_seen && (in_recovery || sacked_segments >= dup_thresh) {
             return Dur::ZERO;
         }
-        let q = min_rtt.map_or(0, |m| m.0 / 4);
+        let q = min_rtt.map_or(0, |m| m.0 / 4).saturating_mul(self.reo_wnd_mult());
         Dur(q.min(srtt.map_or(u64::MAX, |s| s.0)))
     }
 
@@ -192,5 +227,33 @@ mod tests {
         let (s, again) = lost_retransmission(false);
         assert!(again.iter().all(|t| t.seq != 0), "{again:?}");
         assert!(s.rto_deadline().unwrap() > ms(200));
+    }
+
+    #[test]
+    fn dsacks_widen_the_reordering_window_once_per_round_for_sixteen_recoveries() {
+        let min = Some(Dur::from_millis(40));
+        let srtt = Some(Dur::from_millis(100));
+        let mut r = Rack::default();
+        assert_eq!(r.reo_wnd(false, 0, 3, min, srtt), Dur::from_millis(10));
+        // reordering seen: the window stays open in recovery, and grows by a step
+        r.on_dsack(0, 10_000);
+        assert_eq!(r.reo_wnd(true, 5, 3, min, srtt), Dur::from_millis(20));
+        // a second D-SACK in the same round adds nothing; one in the next round does
+        r.on_dsack(5_000, 12_000);
+        assert_eq!(r.reo_wnd_mult(), 2);
+        r.on_dsack(10_000, 20_000);
+        assert_eq!(r.reo_wnd(false, 0, 3, min, srtt), Dur::from_millis(30));
+        // at most SRTT
+        for k in 0..20u64 {
+            r.on_dsack(20_000 + k * 10_000, 30_000 + k * 10_000);
+        }
+        assert_eq!(r.reo_wnd(false, 0, 3, min, srtt), Dur::from_millis(100));
+        // sixteen recoveries without a D-SACK reset the multiplier
+        for _ in 0..15 {
+            r.on_recovery();
+        }
+        assert!(r.reo_wnd_mult() > 1);
+        r.on_recovery();
+        assert_eq!(r.reo_wnd_mult(), 1);
     }
 }

@@ -1,5 +1,11 @@
-//! TCP receiver: reassembly, SACK blocks (RFC 2018), delayed ACKs (RFC 5681 §4.2) and the
-//! receive window from a bounded buffer.
+//! TCP receiver: reassembly, SACK blocks (RFC 2018), D-SACK (RFC 2883), delayed ACKs (RFC
+//! 5681 §4.2) and the receive window from a bounded buffer.
+//!
+//! D-SACK: a segment that arrives wholly duplicate, below the cumulative ACK or inside a range
+//! already held out of order, is reported in the first SACK block of the next ACK (RFC 2883
+//! §4, as Linux's `tcp_dsack_set`); when it lies inside a held range, that range follows as
+//! the second block so the sender can tell the report from an ordinary SACK (§4.1.2). The
+//! report is sent once. Off with `dsack: false` (Linux's `net.ipv4.tcp_dsack = 0`).
 //!
 //! The application reads in-order data at once, so the buffer holds only out-of-order bytes.
 //! The advertised window is the free space, but its right edge never moves left (RFC 9293
@@ -17,11 +23,13 @@ pub struct ReceiverConfig {
     pub ack_every: u32,
     /// Longest an ACK may be delayed.
     pub delack_timeout: Dur,
+    /// Report duplicate segments with D-SACK (RFC 2883).
+    pub dsack: bool,
 }
 
 impl Default for ReceiverConfig {
     fn default() -> Self {
-        ReceiverConfig { buffer: defaults::RCV_BUF, ack_every: 1, delack_timeout: defaults::DELACK_TIMEOUT }
+        ReceiverConfig { buffer: defaults::RCV_BUF, ack_every: 1, delack_timeout: defaults::DELACK_TIMEOUT, dsack: true }
     }
 }
 
@@ -49,6 +57,8 @@ pub struct ReceiverStats {
     pub out_of_order_segments: u64,
     pub beyond_window_drops: u64,
     pub acks_sent: u64,
+    /// D-SACK blocks sent.
+    pub dsacks_sent: u64,
     /// Largest number of bytes held out of order.
     pub max_buffered: u64,
 }
@@ -63,6 +73,8 @@ pub struct TcpReceiver {
     last_touched: Option<usize>,
     unacked_segments: u32,
     delack_deadline: Option<SimTime>,
+    /// The duplicate to report in the next ACK (D-SACK), [start, end).
+    dsack: Option<(u64, u64)>,
     pub stats: ReceiverStats,
 }
 
@@ -79,6 +91,7 @@ impl TcpReceiver {
             last_touched: None,
             unacked_segments: 0,
             delack_deadline: None,
+            dsack: None,
             stats: ReceiverStats::default(),
         }
     }
@@ -110,6 +123,9 @@ impl TcpReceiver {
         let end = seq + len as u64;
         if end <= self.rcv_nxt {
             self.stats.duplicate_segments += 1;
+            if self.cfg.dsack {
+                self.dsack = Some((seq, end));
+            }
             return Received { delivered: 0, ack_now: true };
         }
         if end > self.right_edge.max(self.rcv_nxt + self.cfg.buffer) {
@@ -117,6 +133,14 @@ impl TcpReceiver {
             return Received { delivered: 0, ack_now: true };
         }
         if seq > self.rcv_nxt {
+            if self.ooo.iter().any(|r| r.start <= seq && end <= r.end) {
+                // wholly inside data already held: a duplicate
+                self.stats.duplicate_segments += 1;
+                if self.cfg.dsack {
+                    self.dsack = Some((seq, end));
+                }
+                return Received { delivered: 0, ack_now: true };
+            }
             self.stats.out_of_order_segments += 1;
             self.insert(seq, end);
             self.stats.max_buffered = self.stats.max_buffered.max(self.ooo_bytes);
@@ -181,17 +205,33 @@ impl TcpReceiver {
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
         let mut h = AckHeader::new(self.rcv_nxt, self.window());
-        // first block: the one holding the latest segment; then the most recently touched
         let mut n = 0usize;
-        if let Some(i) = self.last_touched.filter(|&i| i < self.ooo.len()) {
-            h.push_sack(SackBlock { start: self.ooo[i].start, end: self.ooo[i].end });
+        // D-SACK first, then the range holding it if it lies above the cumulative ACK
+        let mut dsack_range = None;
+        if let Some((start, end)) = self.dsack.take() {
+            h.push_dsack(SackBlock { start, end });
+            self.stats.dsacks_sent += 1;
             n = 1;
+            if start > self.rcv_nxt {
+                if let Some(k) = self.ooo.iter().position(|r| r.start <= start && end <= r.end) {
+                    h.push_sack(SackBlock { start: self.ooo[k].start, end: self.ooo[k].end });
+                    dsack_range = Some(k);
+                    n = 2;
+                }
+            }
         }
-        if self.ooo.len() > n {
+        // then the block holding the latest segment; then the most recently touched
+        let first = self.last_touched.filter(|&i| i < self.ooo.len() && Some(i) != dsack_range);
+        if let Some(i) = first {
+            h.push_sack(SackBlock { start: self.ooo[i].start, end: self.ooo[i].end });
+            n += 1;
+        }
+        let listed = |k: usize| Some(k) == first || Some(k) == dsack_range;
+        if self.ooo.len() > n && n < MAX_SACK_BLOCKS {
             let mut rest: [(u64, usize); 8] = [(0, usize::MAX); 8];
             let mut m = 0;
             for (k, r) in self.ooo.iter().enumerate() {
-                if Some(k) == self.last_touched {
+                if listed(k) {
                     continue;
                 }
                 // keep the few most recent in a tiny sorted array
@@ -223,7 +263,7 @@ mod tests {
     use super::*;
 
     fn rx(buffer: u64, ack_every: u32) -> TcpReceiver {
-        TcpReceiver::new(ReceiverConfig { buffer, ack_every, delack_timeout: Dur::from_millis(200) })
+        TcpReceiver::new(ReceiverConfig { buffer, ack_every, delack_timeout: Dur::from_millis(200), dsack: true })
     }
 
     #[test]
@@ -302,5 +342,56 @@ mod tests {
         let got = r.on_segment(SimTime::ZERO, 0, 1000);
         assert_eq!(got, Received { delivered: 0, ack_now: true });
         assert_eq!(r.stats.duplicate_segments, 1);
+    }
+
+    #[test]
+    fn a_duplicate_below_the_ack_is_reported_first_once() {
+        let mut r = rx(100_000, 1);
+        r.on_segment(SimTime::ZERO, 0, 1000);
+        r.on_segment(SimTime::ZERO, 1000, 1000);
+        r.on_segment(SimTime::ZERO, 3000, 1000);
+        r.make_ack();
+        r.on_segment(SimTime::ZERO, 1000, 1000);
+        let a = r.make_ack();
+        assert_eq!(a.ack, 2000);
+        assert_eq!(a.sack_blocks().collect::<Vec<_>>(), [
+            SackBlock { start: 1000, end: 2000 },
+            SackBlock { start: 3000, end: 4000 },
+        ]);
+        assert_eq!(a.dsack(), Some(SackBlock { start: 1000, end: 2000 }));
+        assert_eq!(r.stats.dsacks_sent, 1);
+        // the next ACK carries no D-SACK
+        let a = r.make_ack();
+        assert_eq!(a.sack_blocks().collect::<Vec<_>>(), [SackBlock { start: 3000, end: 4000 }]);
+        assert_eq!(a.dsack(), None);
+    }
+
+    #[test]
+    fn a_duplicate_above_the_ack_is_followed_by_its_range() {
+        let mut r = rx(100_000, 1);
+        r.on_segment(SimTime::ZERO, 2000, 1000);
+        r.on_segment(SimTime::ZERO, 3000, 1000);
+        r.on_segment(SimTime::ZERO, 6000, 1000);
+        r.make_ack();
+        r.on_segment(SimTime::ZERO, 3000, 1000);
+        let a = r.make_ack();
+        assert_eq!(a.sack_blocks().collect::<Vec<_>>(), [
+            SackBlock { start: 3000, end: 4000 },
+            SackBlock { start: 2000, end: 4000 },
+            SackBlock { start: 6000, end: 7000 },
+        ]);
+        assert_eq!(a.dsack(), Some(SackBlock { start: 3000, end: 4000 }));
+        assert_eq!(r.stats.duplicate_segments, 1);
+        assert_eq!(r.buffered(), 3000);
+    }
+
+    #[test]
+    fn without_dsack_duplicates_are_not_reported() {
+        let mut r = TcpReceiver::new(ReceiverConfig { buffer: 100_000, ack_every: 1, delack_timeout: Dur::from_millis(200), dsack: false });
+        r.on_segment(SimTime::ZERO, 0, 1000);
+        r.on_segment(SimTime::ZERO, 0, 1000);
+        let a = r.make_ack();
+        assert_eq!((a.n_sack(), a.dsack()), (0, None));
+        assert_eq!(r.stats.dsacks_sent, 0);
     }
 }

@@ -19,6 +19,18 @@
 //!   restarts from one segment; in Loss every ACK of new data grows the window by slow start
 //!   (Linux's Loss state), and F-RTO (`frto.rs`, RFC 5682) undoes a spurious timeout;
 //! * the tail loss probe (`tlp.rs`, RFC 8985 §7) replaces the timer for a lost tail;
+//! * D-SACK (RFC 2883, RFC 3708 as Linux): a report of a duplicate segment means a
+//!   retransmission was unnecessary. Each reduction (fast recovery or timeout) remembers the
+//!   window before it and counts the retransmissions sent since (Linux `undo_marker`,
+//!   `undo_retrans`); each D-SACK takes one off per segment it covers. When the count reaches
+//!   zero, every retransmission of the episode was spurious and the reduction is undone:
+//!   at once in Open (`tcp_try_undo_dsack`), at the end of fast recovery in Recovery
+//!   (`tcp_try_undo_recovery`), and with the presumed losses forgotten in Loss
+//!   (`tcp_try_undo_loss`). A D-SACK also tells RACK that the path reorders: its reordering
+//!   window widens by a quarter of the minimum RTT per round trip with a D-SACK and stays
+//!   wide for 16 recoveries (RFC 8985 §6.2 step 4). The duplicate threshold of RFC 6675
+//!   IsLost is not adapted (Linux's `tp->reordering`), nor is a probe's D-SACK treated apart;
+//!   a D-SACK for data not retransmitted (a duplicate made by the network) cannot occur here;
 //! * the timer itself is Linux's or RFC 6298's (`rto.rs`).
 
 use super::defaults;
@@ -139,6 +151,20 @@ pub struct SenderStats {
     pub spurious_timeouts: u64,
     /// Tail loss probes sent.
     pub loss_probes: u64,
+    /// ACKs that carried a D-SACK block.
+    pub dsacks: u64,
+    /// Reductions undone because D-SACKs showed every retransmission of the episode spurious.
+    pub dsack_undos: u64,
+}
+
+/// What a reduction may be undone to, and how many of its retransmissions are not yet known
+/// to be spurious (Linux `prior_cwnd`, `prior_ssthresh`, `undo_retrans`).
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    cwnd: u64,
+    ssthresh: u64,
+    retrans: u64,
+    dsacked: bool,
 }
 
 pub struct TcpSender {
@@ -190,6 +216,7 @@ pub struct TcpSender {
     /// for its end.
     prr: Prr,
     recovery_target: Window,
+    undo: Option<Undo>,
     pub stats: SenderStats,
 }
 
@@ -236,6 +263,7 @@ impl TcpSender {
             prior: None,
             prr: Prr::default(),
             recovery_target: w,
+            undo: None,
             stats: SenderStats::default(),
         }
     }
@@ -420,6 +448,7 @@ impl TcpSender {
         let (seq, len) = (s.seq, s.len);
         self.rtx_scan_seq = seq + len as u64;
         self.retrans_bytes += len as u64;
+        self.count_undo_retrans();
         self.stats.retransmits += 1;
         self.stats.bytes_retransmitted += len as u64;
         self.on_transmit(now, len);
@@ -442,6 +471,7 @@ impl TcpSender {
             s.flags |= EVER_RETX;
             s.sent_at = now;
             let (seq, len) = (s.seq, s.len);
+            self.count_undo_retrans();
             self.stats.retransmits += 1;
             self.stats.bytes_retransmitted += len as u64;
             self.on_transmit(now, len);
@@ -569,6 +599,9 @@ impl TcpSender {
             self.dupacks += 1;
         }
 
+        if let Some(d) = h.dsack() {
+            self.on_dsack(d);
+        }
         let (sacked, sack_newest, sack_orig) = self.apply_sack(h, now);
         delivered += sacked;
         orig_acked |= sack_orig;
@@ -625,6 +658,7 @@ impl TcpSender {
                 }
                 self.state = CaState::Open;
                 self.w = self.cc.on_recovery_exit(self.w);
+                self.try_undo_dsack();
             }
             CaState::Loss if self.snd_una >= self.recovery_point => {
                 self.state = CaState::Open;
@@ -632,6 +666,14 @@ impl TcpSender {
                 self.w = self.cc.on_recovery_exit(self.w);
             }
             _ => {}
+        }
+
+        if self.state == CaState::Open {
+            self.try_undo_dsack();
+        } else if self.state == CaState::Loss && self.undo.is_some_and(|u| u.dsacked && u.retrans == 0) {
+            self.undo = None;
+            self.stats.dsack_undos += 1;
+            self.undo_timeout();
         }
 
         match self.state {
@@ -834,6 +876,8 @@ impl TcpSender {
         self.state = CaState::Recovery;
         self.recovery_point = self.snd_nxt;
         self.stats.fast_recoveries += 1;
+        self.undo = Some(Undo { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, retrans: 0, dsacked: false });
+        self.rack.on_recovery();
         self.tlp.reset();
         let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me };
         let target = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
@@ -918,6 +962,8 @@ impl TcpSender {
                 // the flight at the timeout, before anything is marked lost
                 let in_flight = self.in_flight();
                 self.prior = Some((self.w.cwnd, self.w.ssthresh));
+                self.undo = Some(Undo { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, retrans: 0, dsacked: false });
+                self.rack.on_recovery();
                 let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me };
                 self.w = self.cc.on_congestion(self.w, CongestionEvent::Timeout, &ctx);
             }
@@ -961,6 +1007,35 @@ impl TcpSender {
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
         true
+    }
+
+    fn count_undo_retrans(&mut self) {
+        if let Some(u) = self.undo.as_mut() {
+            u.retrans += 1;
+        }
+    }
+
+    /// A D-SACK block `d`: one retransmission per segment it covers was unnecessary, and the
+    /// path reorders (or delays) segments.
+    fn on_dsack(&mut self, d: crate::net::SackBlock) {
+        self.stats.dsacks += 1;
+        let segments = (d.end - d.start).div_ceil(self.mss).max(1);
+        if let Some(u) = self.undo.as_mut() {
+            u.retrans = u.retrans.saturating_sub(segments);
+            u.dsacked = true;
+        }
+        if self.rack_on {
+            self.rack.on_dsack(self.snd_una, self.snd_nxt);
+        }
+    }
+
+    /// In Open: undo the last reduction if D-SACKs showed all its retransmissions spurious.
+    fn try_undo_dsack(&mut self) {
+        let Some(u) = self.undo.filter(|u| u.dsacked && u.retrans == 0) else { return };
+        self.undo = None;
+        self.w.cwnd = self.w.cwnd.max(u.cwnd);
+        self.w.ssthresh = self.w.ssthresh.max(u.ssthresh);
+        self.stats.dsack_undos += 1;
     }
 
     /// F-RTO found the timeout spurious: restore the window from before it and forget the
@@ -1095,6 +1170,105 @@ mod tests {
             assert!((4 * MSS..=5 * MSS).contains(&s.cwnd()), "{}", s.cwnd());
             assert_eq!(s.stats.fast_recoveries, 1);
         }
+    }
+
+    fn dsack(n: u64, start: u64, end: u64) -> AckHeader {
+        let mut h = AckHeader::new(n, 1 << 30);
+        h.push_dsack(SackBlock { start, end });
+        h
+    }
+
+    /// Ten segments out, the first delayed past three SACKs: fast recovery retransmits it,
+    /// then everything is acknowledged and recovery ends with the window reduced.
+    fn spurious_fast_recovery() -> (TcpSender, SimTime) {
+        let mut s = sender(10);
+        s.write(20 * MSS);
+        drain(&mut s, SimTime::ZERO);
+        let t = SimTime(Dur::from_millis(50).0);
+        for k in 1..=3 {
+            s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
+        }
+        assert_eq!(s.state(), CaState::Recovery);
+        assert_eq!(drain(&mut s, t).iter().filter(|x| x.retx).count(), 1);
+        let t = t + Dur::from_millis(5);
+        s.on_ack(t, &ack(10 * MSS, &[]));
+        assert_eq!(s.state(), CaState::Open);
+        assert!(s.cwnd() <= 5 * MSS, "{}", s.cwnd());
+        (s, t)
+    }
+
+    #[test]
+    fn a_dsack_for_the_only_retransmission_undoes_the_reduction() {
+        let (mut s, t) = spurious_fast_recovery();
+        let before = s.cwnd();
+        // the original arrived late; the retransmission is reported as a duplicate
+        s.on_ack(t + Dur::from_millis(50), &dsack(10 * MSS, 0, MSS));
+        assert_eq!(s.stats.dsacks, 1);
+        assert_eq!(s.stats.dsack_undos, 1);
+        assert!(s.cwnd() >= 10 * MSS && s.cwnd() > before, "{}", s.cwnd());
+        assert_eq!(s.ssthresh(), u64::MAX);
+        assert_eq!(s.state(), CaState::Open);
+        assert!(s.check_invariants().is_ok());
+        // a second report changes nothing: the episode is closed
+        let w = s.cwnd();
+        s.on_ack(t + Dur::from_millis(60), &dsack(10 * MSS, 0, MSS));
+        assert_eq!((s.stats.dsacks, s.stats.dsack_undos, s.cwnd()), (2, 1, w));
+    }
+
+    #[test]
+    fn no_undo_without_dsack_or_while_a_retransmission_may_have_repaired_a_loss() {
+        // no report: the reduction stays
+        let (mut s, t) = spurious_fast_recovery();
+        let w = s.cwnd();
+        s.on_ack(t + Dur::from_millis(50), &ack(10 * MSS, &[]));
+        assert_eq!((s.stats.dsack_undos, s.cwnd()), (0, w));
+        // two retransmissions, one reported: the other may have repaired a real loss
+        let mut s = sender(10);
+        s.write(20 * MSS);
+        drain(&mut s, SimTime::ZERO);
+        let t = SimTime(Dur::from_millis(50).0);
+        let mut retx = Vec::new();
+        for k in 1..=6 {
+            s.on_ack(t, &ack(0, &[(2 * MSS, (k + 2) * MSS)]));
+            retx.extend(drain(&mut s, t).iter().filter(|x| x.retx).map(|x| x.seq));
+        }
+        assert_eq!(retx, [0, MSS]);
+        let t = t + Dur::from_millis(50);
+        let all = s.snd_nxt();
+        s.on_ack(t, &ack(all, &[]));
+        assert_eq!(s.state(), CaState::Open);
+        let w = s.cwnd();
+        s.on_ack(t, &dsack(all, 0, MSS));
+        assert_eq!((s.stats.dsacks, s.stats.dsack_undos, s.cwnd()), (1, 0, w));
+        // the second report completes the count
+        s.on_ack(t, &dsack(all, MSS, 2 * MSS));
+        assert_eq!(s.stats.dsack_undos, 1);
+        assert!(s.cwnd() >= 10 * MSS);
+    }
+
+    #[test]
+    fn a_dsack_after_a_timeout_undoes_it_and_forgets_the_presumed_losses() {
+        let cfg = SenderConfig { mss: MSS as u32, initial_window: 4, frto: false, ..SenderConfig::default() };
+        let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+        s.write(20 * MSS);
+        drain(&mut s, SimTime::ZERO);
+        let t = s.rto_deadline().unwrap();
+        s.on_rto(t);
+        let retx = drain(&mut s, t);
+        assert_eq!(retx.len(), 1);
+        assert_eq!(s.state(), CaState::Loss);
+        // the first segment's original arrives, then the retransmission as a duplicate
+        s.on_ack(t + Dur::from_millis(1), &ack(MSS, &[]));
+        assert_eq!(s.state(), CaState::Loss);
+        s.on_ack(t + Dur::from_millis(2), &{
+            let mut h = dsack(MSS, 0, MSS);
+            h.push_sack(SackBlock { start: 2 * MSS, end: 4 * MSS });
+            h
+        });
+        assert_eq!(s.stats.dsack_undos, 1);
+        assert_eq!(s.state(), CaState::Open);
+        assert!(s.cwnd() >= 4 * MSS, "{}", s.cwnd());
+        assert!(s.check_invariants().is_ok());
     }
 
     #[test]
