@@ -43,12 +43,6 @@ def test_reproductions_write_report_figures_and_data(tmp_path, paper, files):
         assert (report.parent / name).stat().st_size > 0, name
 
 
-def test_po_mptcp_prioritised_data_follows_the_standard_choice_on_distinct_rtts(tmp_path):
-    # the model's finding, stated in the report: against lowest-RTT the scheme changes nothing
-    (report,) = reproduce.run("po-mptcp", tmp_path, seeds=1, quick=True, processes=1)
-    assert "PO-MPTCP and MPTCP give identical runs at every loss rate" in report.read_text()
-
-
 # ----- seed 001 (DQS): the report's checks can fail, and the model's directions are asserted
 
 
@@ -101,3 +95,73 @@ def test_dqs_beats_round_robin_when_the_rtts_spread_and_not_the_other_way():
     data["utilization"] = data["goodput_bps"] / dqs.CAPACITY_BPS
     assert dqs.directions(data, (10,)) == {10: 1}, data[["scheduler", "seed", "utilization"]]
     assert dqs.directions(data, (10,), a="round_robin", b="dqs", column="rcv_blocked_s") == {10: 1}
+
+
+def test_po_mptcp_verdicts_follow_the_confidence_interval():
+    from mpsim.reproduce.po_mptcp import verdict
+
+    assert verdict([1.0, 2.0, 1.5, 1.2], "higher")[2] == "holds"
+    assert verdict([1.0, 2.0, 1.5, 1.2], "lower")[2] == "does not hold: opposite direction"
+    assert verdict([-1.0, 2.0, 0.5], "higher")[2] == "not resolved: CI spans 0"
+    assert verdict([0.0, 0.0, 0.0], "lower")[2] == "does not hold: identical runs"
+    assert verdict([3.0], "higher")[2] == "not resolved: one seed"
+    m, ci, _ = verdict([1.0, 3.0], "higher")
+    assert m == 2.0 and ci > 1.0
+
+
+@pytest.fixture(scope="module")
+def po_mptcp_quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("po")
+    (report,) = reproduce.run("po-mptcp", out, seeds=2, quick=True, processes=1)
+    import pandas as pd
+
+    return report.read_text(), pd.read_csv(report.parent / "data.csv")
+
+
+def test_po_mptcp_data_reports_refusals_losses_and_late_frames_per_class(po_mptcp_quick):
+    text, data = po_mptcp_quick
+    video = data[data["flow"] == "video"]
+    for c in "IPB":
+        for col in ("generated", "refused", "lost", "late", "refused_pct"):
+            assert f"class_{c}_{col}" in video.columns, (c, col)
+    assert "refused % I/P/B" in text and "lost % I/P/B" in text
+    assert set(video["order"]) == {"fast_first", "slow_first"}
+    assert {"in_order", "po_mptcp_in_order", "lowest_rtt", "po_mptcp"} <= set(video["scheduler"])
+    # the stream is not application-limited at 0% loss: the send buffer refuses frames
+    at0 = video[video["loss"] == "0%"]
+    assert (at0[[f"class_{c}_refused" for c in "IPB"]].sum(axis=1) > 0).any()
+    assert "no case is application-limited at 0% loss" in text
+
+
+def test_po_mptcp_report_verdicts_are_recomputed_from_the_data(po_mptcp_quick):
+    from mpsim.reproduce.po_mptcp import LABELS, _fmt_diff, paired, verdict
+
+    text, data = po_mptcp_quick
+    video = data[data["flow"] == "video"]
+    for scheme, base, order, metric, better, label in (
+        ("po_mptcp_in_order", "in_order", "slow_first", "psnr_db", "higher", "higher PSNR"),
+        ("po_mptcp", "lowest_rtt", "fast_first", "goodput_bps", "higher", "throughput +2.28%"),
+    ):
+        m, ci, v = verdict(paired(video, scheme, base, order, "0%", metric), better)
+        row = f"| {label}"
+        lines = [ln for ln in text.splitlines() if ln.startswith(row) and "| 0% |" in ln and f"{LABELS[scheme]} vs {LABELS[base]} | {order} |" in ln]
+        assert len(lines) == 1, lines
+        assert lines[0].endswith(f"| {_fmt_diff(m, ci)} | {v} |"), lines[0]
+
+
+def test_po_mptcp_prioritised_data_changes_the_runs_over_in_order_with_the_slower_path_first(po_mptcp_quick):
+    # over in_order with the slower path listed first, PO-MPTCP moves prioritised data to the
+    # faster path: the runs differ from the baseline's (identical if the priority signal is
+    # cut off before the scheduler), and so does the FIFO form, which only changes the path
+    _, data = po_mptcp_quick
+    v = data[(data["flow"] == "video") & (data["order"] == "slow_first") & (data["loss"] == "0%")].set_index("seed")
+    cols = ["goodput_bps", "delay_mean_ms", "jitter_ms", "subflow0_goodput_bps"]
+    base = v[v["scheduler"] == "in_order"][cols]
+    for s in ("po_mptcp_in_order", "po_mptcp_in_order_fifo"):
+        other = v[v["scheduler"] == s][cols]
+        assert (other != base).any(axis=None), s
+    # with the faster path first, in_order and lowest_rtt make the same choices
+    f = data[(data["flow"] == "video") & (data["order"] == "fast_first")]
+    a = f[f["scheduler"] == "in_order"].set_index(["loss", "seed"])["goodput_bps"]
+    b = f[f["scheduler"] == "lowest_rtt"].set_index(["loss", "seed"])["goodput_bps"]
+    assert (a == b).all()

@@ -68,6 +68,12 @@ pub trait Scheduler {
     fn on_window_blocked(&mut self, _ctx: &SchedContext<'_>) -> BlockedAction {
         BlockedAction::default()
     }
+
+    /// Whether the connection should hand out unscheduled prioritised data (priority above
+    /// 0) before older ordinary data (a priority dequeue), rather than strictly in DSN order.
+    fn priority_dequeue(&self) -> bool {
+        false
+    }
 }
 
 /// Declares the built-in schedulers from one table: each entry names the module (one file
@@ -111,6 +117,14 @@ macro_rules! schedulers {
                 }
             }
 
+            /// See [`Scheduler::priority_dequeue`].
+            pub fn priority_dequeue(&self) -> bool {
+                match self {
+                    $(Sched::$ty(s) => s.priority_dequeue(),)+
+                    Sched::Custom(s) => s.priority_dequeue(),
+                }
+            }
+
             #[inline]
             pub fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
                 match self {
@@ -139,6 +153,10 @@ schedulers! {
     redundant::Redundant {
         "redundant" => Redundant, "every chunk on the lowest-RTT subflow and a copy on every other active subflow";
     }
+    in_order::InOrder {
+        "in_order" => InOrder,
+            "the ns-2 MPTCP patch's scheduler: the first subflow (by index) with cwnd room, ignoring RTT";
+    }
     single_path::SinglePath {
         "single_path" => SinglePath, "only the first subflow: plain TCP inside the multipath model, as a baseline";
     }
@@ -164,12 +182,19 @@ schedulers! {
     }
     po_mptcp::PoMptcp {
         "po_mptcp" => PoMptcp::default(),
-            "PO-MPTCP: prioritised data on the lowest-RTT (then largest-cwnd) subflow with room; other data as lowest_rtt";
-        "po_mptcp_rr" => PoMptcp::over_round_robin(), "PO-MPTCP with round-robin as the standard scheduler for ordinary data";
+            "PO-MPTCP: prioritised data first out of the send buffer, on the lowest-RTT (then largest-cwnd) subflow with room; other data as lowest_rtt";
+        "po_mptcp_fifo" => PoMptcp::new(Standard::LowestRtt, false),
+            "po_mptcp without the priority dequeue: the send buffer is handed out in DSN order";
+        "po_mptcp_in_order" => PoMptcp::new(Standard::InOrder, true),
+            "PO-MPTCP over the ns-2 patch's in_order scheduler for ordinary data (the paper's setting)";
+        "po_mptcp_in_order_fifo" => PoMptcp::new(Standard::InOrder, false), "po_mptcp_in_order without the priority dequeue";
+        "po_mptcp_rr" => PoMptcp::new(Standard::RoundRobin, true), "PO-MPTCP with round-robin as the standard scheduler for ordinary data";
+        "po_mptcp_rr_fifo" => PoMptcp::new(Standard::RoundRobin, false), "po_mptcp_rr without the priority dequeue";
     }
 }
 
 pub use dqs::{DqsForm, QueueBound};
+pub use po_mptcp::Standard;
 
 impl Sched {
     pub fn copies(&mut self, ctx: &SchedContext<'_>, chosen: usize) -> u64 {

@@ -11,12 +11,23 @@
 //!   the list while a path's congestion window is full ("while c's cwnd is full, c =
 //!   next(c)"); other packets go through the standard scheduler.
 //!
+//! The paper also says that "as long as there is important data with prior in queue, it
+//! would be quickly removed from queue": prioritised data leaves the send buffer ahead of
+//! ordinary data. That part is the connection's (it owns the send buffer): a scheduler whose
+//! [`Scheduler::priority_dequeue`] is true makes the connection offer the oldest unscheduled
+//! prioritised chunk before older ordinary data, DSN order kept within each class (see
+//! `transport/mptcp/schedule.rs`).
+//!
 //! Choices made for this simulator:
 //! * **Priority.** The application's marking reaches the scheduler as
 //!   `ctx.next_priority`; any value above 0 is the paper's priority flag. Ordinary data
 //!   (priority 0, which is also what an application that marks nothing produces, i.e. an
-//!   empty DPAM list) is scheduled exactly as by [`LowestRtt`], the standard Linux MPTCP
-//!   scheduler (lowest RTT with cwnd room, §4.1), which the paper names as its baseline.
+//!   empty DPAM list) goes to the standard scheduler. The paper ran the ns-2 MPTCP patch,
+//!   whose scheduler fills subflows in index order ([`InOrder`]); `po_mptcp_in_order` uses
+//!   it. `po_mptcp` uses lowest RTT with cwnd room ([`LowestRtt`], Linux MPTCP v0.9x), and
+//!   `po_mptcp_rr` round-robin. Each has a `_fifo` form without the priority dequeue.
+//!   Priorities are per stream in the paper (SCTP-like stream buffers); per-write tags in one
+//!   byte stream are the approximation used here.
 //! * **RTT** is the smoothed RTT; a subflow without a sample ranks after all sampled ones.
 //!   Equal RTTs (to the nanosecond) are ordered by larger `cwnd`, then by lower index, so
 //!   the order is total and decisions deterministic.
@@ -31,45 +42,72 @@
 //!   what is in flight and queued ([`SubflowView::has_cwnd_room`]). If every ranked path is
 //!   full, the prioritised chunk waits for the next ACK (the paper repeats "until there is
 //!   no available sending window").
-//! * When the receive window blocks new data, the standard scheduler's opportunistic
-//!   retransmission and penalisation apply (delegated to [`LowestRtt`]), since the paper
-//!   keeps standard MPTCP behaviour outside priority scheduling.
+//! * When the receive window blocks new data, the standard scheduler's answer applies
+//!   (opportunistic retransmission and penalisation for lowest RTT, nothing for in order),
+//!   since the paper keeps standard MPTCP behaviour outside priority scheduling.
 //!
-//! Note that MDPS's ranking differs from the standard scheduler's choice only in how it
-//! breaks exact RTT ties (larger cwnd rather than lower index), so on paths with distinct
-//! RTTs prioritised and ordinary data go to the same subflow. The variant `po_mptcp_rr`
-//! takes round-robin as the standard scheduler instead (the scheduler most MPTCP simulation
-//! studies of the time used as "standard MPTCP"); there PBPD does change where important data
-//! goes.
+//! Note that MDPS's ranking differs from lowest RTT's choice only in how it breaks exact RTT
+//! ties (larger cwnd rather than lower index), so over `lowest_rtt` prioritised and ordinary
+//! data go to the same subflow on paths with distinct RTTs and only the dequeue can make a
+//! difference. Over `in_order` and `round_robin` PBPD also changes where important data goes.
 
-use super::{backups_in_use, BlockedAction, Decision, LowestRtt, RoundRobin, SchedContext, Scheduler, SubflowView};
+use super::{backups_in_use, BlockedAction, Decision, InOrder, LowestRtt, RoundRobin, SchedContext, Scheduler, SubflowView};
 use crate::time::Dur;
 use crate::view::CaState;
 use std::cmp::Reverse;
 
-/// The standard scheduler PO-MPTCP falls back on for ordinary data.
+/// Which standard scheduler PO-MPTCP falls back on for ordinary data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standard {
+    /// Lowest RTT with cwnd room (Linux MPTCP v0.9x default, `lowest_rtt`).
+    LowestRtt,
+    /// The first subflow by index with cwnd room (the ns-2 MPTCP patch, `in_order`).
+    InOrder,
+    /// Round-robin (`round_robin`).
+    RoundRobin,
+}
+
+/// The standard scheduler's state.
 #[derive(Clone, Copy, Debug)]
-enum Standard {
+enum Fallback {
     LowestRtt(LowestRtt),
+    InOrder(InOrder),
     RoundRobin(RoundRobin),
 }
 
 #[derive(Clone, Copy, Debug)]
 pub struct PoMptcp {
     /// The standard scheduler, for ordinary data and receive-window blocking.
-    standard: Standard,
+    standard: Fallback,
+    /// Prioritised data leaves the send buffer ahead of older ordinary data.
+    dequeue: bool,
+    name: &'static str,
 }
 
 impl Default for PoMptcp {
+    /// As the paper describes it: the priority dequeue on; lowest RTT for ordinary data.
     fn default() -> Self {
-        PoMptcp { standard: Standard::LowestRtt(LowestRtt::new(true)) }
+        PoMptcp::new(Standard::LowestRtt, true)
     }
 }
 
 impl PoMptcp {
+    /// PO-MPTCP over `standard` for ordinary data, with or without the priority dequeue.
+    pub fn new(standard: Standard, dequeue: bool) -> PoMptcp {
+        let (fallback, name) = match (standard, dequeue) {
+            (Standard::LowestRtt, true) => (Fallback::LowestRtt(LowestRtt::new(true)), "po_mptcp"),
+            (Standard::LowestRtt, false) => (Fallback::LowestRtt(LowestRtt::new(true)), "po_mptcp_fifo"),
+            (Standard::InOrder, true) => (Fallback::InOrder(InOrder), "po_mptcp_in_order"),
+            (Standard::InOrder, false) => (Fallback::InOrder(InOrder), "po_mptcp_in_order_fifo"),
+            (Standard::RoundRobin, true) => (Fallback::RoundRobin(RoundRobin::default()), "po_mptcp_rr"),
+            (Standard::RoundRobin, false) => (Fallback::RoundRobin(RoundRobin::default()), "po_mptcp_rr_fifo"),
+        };
+        PoMptcp { standard: fallback, dequeue, name }
+    }
+
     /// PO-MPTCP over round-robin as the standard scheduler (`po_mptcp_rr`).
     pub fn over_round_robin() -> PoMptcp {
-        PoMptcp { standard: Standard::RoundRobin(RoundRobin::default()) }
+        PoMptcp::new(Standard::RoundRobin, true)
     }
 }
 
@@ -103,10 +141,11 @@ impl PoMptcp {
 
 impl Scheduler for PoMptcp {
     fn name(&self) -> &'static str {
-        match self.standard {
-            Standard::LowestRtt(_) => "po_mptcp",
-            Standard::RoundRobin(_) => "po_mptcp_rr",
-        }
+        self.name
+    }
+
+    fn priority_dequeue(&self) -> bool {
+        self.dequeue
     }
 
     fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
@@ -114,15 +153,17 @@ impl Scheduler for PoMptcp {
             return Self::priority_pick(ctx.subflows);
         }
         match &mut self.standard {
-            Standard::LowestRtt(s) => s.pick(ctx),
-            Standard::RoundRobin(s) => s.pick(ctx),
+            Fallback::LowestRtt(s) => s.pick(ctx),
+            Fallback::InOrder(s) => s.pick(ctx),
+            Fallback::RoundRobin(s) => s.pick(ctx),
         }
     }
 
     fn on_window_blocked(&mut self, ctx: &SchedContext<'_>) -> BlockedAction {
         match &mut self.standard {
-            Standard::LowestRtt(s) => s.on_window_blocked(ctx),
-            Standard::RoundRobin(s) => s.on_window_blocked(ctx),
+            Fallback::LowestRtt(s) => s.on_window_blocked(ctx),
+            Fallback::InOrder(s) => s.on_window_blocked(ctx),
+            Fallback::RoundRobin(s) => s.on_window_blocked(ctx),
         }
     }
 }
@@ -143,6 +184,36 @@ mod tests {
         c.next_priority = 1;
         assert_eq!(s.pick(&c), Decision::Send(1));
         assert_eq!(s.pick(&c), Decision::Send(1), "priority data always on the best path");
+    }
+
+    #[test]
+    fn over_in_order_ordinary_data_fills_the_first_subflow_but_priority_data_takes_the_fastest() {
+        let mut s = PoMptcp::new(Standard::InOrder, true);
+        assert_eq!((s.name(), s.priority_dequeue()), ("po_mptcp_in_order", true));
+        let subs = [sf(100, 10, 0), sf(10, 10, 0)];
+        assert_eq!(s.pick(&ctx(&subs)), Decision::Send(0), "ordinary data: index order, slow path first");
+        assert_eq!(s.pick(&prio(&subs)), Decision::Send(1), "priority data: the lowest RTT");
+        let subs = [sf(100, 10, 10), sf(10, 10, 0)];
+        assert_eq!(s.pick(&ctx(&subs)), Decision::Send(1));
+        let subs = [sf(100, 10, 0), sf(10, 10, 10)];
+        assert_eq!(s.pick(&prio(&subs)), Decision::Send(0), "priority data walks down the ranking");
+    }
+
+    #[test]
+    fn names_and_dequeue_flags() {
+        for (name, dequeue) in [
+            ("po_mptcp", true),
+            ("po_mptcp_fifo", false),
+            ("po_mptcp_in_order", true),
+            ("po_mptcp_in_order_fifo", false),
+            ("po_mptcp_rr", true),
+            ("po_mptcp_rr_fifo", false),
+        ] {
+            let s = crate::sched::Sched::by_name(name).unwrap();
+            assert_eq!((s.name(), s.priority_dequeue()), (name, dequeue));
+        }
+        assert!(PoMptcp::default().priority_dequeue(), "the paper's scheme dequeues important data first");
+        assert!(!crate::sched::Sched::by_name("lowest_rtt").unwrap().priority_dequeue());
     }
 
     fn prio<'a>(subs: &'a [SubflowView]) -> SchedContext<'a> {

@@ -31,7 +31,59 @@ impl MptcpConn {
 
     /// Bytes written by the application and not yet handed to a subflow.
     pub fn unscheduled(&self) -> u64 {
-        self.app_limit - self.dsn_nxt
+        self.app_limit - self.dsn_nxt - self.scheduled_ahead()
+    }
+
+    /// Prioritised bytes above `dsn_nxt` already handed out by the priority dequeue.
+    fn scheduled_ahead(&self) -> u64 {
+        if self.prio_nxt <= self.dsn_nxt {
+            return 0;
+        }
+        let (lo, hi) = (self.dsn_nxt, self.prio_nxt);
+        self.priorities
+            .iter()
+            .take_while(|&&(start, _, _)| start < hi)
+            .map(|&(start, end, _)| end.min(hi).saturating_sub(start.max(lo)))
+            .sum()
+    }
+
+    /// The priority dequeue's next chunk: the oldest prioritised bytes not yet handed out,
+    /// as (DSN, length of at most `mss` within one written range, priority).
+    pub fn next_priority_chunk(&self, mss: u64) -> Option<(u64, u64, u8)> {
+        let from = self.prio_nxt.max(self.dsn_nxt);
+        self.priorities.iter().find(|&&(_, end, _)| end > from).map(|&(start, end, p)| {
+            let dsn = start.max(from);
+            (dsn, (end - dsn).min(mss), p)
+        })
+    }
+
+    /// The priority dequeue handed out [dsn, dsn + len): move its cursor, and move `dsn_nxt`
+    /// past prioritised data handed out ahead of it.
+    pub fn priority_chunk_scheduled(&mut self, dsn: u64, len: u64) {
+        self.prio_nxt = dsn + len;
+        self.skip_scheduled_ahead();
+    }
+
+    /// Moves `dsn_nxt` past prioritised bytes the priority dequeue already handed out.
+    pub fn skip_scheduled_ahead(&mut self) {
+        while self.dsn_nxt < self.prio_nxt {
+            let nxt = self.dsn_nxt;
+            match self.priorities.iter().find(|&&(start, end, _)| start <= nxt && nxt < end) {
+                Some(&(_, end, _)) => self.dsn_nxt = end.min(self.prio_nxt),
+                None => break,
+            }
+        }
+    }
+
+    /// Length of the ordinary chunk at `dsn_nxt` under the priority dequeue: at most `mss`,
+    /// ending where the next prioritised range begins.
+    pub fn ordinary_chunk_len(&self, mss: u64) -> u64 {
+        let nxt = self.dsn_nxt;
+        let mut len = (self.app_limit - nxt).min(mss);
+        if let Some(&(start, _, _)) = self.priorities.iter().find(|&&(start, _, _)| start > nxt) {
+            len = len.min(start - nxt);
+        }
+        len
     }
 
     /// A DATA_ACK with the connection-level window arrived.

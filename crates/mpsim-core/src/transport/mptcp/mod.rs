@@ -74,8 +74,12 @@ pub struct MptcpConn {
     // ----- sender -----
     /// End of the data the application has written (DSN space).
     pub app_limit: u64,
-    /// Next DSN never handed to a subflow.
+    /// Lowest DSN never handed to a subflow (with a priority dequeue, prioritised data above
+    /// it may have been handed out already: see `prio_nxt`).
     pub dsn_nxt: u64,
+    /// Every prioritised byte below this DSN has been handed to a subflow (the priority
+    /// dequeue's cursor; at most `dsn_nxt` without it).
+    pub prio_nxt: u64,
     /// Highest DATA_ACK received.
     pub data_una: u64,
     /// The receiver admits DSNs below this (DATA_ACK + window, never moving left).
@@ -119,6 +123,7 @@ impl MptcpConn {
             check: false,
             app_limit: 0,
             dsn_nxt: 0,
+            prio_nxt: 0,
             data_una: 0,
             right_edge: rcv_buf,
             reinject: VecDeque::new(),

@@ -47,12 +47,21 @@ impl MptcpConn {
                 }
                 continue;
             }
+            // prioritised data first, when the scheduler asks for a priority dequeue
+            let dequeue = self.sched.priority_dequeue();
+            if dequeue {
+                match self.serve_priority(now, views) {
+                    Some(true) => continue,
+                    Some(false) => return,
+                    None => {}
+                }
+            }
             // new data
             if self.dsn_nxt >= self.app_limit {
                 self.note_blocked(now, false);
                 return;
             }
-            let len = (self.app_limit - self.dsn_nxt).min(mss);
+            let len = if dequeue { self.ordinary_chunk_len(mss) } else { (self.app_limit - self.dsn_nxt).min(mss) };
             let mut ctx = SchedContext {
                 now,
                 subflows: views.as_slice(),
@@ -84,12 +93,53 @@ impl MptcpConn {
                     views[i] = self.subs[i].view();
                     self.stale_views &= !(1 << i);
                     self.dsn_nxt += len;
+                    if dequeue {
+                        self.skip_scheduled_ahead();
+                    }
                     for j in (0..self.subs.len().min(64)).filter(|&j| copies & (1 << j) != 0) {
                         self.reinject.push_back(Reinject { dsn, len: len as u32, target: Some(j), exclude: None });
                     }
                 }
                 _ => return,
             }
+        }
+    }
+
+    /// The priority dequeue: offers the oldest prioritised chunk not yet handed out to the
+    /// scheduler, ahead of older ordinary data. Some(true) if it was handed to a subflow,
+    /// Some(false) if the scheduler waits (ordinary data then waits too: important data
+    /// leaves first), None if there is no such chunk or the receive window does not admit
+    /// it yet (ordinary data below it may still fit).
+    fn serve_priority(&mut self, now: SimTime, views: &mut [SubflowView]) -> Option<bool> {
+        let (dsn, len, priority) = self.next_priority_chunk(self.mss as u64)?;
+        if dsn + len > self.right_edge {
+            return None;
+        }
+        self.note_blocked(now, false);
+        let ctx = SchedContext {
+            now,
+            subflows: views,
+            unscheduled: self.unscheduled(),
+            window_room: self.right_edge.saturating_sub(dsn),
+            next_len: len,
+            next_priority: priority,
+            hol_subflow: None,
+            hol_sent_on: 0,
+            send_window: self.right_edge.saturating_sub(self.data_una),
+        };
+        match self.sched.pick(&ctx) {
+            Decision::Send(i) if i < self.subs.len() && views[i].usable => {
+                let copies = self.sched.copies(&ctx, i);
+                self.assign(i, dsn, len);
+                views[i] = self.subs[i].view();
+                self.stale_views &= !(1 << i);
+                self.priority_chunk_scheduled(dsn, len);
+                for j in (0..self.subs.len().min(64)).filter(|&j| copies & (1 << j) != 0) {
+                    self.reinject.push_back(Reinject { dsn, len: len as u32, target: Some(j), exclude: None });
+                }
+                Some(true)
+            }
+            _ => Some(false),
         }
     }
 

@@ -205,3 +205,90 @@ fn stale_timer_events_are_ignored_and_early_ones_rearmed() {
     c.on_timer(deadline, 0, TimerKind::Rto, &mut tx);
     assert!(data(&tx).is_empty() && c.subs[0].usable);
 }
+
+/// DSNs of the data segments sent, in order.
+fn dsns(tx: &Tx) -> Vec<u64> {
+    data(tx).iter().map(|s| s.2).collect()
+}
+
+/// Ordinary 0..2000, prioritised 2000..3000, ordinary 3000..13000, prioritised 13000..15000.
+fn mixed_writes(c: &mut MptcpConn) {
+    c.write(2 * MSS as u64, 0);
+    c.write(MSS as u64, 1);
+    c.write(10 * MSS as u64, 0);
+    c.write(2 * MSS as u64, 1);
+}
+
+#[test]
+fn priority_dequeue_hands_out_prioritised_data_before_older_ordinary_data() {
+    // eight segments of window in all (4 + 4): the three prioritised ones go first, in DSN
+    // order, then ordinary data in DSN order, skipping the prioritised chunk already sent
+    let mut c = conn("po_mptcp", 1 << 20, false);
+    mixed_writes(&mut c);
+    let mut tx = Tx::default();
+    c.poll_transmit(SimTime::ZERO, &mut tx);
+    assert_eq!(dsns(&tx), vec![2000, 13000, 14000, 0, 1000, 3000, 4000, 5000]);
+    assert!(data(&tx).iter().all(|s| s.3 == MSS), "chunks end at the class boundaries");
+    assert_eq!(c.dsn_nxt, 6000);
+    assert_eq!(c.unscheduled(), 15_000 - 6000 - 2000, "the prioritised bytes ahead are not counted twice");
+    // in DSN order without the dequeue: the prioritised data at the end is still waiting
+    let mut f = conn("po_mptcp_fifo", 1 << 20, false);
+    mixed_writes(&mut f);
+    let mut tx = Tx::default();
+    f.poll_transmit(SimTime::ZERO, &mut tx);
+    assert_eq!(dsns(&tx), (0..8).map(|k| k * 1000).collect::<Vec<_>>());
+    assert_eq!(f.unscheduled(), 7000);
+}
+
+#[test]
+fn priority_dequeue_keeps_every_byte_once_and_reaches_the_end() {
+    // a window of 3 segments: each DATA_ACK lets more go; every DSN is handed out exactly
+    // once and dsn_nxt ends at the end of the data
+    let mut c = conn("po_mptcp_in_order", 1 << 20, false);
+    mixed_writes(&mut c);
+    let mut sent = Vec::new();
+    let mut tx = Tx::default();
+    c.poll_transmit(SimTime::ZERO, &mut tx);
+    sent.extend(dsns(&tx));
+    let mut t = 0;
+    while c.dsn_nxt < c.app_limit && t < 50 {
+        t += 1;
+        // acknowledge everything sent so far on both subflows
+        tx.out.clear();
+        for k in 0..2 {
+            let nxt = c.subs[k].sender.snd_nxt();
+            c.on_packet(SimTime(t * MS), k, &ack(nxt, 0, 1 << 20), &mut tx);
+        }
+        tx.out.clear();
+        c.poll_transmit(SimTime(t * MS), &mut tx);
+        sent.extend(dsns(&tx));
+    }
+    let mut sorted = sent.clone();
+    sorted.sort();
+    assert_eq!(sorted, (0..15).map(|k| k * 1000).collect::<Vec<_>>(), "each chunk once: {sent:?}");
+    assert_eq!(&sent[..3], &[2000, 13000, 14000]);
+    assert_eq!(c.unscheduled(), 0);
+}
+
+#[test]
+fn prioritised_data_takes_the_fast_subflow_when_the_standard_scheduler_fills_the_slow_one_first() {
+    // slow subflow first: in_order sends ordinary data there, PO-MPTCP's priority data goes
+    // to the fast one. Cutting the priority signal off before the scheduler breaks this.
+    let subs = vec![subflow(0, 100, false), subflow(1, 10, false)];
+    let mut c = MptcpConn::new(subs, Sched::by_name("po_mptcp_in_order").unwrap(), 1 << 20, HEADER, MSS);
+    c.write(2 * MSS as u64, 0);
+    c.write(2 * MSS as u64, 1);
+    let mut tx = Tx::default();
+    c.poll_transmit(SimTime::ZERO, &mut tx);
+    let mut on: Vec<(u64, u8)> = data(&tx).iter().map(|s| (s.2, s.0)).collect();
+    on.sort();
+    assert_eq!(on, vec![(0, 0), (1000, 0), (2000, 1), (3000, 1)]);
+    // the baseline puts everything on the first subflow
+    let subs = vec![subflow(0, 100, false), subflow(1, 10, false)];
+    let mut b = MptcpConn::new(subs, Sched::by_name("in_order").unwrap(), 1 << 20, HEADER, MSS);
+    b.write(2 * MSS as u64, 0);
+    b.write(2 * MSS as u64, 1);
+    let mut tx = Tx::default();
+    b.poll_transmit(SimTime::ZERO, &mut tx);
+    assert!(data(&tx).iter().all(|s| s.0 == 0));
+}
