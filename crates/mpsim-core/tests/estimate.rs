@@ -4,25 +4,12 @@
 //! carries) but must not fall much below the truth, or a run could outgrow its warning.
 
 use mpsim_core::{Dur, Scenario, Simulation};
-use std::path::{Path, PathBuf};
 
-fn scenario_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            scenario_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "toml") {
-            out.push(p);
-        }
-    }
-}
+mod common;
 
 #[test]
 fn estimated_events_and_trace_rows_bound_the_real_ones_within_a_small_factor() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
-    let mut files = Vec::new();
-    scenario_files(&root, &mut files);
-    files.sort();
+    let files = common::shipped_scenarios();
     assert!(!files.is_empty());
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();

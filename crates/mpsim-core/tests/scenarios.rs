@@ -3,24 +3,11 @@
 mod common;
 use common::*;
 use mpsim_core::{Dur, Scenario, Simulation};
-use std::path::{Path, PathBuf};
 
-fn scenario_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            scenario_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "toml") {
-            out.push(p);
-        }
-    }
-}
 
 #[test]
 fn every_shipped_scenario_keeps_its_invariants() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
-    let mut files = Vec::new();
-    scenario_files(&root, &mut files);
+    let files = common::shipped_scenarios();
     assert!(!files.is_empty());
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();

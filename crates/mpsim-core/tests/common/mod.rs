@@ -2,6 +2,25 @@
 #![allow(dead_code)]
 
 use mpsim_core::{Output, Scenario, Simulation};
+use std::path::{Path, PathBuf};
+
+/// Every shipped scenario file, in the repository's scenarios/ folder, sorted.
+pub fn shipped_scenarios() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "toml") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios"), &mut out);
+    out.sort();
+    out
+}
 
 /// A one-link scenario with one flow; `link` and `flow` are extra TOML lines for each table.
 pub fn one_link(duration: &str, link: &str, flow: &str) -> String {
