@@ -57,7 +57,7 @@ that send over a path with a congestion controller.
 _EX = "scenarios/validation/dumbbell_2x10m_loss1.toml"
 
 _MAIN_EPILOG = f"""\
-commands: run, sweep, query, check, list, reproduce
+commands: run, sweep, query, check, list, reproduce, kernel
 
 examples:
   mpsim run {_EX}
@@ -66,7 +66,7 @@ examples:
   mpsim check scenarios/*/*.toml
   mpsim list cc
   mpsim reproduce --list
-  mpsim kernel scenario.toml --repeat 3 --out kernel/   (root: the same scenario on Linux)
+  mpsim kernel scenarios/kernel/mptcp_2x10m.toml --repeat 3 --out kernel/   (root: the same scenario on Linux)
 
 Run 'mpsim COMMAND --help' for the options of a command.
 """
@@ -799,7 +799,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = next((a for a in argv if a in _COMMANDS), None)
             raise UsageError(f"{e} (see 'mpsim {command + ' ' if command else ''}--help')") from None
         if args.command is None:
-            raise UsageError("no command given; choose run, sweep, check, list or reproduce (see 'mpsim --help')")
+            raise UsageError("no command given; choose run, sweep, query, check, list, reproduce or kernel (see 'mpsim --help')")
         return _COMMANDS[args.command](args)
     except UsageError as e:
         _err(f"error: {e}")
