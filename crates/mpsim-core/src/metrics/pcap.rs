@@ -1,8 +1,10 @@
 //! Packet captures in the pcap format (nanosecond timestamps, raw IPv4 link type), with the
 //! headers a real stack would put on the wire: IPv4, TCP with options (MSS, SACK-permitted,
 //! window scale, SACK blocks, Multipath TCP MP_CAPABLE, MP_JOIN and DSS) and UDP, all with
-//! valid checksums. Payload bytes are zeros and are not stored: each record keeps the headers
-//! only (its captured length is below its length on the wire).
+//! valid checksums. Payload bytes are zeros; by default they are not stored and each record
+//! keeps the headers only (its captured length is below its length on the wire), which keeps
+//! the file small but leaves readers unable to verify transport checksums. With
+//! `payload = true` the zeros are stored too.
 //!
 //! One capture per flow, seen at the sender's interfaces: data segments when they are sent,
 //! ACKs when they arrive back. Sequence numbers are offset by a per-subflow initial sequence
@@ -30,6 +32,16 @@ const LINKTYPE_RAW: u32 = 101;
 const PCAP_HEADER: usize = 24;
 const RECORD_HEADER: usize = 16;
 
+/// A finished capture: the file's bytes, for flow `flow`.
+#[derive(Clone, Debug)]
+pub struct PcapFile {
+    pub flow: String,
+    pub bytes: Vec<u8>,
+    /// Packets recorded, and packets left out because the file reached its size limit.
+    pub packets: u64,
+    pub dropped: u64,
+}
+
 /// Per-subflow wire state.
 #[derive(Clone, Debug)]
 struct Sub {
@@ -50,6 +62,8 @@ pub struct Capture {
     subs: Vec<Sub>,
     buf: Vec<u8>,
     limit: u64,
+    /// Store the (zero) payload bytes, not only the headers.
+    pub payload: bool,
     full: bool,
     /// Packets that did not fit under the limit.
     pub dropped: u64,
@@ -127,6 +141,7 @@ impl Capture {
             subs,
             buf: Vec::new(),
             limit,
+            payload: false,
             full: false,
             dropped: 0,
             packets: 0,
@@ -150,6 +165,11 @@ impl Capture {
     /// True once a packet was refused because the capture reached its size limit.
     pub fn is_full(&self) -> bool {
         self.full
+    }
+
+    /// The finished file of flow `name`.
+    pub fn into_file(self, name: String) -> PcapFile {
+        PcapFile { flow: name, bytes: self.buf, packets: self.packets, dropped: self.dropped }
     }
 
     pub fn kind(&self) -> CaptureKind {
@@ -176,7 +196,7 @@ impl Capture {
         }
         let l4_len = l4.len() as u32 + payload;
         let total = 20 + l4_len;
-        let caplen = 20 + l4.len();
+        let caplen = if self.payload { total.min(0xffff) as usize } else { 20 + l4.len() };
         if self.full || (self.buf.len() + RECORD_HEADER + caplen) as u64 > self.limit {
             self.full = true;
             self.dropped += 1;
@@ -215,6 +235,7 @@ impl Capture {
         b.extend_from_slice(&(total.min(0xffff)).to_le_bytes());
         b.extend_from_slice(&ip);
         b.extend_from_slice(l4);
+        b.resize(b.len() + caplen - 20 - l4.len(), 0);
     }
 
     fn tcp(&mut self, t: SimTime, s: Seg) {
