@@ -95,7 +95,8 @@ def tshark() -> str:
 
 def fields(tshark: str, path, filt: str, *names: str) -> list[list[str]]:
     cmd = [tshark, "-r", str(path), "-n", "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE",
-           "-o", "udp.check_checksum:TRUE", "-o", "mptcp.analyze_mptcp:TRUE", "-o", "tcp.relative_sequence_numbers:FALSE",
+           "-o", "udp.check_checksum:TRUE", "-o", "mptcp.analyze_mptcp:TRUE", "-o", "mptcp.analyze_mappings:TRUE",
+           "-o", "tcp.relative_sequence_numbers:FALSE",
            "-Y", filt, "-T", "fields", "-E", "separator=\t"]
     for n in names:
         cmd += ["-e", n]
@@ -170,6 +171,10 @@ def test_two_path_mptcp_capture(tshark, tmp_path):
     # version 1 carries no key, so a one-pass reader cannot tie it to the connection yet
     assert fields(tshark, path, "tcp && !mptcp.stream", "tcp.stream", "tcp.flags.syn", "tcp.flags.ack") == [["0", "1", "0"]]
     assert count(tshark, path, "tcp.options.mptcp.rawdataseqno") > 0 and count(tshark, path, "tcp.options.mptcp.rawdataack") > 0
+    # every data segment is mapped: tshark derives the initial data sequence number from the
+    # key, so the first mapping of the connection starts at relative DSN 1
+    dsn = fields(tshark, path, "tcp.len > 0", "mptcp.dsn")
+    assert all(r[0] for r in dsn) and dsn[0][0] == "1"
     segs, nbytes, dup, flagged = data_counts(tshark, path)
     assert f["retransmits"] > 0
     assert segs == f["segments_sent"]
@@ -196,3 +201,15 @@ def test_capture_limit_warns(tmp_path):
     with pytest.warns(mpsim.api.CaptureLimitWarning, match="pcap_limit"):
         res = mpsim.run(text, pcap=tmp_path, progress=False)
     assert res.pcap_files[0].stat().st_size <= 64_000
+
+
+def test_cli_writes_the_readme_capture(tshark, tmp_path):
+    """The README's example: two subflows between distinct address pairs."""
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "mpsim", "run", "scenarios/mptcp/disjoint_paths.toml", "--duration", "40s",
+                        "--pcap", str(tmp_path), "-q"], capture_output=True, text=True,
+                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert r.returncode == 0, r.stderr
+    rows = fields(tshark, tmp_path / "mptcp.pcap", "tcp.flags.syn == 1 && tcp.flags.ack == 0", "ip.src", "ip.dst")
+    assert rows == [["10.0.0.1", "10.0.0.2"], ["10.0.0.3", "10.0.0.4"]]
