@@ -204,6 +204,7 @@ def run(
     overrides: Mapping[str, Any] | None = None,
     progress: ProgressArg = None,
     memory_check: bool = True,
+    pcap: str | os.PathLike[str] | None = None,
     **kw: Any,
 ) -> "Result":
     """Runs one simulation.
@@ -219,6 +220,9 @@ def run(
         memory_check: estimate the run's memory before it starts (see :mod:`mpsim.resources`):
             warn (:class:`~mpsim.resources.MemoryWarning`) above half of the available
             memory and refuse above all of it; False skips the check.
+        pcap: a directory: record one packet capture per flow (``metrics.pcap = true``) and
+            write them there as ``<flow>.pcap``; a :class:`CaptureLimitWarning` tells when a
+            capture reached ``metrics.pcap_limit`` and lost its later packets.
         **kw: more overrides, with ``__`` standing for ``.``: ``link__bottleneck__loss="2%"``.
 
     Returns:
@@ -231,6 +235,9 @@ def run(
     """
     from . import resources
 
+    if pcap is not None:
+        overrides = {**(overrides or {}), "metrics.pcap": True}
+        Path(pcap).mkdir(parents=True, exist_ok=True)  # fail before running, not after
     d, origin, js, applied = _prepare(scenario, overrides, kw)
     js, plugins = _plugins(d, origin, js, applied)
     name = d.get("name") if isinstance(d.get("name"), str) else None
@@ -259,7 +266,33 @@ def run(
     if estimate is not None:
         info["estimate"] = estimate
     info.update(resources.host_info())
-    return Result({**raw, "run_info": info}, d, origin)
+    res = Result({**raw, "run_info": info}, d, origin)
+    if pcap is not None:
+        res.pcap_files = _write_captures(raw.get("pcap") or [], Path(pcap))
+    return res
+
+
+class CaptureLimitWarning(UserWarning):
+    """A packet capture reached ``metrics.pcap_limit``: its later packets are missing."""
+
+
+def _write_captures(captures: Iterable[tuple[str, bytes, int, int]], out: Path) -> list[Path]:
+    """Writes each flow's capture as ``out/<flow>.pcap``; warns for the truncated ones."""
+    import warnings
+
+    written = []
+    for flow, data, packets, dropped in captures:
+        p = out / f"{flow}.pcap"
+        p.write_bytes(data)
+        written.append(p)
+        if dropped:
+            warnings.warn(
+                f"capture {p} reached metrics.pcap_limit ({len(data)} bytes): it holds the first "
+                f"{packets} packets, the last {dropped} are missing (raise metrics.pcap_limit)",
+                CaptureLimitWarning,
+                stacklevel=3,
+            )
+    return written
 
 
 class Result:
@@ -294,6 +327,8 @@ class Result:
         self._subflow_series: dict[str, list[Any]] = raw.get("subflow_series") or {}
         self._link_series: dict[str, list[Any]] = raw.get("link_series") or {}
         self._trace: dict[str, list[Any]] | None = raw.get("trace")
+        #: the packet captures written by ``run(..., pcap=dir)``
+        self.pcap_files: list[Path] = []
 
     # -- tables --
 

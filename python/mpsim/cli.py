@@ -203,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, metavar="N", help="random seed (same seed, same result); overrides 'seed'")
     r.add_argument("--duration", metavar="D", help="simulated time, e.g. 10s or 500ms; overrides 'duration'")
     r.add_argument("--trace", action="store_true", help="also record a per-packet trace (saved as trace.csv with --out)")
+    r.add_argument("--pcap", metavar="DIR", help="record one packet capture per flow (pcap, readable by "
+                   "Wireshark and tshark) and write them into DIR as FLOW.pcap")
     r.add_argument("--out", metavar="DIR", help="save summary.json, scenario.json and tables (flows, links, "
                    "flow_series, link_series, trace) into DIR")
     r.add_argument("--format", metavar="FMTS", default=None,
@@ -455,12 +457,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         Path(args.out).mkdir(parents=True, exist_ok=True)  # fail before running, not after
     import warnings
 
+    from .api import CaptureLimitWarning
     from .resources import MemoryWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", MemoryWarning)
+        warnings.simplefilter("always", CaptureLimitWarning)
         res = run(ScenarioFile(args.scenario), overrides=overrides, progress=False if args.quiet else None,
-                  memory_check=not args.no_memory_check)
+                  memory_check=not args.no_memory_check, pcap=args.pcap)
     for w in caught:
         _err(f"warning: {w.message}")
 
@@ -472,6 +476,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         paths = res.save(args.out, formats or ("json", "csv"))
         if not args.quiet:
             _err(f"wrote {_plural(len(paths), 'file')} to {args.out}")
+    if args.pcap is not None and not args.quiet:
+        _err(f"wrote {_plural(len(res.pcap_files), 'capture')} to {args.pcap}")
     if args.plot is not None:
         from .plots import plot_run
 

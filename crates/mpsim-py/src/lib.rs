@@ -173,6 +173,11 @@ fn run(py: Python<'_>, scenario_json: &str, origin: &str, progress: Option<PyObj
         Some(t) => d.set_item("trace", table_to_dict(py, t)?)?,
         None => d.set_item("trace", py.None())?,
     }
+    let pcap = pyo3::types::PyList::empty_bound(py);
+    for f in &out.pcap {
+        pcap.append((f.flow.as_str(), pyo3::types::PyBytes::new_bound(py, &f.bytes), f.packets, f.dropped))?;
+    }
+    d.set_item("pcap", pcap)?;
     Ok(d.into())
 }
 

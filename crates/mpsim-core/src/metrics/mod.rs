@@ -1,6 +1,7 @@
 //! Measurements: delay and jitter statistics, fairness, time series, packet traces and the
 //! run summary.
 
+pub mod pcap;
 pub mod series;
 pub mod summary;
 pub mod table;

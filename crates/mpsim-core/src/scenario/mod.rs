@@ -199,11 +199,17 @@ pub struct MetricsSpec {
     pub trace: bool,
     /// Goodput and throughput are measured from this time on.
     pub warmup: Dur,
+    /// Record a packet capture per flow (`metrics::pcap`).
+    pub pcap: bool,
+    /// Largest size of one capture file, in bytes; packets beyond it are not recorded.
+    pub pcap_limit: u64,
+    /// Store the payload (zeros) in captures, not only the headers.
+    pub pcap_payload: bool,
 }
 
 impl Default for MetricsSpec {
     fn default() -> Self {
-        MetricsSpec { interval: Some(Dur::from_millis(100)), trace: false, warmup: Dur::ZERO }
+        MetricsSpec { interval: Some(Dur::from_millis(100)), trace: false, warmup: Dur::ZERO, pcap: false, pcap_limit: 1 << 30, pcap_payload: false }
     }
 }
 

@@ -134,7 +134,7 @@ impl<'a> Reader<'a> {
     }
 
     fn metrics(&self, v: &Value) -> Result<MetricsSpec, ScenarioError> {
-        let t = self.table(v, "metrics", &["interval", "trace", "warmup"])?;
+        let t = self.table(v, "metrics", &["interval", "trace", "warmup", "pcap", "pcap_limit", "pcap_payload"])?;
         let mut m = MetricsSpec::default();
         if let Some(iv) = t.map.get("interval") {
             if iv.as_bool() == Some(false) {
@@ -154,6 +154,19 @@ impl<'a> Reader<'a> {
         }
         if let Some(d) = self.opt(&t, "warmup", units::duration)? {
             m.warmup = d;
+        }
+        if let Some(b) = t.map.get("pcap") {
+            m.pcap = b.as_bool().ok_or_else(|| self.e("metrics.pcap", format!("expected true or false, found {}", kind(b))))?;
+        }
+        if let Some(b) = t.map.get("pcap_payload") {
+            m.pcap_payload =
+                b.as_bool().ok_or_else(|| self.e("metrics.pcap_payload", format!("expected true or false, found {}", kind(b))))?;
+        }
+        if let Some(n) = self.opt(&t, "pcap_limit", units::bytes)? {
+            if n < 1024 {
+                return Err(self.e("metrics.pcap_limit", "must be at least 1KB"));
+            }
+            m.pcap_limit = n;
         }
         Ok(m)
     }

@@ -12,6 +12,7 @@ mod record;
 use crate::app::App;
 use crate::cc::Controller;
 use crate::engine::EventQueue;
+use crate::metrics::pcap::{Capture, CaptureKind};
 use crate::metrics::TraceKind;
 use crate::net::{Fate, Header, Link, LossProcess, Packet, PacketArena, PacketId, Route};
 use crate::rng::Rng;
@@ -63,6 +64,8 @@ struct Net {
     links: Vec<Link>,
     routes: Vec<Route>,
     rec: Recorder,
+    /// One capture per flow, or none when captures are off.
+    pcap: Vec<Capture>,
 }
 
 /// The sink a connection's actions go to: packets are put on their first link at once,
@@ -84,6 +87,11 @@ impl Sink for Wire<'_> {
                     Header::Datagram(h) => (TraceKind::Send, h.seq, h.dsn, h.len),
                     Header::TcpAck(h) => (TraceKind::Ack, h.ack, h.data_ack, 0),
                 };
+                if !net.pcap.is_empty() {
+                    if let Header::TcpData(h) | Header::Datagram(h) = &header {
+                        net.pcap[f as usize].data(now, sub as usize, h);
+                    }
+                }
                 let id = net.arena.alloc(Packet { flow: f, route, hop: 0, sub, size, header });
                 net.rec.trace(now, f, sub, kind, seq, dsn, len, u32::MAX);
                 net.forward(id);
@@ -142,6 +150,20 @@ impl Simulation {
                 }
             }
         }
+        let mut pcap = Vec::new();
+        if s.metrics.pcap {
+            for (i, f) in flows.iter().enumerate() {
+                let (kind, mss) = match &f.conn {
+                    Connection::Tcp(c) => (CaptureKind::Tcp, c.sub.sender.subflow_state(true).mss as u32),
+                    Connection::Mptcp(c) => (CaptureKind::Mptcp, c.subs.first().map_or(1460, |s| s.sender.subflow_state(true).mss as u32)),
+                    Connection::Udp(c) => (CaptureKind::Udp, c.mss),
+                };
+                let n = f.conn.subflows().len().max(1);
+                let mut c = Capture::new(kind, i as u32, n, mss, s.seed, s.metrics.pcap_limit);
+                c.payload = s.metrics.pcap_payload;
+                pcap.push(c);
+            }
+        }
         let warmup = SimTime(s.metrics.warmup.0);
         if warmup > SimTime::ZERO {
             queue.push(warmup, Event::Warmup);
@@ -158,6 +180,7 @@ impl Simulation {
                 links,
                 routes,
                 rec: Recorder::new(s),
+                pcap,
             },
             warmup,
             flows,
@@ -238,7 +261,10 @@ impl Simulation {
         }
         self.net.now = self.net.end;
         let events = self.net.queue.events_processed();
-        self.net.rec.finish(&self.flows, &self.net.links, self.net.end, self.warmup, events, wall.elapsed().as_secs_f64())
+        let pcap = std::mem::take(&mut self.net.pcap);
+        let mut out = self.net.rec.finish(&self.flows, &self.net.links, self.net.end, self.warmup, events, wall.elapsed().as_secs_f64());
+        out.pcap = pcap.into_iter().zip(&self.flows).map(|(c, f)| c.into_file(f.name.clone())).collect();
+        out
     }
 
     fn dispatch(&mut self, ev: Event) {
@@ -343,7 +369,10 @@ impl Simulation {
             Arrival::Datagram { sent_at } => fl.datagram_delivered(now, sent_at),
             Arrival::Nothing => {}
         }
-        if let Header::TcpAck(_) = header {
+        if let Header::TcpAck(h) = header {
+            if !self.net.pcap.is_empty() {
+                self.net.pcap[f].ack(now, sub, h);
+            }
             let fl = &mut self.flows[f];
             if matches!(fl.app, App::Bulk { .. }) {
                 fl.refill(now);

@@ -6,6 +6,7 @@ use crate::metrics::{
     jain_index, throughput_psnr, trace_table, ClassSummary, Column, FlowColumns, FlowRow, FlowSummary, LinkColumns, LinkRow,
     LinkSummary, SubflowColumns, SubflowRow, Summary, Table, TraceKind, TraceRow,
 };
+use crate::metrics::pcap::PcapFile;
 use crate::net::Link;
 use crate::scenario::Scenario;
 use crate::time::{Dur, SimTime};
@@ -21,6 +22,8 @@ pub struct Output {
     pub link_series: Table,
     /// Per-packet trace, if the scenario asked for one.
     pub trace: Option<Table>,
+    /// One packet capture per flow, if the scenario asked for them (`[metrics] pcap`).
+    pub pcap: Vec<PcapFile>,
 }
 
 /// Bytes delivered at some instant, per flow and per subflow, to measure from.
@@ -290,6 +293,6 @@ impl Recorder {
         let all_links: Vec<String> =
             links.iter().enumerate().map(|(i, l)| if i % 2 == 0 { l.name.clone() } else { format!("{}.reverse", l.name) }).collect();
         let trace = self.trace.map(|rows| trace_table(&rows, &flow_names, &sub_paths, &all_links));
-        Output { summary, flow_series, subflow_series, link_series, trace }
+        Output { summary, flow_series, subflow_series, link_series, trace, pcap: Vec::new() }
     }
 }

@@ -1,0 +1,547 @@
+//! Packet captures in the pcap format (nanosecond timestamps, raw IPv4 link type), with the
+//! headers a real stack would put on the wire: IPv4, TCP with options (MSS, SACK-permitted,
+//! window scale, SACK blocks, Multipath TCP MP_CAPABLE, MP_JOIN and DSS) and UDP, all with
+//! valid checksums. Payload bytes are zeros; by default they are not stored and each record
+//! keeps the headers only (its captured length is below its length on the wire), which keeps
+//! the file small but leaves readers unable to verify transport checksums. With
+//! `payload = true` the zeros are stored too.
+//!
+//! One capture per flow, seen at the sender's interfaces: data segments when they are sent,
+//! ACKs when they arrive back. Sequence numbers are offset by a per-subflow initial sequence
+//! number, and a three-way handshake is synthesised just before each subflow's first packet.
+//!
+//! Address plan: flow `f`, subflow (path) `s`: sender 10.(f/256 mod 256).(f mod 256).(2s+1),
+//! receiver the same with last octet 2s+2, sender port 49152 + (f mod 16384), receiver port
+//! 5001 (a per-flow capture is never ambiguous, and each path of a multipath flow has its own
+//! address pair).
+
+use crate::net::{AckHeader, DataHeader};
+use crate::time::SimTime;
+
+/// What kind of connection a capture shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureKind {
+    Tcp,
+    Mptcp,
+    Udp,
+}
+
+/// Window scale announced in the handshake: windows are advertised in units of 1 KiB.
+pub const WSCALE: u8 = 10;
+const LINKTYPE_RAW: u32 = 101;
+const PCAP_HEADER: usize = 24;
+const RECORD_HEADER: usize = 16;
+
+/// A finished capture: the file's bytes, for flow `flow`.
+#[derive(Clone, Debug)]
+pub struct PcapFile {
+    pub flow: String,
+    pub bytes: Vec<u8>,
+    /// Packets recorded, and packets left out because the file reached its size limit.
+    pub packets: u64,
+    pub dropped: u64,
+}
+
+/// Per-subflow wire state.
+#[derive(Clone, Debug)]
+struct Sub {
+    started: bool,
+    /// Initial sequence numbers of the sender and of the receiver.
+    isn: u32,
+    peer_isn: u32,
+    ip_id: [u16; 2],
+}
+
+/// The capture of one flow.
+pub struct Capture {
+    kind: CaptureKind,
+    flow: u32,
+    mss: u32,
+    /// Multipath TCP keys of the sender (A) and receiver (B), and the join nonces.
+    key: [u64; 2],
+    subs: Vec<Sub>,
+    buf: Vec<u8>,
+    limit: u64,
+    /// Store the (zero) payload bytes, not only the headers.
+    pub payload: bool,
+    full: bool,
+    /// Packets that did not fit under the limit.
+    pub dropped: u64,
+    pub packets: u64,
+}
+
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Ones'-complement sum of 16-bit words (not yet folded or inverted).
+fn sum16(data: &[u8], mut acc: u32) -> u32 {
+    let mut it = data.chunks_exact(2);
+    for w in &mut it {
+        acc += u16::from_be_bytes([w[0], w[1]]) as u32;
+    }
+    if let [b] = it.remainder() {
+        acc += (*b as u32) << 8;
+    }
+    acc
+}
+
+fn fold(mut acc: u32) -> u16 {
+    while acc > 0xffff {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    !(acc as u16)
+}
+
+/// Token (most significant 32 bits) and initial data sequence number (least significant 64
+/// bits) of a Multipath TCP key: RFC 8684 §3.1, SHA-256 of the key.
+pub fn token_and_idsn(key: u64) -> (u32, u64) {
+    let h = sha256(&key.to_be_bytes());
+    (u32::from_be_bytes(h[0..4].try_into().unwrap()), u64::from_be_bytes(h[24..32].try_into().unwrap()))
+}
+
+/// A TCP segment to encode.
+struct Seg<'a> {
+    sub: usize,
+    /// True from the receiver to the sender.
+    rev: bool,
+    seq: u32,
+    ack: u32,
+    flags: u8,
+    wnd: u16,
+    opts: &'a [u8],
+    payload: u32,
+}
+
+const FIN: u8 = 0x01;
+const SYN: u8 = 0x02;
+const PSH: u8 = 0x08;
+const ACK: u8 = 0x10;
+
+impl Capture {
+    /// A capture of flow `flow` with `n_subs` subflows, holding at most `limit` bytes.
+    pub fn new(kind: CaptureKind, flow: u32, n_subs: usize, mss: u32, seed: u64, limit: u64) -> Capture {
+        let base = mix(seed ^ mix(flow as u64 + 1));
+        let subs = (0..n_subs)
+            .map(|s| Sub {
+                started: false,
+                isn: mix(base ^ (2 * s as u64 + 1)) as u32,
+                peer_isn: mix(base ^ (2 * s as u64 + 2)) as u32,
+                ip_id: [mix(base ^ (s as u64) << 40) as u16, mix(base ^ (s as u64) << 41) as u16],
+            })
+            .collect();
+        let mut c = Capture {
+            kind,
+            flow,
+            mss,
+            key: [mix(base ^ 0xa), mix(base ^ 0xb)],
+            subs,
+            buf: Vec::new(),
+            limit,
+            payload: false,
+            full: false,
+            dropped: 0,
+            packets: 0,
+        };
+        c.buf.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
+        c.buf.extend_from_slice(&2u16.to_le_bytes());
+        c.buf.extend_from_slice(&4u16.to_le_bytes());
+        c.buf.extend_from_slice(&0i32.to_le_bytes());
+        c.buf.extend_from_slice(&0u32.to_le_bytes());
+        c.buf.extend_from_slice(&262_144u32.to_le_bytes());
+        c.buf.extend_from_slice(&LINKTYPE_RAW.to_le_bytes());
+        debug_assert_eq!(c.buf.len(), PCAP_HEADER);
+        c
+    }
+
+    /// The pcap file's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// True once a packet was refused because the capture reached its size limit.
+    pub fn is_full(&self) -> bool {
+        self.full
+    }
+
+    /// The finished file of flow `name`.
+    pub fn into_file(self, name: String) -> PcapFile {
+        PcapFile { flow: name, bytes: self.buf, packets: self.packets, dropped: self.dropped }
+    }
+
+    pub fn kind(&self) -> CaptureKind {
+        self.kind
+    }
+
+    fn addrs(&self, sub: usize) -> ([u8; 4], [u8; 4], u16, u16) {
+        let f = self.flow;
+        let (a, b) = ((f >> 8) as u8, f as u8);
+        let s = (sub as u8).wrapping_mul(2);
+        ([10, a, b, s.wrapping_add(1)], [10, a, b, s.wrapping_add(2)], 49152 + (f % 16384) as u16, 5001)
+    }
+
+    fn idsn(&self, who: usize) -> u64 {
+        token_and_idsn(self.key[who]).1
+    }
+
+    /// Appends one IPv4 packet with the given transport header and a zero payload of
+    /// `payload` bytes (not stored).
+    fn record(&mut self, t: SimTime, sub: usize, rev: bool, proto: u8, l4: &mut [u8], payload: u32) {
+        let (mut src, mut dst, ..) = self.addrs(sub);
+        if rev {
+            std::mem::swap(&mut src, &mut dst);
+        }
+        let l4_len = l4.len() as u32 + payload;
+        let total = 20 + l4_len;
+        let caplen = if self.payload { total.min(0xffff) as usize } else { 20 + l4.len() };
+        if self.full || (self.buf.len() + RECORD_HEADER + caplen) as u64 > self.limit {
+            self.full = true;
+            self.dropped += 1;
+            return;
+        }
+        self.packets += 1;
+        // transport checksum over the pseudo-header, the header and the (zero) payload
+        let mut acc = sum16(&src, 0);
+        acc = sum16(&dst, acc);
+        acc += proto as u32 + (l4_len & 0xffff) + (l4_len >> 16);
+        let off = if proto == 6 { 16 } else { 6 };
+        l4[off] = 0;
+        l4[off + 1] = 0;
+        let mut c = fold(sum16(l4, acc));
+        if proto == 17 && c == 0 {
+            c = 0xffff;
+        }
+        l4[off..off + 2].copy_from_slice(&c.to_be_bytes());
+        let id = &mut self.subs[sub].ip_id[rev as usize];
+        *id = id.wrapping_add(1);
+        let mut ip = [0u8; 20];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&(total.min(0xffff) as u16).to_be_bytes());
+        ip[4..6].copy_from_slice(&id.to_be_bytes());
+        ip[6] = 0x40; // don't fragment
+        ip[8] = 64;
+        ip[9] = proto;
+        ip[12..16].copy_from_slice(&src);
+        ip[16..20].copy_from_slice(&dst);
+        let c = fold(sum16(&ip, 0));
+        ip[10..12].copy_from_slice(&c.to_be_bytes());
+        let b = &mut self.buf;
+        b.extend_from_slice(&((t.0 / 1_000_000_000) as u32).to_le_bytes());
+        b.extend_from_slice(&((t.0 % 1_000_000_000) as u32).to_le_bytes());
+        b.extend_from_slice(&(caplen as u32).to_le_bytes());
+        b.extend_from_slice(&(total.min(0xffff)).to_le_bytes());
+        b.extend_from_slice(&ip);
+        b.extend_from_slice(l4);
+        b.resize(b.len() + caplen - 20 - l4.len(), 0);
+    }
+
+    fn tcp(&mut self, t: SimTime, s: Seg) {
+        let (_, _, sport, dport) = self.addrs(s.sub);
+        let (sp, dp) = if s.rev { (dport, sport) } else { (sport, dport) };
+        let mut opts = s.opts.to_vec();
+        while opts.len() % 4 != 0 {
+            opts.insert(0, 1); // NOP padding in front keeps the options aligned
+        }
+        debug_assert!(opts.len() <= 40);
+        let mut h = vec![0u8; 20 + opts.len()];
+        h[0..2].copy_from_slice(&sp.to_be_bytes());
+        h[2..4].copy_from_slice(&dp.to_be_bytes());
+        h[4..8].copy_from_slice(&s.seq.to_be_bytes());
+        h[8..12].copy_from_slice(&s.ack.to_be_bytes());
+        h[12] = ((h.len() / 4) as u8) << 4;
+        h[13] = s.flags;
+        h[14..16].copy_from_slice(&s.wnd.to_be_bytes());
+        h[20..].copy_from_slice(&opts);
+        self.record(t, s.sub, s.rev, 6, &mut h, s.payload);
+    }
+
+    /// The three-way handshake of subflow `sub`, just before `t`.
+    fn handshake(&mut self, t: SimTime, sub: usize) {
+        self.subs[sub].started = true;
+        let (isn, peer) = (self.subs[sub].isn, self.subs[sub].peer_isn);
+        let at = |k: u64| SimTime(t.0.saturating_sub(k));
+        let mss = (self.mss.min(0xffff) as u16).to_be_bytes();
+        let mut base = vec![2, 4, mss[0], mss[1], 4, 2, 1, 3, 3, WSCALE];
+        let (mut syn, mut synack, mut third) = (base.clone(), base.clone(), Vec::new());
+        base.clear();
+        if self.kind == CaptureKind::Mptcp {
+            let (ka, kb) = (self.key[0].to_be_bytes(), self.key[1].to_be_bytes());
+            if sub == 0 {
+                // MP_CAPABLE v1, HMAC-SHA256, no DSS checksum
+                syn.extend_from_slice(&[30, 4, 0x01, 0x01]);
+                synack.extend_from_slice(&[30, 12, 0x01, 0x01]);
+                synack.extend_from_slice(&kb);
+                third.extend_from_slice(&[30, 20, 0x01, 0x01]);
+                third.extend_from_slice(&ka);
+                third.extend_from_slice(&kb);
+            } else {
+                let id = sub as u8;
+                let (token_b, _) = token_and_idsn(self.key[1]);
+                let ra = mix(self.key[0] ^ sub as u64) as u32;
+                let rb = mix(self.key[1] ^ sub as u64) as u32;
+                syn.extend_from_slice(&[30, 12, 0x10, id]);
+                syn.extend_from_slice(&token_b.to_be_bytes());
+                syn.extend_from_slice(&ra.to_be_bytes());
+                let mac_b = hmac_sha256(&[kb, ka].concat(), &[rb.to_be_bytes(), ra.to_be_bytes()].concat());
+                synack.extend_from_slice(&[30, 16, 0x10, id]);
+                synack.extend_from_slice(&mac_b[..8]);
+                synack.extend_from_slice(&rb.to_be_bytes());
+                let mac_a = hmac_sha256(&[ka, kb].concat(), &[ra.to_be_bytes(), rb.to_be_bytes()].concat());
+                third.extend_from_slice(&[30, 24, 0x10, 0]);
+                third.extend_from_slice(&mac_a[..20]);
+            }
+        }
+        self.tcp(at(3), Seg { sub, rev: false, seq: isn, ack: 0, flags: SYN, wnd: 0xffff, opts: &syn, payload: 0 });
+        self.tcp(at(2), Seg { sub, rev: true, seq: peer, ack: isn.wrapping_add(1), flags: SYN | ACK, wnd: 0xffff, opts: &synack, payload: 0 });
+        let w = (0xffffu32 >> WSCALE).max(1) as u16;
+        self.tcp(at(1), Seg { sub, rev: false, seq: isn.wrapping_add(1), ack: peer.wrapping_add(1), flags: ACK, wnd: w, opts: &third, payload: 0 });
+    }
+
+    /// A data segment (or datagram) of subflow `sub` sent at `t`.
+    pub fn data(&mut self, t: SimTime, sub: usize, h: &DataHeader) {
+        if self.kind == CaptureKind::Udp {
+            let (_, _, sp, dp) = self.addrs(sub);
+            let mut u = [0u8; 8];
+            u[0..2].copy_from_slice(&sp.to_be_bytes());
+            u[2..4].copy_from_slice(&dp.to_be_bytes());
+            u[4..6].copy_from_slice(&((8 + h.len).min(0xffff) as u16).to_be_bytes());
+            self.record(t, sub, false, 17, &mut u, h.len);
+            return;
+        }
+        if !self.subs[sub].started {
+            self.handshake(t, sub);
+        }
+        let st = &self.subs[sub];
+        let (seq, ack) = (st.isn.wrapping_add(1).wrapping_add(h.seq as u32), st.peer_isn.wrapping_add(1));
+        let mut opts = Vec::new();
+        if self.kind == CaptureKind::Mptcp {
+            // DSS: mapping with an 8-octet data sequence number, relative subflow sequence
+            // number (the first data byte is 1) and data-level length
+            opts.extend_from_slice(&[30, 18, 0x20, 0x0c]);
+            opts.extend_from_slice(&self.idsn(0).wrapping_add(1).wrapping_add(h.dsn).to_be_bytes());
+            opts.extend_from_slice(&(h.seq as u32).wrapping_add(1).to_be_bytes());
+            opts.extend_from_slice(&(h.len.min(0xffff) as u16).to_be_bytes());
+        }
+        let w = (0xffffu32 >> WSCALE).max(1) as u16;
+        self.tcp(t, Seg { sub, rev: false, seq, ack, flags: ACK | PSH, wnd: w, opts: &opts, payload: h.len });
+    }
+
+    /// An ACK of subflow `sub` arriving at the sender at `t`.
+    pub fn ack(&mut self, t: SimTime, sub: usize, h: &AckHeader) {
+        if !self.subs[sub].started {
+            self.handshake(t, sub);
+        }
+        let st = &self.subs[sub];
+        let (seq, ack) = (st.peer_isn.wrapping_add(1), st.isn.wrapping_add(1).wrapping_add(h.ack as u32));
+        let isn1 = st.isn.wrapping_add(1);
+        let mut opts = Vec::new();
+        if self.kind == CaptureKind::Mptcp {
+            opts.extend_from_slice(&[30, 12, 0x20, 0x03]);
+            opts.extend_from_slice(&self.idsn(0).wrapping_add(1).wrapping_add(h.data_ack).to_be_bytes());
+        }
+        let n = h.n_sack();
+        if n > 0 {
+            let room = (40 - opts.len() - 2) / 8;
+            let blocks: Vec<_> = h.sack_blocks().take(room).collect();
+            opts.push(5);
+            opts.push(2 + 8 * blocks.len() as u8);
+            for b in blocks {
+                opts.extend_from_slice(&isn1.wrapping_add(b.start as u32).to_be_bytes());
+                opts.extend_from_slice(&isn1.wrapping_add(b.end as u32).to_be_bytes());
+            }
+        }
+        let w = (h.wnd() >> WSCALE).min(0xffff) as u16;
+        self.tcp(t, Seg { sub, rev: true, seq, ack, flags: ACK, wnd: w, opts: &opts, payload: 0 });
+    }
+
+    /// A FIN from the sender on every started subflow (with DATA_FIN on Multipath TCP).
+    pub fn finish(&mut self, t: SimTime, next_seq: &[u64], next_dsn: u64) {
+        if self.kind == CaptureKind::Udp {
+            return;
+        }
+        for sub in 0..self.subs.len() {
+            if !self.subs[sub].started {
+                continue;
+            }
+            let st = &self.subs[sub];
+            let s = next_seq.get(sub).copied().unwrap_or(0);
+            let (seq, ack) = (st.isn.wrapping_add(1).wrapping_add(s as u32), st.peer_isn.wrapping_add(1));
+            let mut opts = Vec::new();
+            if self.kind == CaptureKind::Mptcp {
+                // DSS with DATA_FIN: a mapping of length 1 with subflow sequence number 0
+                opts.extend_from_slice(&[30, 18, 0x20, 0x1c]);
+                opts.extend_from_slice(&self.idsn(0).wrapping_add(1).wrapping_add(next_dsn).to_be_bytes());
+                opts.extend_from_slice(&0u32.to_be_bytes());
+                opts.extend_from_slice(&1u16.to_be_bytes());
+            }
+            let w = (0xffffu32 >> WSCALE).max(1) as u16;
+            self.tcp(t, Seg { sub, rev: false, seq, ack, flags: ACK | FIN, wnd: w, opts: &opts, payload: 0 });
+        }
+    }
+}
+
+// ----- SHA-256 (FIPS 180-4) and HMAC (RFC 2104), for MPTCP tokens and join MACs -----
+
+const K: [u32; 64] = [
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+    0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+    0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+    0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+    0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+    0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+];
+
+pub fn sha256(msg: &[u8]) -> [u8; 32] {
+    let mut h: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+    let mut data = msg.to_vec();
+    data.push(0x80);
+    while data.len() % 64 != 56 {
+        data.push(0);
+    }
+    data.extend_from_slice(&((msg.len() as u64) * 8).to_be_bytes());
+    for block in data.chunks_exact(64) {
+        let mut w = [0u32; 64];
+        for i in 0..16 {
+            w[i] = u32::from_be_bytes(block[4 * i..4 * i + 4].try_into().unwrap());
+        }
+        for i in 16..64 {
+            let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
+            let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16].wrapping_add(s0).wrapping_add(w[i - 7]).wrapping_add(s1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = h;
+        for i in 0..64 {
+            let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
+            let ch = (e & f) ^ (!e & g);
+            let t1 = hh.wrapping_add(s1).wrapping_add(ch).wrapping_add(K[i]).wrapping_add(w[i]);
+            let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
+            let maj = (a & b) ^ (a & c) ^ (b & c);
+            let t2 = s0.wrapping_add(maj);
+            hh = g;
+            g = f;
+            f = e;
+            e = d.wrapping_add(t1);
+            d = c;
+            c = b;
+            b = a;
+            a = t1.wrapping_add(t2);
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    let mut out = [0u8; 32];
+    for (i, x) in h.iter().enumerate() {
+        out[4 * i..4 * i + 4].copy_from_slice(&x.to_be_bytes());
+    }
+    out
+}
+
+pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..32].copy_from_slice(&sha256(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let inner: Vec<u8> = k.iter().map(|b| b ^ 0x36).chain(msg.iter().copied()).collect();
+    let ih = sha256(&inner);
+    let outer: Vec<u8> = k.iter().map(|b| b ^ 0x5c).chain(ih.iter().copied()).collect();
+    sha256(&outer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::SackBlock;
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    #[test]
+    fn sha256_and_hmac_known_answers() {
+        assert_eq!(hex(&sha256(b"abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(hex(&sha256(b"")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        // RFC 4231 test case 2
+        assert_eq!(
+            hex(&hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    /// Walks the records of a capture: (caplen, orig_len, packet bytes).
+    fn records(b: &[u8]) -> Vec<(u32, u32, Vec<u8>)> {
+        assert_eq!(&b[0..4], &0xa1b2_3c4du32.to_le_bytes());
+        let mut out = Vec::new();
+        let mut i = PCAP_HEADER;
+        while i < b.len() {
+            let cap = u32::from_le_bytes(b[i + 8..i + 12].try_into().unwrap());
+            let len = u32::from_le_bytes(b[i + 12..i + 16].try_into().unwrap());
+            out.push((cap, len, b[i + 16..i + 16 + cap as usize].to_vec()));
+            i += 16 + cap as usize;
+        }
+        assert_eq!(i, b.len());
+        out
+    }
+
+    /// Checks IPv4 and transport checksums (the missing payload is zeros).
+    fn checksums_ok(p: &[u8], orig: u32) -> bool {
+        let ip_ok = fold(sum16(&p[..20], 0)) == 0;
+        let l4_len = orig - 20;
+        let mut acc = sum16(&p[12..20], 0);
+        acc += p[9] as u32 + l4_len;
+        ip_ok && fold(sum16(&p[20..], acc)) == 0
+    }
+
+    #[test]
+    fn tcp_segments_have_valid_checksums_handshake_and_sack() {
+        let mut c = Capture::new(CaptureKind::Mptcp, 3, 2, 1448, 7, 1 << 30);
+        let d = DataHeader { seq: 0, dsn: 0, sent_at: SimTime(5), len: 1448, retx: false };
+        c.data(SimTime(1_000_000), 0, &d);
+        c.data(SimTime(1_000_100), 1, &DataHeader { seq: 0, dsn: 1448, ..d });
+        let mut a = AckHeader::new(1448, 1 << 20);
+        a.push_sack(SackBlock { start: 2896, end: 4344 });
+        c.ack(SimTime(2_000_000), 0, &a);
+        c.finish(SimTime(3_000_000), &[1448, 1448], 2896);
+        let r = records(c.bytes());
+        // 2 handshakes of 3, 2 data, 1 ack, 2 FINs
+        assert_eq!(r.len(), 11);
+        for (cap, len, p) in &r {
+            assert!(checksums_ok(p, *len), "bad checksum");
+            assert!(cap <= len);
+        }
+        // the data segment stores headers only: 20 IP + 20 TCP + 20 options (DSS 18 + pad)
+        assert_eq!((r[3].0, r[3].1), (60, 60 + 1448));
+        // SYN of the second subflow carries MP_JOIN with the receiver's token
+        let join = &r[4].2;
+        assert_eq!(join[33], SYN);
+        let (token, _) = token_and_idsn(c.key[1]);
+        assert!(join.windows(4).any(|w| w == token.to_be_bytes()));
+        // the ACK acknowledges ISN + 1 + 1448
+        let ack = &r[8].2;
+        let isn = c.subs[0].isn;
+        assert_eq!(u32::from_be_bytes(ack[28..32].try_into().unwrap()), isn.wrapping_add(1449));
+    }
+
+    #[test]
+    fn udp_datagrams_and_the_size_limit() {
+        let limit = (PCAP_HEADER + 3 * (RECORD_HEADER + 28)) as u64;
+        let mut c = Capture::new(CaptureKind::Udp, 0, 1, 1200, 1, limit);
+        for i in 0..5u64 {
+            c.data(SimTime(i), 0, &DataHeader { seq: i * 1200, dsn: i * 1200, sent_at: SimTime(i), len: 1200, retx: false });
+        }
+        let r = records(c.bytes());
+        assert_eq!(r.len(), 3);
+        assert!(c.is_full());
+        assert_eq!(c.dropped, 2);
+        for (_, len, p) in &r {
+            assert_eq!(*len, 1228);
+            assert!(checksums_ok(p, *len));
+        }
+    }
+}
