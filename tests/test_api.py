@@ -358,6 +358,7 @@ def test_sweep_parallel_equals_serial(small_path):
     assert len(par) == 2 * 2 * 2 * 2  # grid points x seeds x flows
     assert list(par.columns[:5]) == ["link.bottleneck.loss", "flow.*.tcp.min_rto", "seed", "run", "flow"]
     assert {"goodput_bps", "retransmits", "jain_index", "wall_s"} <= set(par.columns)
+    assert (par["wall_s"] > 0).all() and (ser["wall_s"] > 0).all(), "each run's wall time, measured by its worker"
     assert "name" not in par.columns
     assert par["run"].tolist() == [r for r in range(8) for _ in range(2)]
     assert par["seed"].tolist() == [1, 1, 2, 2] * 4

@@ -242,9 +242,10 @@ def _worker_version() -> str:
     return str(mpsim.__version__)
 
 
-def _flow_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _flow_rows(summary: Mapping[str, Any], wall_s: float | None = None) -> list[dict[str, Any]]:
     """One dict per flow: ``flow``, the flow's summary fields, per-class and per-subflow
-    figures, ``jain_index`` and ``wall_s`` of the run."""
+    figures, ``jain_index`` and ``wall_s`` of the run (wall-clock seconds the worker took;
+    the summary itself holds no wall-clock value)."""
     rows = []
     for f in summary.get("flows", []):
         row: dict[str, Any] = {"flow": f.get("flow")}
@@ -262,7 +263,7 @@ def _flow_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
             if len(f["subflows"]) > 1:
                 row[f"subflow{i}_goodput_bps"] = sf.get("goodput_bps")
         row["jain_index"] = summary.get("jain_index")
-        row["wall_s"] = summary.get("wall_s")
+        row["wall_s"] = wall_s
         rows.append(row)
     return rows
 
@@ -286,7 +287,7 @@ class _MemorySink:
                                   "error": out["error"]})
             return
         rows = []
-        for r in _flow_rows(json.loads(out["summary"])):
+        for r in _flow_rows(json.loads(out["summary"]), out.get("wall_s")):
             rows.append({**lead, "seed": run.seed, "run": run.index, **r})
         self.rows[run.index] = rows
 
@@ -388,7 +389,7 @@ class _FolderSink:
             point = self.plan.point_ids[run.point]
             parts = by_point.setdefault(point, {"flows": [], **{t: [] for t in SERIES_TABLES}})
             lead = self._lead(run)
-            for r in _flow_rows(json.loads(out["summary"])):
+            for r in _flow_rows(json.loads(out["summary"]), out.get("wall_s")):
                 parts["flows"].append({**lead, **r, "run_id": run.run_id})
             if self.series and out.get("series"):
                 for t in SERIES_TABLES:
