@@ -65,6 +65,8 @@ pub struct Capture {
     /// Store the (zero) payload bytes, not only the headers.
     pub payload: bool,
     full: bool,
+    /// The FIN (and DATA_FIN) was written: the transfer is over.
+    finished: bool,
     /// Packets that did not fit under the limit.
     pub dropped: u64,
     pub packets: u64,
@@ -143,6 +145,7 @@ impl Capture {
             limit,
             payload: false,
             full: false,
+            finished: false,
             dropped: 0,
             packets: 0,
         };
@@ -358,10 +361,12 @@ impl Capture {
     }
 
     /// A FIN from the sender on every started subflow (with DATA_FIN on Multipath TCP).
+    /// Writes it once; later calls do nothing.
     pub fn finish(&mut self, t: SimTime, next_seq: &[u64], next_dsn: u64) {
-        if self.kind == CaptureKind::Udp {
+        if self.kind == CaptureKind::Udp || self.finished {
             return;
         }
+        self.finished = true;
         for sub in 0..self.subs.len() {
             if !self.subs[sub].started {
                 continue;

@@ -372,6 +372,12 @@ impl Simulation {
         if let Header::TcpAck(h) = header {
             if !self.net.pcap.is_empty() {
                 self.net.pcap[f].ack(now, sub, h);
+                // a finite transfer acknowledged in full: the sender closes (FIN, DATA_FIN)
+                let fl = &self.flows[f];
+                if fl.total.is_some_and(|t| fl.conn.unacked() == 0 && fl.conn.written() == t) {
+                    let next: Vec<u64> = fl.conn.subflows().iter().map(|s| s.sender.snd_nxt()).collect();
+                    self.net.pcap[f].finish(now, &next, fl.conn.written());
+                }
             }
             let fl = &mut self.flows[f];
             if matches!(fl.app, App::Bulk { .. }) {
