@@ -559,9 +559,14 @@ def _execute_local(plan: _Plan, runs: list[_Run], processes: int, series: bool, 
     timing = _Timing()
     retried = 0
 
-    def submit(chunk: list[_Run]) -> None:
+    def submit(chunk: list[_Run], source: deque[_Run]) -> None:
         payloads = [plan.scenario_json(r) for r in chunk]
-        inflight[pool.submit(_run_chunk, payloads, plan.origin, series)] = chunk
+        try:
+            fut = pool.submit(_run_chunk, payloads, plan.origin, series)
+        except BrokenProcessPool:
+            source.extendleft(reversed(chunk))  # a pool that broke meanwhile takes nothing: run them later
+            raise
+        inflight[fut] = chunk
 
     def deliver(chunk: list[_Run], outs: list[dict[str, Any]]) -> None:
         for run, out in zip(chunk, outs):
@@ -574,11 +579,11 @@ def _execute_local(plan: _Plan, runs: list[_Run], processes: int, series: bool, 
             try:
                 if suspects:
                     if not inflight:
-                        submit([suspects.popleft()])
+                        submit([suspects.popleft()], suspects)
                 else:
                     while queue and len(inflight) < 2 * processes:
                         n = min(_chunk_size(timing.mean(), LOCAL_TASK_S), len(queue))
-                        submit([queue.popleft() for _ in range(n)])
+                        submit([queue.popleft() for _ in range(n)], queue)
             except BrokenProcessPool:
                 broken = True
             lost: list[_Run] = []
