@@ -184,6 +184,10 @@ controllers! {
     balia::Balia {
         "balia" => Balia::default(), "MPTCP BALIA (Peng et al.): balanced coupled increase, decrease scaled by min(alpha, 1.5)";
     }
+    receiver_rate::ReceiverRate {
+        "receiver_rate" => ReceiverRate,
+            "no window control: paced at the rate the receiver advertises (mptcp_rec); the window only bounds the flight";
+    }
 }
 
 impl Controller {

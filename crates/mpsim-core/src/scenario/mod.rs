@@ -5,6 +5,7 @@
 //! (`link[1].rate`) and what was expected. Nothing in this module panics on bad input.
 
 mod app;
+mod mptcp_rec;
 mod network;
 mod reader;
 mod transport;
@@ -15,6 +16,7 @@ use crate::transport::tcp::{defaults, RtoMode};
 use reader::{err, join, kind, Reader, Table};
 use serde_json::Value;
 use std::fmt;
+pub use mptcp_rec::RecSpec;
 pub use transport::is_external;
 
 /// A problem with a scenario: where it is and what is wrong.
@@ -189,6 +191,8 @@ pub struct FlowSpec {
     pub stop: Option<SimTime>,
     pub app: AppSpec,
     pub tcp: TcpSpec,
+    /// MPTCP-rec's settings (`scheduler = "mptcp_rec"` switches its receiver logic on).
+    pub rec: Option<RecSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

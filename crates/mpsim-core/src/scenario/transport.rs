@@ -19,7 +19,7 @@ impl Reader<'_> {
         tcp_defaults: &TcpSpec,
         duration: Dur,
     ) -> Result<FlowSpec, ScenarioError> {
-        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "cc", "transport", "start", "stop", "app", "tcp"])?;
+        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "cc", "transport", "start", "stop", "app", "tcp", "mptcp_rec"])?;
         let name = self.opt_string(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
         let lookup = |pname: &str, k: &str| -> Result<usize, ScenarioError> {
             paths.get(pname).copied().ok_or_else(|| {
@@ -88,7 +88,15 @@ impl Reader<'_> {
             Some("udp") => Transport::Udp,
             Some(other) => return Err(self.e(&join(key, "transport"), format!("unknown transport '{other}'; expected tcp or udp"))),
         };
-        let cc = self.opt_string(&t, "cc")?.unwrap_or_else(|| "reno".into());
+        // MPTCP-rec: its receiver logic and settings; its rate comes from the receiver
+        let is_rec = scheduler.as_deref() == Some("mptcp_rec");
+        let rec = match (is_rec, t.map.get("mptcp_rec")) {
+            (false, Some(_)) => return Err(self.e(&join(key, "mptcp_rec"), "only a flow with `scheduler = \"mptcp_rec\"` takes these settings")),
+            (false, None) => None,
+            (true, v) => Some(self.mptcp_rec(v, &join(key, "mptcp_rec"))?),
+        };
+        let default_cc = if is_rec { "receiver_rate" } else { "reno" };
+        let cc = self.opt_string(&t, "cc")?.unwrap_or_else(|| default_cc.into());
         if Controller::by_name(&cc).is_none() && !is_external(&cc) {
             let names: Vec<&str> = crate::cc::CONTROLLERS.iter().map(|c| c.0).collect();
             return Err(self.e(&join(key, "cc"), format!("unknown congestion controller '{cc}'; expected one of: {}, or \"module:Class\"", names.join(", "))));
@@ -129,6 +137,7 @@ impl Reader<'_> {
             stop: stop.map(|s| SimTime(s.0)),
             app,
             tcp,
+            rec,
         })
     }
 

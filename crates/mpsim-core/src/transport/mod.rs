@@ -18,9 +18,11 @@
 //!   series record;
 //! * [`summarize`](Connection::summarize): the transport's part of the flow summary.
 
+pub mod feedback;
 pub mod mptcp;
 pub mod subflow;
 pub mod tcp;
+pub mod tear;
 pub mod udp;
 
 use crate::metrics::{FlowSummary, TraceKind};
@@ -38,6 +40,10 @@ pub enum TimerKind {
     Rto,
     /// Delayed-ACK timer of the subflow's receiver.
     DelAck,
+    /// Timer of the receiver-side logic for this path ([`feedback::ReceiverLogic`]).
+    Feedback,
+    /// The scheduler's wake-up (a paced sender's next sending time); `sub` is 0.
+    Pace,
 }
 
 /// What a connection asks the simulation to do, in the order it must happen.

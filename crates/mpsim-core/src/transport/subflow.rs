@@ -5,12 +5,16 @@
 use super::{arm, Action, Sink, TimerKind};
 use crate::cc::Controller;
 use crate::metrics::SubflowSummary;
-use crate::net::{AckHeader, DataHeader, Header};
+use crate::net::{AckHeader, DataHeader, Feedback, Header};
 use crate::time::{Dur, SimTime};
 use crate::transport::mptcp::{dsn_of, Mapping};
 use crate::transport::tcp::{ReceiverConfig, SenderConfig, TcpReceiver, TcpSender};
 use crate::view::SubflowView;
 use std::collections::VecDeque;
+
+/// Bytes of the option carrying receiver feedback on an ACK: kind, length, path id, a
+/// 4-byte timestamp and a 4-byte rate, padded to 4 (seed 000's extended NR-SACK fields).
+pub const FEEDBACK_BYTES: u32 = 12;
 
 /// Where a subflow's packets go: the path's name and its two routes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,7 +125,20 @@ impl Subflow {
     /// Sends an ACK of `header` bytes plus the SACK option; `conn` sets the connection-level
     /// DATA_ACK and window (Multipath TCP) on it first.
     pub fn send_ack(&mut self, me: usize, header: u32, conn: Option<(u64, u64)>, tx: &mut impl Sink) {
+        self.send_ack_with(me, header, conn, None, tx);
+    }
+
+    /// [`send_ack`](Self::send_ack) with the receiver logic's fields attached (an extended
+    /// ACK, [`FEEDBACK_BYTES`] longer).
+    pub fn send_ack_with(&mut self, me: usize, header: u32, conn: Option<(u64, u64)>, fb: Option<Feedback>, tx: &mut impl Sink) {
         let mut h: AckHeader = self.receiver.make_ack();
+        let header = match fb {
+            Some(f) => {
+                h.set_feedback(f);
+                header + FEEDBACK_BYTES
+            }
+            None => header,
+        };
         if let Some((data_ack, wnd)) = conn {
             h.data_ack = data_ack;
             h.set_wnd(wnd);

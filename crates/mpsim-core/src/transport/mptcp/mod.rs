@@ -20,11 +20,12 @@ mod schedule;
 #[cfg(test)]
 mod tests;
 
-use super::{Action, Arrival, Progress, Sink, Subflow, TimerKind};
+use super::feedback::RxLogic;
+use super::{arm, Action, Arrival, Progress, Sink, Subflow, TimerKind};
 use crate::cc::SubflowState;
 use crate::metrics::TraceKind;
 use crate::net::Header;
-use crate::sched::{Sched, SubflowView};
+use crate::sched::{AckInfo, Sched, SubflowView};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::{ReceiverConfig, TcpReceiver, TimerEvent};
 use std::collections::VecDeque;
@@ -90,6 +91,12 @@ pub struct MptcpConn {
     // ----- receiver -----
     pub rx: TcpReceiver,
     last_rx_end: Option<u64>,
+    /// Logic the receiver runs per arriving packet, attaching fields to its ACKs
+    /// (MPTCP-rec's DSRor; see `transport::feedback`), and its pending timer per path.
+    pub rx_logic: Option<RxLogic>,
+    fb_pending: Vec<Option<SimTime>>,
+    /// The scheduler's pending wake-up ([`crate::sched::Scheduler::wake_at`]).
+    pace_pending: Option<SimTime>,
     // ----- measurements -----
     blocked_since: Option<SimTime>,
     blocked_total: Dur,
@@ -130,6 +137,9 @@ impl MptcpConn {
             priorities: VecDeque::new(),
             rx: TcpReceiver::new(ReceiverConfig { buffer: rcv_buf, ..ReceiverConfig::default() }),
             last_rx_end: None,
+            rx_logic: None,
+            fb_pending: Vec::new(),
+            pace_pending: None,
             blocked_since: None,
             blocked_total: Dur::ZERO,
             o3_max: 0,
@@ -184,6 +194,9 @@ impl MptcpConn {
     /// Schedules new data (and pending reinjections), then lets every subflow transmit.
     pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
         self.schedule(now);
+        // a paced scheduler's next sending time (a stale one, not after now, waits for an ACK)
+        let wake = self.sched.wake_at().filter(|&w| w > now);
+        arm(tx, &mut self.pace_pending, wake, 0, TimerKind::Pace);
         let header = self.header + DSS_MAPPING_BYTES;
         let edge = self.check.then_some(self.right_edge);
         let mut dirty = std::mem::take(&mut self.dirty);
@@ -206,14 +219,19 @@ impl MptcpConn {
         match header {
             Header::TcpData(h) => {
                 let before = self.rx.rcv_nxt();
-                let r = self.subs[i].receiver.on_segment(now, h.seq, h.len);
+                let mut r = self.subs[i].receiver.on_segment(now, h.seq, h.len);
+                if let Some(logic) = &mut self.rx_logic {
+                    r.ack_now |= logic.on_data(now, i, h);
+                    let deadline = logic.deadline(i);
+                    self.arm_feedback(i, deadline, tx);
+                }
                 let delivered = self.on_receive(now, h.dsn, h.len).delivered;
                 if self.check {
                     assert!(self.rx.buffered() <= self.rx.capacity(), "receive buffer over its limit");
                     assert_eq!(self.rx.stats.beyond_window_drops, 0, "data beyond the receive window");
                 }
                 if r.ack_now {
-                    self.send_ack(i, tx);
+                    self.send_ack(i, now, tx);
                 } else {
                     self.subs[i].delay_ack(i, tx);
                 }
@@ -238,6 +256,7 @@ impl MptcpConn {
                 }
                 self.touch(i);
                 self.on_data_ack(h.data_ack, h.wnd());
+                self.sched.on_ack_info(&AckInfo { now, sub: i, feedback: h.feedback(now), window: h.wnd() });
                 if self.check {
                     let sub = &self.subs[i];
                     if let Err(e) = sub.sender.check_invariants() {
@@ -253,9 +272,18 @@ impl MptcpConn {
     }
 
     /// An ACK on subflow `i`, carrying the DATA_ACK and the connection-level window.
-    fn send_ack(&mut self, i: usize, tx: &mut impl Sink) {
+    fn send_ack(&mut self, i: usize, now: SimTime, tx: &mut impl Sink) {
         let conn = (self.rx.rcv_nxt(), self.rx.window());
-        self.subs[i].send_ack(i, self.header + DATA_ACK_BYTES, Some(conn), tx);
+        let fb = self.rx_logic.as_mut().and_then(|l| l.feedback(now, i));
+        self.subs[i].send_ack_with(i, self.header + DATA_ACK_BYTES, Some(conn), fb, tx);
+    }
+
+    /// Keeps one pending timer of the receiver logic for path `i`, at `deadline`.
+    fn arm_feedback(&mut self, i: usize, deadline: Option<SimTime>, tx: &mut impl Sink) {
+        if self.fb_pending.len() < self.subs.len() {
+            self.fb_pending.resize(self.subs.len(), None);
+        }
+        arm(tx, &mut self.fb_pending[i], deadline, i, TimerKind::Feedback);
     }
 
     pub fn on_timer(&mut self, now: SimTime, i: usize, kind: TimerKind, tx: &mut impl Sink) {
@@ -278,8 +306,28 @@ impl MptcpConn {
             }
             TimerKind::DelAck => {
                 if self.subs[i].delack_due(now, i, tx) {
-                    self.send_ack(i, tx);
+                    self.send_ack(i, now, tx);
                 }
+            }
+            TimerKind::Feedback => {
+                if self.fb_pending.get(i).copied().flatten() != Some(now) {
+                    return; // superseded by an earlier event
+                }
+                self.fb_pending[i] = None;
+                let Some(logic) = &mut self.rx_logic else { return };
+                let send = logic.deadline(i).is_some_and(|d| d <= now) && logic.on_timer(now, i);
+                let deadline = logic.deadline(i);
+                if send {
+                    self.send_ack(i, now, tx);
+                }
+                self.arm_feedback(i, deadline, tx);
+            }
+            TimerKind::Pace => {
+                if self.pace_pending != Some(now) {
+                    return;
+                }
+                self.pace_pending = None;
+                self.poll_transmit(now, tx);
             }
         }
     }
