@@ -31,6 +31,10 @@ pub struct DataHeader {
     pub len: u32,
     /// True if this segment is a retransmission.
     pub retx: bool,
+    /// The stamp of the latest receiver feedback the sender had when it sent this segment
+    /// (echoed as TCP's TSecr echoes a timestamp); zero before any. The receiver-side logic
+    /// times its rounds with it.
+    pub echo: SimTime,
 }
 
 /// A TCP acknowledgement: cumulative ACK, window and SACK blocks.

@@ -97,6 +97,12 @@ pub trait Scheduler {
     fn wake_at(&self) -> Option<SimTime> {
         None
     }
+
+    /// A paced scheduler hands out at most one chunk per subflow at a time: the connection
+    /// asks it again as soon as what it handed out has left, while it keeps handing out.
+    fn paced(&self) -> bool {
+        false
+    }
 }
 
 /// Declares the built-in schedulers from one table: each entry names the module (one file
@@ -239,6 +245,10 @@ impl Sched {
 
     pub fn wake_at(&mut self) -> Option<SimTime> {
         self.inner().wake_at()
+    }
+
+    pub fn paced(&mut self) -> bool {
+        self.inner().paced()
     }
 }
 

@@ -196,11 +196,16 @@ impl Scheduler for MptcpRec {
         let usable_listed = (0..n).any(|i| self.listed[i] && ctx.subflows[i].usable);
         for (i, v) in ctx.subflows.iter().enumerate() {
             // a path out of the list still counts if every listed path failed
-            if !(v.usable && (self.listed[i] || !usable_listed)) || v.queued > 0 || !v.has_cwnd_room() {
+            if !(v.usable && (self.listed[i] || !usable_listed)) {
                 continue;
             }
+            // wake up at the next sending time of every path that will want one (a chunk
+            // just handed out is still queued when the connection asks again)
             if self.next_at[i] > now {
                 wake = Some(wake.map_or(self.next_at[i], |w: SimTime| w.min(self.next_at[i])));
+                continue;
+            }
+            if v.queued > 0 || !v.has_cwnd_room() {
                 continue;
             }
             let r = self.rate_of(i, v);
@@ -243,6 +248,10 @@ impl Scheduler for MptcpRec {
 
     fn wake_at(&self) -> Option<SimTime> {
         self.wake
+    }
+
+    fn paced(&self) -> bool {
+        true
     }
 }
 

@@ -292,7 +292,7 @@ impl Simulation {
                 self.net.links[2 * l as usize].set_up();
                 self.net.links[2 * l as usize + 1].set_up();
             }
-            Event::Warmup => self.net.rec.mark_warmup(&self.flows),
+            Event::Warmup => self.net.rec.mark_warmup(self.net.now, &self.flows),
             Event::Sample => {
                 self.net.rec.sample(self.net.now, &mut self.flows, &mut self.net.links);
                 if let Some(iv) = self.net.rec.interval() {

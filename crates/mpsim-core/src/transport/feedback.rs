@@ -67,7 +67,7 @@ impl ReceiverLogic for Dsror {
 
     fn on_data(&mut self, now: SimTime, path: usize, seg: &DataHeader) -> bool {
         let Some(t) = self.paths.get_mut(path) else { return false };
-        t.on_packet(now, seg.seq, seg.len);
+        t.on_packet(now, seg.seq, seg.len, seg.echo);
         let due = t.take_feedback_due();
         self.due[path] |= due;
         due

@@ -303,12 +303,23 @@ impl Connection {
                 s.o3_mean_bytes = c.o3_mean();
                 s.reinjections = c.reinjections;
                 s.penalties = c.penalties;
+                if let Some((p, r, b)) = c.rec_events() {
+                    (s.rb2loc_predictions, s.path_removals, s.path_restorations) = (Some(p), Some(r), Some(b));
+                }
             }
             Connection::Udp(c) => {
                 s.datagrams_sent = Some(c.datagrams_sent);
                 s.datagrams_received = Some(c.datagrams_received);
             }
             Connection::Tcp(_) => {}
+        }
+    }
+
+    /// MPTCP-rec's figures of subflow `k` (None for any other transport or scheduler).
+    pub fn rec_path(&self, k: usize, now: SimTime) -> Option<mptcp::RecPath> {
+        match self {
+            Connection::Mptcp(c) => c.rec_path(k, now),
+            _ => None,
         }
     }
 

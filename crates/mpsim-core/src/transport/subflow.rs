@@ -43,6 +43,8 @@ pub struct Subflow {
     /// Multipath TCP: everything below this subflow sequence was already offered for
     /// reinjection.
     pub reinjected_upto: u64,
+    /// The stamp of the latest receiver feedback about this path, echoed on its segments.
+    pub echo: SimTime,
 }
 
 impl Subflow {
@@ -62,6 +64,7 @@ impl Subflow {
             usable: true,
             map: VecDeque::new(),
             reinjected_upto: 0,
+            echo: SimTime::ZERO,
         }
     }
 
@@ -116,7 +119,7 @@ impl Subflow {
                 );
                 assert!(seg.retx || dsn + seg.len as u64 <= edge, "subflow {me}: sent beyond the receive window");
             }
-            let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, sent_at: now };
+            let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, sent_at: now, echo: self.echo };
             tx.push(Action::Packet { sub: me as u8, route: self.fwd, size: seg.len + header, header: Header::TcpData(h) });
         }
         arm(tx, &mut self.rto_pending, self.sender.timer_deadline(), me, TimerKind::Rto);
@@ -202,6 +205,7 @@ impl Subflow {
             rtt_mean_ms: ms(r.mean_sample()),
             srtt_final_ms: ms(r.srtt()),
             cwnd_final_bytes: self.sender.cwnd(),
+            dsr_mean_bps: None,
         }
     }
 }

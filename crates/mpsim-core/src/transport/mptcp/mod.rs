@@ -25,7 +25,7 @@ use super::{arm, Action, Arrival, Progress, Sink, Subflow, TimerKind};
 use crate::cc::SubflowState;
 use crate::metrics::TraceKind;
 use crate::net::Header;
-use crate::sched::{AckInfo, Sched, SubflowView};
+use crate::sched::{AckInfo, PathEventKind, Sched, SubflowView};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::{ReceiverConfig, TcpReceiver, TimerEvent};
 use std::collections::VecDeque;
@@ -33,6 +33,19 @@ use std::collections::VecDeque;
 /// Bytes of MPTCP options: a DSS mapping on data segments, a DATA_ACK on ACKs (RFC 8684).
 pub const DSS_MAPPING_BYTES: u32 = 16;
 pub const DATA_ACK_BYTES: u32 = 8;
+
+/// MPTCP-rec's state of one path, for the series and the summary.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecPath {
+    /// The rate the receiver advertises, bit/s.
+    pub advertised_bps: f64,
+    /// That rate integrated since the path's first packet, bits.
+    pub advertised_integral: f64,
+    /// In the sender's candidate list.
+    pub listed: bool,
+    /// The receiver's emulated window, packets.
+    pub window_pkts: f64,
+}
 
 /// A chunk handed to a subflow: its subflow sequence number, DSN and length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,6 +110,8 @@ pub struct MptcpConn {
     fb_pending: Vec<Option<SimTime>>,
     /// The scheduler's pending wake-up ([`crate::sched::Scheduler::wake_at`]).
     pace_pending: Option<SimTime>,
+    /// MPTCP-rec path-list events already written to the trace.
+    events_noted: usize,
     // ----- measurements -----
     blocked_since: Option<SimTime>,
     blocked_total: Dur,
@@ -140,6 +155,7 @@ impl MptcpConn {
             rx_logic: None,
             fb_pending: Vec::new(),
             pace_pending: None,
+            events_noted: 0,
             blocked_since: None,
             blocked_total: Dur::ZERO,
             o3_max: 0,
@@ -193,19 +209,29 @@ impl MptcpConn {
 
     /// Schedules new data (and pending reinjections), then lets every subflow transmit.
     pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
-        self.schedule(now);
+        // a paced scheduler hands out one chunk per subflow per pass: pass again while it
+        // hands out (each pass sends what it handed out first)
+        let passes = if self.sched.paced() { 64 } else { 1 };
+        for _ in 0..passes {
+            let assigned_before = self.dsn_nxt;
+            let reinjections_before = self.reinject.len();
+            self.schedule(now);
+            let header = self.header + DSS_MAPPING_BYTES;
+            let edge = self.check.then_some(self.right_edge);
+            let mut dirty = std::mem::take(&mut self.dirty);
+            while dirty != 0 {
+                let i = dirty.trailing_zeros() as usize;
+                dirty &= dirty - 1;
+                self.subs[i].transmit(now, i, header, true, edge, tx);
+                self.touch(i);
+            }
+            if self.dsn_nxt == assigned_before && self.reinject.len() == reinjections_before {
+                break;
+            }
+        }
         // a paced scheduler's next sending time (a stale one, not after now, waits for an ACK)
         let wake = self.sched.wake_at().filter(|&w| w > now);
         arm(tx, &mut self.pace_pending, wake, 0, TimerKind::Pace);
-        let header = self.header + DSS_MAPPING_BYTES;
-        let edge = self.check.then_some(self.right_edge);
-        let mut dirty = std::mem::take(&mut self.dirty);
-        while dirty != 0 {
-            let i = dirty.trailing_zeros() as usize;
-            dirty &= dirty - 1;
-            self.subs[i].transmit(now, i, header, true, edge, tx);
-            self.touch(i);
-        }
     }
 
     /// Hands the chunk [dsn, dsn+len) to subflow `i`.
@@ -256,7 +282,14 @@ impl MptcpConn {
                 }
                 self.touch(i);
                 self.on_data_ack(h.data_ack, h.wnd());
-                self.sched.on_ack_info(&AckInfo { now, sub: i, feedback: h.feedback(now), window: h.wnd() });
+                let feedback = h.feedback(now);
+                if let Some(f) = feedback {
+                    if let Some(s) = self.subs.get_mut(f.path as usize) {
+                        s.echo = s.echo.max(f.stamp);
+                    }
+                }
+                self.sched.on_ack_info(&AckInfo { now, sub: i, feedback, window: h.wnd() });
+                self.note_path_events(tx);
                 if self.check {
                     let sub = &self.subs[i];
                     if let Err(e) = sub.sender.check_invariants() {
@@ -276,6 +309,40 @@ impl MptcpConn {
         let conn = (self.rx.rcv_nxt(), self.rx.window());
         let fb = self.rx_logic.as_mut().and_then(|l| l.feedback(now, i));
         self.subs[i].send_ack_with(i, self.header + DATA_ACK_BYTES, Some(conn), fb, tx);
+    }
+
+    /// Writes MPTCP-rec's new path-list events to the trace.
+    fn note_path_events(&mut self, tx: &mut impl Sink) {
+        let Sched::MptcpRec(r) = &self.sched else { return };
+        for e in &r.events()[self.events_noted..] {
+            let kind = match e.kind {
+                PathEventKind::Predicted => TraceKind::Rb2locPredicted,
+                PathEventKind::Removed => TraceKind::PathRemoved,
+                PathEventKind::Restored => TraceKind::PathRestored,
+            };
+            let sub = e.path.unwrap_or(u8::MAX as usize) as u8;
+            tx.push(Action::Note { sub, kind, seq: 0, dsn: self.data_una });
+        }
+        self.events_noted = r.events().len();
+    }
+
+    /// MPTCP-rec's figures of path `k` at `now`, None for other schedulers.
+    pub fn rec_path(&self, k: usize, now: SimTime) -> Option<RecPath> {
+        let (Sched::MptcpRec(r), Some(RxLogic::Dsror(d))) = (&self.sched, &self.rx_logic) else { return None };
+        let t = d.paths().get(k)?;
+        Some(RecPath {
+            advertised_bps: t.advertised(),
+            advertised_integral: t.advertised_integral(now),
+            listed: r.listed().get(k).copied().unwrap_or(true),
+            window_pkts: t.rwnd(),
+        })
+    }
+
+    /// MPTCP-rec's path-list counts: (RB2LOC predictions, removals, restorations).
+    pub fn rec_events(&self) -> Option<(u64, u64, u64)> {
+        let Sched::MptcpRec(r) = &self.sched else { return None };
+        let count = |k: PathEventKind| r.events().iter().filter(|e| e.kind == k).count() as u64;
+        Some((count(PathEventKind::Predicted), count(PathEventKind::Removed), count(PathEventKind::Restored)))
     }
 
     /// Keeps one pending timer of the receiver logic for path `i`, at `deadline`.
