@@ -20,6 +20,9 @@ pub struct SubflowSummary {
     pub cwnd_final_bytes: u64,
     /// MPTCP-rec: the rate the receiver advertised for this path, time-averaged after warmup.
     pub dsr_mean_bps: Option<f64>,
+    /// MPTCP-rec: window reductions and timeouts of the receiver's TCP emulation on this path.
+    pub rec_reductions: Option<u64>,
+    pub rec_timeouts: Option<u64>,
 }
 
 /// One class of writes of a media flow (a frame type).

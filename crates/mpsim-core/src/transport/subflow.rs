@@ -206,6 +206,8 @@ impl Subflow {
             srtt_final_ms: ms(r.srtt()),
             cwnd_final_bytes: self.sender.cwnd(),
             dsr_mean_bps: None,
+            rec_reductions: None,
+            rec_timeouts: None,
         }
     }
 }

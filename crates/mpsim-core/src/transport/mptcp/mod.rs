@@ -45,6 +45,9 @@ pub struct RecPath {
     pub listed: bool,
     /// The receiver's emulated window, packets.
     pub window_pkts: f64,
+    /// The emulation's window reductions and timeouts so far.
+    pub reductions: u64,
+    pub timeouts: u64,
 }
 
 /// A chunk handed to a subflow: its subflow sequence number, DSN and length.
@@ -335,6 +338,8 @@ impl MptcpConn {
             advertised_integral: t.advertised_integral(now),
             listed: r.listed().get(k).copied().unwrap_or(true),
             window_pkts: t.rwnd(),
+            reductions: t.stats.reductions,
+            timeouts: t.stats.timeouts,
         })
     }
 
