@@ -37,20 +37,6 @@ fn goodput_and_dsr(text: &str) -> (f64, Option<f64>) {
     (f.goodput_bps, f.subflows[0].dsr_mean_bps)
 }
 
-#[test]
-#[ignore = "prints the soundness table; run with --ignored --nocapture"]
-fn soundness_table() {
-    println!("loss rtt reno_mbps dsr_mbps rec_mbps dsr/reno rec/reno");
-    for rtt in [20, 100] {
-        for p in [0.5, 1.0, 2.0] {
-            let (reno, _) = goodput_and_dsr(&one_path(rtt, p, 120, "path = \"p\"\ncc = \"reno\""));
-            let (rec, dsr) = goodput_and_dsr(&one_path(rtt, p, 120, "paths = [\"p\"]\nscheduler = \"mptcp_rec\""));
-            let dsr = dsr.unwrap();
-            println!("{p} {rtt} {:.3} {:.3} {:.3} {:.2} {:.2}", reno / 1e6, dsr / 1e6, rec / 1e6, dsr / reno, rec / reno);
-        }
-    }
-}
-
 /// Seed 000's three paths (3G, WiFi, WiMax) with a small receive buffer.
 fn three_paths(sched: &str, rcv_buf: &str, secs: u32) -> String {
     let mut t = format!("duration = \"{secs}s\"\nseed = 5\n[metrics]\ninterval = \"500ms\"\ntrace = true\n[tcp]\nrcv_buf = \"{rcv_buf}\"\n");
@@ -96,16 +82,3 @@ fn the_path_list_drops_the_3g_path_and_takes_it_back() {
     assert_eq!(format!("{:?}", a.summary.flows), format!("{:?}", b.summary.flows));
 }
 
-#[test]
-#[ignore = "compare"]
-fn compare_three_paths() {
-    for buf in ["16KB", "64KB", "256KB", "1MB"] {
-        for (sched, cc) in [("mptcp_rec", "receiver_rate"), ("lowest_rtt", "lia"), ("blest", "lia"), ("ecf", "lia")] {
-            let t = three_paths(sched, buf, 60).replace("trace = true", "trace = false") + &format!("cc = \"{cc}\"\n");
-            let out = run_checked(&parse(&t));
-            let f = &out.summary.flows[0];
-            let sub: Vec<String> = f.subflows.iter().map(|s| format!("{:.2}", s.goodput_bps / 1e6)).collect();
-            println!("{buf} {sched} {:.3} Mbps delay {:?} o3max {:?} removals {:?} subs {:?}", f.goodput_bps / 1e6, f.delay_mean_ms, f.o3_max_bytes, f.path_removals, sub);
-        }
-    }
-}
