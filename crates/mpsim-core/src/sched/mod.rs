@@ -161,6 +161,33 @@ macro_rules! schedulers {
                     Sched::Custom(s) => s.pick(ctx),
                 }
             }
+
+            /// See [`Scheduler::on_ack_info`] (every ACK: static dispatch).
+            #[inline]
+            pub fn on_ack_info(&mut self, info: &AckInfo) {
+                match self {
+                    $(Sched::$ty(s) => s.on_ack_info(info),)+
+                    Sched::Custom(s) => s.on_ack_info(info),
+                }
+            }
+
+            /// See [`Scheduler::wake_at`].
+            #[inline]
+            pub fn wake_at(&self) -> Option<SimTime> {
+                match self {
+                    $(Sched::$ty(s) => s.wake_at(),)+
+                    Sched::Custom(s) => s.wake_at(),
+                }
+            }
+
+            /// See [`Scheduler::paced`].
+            #[inline]
+            pub fn paced(&self) -> bool {
+                match self {
+                    $(Sched::$ty(s) => s.paced(),)+
+                    Sched::Custom(s) => s.paced(),
+                }
+            }
         }
     };
 }
@@ -239,17 +266,6 @@ impl Sched {
         self.inner().on_window_blocked(ctx)
     }
 
-    pub fn on_ack_info(&mut self, info: &AckInfo) {
-        self.inner().on_ack_info(info)
-    }
-
-    pub fn wake_at(&mut self) -> Option<SimTime> {
-        self.inner().wake_at()
-    }
-
-    pub fn paced(&mut self) -> bool {
-        self.inner().paced()
-    }
 }
 
 /// The lowest-RTT available subflow (cwnd room) under the backup rule ([`backups_in_use`]).
