@@ -38,6 +38,8 @@ pub enum TimerKind {
     Rto,
     /// Delayed-ACK timer of the subflow's receiver.
     DelAck,
+    /// A Multipath TCP subflow joins the connection.
+    Join,
 }
 
 /// What a connection asks the simulation to do, in the order it must happen.

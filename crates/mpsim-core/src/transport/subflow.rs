@@ -39,6 +39,10 @@ pub struct Subflow {
     /// Multipath TCP: everything below this subflow sequence was already offered for
     /// reinjection.
     pub reinjected_upto: u64,
+    /// Multipath TCP: when the subflow joins the connection, and whether it has; before, it
+    /// is neither scheduled nor coupled (`scenario::Join`).
+    pub join_at: SimTime,
+    pub joined: bool,
 }
 
 impl Subflow {
@@ -58,6 +62,8 @@ impl Subflow {
             usable: true,
             map: VecDeque::new(),
             reinjected_upto: 0,
+            join_at: SimTime::ZERO,
+            joined: true,
         }
     }
 
@@ -79,7 +85,7 @@ impl Subflow {
             queued: self.sender.unsent(),
             ca_state: self.sender.state(),
             backup: self.backup,
-            usable: self.usable,
+            usable: self.usable && self.joined,
             segments_sent: self.sender.stats.segments_sent,
             retransmits: self.sender.stats.retransmits,
         }

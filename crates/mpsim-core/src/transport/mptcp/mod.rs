@@ -109,6 +109,8 @@ pub struct MptcpConn {
     states: Vec<SubflowState>,
     stale_views: u64,
     stale_states: u64,
+    /// The join timers of subflows that join late have been armed.
+    joins_armed: bool,
 }
 
 impl MptcpConn {
@@ -142,6 +144,7 @@ impl MptcpConn {
             states: Vec::new(),
             stale_views: u64::MAX,
             stale_states: u64::MAX,
+            joins_armed: false,
         }
     }
 
@@ -164,7 +167,7 @@ impl MptcpConn {
 
     /// What the coupled controllers see of every subflow.
     fn subflow_states(&mut self) {
-        let state = |s: &Subflow| s.sender.subflow_state(s.usable && !s.backup);
+        let state = |s: &Subflow| s.sender.subflow_state(s.usable && s.joined && !s.backup);
         if self.states.len() != self.subs.len() {
             self.states.clear();
             self.states.extend(self.subs.iter().map(state));
@@ -183,6 +186,12 @@ impl MptcpConn {
 
     /// Schedules new data (and pending reinjections), then lets every subflow transmit.
     pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
+        if !self.joins_armed {
+            self.joins_armed = true;
+            for (i, s) in self.subs.iter().enumerate().filter(|(_, s)| !s.joined) {
+                tx.push(Action::Timer { sub: i as u16, kind: TimerKind::Join, at: s.join_at.max(now) });
+            }
+        }
         self.schedule(now);
         let header = self.header + DSS_MAPPING_BYTES;
         let edge = self.check.then_some(self.right_edge);
@@ -279,6 +288,13 @@ impl MptcpConn {
             TimerKind::DelAck => {
                 if self.subs[i].delack_due(now, i, tx) {
                     self.send_ack(i, tx);
+                }
+            }
+            TimerKind::Join => {
+                if !self.subs[i].joined && now >= self.subs[i].join_at {
+                    self.subs[i].joined = true;
+                    self.touch(i);
+                    self.poll_transmit(now, tx);
                 }
             }
         }

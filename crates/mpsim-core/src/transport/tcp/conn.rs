@@ -88,6 +88,7 @@ impl TcpConn {
                     self.sub.send_ack(0, self.header, None, tx);
                 }
             }
+            TimerKind::Join => {}
         }
     }
 }

@@ -32,6 +32,19 @@
 //!   IsLost is not adapted (Linux's `tp->reordering`), nor is a probe's D-SACK treated apart;
 //!   a D-SACK for data not retransmitted (a duplicate made by the network) cannot occur here;
 //! * the timer itself is Linux's or RFC 6298's (`rto.rs`).
+//!
+//! Without SACK (`SenderConfig::sack` false, Linux's `net.ipv4.tcp_sack = 0`), loss recovery
+//! is NewReno (RFC 6582) as Linux runs it for a peer without SACK: every duplicate ACK counts
+//! one segment as delivered (Linux's `tcp_add_reno_sack`, so the pipe shrinks and PRR or
+//! limited transmit may send), three of them enter fast recovery and retransmit the head, and
+//! in recovery each partial ACK (the cumulative ACK advances but stays below the recovery
+//! point) marks the new head lost, so the next hole is retransmitted at once
+//! (`tcp_newreno_mark_lost`). A cumulative ACK takes back the duplicate-ACK credit it covers,
+//! less the one segment it delivers itself (`tcp_remove_reno_sacks`). RACK, the tail loss
+//! probe and D-SACK need SACK information and are off (Linux 4.x runs neither RACK nor TLP
+//! for a non-SACK peer); F-RTO works from cumulative ACKs and stays as configured. Left out:
+//! Linux's hold of the Recovery state while the ACK equals the recovery point exactly
+//! (RFC 6582 §4.2's heuristic against a false fast retransmission).
 
 use super::defaults;
 use super::frto::{AckFacts, Frto, FrtoAction};
@@ -69,6 +82,9 @@ pub struct SenderConfig {
     /// Proportional rate reduction in fast recovery (RFC 6937); otherwise the window drops to
     /// ssthresh at once (RFC 6675).
     pub prr: bool,
+    /// Use the receiver's SACK blocks (RFC 2018). Off: NewReno recovery (RFC 6582), and RACK
+    /// and the tail loss probe off whatever `rack` and `tlp` say.
+    pub sack: bool,
     /// Ignore the receive window: an MPTCP subflow, whose connection enforces the window.
     pub ignore_rwnd: bool,
     /// The receiver's window as the handshake announced it, before any ACK.
@@ -88,6 +104,7 @@ impl Default for SenderConfig {
             rack: true,
             tlp: true,
             prr: true,
+            sack: true,
             ignore_rwnd: false,
             initial_rwnd: u64::MAX,
         }
@@ -200,6 +217,10 @@ pub struct TcpSender {
     rack_on: bool,
     tlp_on: bool,
     prr_on: bool,
+    sack_on: bool,
+    /// Without SACK: bytes the duplicate ACKs since the last cumulative advance say arrived
+    /// (Linux's `sacked_out` for a non-SACK peer), one MSS per duplicate ACK.
+    reno_sacked: u64,
     rack: Rack,
     reo_deadline: Option<SimTime>,
     tlp: Tlp,
@@ -249,9 +270,11 @@ impl TcpSender {
             ignore_rwnd: cfg.ignore_rwnd,
             fast_rtx_due: false,
             frto_on: cfg.frto,
-            rack_on: cfg.rack,
-            tlp_on: cfg.tlp,
+            rack_on: cfg.rack && cfg.sack,
+            tlp_on: cfg.tlp && cfg.sack,
             prr_on: cfg.prr,
+            sack_on: cfg.sack,
+            reno_sacked: 0,
             rack: Rack::default(),
             reo_deadline: None,
             tlp: Tlp::default(),
@@ -312,7 +335,7 @@ impl TcpSender {
     }
     /// Bytes presumed in the network (RFC 6675 pipe).
     pub fn in_flight(&self) -> u64 {
-        self.outstanding() - self.sacked_bytes - self.lost_bytes + self.retrans_bytes
+        self.outstanding() - self.sacked_bytes - self.lost_bytes - self.reno_sacked + self.retrans_bytes
     }
     /// Bytes written by the application and not yet sent for the first time.
     pub fn unsent(&self) -> u64 {
@@ -515,6 +538,26 @@ impl TcpSender {
         self.retrans_bytes
     }
 
+    /// Marks the first unacknowledged segment lost (unless it is SACKed or marked already);
+    /// returns the bytes marked.
+    fn mark_head_lost(&mut self) -> u64 {
+        let Some(s) = self.segs.front_mut() else { return 0 };
+        self.rtx_scan_seq = self.rtx_scan_seq.min(s.seq);
+        if s.flags & (SACKED | LOST) != 0 {
+            return 0;
+        }
+        s.flags |= LOST;
+        self.lost_bytes += s.len as u64;
+        s.len as u64
+    }
+
+    /// Without SACK: the duplicate-ACK credit never covers the holes (Linux
+    /// `tcp_limit_reno_sacked`: at least one segment, or every lost one, stays outstanding).
+    fn limit_reno_sacked(&mut self) {
+        let holes = self.lost_bytes.max(self.mss).min(self.outstanding());
+        self.reno_sacked = self.reno_sacked.min(self.outstanding() - holes);
+    }
+
     fn first_lost_unretransmitted(&self) -> Option<usize> {
         let start = self.segs.partition_point(|s| s.seq < self.rtx_scan_seq);
         (start..self.segs.len()).find(|&i| self.segs[i].flags & (LOST | RETRANS) == LOST)
@@ -547,6 +590,9 @@ impl TcpSender {
         let ack = h.ack.min(self.snd_nxt);
         let prior_in_flight = self.in_flight();
         let mut delivered = 0u64;
+        // without SACK, what a duplicate ACK says left the network: it paces PRR but, as in
+        // Linux, does not grow the window (no data was acknowledged)
+        let mut dup_delivered = 0u64;
         // RTT: from the most recently sent segment that this ACK newly acknowledges, never
         // retransmitted (Karn); if the cumulative part covers a retransmission, it gives none
         let mut newest_sent: Option<SimTime> = None;
@@ -588,6 +634,13 @@ impl TcpSender {
             if retx_acked {
                 newest_sent = None;
             }
+            if !self.sack_on {
+                // the duplicate ACKs already counted part of this as delivered; the ACK
+                // itself delivers at least one segment (Linux `tcp_remove_reno_sacks`)
+                let acked = ack - self.snd_una;
+                delivered = acked.saturating_sub(self.reno_sacked).max(acked.min(self.mss));
+                self.reno_sacked -= self.reno_sacked.min(acked.saturating_sub(self.mss));
+            }
             self.snd_una = ack;
             self.dupacks = 0;
             if self.rtx_scan_seq < ack {
@@ -597,12 +650,22 @@ impl TcpSender {
             self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rtt.rto());
         } else if ack == self.snd_una && self.snd_nxt > self.snd_una {
             self.dupacks += 1;
+            if !self.sack_on {
+                // a duplicate ACK: one more segment has left the network (Linux
+                // `tcp_add_reno_sack`)
+                self.reno_sacked += self.mss;
+                dup_delivered = self.mss;
+            }
         }
 
-        if let Some(d) = h.dsack() {
-            self.on_dsack(d);
-        }
-        let (sacked, sack_newest, sack_orig) = self.apply_sack(h, now);
+        let (sacked, sack_newest, sack_orig) = if self.sack_on {
+            if let Some(d) = h.dsack() {
+                self.on_dsack(d);
+            }
+            self.apply_sack(h, now)
+        } else {
+            (0, None, false)
+        };
         delivered += sacked;
         orig_acked |= sack_orig;
         if let Some(sent) = newest_sent.max(sack_newest) {
@@ -620,6 +683,14 @@ impl TcpSender {
         let mut newly_lost = 0;
         if self.sacked_bytes > 0 {
             newly_lost += self.mark_lost_by_sack();
+        }
+        if !self.sack_on {
+            // NewReno (RFC 6582 §3.2 step 5): a partial ACK in recovery retransmits the
+            // first unacknowledged segment
+            if self.state == CaState::Recovery && ack_advanced && self.snd_una < self.recovery_point {
+                newly_lost += self.mark_head_lost();
+            }
+            self.limit_reno_sacked();
         }
         if self.rack_on && (self.sacked_bytes > 0 || self.retrans_bytes > 0) {
             newly_lost += self.rack_detect(now);
@@ -681,7 +752,7 @@ impl TcpSender {
                 if self.dupacks >= DUP_THRESH || self.lost_bytes > 0 {
                     self.enter_recovery(now, prior_in_flight, subflows, me);
                     if self.prr_on {
-                        self.prr_step(delivered, ack_advanced, newly_lost > 0);
+                        self.prr_step(delivered + dup_delivered, ack_advanced, newly_lost > 0);
                     }
                 } else {
                     self.grow(now, delivered, prior_in_flight, subflows, me);
@@ -692,7 +763,7 @@ impl TcpSender {
             CaState::Loss => self.grow(now, delivered, prior_in_flight, subflows, me),
             CaState::Recovery => {
                 if self.prr_on {
-                    self.prr_step(delivered, ack_advanced, newly_lost > 0);
+                    self.prr_step(delivered + dup_delivered, ack_advanced, newly_lost > 0);
                 }
             }
         }
@@ -889,6 +960,9 @@ impl TcpSender {
             }
             self.rtx_scan_seq = self.snd_una;
         }
+        if !self.sack_on {
+            self.limit_reno_sacked();
+        }
         if self.prr_on {
             self.recovery_target = target;
             self.w.ssthresh = target.ssthresh;
@@ -1003,6 +1077,7 @@ impl TcpSender {
             }
         }
         self.retrans_bytes = 0;
+        self.reno_sacked = 0;
         self.rtx_scan_seq = self.snd_una;
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
@@ -1099,6 +1174,21 @@ impl TcpSender {
         }
         if self.w.cwnd == 0 {
             return Err("cwnd is zero".into());
+        }
+        if self.sack_on && self.reno_sacked != 0 {
+            return Err("duplicate-ACK credit with SACK on".into());
+        }
+        if !self.sack_on && self.sacked_bytes != 0 {
+            return Err("SACKed bytes with SACK off".into());
+        }
+        if self.sacked_bytes + self.lost_bytes + self.reno_sacked > self.outstanding() {
+            return Err(format!(
+                "sacked {} + lost {} + duplicate-ACK credit {} exceed the {} outstanding",
+                self.sacked_bytes,
+                self.lost_bytes,
+                self.reno_sacked,
+                self.outstanding()
+            ));
         }
         if self.snd_una > self.snd_nxt || self.snd_nxt > self.app_limit {
             return Err("sequence space out of order".into());
