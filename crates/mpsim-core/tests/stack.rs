@@ -276,3 +276,66 @@ fn an_unjoined_subflow_is_left_out_of_the_coupling() {
     assert_eq!(key(&x.subflows[0]), key(&y.subflows[0]));
     assert_eq!(x.subflows[1].bytes_sent, 0);
 }
+
+use proptest::prelude::*;
+
+/// A random Multipath TCP transfer over 1 to 3 lossy paths, with the stack options drawn too.
+fn stack_case_text(
+    paths: &[(u32, u32, u32, u32)],
+    sched: &str,
+    cc: &str,
+    bytes: u32,
+    sack: bool,
+    delack: &str,
+    join: u32,
+) -> String {
+    let mut t = format!("duration = \"600s\"\n[metrics]\ninterval = \"1s\"\n[tcp]\nrcv_buf = \"300KB\"\nsack = {sack}\ndelayed_ack = {delack}\n");
+    for (i, &(rate, delay, queue, loss)) in paths.iter().enumerate() {
+        t += &format!(
+            "[[link]]\nname = \"l{i}\"\nrate = \"{rate}Mbps\"\ndelay = \"{delay}ms\"\nqueue = \"{queue}pkt\"\nloss = \"{}%\"\n[[path]]\nname = \"p{i}\"\nlinks = [\"l{i}\"]\n",
+            loss as f64 / 10.0
+        );
+    }
+    let names: Vec<String> = (0..paths.len()).map(|i| format!("\"p{i}\"")).collect();
+    let join = match join % 3 {
+        0 => String::new(),
+        1 => "join_delay = \"linux\"\n".to_string(),
+        _ => format!("join_at = [{}]\n", (0..paths.len()).map(|k| format!("\"{}ms\"", k as u32 * join)).collect::<Vec<_>>().join(", ")),
+    };
+    t += &format!(
+        "[[flow]]\nname = \"mp\"\npaths = [{}]\nscheduler = \"{sched}\"\ncc = \"{cc}\"\n{join}app = {{ kind = \"bulk\", bytes = {bytes} }}\n",
+        names.join(", ")
+    );
+    t
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(48), ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_multipath_transfers_with_the_stack_options_deliver_every_byte(
+        paths in proptest::collection::vec((1u32..30, 1u32..100, 3u32..100, 0u32..30), 1..4),
+        sched in 0..mpsim_core::sched::SCHEDULERS.len(),
+        cc in 0..mpsim_core::cc::CONTROLLERS.len(),
+        bytes in 10_000u32..400_000,
+        sack in any::<bool>(),
+        delack in prop_oneof![Just("false"), Just("true"), Just("\"linux\"")],
+        join in 0u32..3000,
+    ) {
+        let text = stack_case_text(
+            &paths,
+            mpsim_core::sched::SCHEDULERS[sched].0,
+            mpsim_core::cc::CONTROLLERS[cc].0,
+            bytes,
+            sack,
+            delack,
+            join,
+        );
+        let out = run_checked(&parse(&text));
+        let f = &out.summary.flows[0];
+        prop_assert!(f.complete, "delivered {} of {}\n{}", f.bytes_delivered, bytes, text);
+        if !sack {
+            prop_assert_eq!((f.dsacks, f.loss_probes), (0, 0));
+        }
+    }
+}
