@@ -19,6 +19,7 @@ use crate::net::{AckHeader, SackBlock, MAX_SACK_BLOCKS};
 use super::defaults;
 use super::delack::LinuxDelack;
 use crate::time::{Dur, SimTime};
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug)]
 pub struct ReceiverConfig {
@@ -86,6 +87,9 @@ pub struct TcpReceiver {
     cfg: ReceiverConfig,
     rcv_nxt: u64,
     ooo: Vec<Range>,
+    /// The out-of-order ranges by when they last grew (`touched` → start): the SACK blocks
+    /// after the first are the most recent ranges, found here without scanning them all.
+    by_touch: BTreeMap<u64, u64>,
     ooo_bytes: u64,
     right_edge: u64,
     touch: u64,
@@ -106,6 +110,7 @@ impl TcpReceiver {
             cfg,
             rcv_nxt: 0,
             ooo: Vec::new(),
+            by_touch: BTreeMap::new(),
             ooo_bytes: 0,
             right_edge,
             touch: 0,
@@ -158,7 +163,9 @@ impl TcpReceiver {
             return Received { delivered: 0, ack_now: true };
         }
         if seq > self.rcv_nxt {
-            if self.ooo.iter().any(|r| r.start <= seq && end <= r.end) {
+            // the only range that can hold [seq, end) is the first ending at or after `end`
+            let k = self.ooo.partition_point(|r| r.end < end);
+            if self.ooo.get(k).is_some_and(|r| r.start <= seq) {
                 // wholly inside data already held: a duplicate
                 self.stats.duplicate_segments += 1;
                 if self.cfg.dsack && self.cfg.sack {
@@ -211,9 +218,11 @@ impl TcpReceiver {
             s = s.min(self.ooo[j].start);
             e = e.max(self.ooo[j].end);
             self.ooo_bytes -= self.ooo[j].end - self.ooo[j].start;
+            self.by_touch.remove(&self.ooo[j].touched);
             j += 1;
         }
         self.ooo.splice(i..j, [Range { start: s, end: e, touched: self.touch }]);
+        self.by_touch.insert(self.touch, s);
         self.ooo_bytes += e - s;
         self.last_touched = Some(i);
     }
@@ -223,6 +232,7 @@ impl TcpReceiver {
         while k < self.ooo.len() && self.ooo[k].start <= self.rcv_nxt {
             self.rcv_nxt = self.rcv_nxt.max(self.ooo[k].end);
             self.ooo_bytes -= self.ooo[k].end - self.ooo[k].start;
+            self.by_touch.remove(&self.ooo[k].touched);
             k += 1;
         }
         if k > 0 {
@@ -251,7 +261,8 @@ impl TcpReceiver {
             self.stats.dsacks_sent += 1;
             n = 1;
             if start > self.rcv_nxt {
-                if let Some(k) = self.ooo.iter().position(|r| r.start <= start && end <= r.end) {
+                let k = self.ooo.partition_point(|r| r.end < end);
+                if self.ooo.get(k).is_some_and(|r| r.start <= start) {
                     h.push_sack(SackBlock { start: self.ooo[k].start, end: self.ooo[k].end });
                     dsack_range = Some(k);
                     n = 2;
@@ -266,27 +277,14 @@ impl TcpReceiver {
         }
         let listed = |k: usize| Some(k) == first || Some(k) == dsack_range;
         if self.ooo.len() > n && n < MAX_SACK_BLOCKS {
-            let mut rest: [(u64, usize); 8] = [(0, usize::MAX); 8];
-            let mut m = 0;
-            for (k, r) in self.ooo.iter().enumerate() {
-                if listed(k) {
-                    continue;
-                }
-                // keep the few most recent in a tiny sorted array
-                let item = (r.touched, k);
-                if m < rest.len() {
-                    rest[m] = item;
-                    m += 1;
-                } else if let Some(min_pos) = (0..m).min_by_key(|&p| rest[p].0) {
-                    if rest[min_pos].0 < item.0 {
-                        rest[min_pos] = item;
-                    }
-                }
-            }
-            rest[..m].sort_unstable_by(|a, b| b.0.cmp(&a.0));
-            for &(_, k) in rest[..m].iter() {
+            // the most recently grown of the others, newest first
+            for (_, &start) in self.by_touch.iter().rev() {
                 if n == MAX_SACK_BLOCKS {
                     break;
+                }
+                let k = self.ooo.partition_point(|r| r.start < start);
+                if listed(k) {
+                    continue;
                 }
                 h.push_sack(SackBlock { start: self.ooo[k].start, end: self.ooo[k].end });
                 n += 1;

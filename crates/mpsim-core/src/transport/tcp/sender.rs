@@ -33,6 +33,14 @@
 //!   a D-SACK for data not retransmitted (a duplicate made by the network) cannot occur here;
 //! * the timer itself is Linux's or RFC 6298's (`rto.rs`).
 //!
+//! The per-ACK work does not grow with the window where it need not: the SACKed segments
+//! are also kept as merged sequence ranges (`sacked_ranges`), so marking a SACK block visits
+//! only the segments it newly covers (O(log n) to find them), the RFC 6675 loss rule finds its
+//! boundary from the ranges above and marks down to the first segment already marked
+//! (amortised O(1) per segment), and RACK's scan jumps over long SACKed runs. What RACK still
+//! walks one by one are the segments neither SACKed nor awaiting a retransmission up to the
+//! first one not yet overdue, and the lost segments awaiting one.
+//!
 //! Without SACK (`SenderConfig::sack` false, Linux's `net.ipv4.tcp_sack = 0`), loss recovery
 //! is NewReno (RFC 6582) as Linux runs it for a peer without SACK: every duplicate ACK counts
 //! one segment as delivered (Linux's `tcp_add_reno_sack`, so the pipe shrinks and PRR or
@@ -60,6 +68,10 @@ use std::collections::VecDeque;
 
 /// Duplicate-ACK threshold (RFC 5681, RFC 6675).
 pub const DUP_THRESH: u32 = 3;
+
+/// RACK's scan walks this many SACKed segments in a row before it looks up where their
+/// range ends and jumps there (two binary searches cost more than a short walk).
+const RANGE_JUMP_AFTER: u32 = 16;
 
 /// Sender settings.
 #[derive(Clone, Debug)]
@@ -196,6 +208,10 @@ pub struct TcpSender {
     app_limit: u64,
     rwnd: u64,
     segs: VecDeque<Seg>,
+    /// The SACKed segments as merged sequence ranges [start, end), ascending: an index over
+    /// the scoreboard, so the scans per ACK skip what is SACKed already instead of walking it
+    /// (each range is a union of whole segments; `check_invariants` verifies it).
+    sacked_ranges: Vec<(u64, u64)>,
     sacked_bytes: u64,
     lost_bytes: u64,
     retrans_bytes: u64,
@@ -258,6 +274,7 @@ impl TcpSender {
             app_limit: 0,
             rwnd: cfg.initial_rwnd,
             segs: VecDeque::new(),
+            sacked_ranges: Vec::new(),
             sacked_bytes: 0,
             lost_bytes: 0,
             retrans_bytes: 0,
@@ -642,6 +659,7 @@ impl TcpSender {
                 self.reno_sacked -= self.reno_sacked.min(acked.saturating_sub(self.mss));
             }
             self.snd_una = ack;
+            self.drop_ranges_below(ack);
             self.dupacks = 0;
             if self.rtx_scan_seq < ack {
                 self.rtx_scan_seq = ack;
@@ -828,18 +846,37 @@ impl TcpSender {
             if start >= end {
                 continue;
             }
-            let mut i = self.segs.partition_point(|s| s.seq < start);
-            while i < self.segs.len() {
-                let s = self.segs[i];
-                let s_end = s.seq + s.len as u64;
-                if s_end > end {
-                    break;
-                }
-                if s.flags & SACKED == 0 {
+            // walk only the parts of the block not SACKed yet (the gaps between the ranges),
+            // segment by segment in ascending order, up to the first segment the block does
+            // not cover whole
+            let mut pos = start;
+            'block: while pos < end {
+                let r = self.sacked_ranges.partition_point(|&(_, e)| e <= pos);
+                let gap_end = match self.sacked_ranges.get(r) {
+                    Some(&(rs, re)) if rs <= pos => {
+                        pos = re;
+                        continue;
+                    }
+                    Some(&(rs, _)) => rs.min(end),
+                    None => end,
+                };
+                let mut i = self.segs.partition_point(|s| s.seq < pos);
+                let mut run: Option<(u64, u64)> = None;
+                while i < self.segs.len() && self.segs[i].seq < gap_end {
+                    let s = self.segs[i];
+                    let s_end = s.seq + s.len as u64;
+                    if s_end > end {
+                        if let Some(run) = run {
+                            self.add_sacked_range(run);
+                        }
+                        break 'block;
+                    }
+                    debug_assert!(s.flags & SACKED == 0);
                     self.drop_flags(&s);
                     self.segs[i].flags = (s.flags & EVER_RETX) | SACKED;
                     self.sacked_bytes += s.len as u64;
                     newly += s.len as u64;
+                    run = Some((run.map_or(s.seq, |r| r.0), s_end));
                     let retx = s.flags & EVER_RETX != 0;
                     if self.rack_on {
                         self.rack.on_delivered(s.sent_at, s_end, retx, now, min_rtt);
@@ -848,12 +885,45 @@ impl TcpSender {
                         orig = true;
                         newest_sent = newest_sent.max(Some(s.sent_at));
                     }
+                    i += 1;
                 }
-                i += 1;
+                if let Some(run) = run {
+                    self.add_sacked_range(run);
+                }
+                pos = gap_end;
             }
             self.highest_sacked = self.highest_sacked.max(end);
         }
         (newly, newest_sent, orig)
+    }
+
+    /// Adds [start, end), which lies in a gap between the SACKed ranges, merging it with the
+    /// ranges it touches.
+    fn add_sacked_range(&mut self, (start, end): (u64, u64)) {
+        let r = self.sacked_ranges.partition_point(|&(_, e)| e < start);
+        let touches_prev = r < self.sacked_ranges.len() && self.sacked_ranges[r].1 == start;
+        let next = if touches_prev { r + 1 } else { r };
+        let touches_next = next < self.sacked_ranges.len() && self.sacked_ranges[next].0 == end;
+        match (touches_prev, touches_next) {
+            (true, true) => {
+                self.sacked_ranges[r].1 = self.sacked_ranges[next].1;
+                self.sacked_ranges.remove(next);
+            }
+            (true, false) => self.sacked_ranges[r].1 = end,
+            (false, true) => self.sacked_ranges[next].0 = start,
+            (false, false) => self.sacked_ranges.insert(r, (start, end)),
+        }
+    }
+
+    /// The cumulative ACK reached `ack`: forget the SACKed ranges below it.
+    fn drop_ranges_below(&mut self, ack: u64) {
+        let k = self.sacked_ranges.partition_point(|&(_, e)| e <= ack);
+        if k > 0 {
+            self.sacked_ranges.drain(..k);
+        }
+        if let Some(first) = self.sacked_ranges.first_mut() {
+            first.0 = first.0.max(ack);
+        }
     }
 
     /// RFC 6675 IsLost: a segment is lost when more than (DupThresh−1)·MSS bytes above it are
@@ -862,31 +932,46 @@ impl TcpSender {
     /// marked (everything below that was handled by an earlier ACK). Returns the bytes marked.
     fn mark_lost_by_sack(&mut self) -> u64 {
         let threshold = (DUP_THRESH as u64 - 1) * self.mss;
-        let top = self.segs.partition_point(|s| s.seq < self.highest_sacked);
-        let mut sacked_above = 0u64;
-        let mut marked = 0;
-        let mut i = top;
-        while i > 0 {
-            i -= 1;
-            let s = self.segs[i];
-            if s.flags & SACKED != 0 {
-                sacked_above += s.len as u64;
-                continue;
-            }
-            if sacked_above <= threshold {
-                continue;
-            }
-            if s.flags & LOST != 0 {
-                break;
-            }
-            self.segs[i].flags |= LOST;
-            self.lost_bytes += s.len as u64;
-            marked += s.len as u64;
-            if s.seq < self.rtx_scan_seq {
-                self.rtx_scan_seq = s.seq;
-            }
+        // every SACKed segment lies below `highest_sacked`; the SACKed bytes above a segment
+        // are the lengths of the ranges above it. Find the highest range with more than the
+        // threshold at or above its start: the segments below it are the candidates.
+        let mut acc = 0u64;
+        let mut k = self.sacked_ranges.len();
+        while k > 0 && acc <= threshold {
+            k -= 1;
+            let (a, b) = self.sacked_ranges[k];
+            acc += b - a;
         }
-        marked
+        if acc <= threshold {
+            return 0;
+        }
+        let mut marked = 0;
+        let mut i = self.segs.partition_point(|s| s.seq < self.sacked_ranges[k].0);
+        loop {
+            // the unSACKed segments below range k, downwards, until one already marked
+            while i > 0 {
+                let s = self.segs[i - 1];
+                if s.flags & SACKED != 0 {
+                    break;
+                }
+                if s.flags & LOST != 0 {
+                    return marked;
+                }
+                self.segs[i - 1].flags |= LOST;
+                self.lost_bytes += s.len as u64;
+                marked += s.len as u64;
+                if s.seq < self.rtx_scan_seq {
+                    self.rtx_scan_seq = s.seq;
+                }
+                i -= 1;
+            }
+            if i == 0 || k == 0 {
+                return marked;
+            }
+            // segment i-1 ends range k-1: jump below it
+            k -= 1;
+            i = self.segs.partition_point(|s| s.seq < self.sacked_ranges[k].0);
+        }
     }
 
     /// RACK (RFC 8985 §6.2 step 5): marks lost every segment sent before the most recently
@@ -907,11 +992,29 @@ impl TcpSender {
         );
         let mut wait: Option<Dur> = None;
         let mut marked = 0;
-        for i in 0..self.segs.len() {
+        let mut i = 0;
+        let mut sacked_run = 0;
+        while i < self.segs.len() {
             let s = self.segs[i];
-            if s.flags & SACKED != 0 || s.flags & (LOST | RETRANS) == LOST {
+            i += 1;
+            if s.flags & SACKED != 0 {
+                // after a few SACKed segments in a row, jump to the end of their range (the
+                // same segments are skipped, without walking a long range one by one)
+                sacked_run += 1;
+                if sacked_run >= RANGE_JUMP_AFTER {
+                    sacked_run = 0;
+                    let r = self.sacked_ranges.partition_point(|&(_, e)| e <= s.seq);
+                    if let Some(&(_, end)) = self.sacked_ranges.get(r) {
+                        i = i.max(self.segs.partition_point(|x| x.seq < end));
+                    }
+                }
                 continue;
             }
+            sacked_run = 0;
+            if s.flags & (LOST | RETRANS) == LOST {
+                continue;
+            }
+            let i = i - 1;
             match self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo) {
                 // a segment never retransmitted and sent after RACK's: every segment above it
                 // was first sent later still, and any retransmission later again
@@ -1165,6 +1268,17 @@ impl TcpSender {
         }
         if expect != self.snd_nxt {
             return Err(format!("scoreboard ends at {expect}, snd_nxt {}", self.snd_nxt));
+        }
+        // the range index is exactly the union of the SACKed segments
+        let mut ranges: Vec<(u64, u64)> = Vec::new();
+        for s in self.segs.iter().filter(|s| s.flags & SACKED != 0) {
+            match ranges.last_mut() {
+                Some(last) if last.1 == s.seq => last.1 = s.seq + s.len as u64,
+                _ => ranges.push((s.seq, s.seq + s.len as u64)),
+            }
+        }
+        if ranges != self.sacked_ranges {
+            return Err(format!("SACKed ranges {:?} != scoreboard {:?}", self.sacked_ranges, ranges));
         }
         if (sacked, lost, retrans) != (self.sacked_bytes, self.lost_bytes, self.retrans_bytes) {
             return Err(format!(
