@@ -242,8 +242,9 @@ fn scenario(inp: &Input) -> Option<Value> {
                 if let Some(b) = f.backup {
                     v["backup"] = json!([format!("p{}", ps[b as usize % ps.len()])]);
                 }
-                // late joins, from bits the input already has (the input's layout, and so the
-                // meaning of the kept corpus, stay as they were)
+                // late joins, from bits the input already has: the input's layout stays as
+                // it was, so the kept corpus still decodes, and those of its inputs with these
+                // bits set now exercise late joins too
                 match f.scheduler / 64 {
                     1 => v["join_delay"] = json!("linux"),
                     2 => v["join_delay"] = json!(format!("{}ms", f.cc as u64 * duration_ms / 256)),
