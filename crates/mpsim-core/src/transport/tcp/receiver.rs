@@ -21,6 +21,11 @@ use super::delack::LinuxDelack;
 use crate::time::{Dur, SimTime};
 use std::collections::BTreeMap;
 
+/// The receiver indexes its out-of-order ranges by last growth above this many ranges, and
+/// stops below `INDEX_BELOW`.
+const INDEX_ABOVE: usize = 32;
+const INDEX_BELOW: usize = 8;
+
 #[derive(Clone, Debug)]
 pub struct ReceiverConfig {
     /// Receive buffer in bytes.
@@ -89,7 +94,9 @@ pub struct TcpReceiver {
     ooo: Vec<Range>,
     /// The out-of-order ranges by when they last grew (`touched` → start): the SACK blocks
     /// after the first are the most recent ranges, found here without scanning them all.
-    by_touch: BTreeMap<u64, u64>,
+    /// Kept only while there are many ranges (`INDEX_ABOVE`; dropped below `INDEX_BELOW`):
+    /// for a few, a scan is cheaper than keeping the index.
+    by_touch: Option<BTreeMap<u64, u64>>,
     ooo_bytes: u64,
     right_edge: u64,
     touch: u64,
@@ -110,7 +117,7 @@ impl TcpReceiver {
             cfg,
             rcv_nxt: 0,
             ooo: Vec::new(),
-            by_touch: BTreeMap::new(),
+            by_touch: None,
             ooo_bytes: 0,
             right_edge,
             touch: 0,
@@ -218,11 +225,21 @@ impl TcpReceiver {
             s = s.min(self.ooo[j].start);
             e = e.max(self.ooo[j].end);
             self.ooo_bytes -= self.ooo[j].end - self.ooo[j].start;
-            self.by_touch.remove(&self.ooo[j].touched);
+            if let Some(ix) = self.by_touch.as_mut() {
+                ix.remove(&self.ooo[j].touched);
+            }
             j += 1;
         }
         self.ooo.splice(i..j, [Range { start: s, end: e, touched: self.touch }]);
-        self.by_touch.insert(self.touch, s);
+        match self.by_touch.as_mut() {
+            Some(ix) => {
+                ix.insert(self.touch, s);
+            }
+            None if self.ooo.len() > INDEX_ABOVE => {
+                self.by_touch = Some(self.ooo.iter().map(|r| (r.touched, r.start)).collect());
+            }
+            None => {}
+        }
         self.ooo_bytes += e - s;
         self.last_touched = Some(i);
     }
@@ -232,11 +249,16 @@ impl TcpReceiver {
         while k < self.ooo.len() && self.ooo[k].start <= self.rcv_nxt {
             self.rcv_nxt = self.rcv_nxt.max(self.ooo[k].end);
             self.ooo_bytes -= self.ooo[k].end - self.ooo[k].start;
-            self.by_touch.remove(&self.ooo[k].touched);
+            if let Some(ix) = self.by_touch.as_mut() {
+                ix.remove(&self.ooo[k].touched);
+            }
             k += 1;
         }
         if k > 0 {
             self.ooo.drain(..k);
+            if self.ooo.len() < INDEX_BELOW {
+                self.by_touch = None;
+            }
             self.last_touched = None;
         }
     }
@@ -277,14 +299,42 @@ impl TcpReceiver {
         }
         let listed = |k: usize| Some(k) == first || Some(k) == dsack_range;
         if self.ooo.len() > n && n < MAX_SACK_BLOCKS {
-            // the most recently grown of the others, newest first
-            for (_, &start) in self.by_touch.iter().rev() {
-                if n == MAX_SACK_BLOCKS {
-                    break;
+            if let Some(ix) = self.by_touch.as_ref() {
+                // the most recently grown of the others, newest first, from the index
+                for (_, &start) in ix.iter().rev() {
+                    if n == MAX_SACK_BLOCKS {
+                        break;
+                    }
+                    let k = self.ooo.partition_point(|r| r.start < start);
+                    if listed(k) {
+                        continue;
+                    }
+                    h.push_sack(SackBlock { start: self.ooo[k].start, end: self.ooo[k].end });
+                    n += 1;
                 }
-                let k = self.ooo.partition_point(|r| r.start < start);
+                return h;
+            }
+            let mut rest: [(u64, usize); 8] = [(0, usize::MAX); 8];
+            let mut m = 0;
+            for (k, r) in self.ooo.iter().enumerate() {
                 if listed(k) {
                     continue;
+                }
+                // keep the few most recent in a tiny sorted array
+                let item = (r.touched, k);
+                if m < rest.len() {
+                    rest[m] = item;
+                    m += 1;
+                } else if let Some(min_pos) = (0..m).min_by_key(|&p| rest[p].0) {
+                    if rest[min_pos].0 < item.0 {
+                        rest[min_pos] = item;
+                    }
+                }
+            }
+            rest[..m].sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            for &(_, k) in rest[..m].iter() {
+                if n == MAX_SACK_BLOCKS {
+                    break;
                 }
                 h.push_sack(SackBlock { start: self.ooo[k].start, end: self.ooo[k].end });
                 n += 1;
