@@ -33,6 +33,9 @@ CASES = [
     ("scenarios/mptcp/speed_2path.toml", 3.5e6),
     ("scenarios/mptcp/speed_2path_tcp.toml", None),
     ("scenarios/speed/dumbbell_100x1g.toml", None),
+    # the redundant scheduler with large windows: the SACK scoreboard's per-ACK work
+    ("benches/scenarios/redundant_large_windows.toml", None),
+    ("benches/scenarios/redundant_one_byte_segments.toml", None),
 ]
 
 #: One Multipath TCP connection over 1, 2, 4 and 8 paths: the cost per delivered packet should

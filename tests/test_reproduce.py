@@ -12,7 +12,7 @@ def test_buffer_size_writes_report_figures_and_data(tmp_path):
     assert "| claim (paper) | measured | verdict |" in text
     assert "MPTCP(1:1) > MPTCP(1:50) > MPTCP(1:100) > SPTCP(path 1), 20s" in text
     out = report.parent
-    for name in ("fig2_exp1_20s.png", "fig2_exp1_20s.svg", "fig3_exp2_20s.png", "fig_buffer_sweep.png", "data.csv"):
+    for name in ("fig2_exp1_20s.png", "fig2_exp1_20s.svg", "fig3_exp2_20s.png", "fig_buffer_sweep.png", "fig3_stacks_20s.png", "data.csv"):
         assert (out / name).stat().st_size > 0, name
     # experiment 1's ordering is what the model gives (see the report for experiment 2)
     line = next(ln for ln in text.splitlines() if ln.startswith("| MPTCP(1:1) > MPTCP(1:50)"))

@@ -242,6 +242,18 @@ fn scenario(inp: &Input) -> Option<Value> {
                 if let Some(b) = f.backup {
                     v["backup"] = json!([format!("p{}", ps[b as usize % ps.len()])]);
                 }
+                // late joins, from bits the input already has: the input's layout stays as
+                // it was, so the kept corpus still decodes, and those of its inputs with these
+                // bits set now exercise late joins too
+                match f.scheduler / 64 {
+                    1 => v["join_delay"] = json!("linux"),
+                    2 => v["join_delay"] = json!(format!("{}ms", f.cc as u64 * duration_ms / 256)),
+                    3 => {
+                        let at: Vec<String> = (0..ps.len()).map(|k| format!("{}ms", k as u64 * f.start as u64 * duration_ms / 1024)).collect();
+                        v["join_at"] = json!(at);
+                    }
+                    _ => {}
+                }
             } else {
                 v["path"] = json!(format!("p{}", ps[0]));
             }
@@ -253,7 +265,9 @@ fn scenario(inp: &Input) -> Option<Value> {
                     "mss": 64 + t.mss as u64 % 9000,
                     "initial_window": 1 + t.initial_window as u64 % 64,
                     "min_rto": format!("{}ms", 1 + t.min_rto as u64 * 4),
-                    "delayed_ack": t.delayed_ack,
+                    // false, true, or Linux's delayed ACKs
+                    "delayed_ack": if t.delayed_ack && t.snd_buf % 2 == 0 { json!("linux") } else { json!(t.delayed_ack) },
+                    "sack": t.rcv_buf % 4 != 0,
                     "rcv_buf": format!("{}B", 9064 + t.rcv_buf as u64 * 64),
                     "snd_buf": format!("{}B", 9064 + t.snd_buf as u64 * 64),
                 });

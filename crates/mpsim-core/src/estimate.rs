@@ -202,7 +202,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
         let per_packet = match f.transport {
             Transport::Udp => hops,
             Transport::Tcp => {
-                let acks = if f.tcp.delayed_ack { 0.5 } else { 1.0 };
+                let acks = f.tcp.delayed_ack.acks_per_segment();
                 hops * (1.0 + acks) + 0.2
             }
         };

@@ -22,7 +22,9 @@ struct FlowCase {
     mss: u32,
     iw: u32,
     rcv_buf: u32,
-    delayed_ack: bool,
+    /// false, true or "linux"
+    delayed_ack: &'static str,
+    sack: bool,
     start_ms: u32,
 }
 
@@ -35,13 +37,15 @@ fn loss() -> impl Strategy<Value = String> {
 }
 
 fn flow() -> impl Strategy<Value = FlowCase> {
-    (1_000u32..1_000_000, 200u32..1461, 1u32..20, 4u32..400, any::<bool>(), 0u32..2000).prop_map(
-        |(bytes, mss, iw, rcv_kb, delayed_ack, start_ms)| FlowCase {
+    let delack = prop_oneof![Just("false"), Just("true"), Just("\"linux\"")];
+    (1_000u32..1_000_000, 200u32..1461, 1u32..20, 4u32..400, delack, any::<bool>(), 0u32..2000).prop_map(
+        |(bytes, mss, iw, rcv_kb, delayed_ack, sack, start_ms)| FlowCase {
             bytes,
             mss,
             iw,
             rcv_buf: (rcv_kb * 1000).max(mss),
             delayed_ack,
+            sack,
             start_ms,
         },
     )
@@ -76,8 +80,8 @@ fn render(c: &Case) -> String {
     t += &format!("[[path]]\nname = \"p\"\nlinks = {links}\n");
     for (i, f) in c.flows.iter().enumerate() {
         t += &format!(
-            "[[flow]]\nname = \"f{i}\"\npath = \"p\"\nstart = \"{}ms\"\napp = {{ kind = \"bulk\", bytes = {} }}\ntcp = {{ mss = {}, initial_window = {}, rcv_buf = {}, delayed_ack = {} }}\n",
-            f.start_ms, f.bytes, f.mss, f.iw, f.rcv_buf, f.delayed_ack
+            "[[flow]]\nname = \"f{i}\"\npath = \"p\"\nstart = \"{}ms\"\napp = {{ kind = \"bulk\", bytes = {} }}\ntcp = {{ mss = {}, initial_window = {}, rcv_buf = {}, delayed_ack = {}, sack = {} }}\n",
+            f.start_ms, f.bytes, f.mss, f.iw, f.rcv_buf, f.delayed_ack, f.sack
         );
     }
     t

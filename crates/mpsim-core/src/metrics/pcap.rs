@@ -64,6 +64,8 @@ pub struct Capture {
     limit: u64,
     /// Store the (zero) payload bytes, not only the headers.
     pub payload: bool,
+    /// Announce SACK-permitted in the handshakes (false: the flow runs without SACK).
+    pub sack: bool,
     full: bool,
     /// The FIN (and DATA_FIN) was written: the transfer is over.
     finished: bool,
@@ -144,6 +146,7 @@ impl Capture {
             buf: Vec::new(),
             limit,
             payload: false,
+            sack: true,
             full: false,
             finished: false,
             dropped: 0,
@@ -267,7 +270,10 @@ impl Capture {
         let (isn, peer) = (self.subs[sub].isn, self.subs[sub].peer_isn);
         let at = |k: u64| SimTime(t.0.saturating_sub(k));
         let mss = (self.mss.min(0xffff) as u16).to_be_bytes();
-        let mut base = vec![2, 4, mss[0], mss[1], 4, 2, 1, 3, 3, WSCALE];
+        // MSS; SACK-permitted unless the flow runs without SACK (a NOP pair in its place);
+        // NOP and window scale
+        let sack_perm = if self.sack { [4, 2] } else { [1, 1] };
+        let mut base = vec![2, 4, mss[0], mss[1], sack_perm[0], sack_perm[1], 1, 3, 3, WSCALE];
         let (mut syn, mut synack, mut third) = (base.clone(), base.clone(), Vec::new());
         base.clear();
         if self.kind == CaptureKind::Mptcp {

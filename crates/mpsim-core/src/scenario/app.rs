@@ -292,6 +292,7 @@ impl<'a> Reader<'a> {
                     paths: vec![path],
                     scheduler: None,
                     backup: vec![false],
+                    join: super::Join::AtStart,
                     cc: cc.clone(),
                     transport,
                     background: true,

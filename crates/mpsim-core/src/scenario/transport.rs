@@ -4,7 +4,7 @@
 use super::reader::{join, kind, Reader};
 use super::*;
 use crate::cc::Controller;
-use crate::transport::tcp::{RtoMode, RTO_MODES};
+use crate::transport::tcp::{DelayedAck, RtoMode, RTO_MODES};
 use crate::units;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -19,7 +19,7 @@ impl Reader<'_> {
         tcp_defaults: &TcpSpec,
         duration: Dur,
     ) -> Result<FlowSpec, ScenarioError> {
-        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "cc", "transport", "start", "stop", "app", "tcp", "mptcp_rec"])?;
+        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "join_delay", "join_at", "cc", "transport", "start", "stop", "app", "tcp", "mptcp_rec"])?;
         let name = self.opt_string(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
         let lookup = |pname: &str, k: &str| -> Result<usize, ScenarioError> {
             paths.get(pname).copied().ok_or_else(|| {
@@ -82,6 +82,7 @@ impl Reader<'_> {
                 backup[pos] = true;
             }
         }
+        let join_times = self.join(&t, key, multipath, flow_paths.len())?;
         let transport = match self.opt_string(&t, "transport")?.as_deref() {
             None | Some("tcp") => Transport::Tcp,
             Some("udp") if multipath => return Err(self.e(&join(key, "transport"), "a multipath flow runs over TCP")),
@@ -130,6 +131,7 @@ impl Reader<'_> {
             paths: flow_paths,
             scheduler,
             backup,
+            join: join_times,
             cc,
             transport,
             background: false,
@@ -141,11 +143,44 @@ impl Reader<'_> {
         })
     }
 
+    /// A multipath flow's `join_delay` (a duration or "linux") or `join_at` (one time per path).
+    fn join(&self, t: &Table, key: &str, multipath: bool, n_paths: usize) -> Result<Join, ScenarioError> {
+        let (delay, at) = (t.map.get("join_delay"), t.map.get("join_at"));
+        for (name, given) in [("join_delay", delay.is_some()), ("join_at", at.is_some())] {
+            if given && !multipath {
+                return Err(self.e(&join(key, name), "only a multipath flow (`paths = [...]`) has subflows that join"));
+            }
+        }
+        match (delay, at) {
+            (Some(_), Some(_)) => Err(self.e(key, "give either `join_delay` or `join_at`, not both")),
+            (None, None) => Ok(Join::AtStart),
+            (Some(d), None) if d.as_str() == Some("linux") => Ok(Join::Linux),
+            (Some(_), None) => Ok(Join::Delay(self.opt(t, "join_delay", units::duration)?.unwrap_or(Dur::ZERO))),
+            (None, Some(a)) => {
+                let k = join(key, "join_at");
+                let arr = a.as_array().ok_or_else(|| self.e(&k, "expected a list of times, one per path"))?;
+                if arr.len() != n_paths {
+                    return Err(self.e(&k, format!("expected {n_paths} times, one per path, found {}", arr.len())));
+                }
+                let mut out = Vec::new();
+                for (j, x) in arr.iter().enumerate() {
+                    let kj = format!("{k}[{j}]");
+                    let s = x.as_str().ok_or_else(|| self.e(&kj, format!("expected a duration such as \"1s\", found {}", kind(x))))?;
+                    out.push(units::duration(s).map_err(|m| self.e(&kj, m))?);
+                }
+                if out[0] != Dur::ZERO {
+                    return Err(self.e(&format!("{k}[0]"), "the first subflow carries the connection's handshake: it joins at \"0s\""));
+                }
+                Ok(Join::At(out))
+            }
+        }
+    }
+
     pub(super) fn tcp(&self, v: &Value, key: &str, base: &TcpSpec) -> Result<TcpSpec, ScenarioError> {
         let t = self.table(
             v,
             key,
-            &["mss", "initial_window", "rto", "min_rto", "max_rto", "initial_rto", "frto", "rack", "tlp", "prr", "dsack", "delayed_ack", "delack_timeout", "rcv_buf", "snd_buf", "header"],
+            &["mss", "initial_window", "rto", "min_rto", "max_rto", "initial_rto", "frto", "rack", "tlp", "prr", "dsack", "sack", "delayed_ack", "delack_timeout", "rcv_buf", "snd_buf", "header"],
         )?;
         let mut s = base.clone();
         if let Some(m) = self.opt(&t, "mss", units::bytes)? {
@@ -183,13 +218,28 @@ impl Reader<'_> {
         if min_rto == Dur::ZERO {
             return Err(self.e(&join(key, "min_rto"), "must be greater than zero"));
         }
-        for (name, slot) in [("frto", &mut s.frto), ("rack", &mut s.rack), ("tlp", &mut s.tlp), ("prr", &mut s.prr), ("dsack", &mut s.dsack)] {
+        for (name, slot) in [("frto", &mut s.frto), ("rack", &mut s.rack), ("tlp", &mut s.tlp), ("prr", &mut s.prr), ("dsack", &mut s.dsack), ("sack", &mut s.sack)] {
             if let Some(b) = t.map.get(name) {
                 *slot = b.as_bool().ok_or_else(|| self.e(&join(key, name), format!("expected true or false, found {}", kind(b))))?;
             }
         }
+        if !s.sack {
+            // RACK, the loss probe and D-SACK read SACK blocks: without SACK they are off, and
+            // asking for one of them here is a contradiction
+            for name in ["rack", "tlp", "dsack"] {
+                if t.map.get(name).and_then(|b| b.as_bool()) == Some(true) {
+                    return Err(self.e(&join(key, name), "needs SACK: it cannot be true with `sack = false`"));
+                }
+            }
+            (s.rack, s.tlp, s.dsack) = (false, false, false);
+        }
         if let Some(b) = t.map.get("delayed_ack") {
-            s.delayed_ack = b.as_bool().ok_or_else(|| self.e(&join(key, "delayed_ack"), format!("expected true or false, found {}", kind(b))))?;
+            s.delayed_ack = match (b.as_bool(), b.as_str()) {
+                (Some(false), _) => DelayedAck::Off,
+                (Some(true), _) => DelayedAck::Every2,
+                (_, Some("linux")) => DelayedAck::Linux,
+                _ => return Err(self.e(&join(key, "delayed_ack"), format!("expected true, false or \"linux\", found {}", kind(b)))),
+            };
         }
         if let Some(d) = self.opt(&t, "delack_timeout", units::duration)? {
             s.delack_timeout = d;

@@ -6,12 +6,12 @@ use crate::app::App;
 use crate::cc::Controller;
 use crate::metrics::{DelayStats, Jitter};
 use crate::net::{Link, Route};
-use crate::scenario::{AppSpec, FlowSpec, Scenario, Transport};
+use crate::scenario::{AppSpec, FlowSpec, Join, Scenario, Transport};
 use crate::sched::Sched;
 use crate::time::{Dur, SimTime};
 use crate::transport::feedback::{Dsror, RxLogic};
 use crate::transport::subflow::PathRoutes;
-use crate::transport::tcp::{ReceiverConfig, SenderConfig};
+use crate::transport::tcp::{DelayedAck, ReceiverConfig, SenderConfig};
 use crate::transport::udp::UDP_HEADER_BYTES;
 use crate::transport::{Connection, MptcpConn, Progress, Subflow, TcpConn, UdpConn};
 use std::collections::VecDeque;
@@ -73,6 +73,7 @@ fn connection(s: &Scenario, f: &FlowSpec, links: &[Link], routes: &[Route]) -> C
         rack: f.tcp.rack,
         tlp: f.tcp.tlp,
         prr: f.tcp.prr,
+        sack: f.tcp.sack,
         initial_rto: f.tcp.initial_rto,
         ignore_rwnd: multipath,
         // the SYN-ACK announces the receive window before any data flows
@@ -81,9 +82,12 @@ fn connection(s: &Scenario, f: &FlowSpec, links: &[Link], routes: &[Route]) -> C
     let rcfg = ReceiverConfig {
         // a subflow's data is held at the connection level: its own buffer never limits
         buffer: if multipath { u64::MAX / 4 } else { f.tcp.rcv_buf },
-        ack_every: if f.tcp.delayed_ack { 2 } else { 1 },
+        ack_every: if f.tcp.delayed_ack == DelayedAck::Off { 1 } else { 2 },
         delack_timeout: f.tcp.delack_timeout,
         dsack: f.tcp.dsack,
+        sack: f.tcp.sack,
+        linux_delack: f.tcp.delayed_ack == DelayedAck::Linux,
+        handshake_rtt: None,
     };
     let subs: Vec<Subflow> = f
         .paths
@@ -94,7 +98,19 @@ fn connection(s: &Scenario, f: &FlowSpec, links: &[Link], routes: &[Route]) -> C
             let rtt = handshake_rtt(links, &routes[r.fwd as usize], &routes[r.rev as usize], f.tcp.header);
             // an external name ("module:Class") runs Reno until the caller installs its own
             let cc = Controller::by_name(&f.cc).unwrap_or_else(|| Controller::by_name("reno").expect("built-in"));
-            Subflow::new(r, &cfg, rcfg.clone(), cc, rtt, f.backup.get(k).copied().unwrap_or(false))
+            // the receiver's RTT estimate is the handshake's, as Linux's
+            let rcfg = ReceiverConfig { handshake_rtt: Some(rtt), ..rcfg.clone() };
+            let mut sub = Subflow::new(r, &cfg, rcfg, cc, rtt, f.backup.get(k).copied().unwrap_or(false));
+            let offset = match (&f.join, k) {
+                (_, 0) | (Join::AtStart, _) => Dur::ZERO,
+                (Join::Delay(d), _) => *d,
+                // the MP_JOIN exchange: two round trips of the joining path
+                (Join::Linux, _) => rtt + rtt,
+                (Join::At(v), _) => v[k],
+            };
+            sub.join_at = f.start + offset;
+            sub.joined = offset == Dur::ZERO;
+            sub
         })
         .collect();
     match &f.scheduler {

@@ -161,6 +161,7 @@ impl Simulation {
                 let n = f.conn.subflows().len().max(1);
                 let mut c = Capture::new(kind, i as u32, n, mss, s.seed, s.metrics.pcap_limit);
                 c.payload = s.metrics.pcap_payload;
+                c.sack = s.flows[i].tcp.sack;
                 pcap.push(c);
             }
         }

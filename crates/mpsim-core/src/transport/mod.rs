@@ -44,6 +44,8 @@ pub enum TimerKind {
     Feedback,
     /// The scheduler's wake-up (a paced sender's next sending time); `sub` is 0.
     Pace,
+    /// A Multipath TCP subflow joins the connection.
+    Join,
 }
 
 /// What a connection asks the simulation to do, in the order it must happen.

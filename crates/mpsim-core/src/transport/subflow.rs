@@ -45,6 +45,10 @@ pub struct Subflow {
     pub reinjected_upto: u64,
     /// The stamp of the latest receiver feedback about this path, echoed on its segments.
     pub echo: SimTime,
+    /// Multipath TCP: when the subflow joins the connection, and whether it has; before, it
+    /// is neither scheduled nor coupled (`scenario::Join`).
+    pub join_at: SimTime,
+    pub joined: bool,
 }
 
 impl Subflow {
@@ -65,6 +69,8 @@ impl Subflow {
             map: VecDeque::new(),
             reinjected_upto: 0,
             echo: SimTime::ZERO,
+            join_at: SimTime::ZERO,
+            joined: true,
         }
     }
 
@@ -86,7 +92,7 @@ impl Subflow {
             queued: self.sender.unsent(),
             ca_state: self.sender.state(),
             backup: self.backup,
-            usable: self.usable,
+            usable: self.usable && self.joined,
             segments_sent: self.sender.stats.segments_sent,
             retransmits: self.sender.stats.retransmits,
         }

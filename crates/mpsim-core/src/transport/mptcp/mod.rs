@@ -134,6 +134,8 @@ pub struct MptcpConn {
     states: Vec<SubflowState>,
     stale_views: u64,
     stale_states: u64,
+    /// The join timers of subflows that join late have been armed.
+    joins_armed: bool,
 }
 
 impl MptcpConn {
@@ -171,6 +173,7 @@ impl MptcpConn {
             states: Vec::new(),
             stale_views: u64::MAX,
             stale_states: u64::MAX,
+            joins_armed: false,
         }
     }
 
@@ -193,7 +196,7 @@ impl MptcpConn {
 
     /// What the coupled controllers see of every subflow.
     fn subflow_states(&mut self) {
-        let state = |s: &Subflow| s.sender.subflow_state(s.usable && !s.backup);
+        let state = |s: &Subflow| s.sender.subflow_state(s.usable && s.joined && !s.backup);
         if self.states.len() != self.subs.len() {
             self.states.clear();
             self.states.extend(self.subs.iter().map(state));
@@ -212,6 +215,12 @@ impl MptcpConn {
 
     /// Schedules new data (and pending reinjections), then lets every subflow transmit.
     pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
+        if !self.joins_armed {
+            self.joins_armed = true;
+            for (i, s) in self.subs.iter().enumerate().filter(|(_, s)| !s.joined) {
+                tx.push(Action::Timer { sub: i as u16, kind: TimerKind::Join, at: s.join_at.max(now) });
+            }
+        }
         // a paced scheduler hands out one chunk per subflow per pass: pass again while it
         // hands out (each pass sends what it handed out first)
         let passes = if self.sched.paced() { 64 } else { 1 };
@@ -400,6 +409,13 @@ impl MptcpConn {
                 }
                 self.pace_pending = None;
                 self.poll_transmit(now, tx);
+            }
+            TimerKind::Join => {
+                if !self.subs[i].joined && now >= self.subs[i].join_at {
+                    self.subs[i].joined = true;
+                    self.touch(i);
+                    self.poll_transmit(now, tx);
+                }
             }
         }
     }

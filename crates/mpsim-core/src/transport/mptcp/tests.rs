@@ -15,7 +15,7 @@ const MS: u64 = 1_000_000;
 fn subflow(k: usize, rtt_ms: u64, backup: bool) -> Subflow {
     // no tail loss probe: the first timer to fire is the retransmission timeout
     let cfg = SenderConfig { mss: MSS, initial_window: 4, ignore_rwnd: true, tlp: false, ..SenderConfig::default() };
-    let rcfg = ReceiverConfig { buffer: u64::MAX / 4, ack_every: 1, delack_timeout: Dur::from_millis(40), dsack: true };
+    let rcfg = ReceiverConfig { buffer: u64::MAX / 4, ack_every: 1, delack_timeout: Dur::from_millis(40), ..ReceiverConfig::default() };
     let path = PathRoutes { name: format!("p{k}"), fwd: 2 * k as u32, rev: 2 * k as u32 + 1 };
     Subflow::new(path, &cfg, rcfg, Controller::by_name("reno").unwrap(), Dur::from_millis(rtt_ms), backup)
 }

@@ -88,8 +88,8 @@ impl TcpConn {
                     self.sub.send_ack(0, self.header, None, tx);
                 }
             }
-            // plain TCP runs no receiver logic and no scheduler
-            TimerKind::Feedback | TimerKind::Pace => {}
+            // plain TCP runs no receiver logic, no scheduler and has no subflows to join
+            TimerKind::Feedback | TimerKind::Pace | TimerKind::Join => {}
         }
     }
 }

@@ -2,6 +2,7 @@
 //! TCP connection built from them.
 
 pub mod conn;
+pub mod delack;
 pub mod defaults;
 pub mod frto;
 pub mod prr;
@@ -13,6 +14,7 @@ pub mod sender;
 pub mod tlp;
 
 pub use conn::TcpConn;
+pub use delack::DelayedAck;
 pub use receiver::{Received, ReceiverConfig, ReceiverStats, TcpReceiver};
 pub use rto::{RtoEstimator, RtoMode, RTO_MODES};
 pub use rtt::RttEstimator;

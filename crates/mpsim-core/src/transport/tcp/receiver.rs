@@ -1,5 +1,9 @@
 //! TCP receiver: reassembly, SACK blocks (RFC 2018), D-SACK (RFC 2883), delayed ACKs (RFC
-//! 5681 §4.2) and the receive window from a bounded buffer.
+//! 5681 §4.2, or Linux's: `delack.rs`) and the receive window from a bounded buffer.
+//!
+//! Without SACK (`sack: false`, a stack with `net.ipv4.tcp_sack = 0`) the ACKs carry no SACK
+//! option at all, D-SACK included: out-of-order data is held and acknowledged at once with
+//! a plain duplicate ACK.
 //!
 //! D-SACK: a segment that arrives wholly duplicate, below the cumulative ACK or inside a range
 //! already held out of order, is reported in the first SACK block of the next ACK (RFC 2883
@@ -13,7 +17,14 @@
 
 use crate::net::{AckHeader, SackBlock, MAX_SACK_BLOCKS};
 use super::defaults;
+use super::delack::LinuxDelack;
 use crate::time::{Dur, SimTime};
+use std::collections::BTreeMap;
+
+/// The receiver indexes its out-of-order ranges by last growth above this many ranges, and
+/// stops below `INDEX_BELOW`.
+const INDEX_ABOVE: usize = 32;
+const INDEX_BELOW: usize = 8;
 
 #[derive(Clone, Debug)]
 pub struct ReceiverConfig {
@@ -25,11 +36,25 @@ pub struct ReceiverConfig {
     pub delack_timeout: Dur,
     /// Report duplicate segments with D-SACK (RFC 2883).
     pub dsack: bool,
+    /// Send SACK blocks (RFC 2018); off: no SACK option, so no D-SACK either.
+    pub sack: bool,
+    /// Linux's delayed ACKs (`delack.rs`) in place of `ack_every`, with `delack_timeout` as
+    /// the floor of the adaptive timeout and `handshake_rtt` as the receiver's RTT.
+    pub linux_delack: bool,
+    pub handshake_rtt: Option<Dur>,
 }
 
 impl Default for ReceiverConfig {
     fn default() -> Self {
-        ReceiverConfig { buffer: defaults::RCV_BUF, ack_every: 1, delack_timeout: defaults::DELACK_TIMEOUT, dsack: true }
+        ReceiverConfig {
+            buffer: defaults::RCV_BUF,
+            ack_every: 1,
+            delack_timeout: defaults::DELACK_TIMEOUT,
+            dsack: true,
+            sack: true,
+            linux_delack: false,
+            handshake_rtt: None,
+        }
     }
 }
 
@@ -67,6 +92,11 @@ pub struct TcpReceiver {
     cfg: ReceiverConfig,
     rcv_nxt: u64,
     ooo: Vec<Range>,
+    /// The out-of-order ranges by when they last grew (`touched` → start): the SACK blocks
+    /// after the first are the most recent ranges, found here without scanning them all.
+    /// Kept only while there are many ranges (`INDEX_ABOVE`; dropped below `INDEX_BELOW`):
+    /// for a few, a scan is cheaper than keeping the index.
+    by_touch: Option<BTreeMap<u64, u64>>,
     ooo_bytes: u64,
     right_edge: u64,
     touch: u64,
@@ -75,16 +105,19 @@ pub struct TcpReceiver {
     delack_deadline: Option<SimTime>,
     /// The duplicate to report in the next ACK (D-SACK), [start, end).
     dsack: Option<(u64, u64)>,
+    linux: Option<LinuxDelack>,
     pub stats: ReceiverStats,
 }
 
 impl TcpReceiver {
     pub fn new(cfg: ReceiverConfig) -> TcpReceiver {
         let right_edge = cfg.buffer;
+        let linux = cfg.linux_delack.then(|| LinuxDelack::new(cfg.delack_timeout, cfg.handshake_rtt));
         TcpReceiver {
             cfg,
             rcv_nxt: 0,
             ooo: Vec::new(),
+            by_touch: None,
             ooo_bytes: 0,
             right_edge,
             touch: 0,
@@ -92,6 +125,7 @@ impl TcpReceiver {
             unacked_segments: 0,
             delack_deadline: None,
             dsack: None,
+            linux,
             stats: ReceiverStats::default(),
         }
     }
@@ -123,8 +157,11 @@ impl TcpReceiver {
         let end = seq + len as u64;
         if end <= self.rcv_nxt {
             self.stats.duplicate_segments += 1;
-            if self.cfg.dsack {
+            if self.cfg.dsack && self.cfg.sack {
                 self.dsack = Some((seq, end));
+            }
+            if let Some(l) = self.linux.as_mut() {
+                l.on_duplicate();
             }
             return Received { delivered: 0, ack_now: true };
         }
@@ -133,10 +170,12 @@ impl TcpReceiver {
             return Received { delivered: 0, ack_now: true };
         }
         if seq > self.rcv_nxt {
-            if self.ooo.iter().any(|r| r.start <= seq && end <= r.end) {
+            // the only range that can hold [seq, end) is the first ending at or after `end`
+            let k = self.ooo.partition_point(|r| r.end < end);
+            if self.ooo.get(k).is_some_and(|r| r.start <= seq) {
                 // wholly inside data already held: a duplicate
                 self.stats.duplicate_segments += 1;
-                if self.cfg.dsack {
+                if self.cfg.dsack && self.cfg.sack {
                     self.dsack = Some((seq, end));
                 }
                 return Received { delivered: 0, ack_now: true };
@@ -152,15 +191,22 @@ impl TcpReceiver {
         self.rcv_nxt = end;
         self.absorb_ooo();
         let delivered = self.rcv_nxt - before;
+        let (every, timeout) = match self.linux.as_mut() {
+            Some(l) => {
+                l.on_data(now);
+                (if l.quick() { 1 } else { 2 }, l.timeout())
+            }
+            None => (self.cfg.ack_every, self.cfg.delack_timeout),
+        };
         let ack_now = if had_gap {
             true // filled (part of) a hole: ACK at once
         } else {
             self.unacked_segments += 1;
-            if self.unacked_segments >= self.cfg.ack_every {
+            if self.unacked_segments >= every {
                 true
             } else {
                 if self.delack_deadline.is_none() {
-                    self.delack_deadline = Some(now + self.cfg.delack_timeout);
+                    self.delack_deadline = Some(now + timeout);
                 }
                 false
             }
@@ -179,9 +225,21 @@ impl TcpReceiver {
             s = s.min(self.ooo[j].start);
             e = e.max(self.ooo[j].end);
             self.ooo_bytes -= self.ooo[j].end - self.ooo[j].start;
+            if let Some(ix) = self.by_touch.as_mut() {
+                ix.remove(&self.ooo[j].touched);
+            }
             j += 1;
         }
         self.ooo.splice(i..j, [Range { start: s, end: e, touched: self.touch }]);
+        match self.by_touch.as_mut() {
+            Some(ix) => {
+                ix.insert(self.touch, s);
+            }
+            None if self.ooo.len() > INDEX_ABOVE => {
+                self.by_touch = Some(self.ooo.iter().map(|r| (r.touched, r.start)).collect());
+            }
+            None => {}
+        }
         self.ooo_bytes += e - s;
         self.last_touched = Some(i);
     }
@@ -191,10 +249,16 @@ impl TcpReceiver {
         while k < self.ooo.len() && self.ooo[k].start <= self.rcv_nxt {
             self.rcv_nxt = self.rcv_nxt.max(self.ooo[k].end);
             self.ooo_bytes -= self.ooo[k].end - self.ooo[k].start;
+            if let Some(ix) = self.by_touch.as_mut() {
+                ix.remove(&self.ooo[k].touched);
+            }
             k += 1;
         }
         if k > 0 {
             self.ooo.drain(..k);
+            if self.ooo.len() < INDEX_BELOW {
+                self.by_touch = None;
+            }
             self.last_touched = None;
         }
     }
@@ -204,7 +268,13 @@ impl TcpReceiver {
         self.unacked_segments = 0;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
+        if let Some(l) = self.linux.as_mut() {
+            l.on_ack_sent();
+        }
         let mut h = AckHeader::new(self.rcv_nxt, self.window());
+        if !self.cfg.sack {
+            return h;
+        }
         let mut n = 0usize;
         // D-SACK first, then the range holding it if it lies above the cumulative ACK
         let mut dsack_range = None;
@@ -213,7 +283,8 @@ impl TcpReceiver {
             self.stats.dsacks_sent += 1;
             n = 1;
             if start > self.rcv_nxt {
-                if let Some(k) = self.ooo.iter().position(|r| r.start <= start && end <= r.end) {
+                let k = self.ooo.partition_point(|r| r.end < end);
+                if self.ooo.get(k).is_some_and(|r| r.start <= start) {
                     h.push_sack(SackBlock { start: self.ooo[k].start, end: self.ooo[k].end });
                     dsack_range = Some(k);
                     n = 2;
@@ -228,6 +299,21 @@ impl TcpReceiver {
         }
         let listed = |k: usize| Some(k) == first || Some(k) == dsack_range;
         if self.ooo.len() > n && n < MAX_SACK_BLOCKS {
+            if let Some(ix) = self.by_touch.as_ref() {
+                // the most recently grown of the others, newest first, from the index
+                for (_, &start) in ix.iter().rev() {
+                    if n == MAX_SACK_BLOCKS {
+                        break;
+                    }
+                    let k = self.ooo.partition_point(|r| r.start < start);
+                    if listed(k) {
+                        continue;
+                    }
+                    h.push_sack(SackBlock { start: self.ooo[k].start, end: self.ooo[k].end });
+                    n += 1;
+                }
+                return h;
+            }
             let mut rest: [(u64, usize); 8] = [(0, usize::MAX); 8];
             let mut m = 0;
             for (k, r) in self.ooo.iter().enumerate() {
@@ -263,7 +349,7 @@ mod tests {
     use super::*;
 
     fn rx(buffer: u64, ack_every: u32) -> TcpReceiver {
-        TcpReceiver::new(ReceiverConfig { buffer, ack_every, delack_timeout: Dur::from_millis(200), dsack: true })
+        TcpReceiver::new(ReceiverConfig { buffer, ack_every, delack_timeout: Dur::from_millis(200), ..ReceiverConfig::default() })
     }
 
     #[test]
@@ -387,11 +473,59 @@ mod tests {
 
     #[test]
     fn without_dsack_duplicates_are_not_reported() {
-        let mut r = TcpReceiver::new(ReceiverConfig { buffer: 100_000, ack_every: 1, delack_timeout: Dur::from_millis(200), dsack: false });
+        let mut r = TcpReceiver::new(ReceiverConfig { buffer: 100_000, dsack: false, ..ReceiverConfig::default() });
         r.on_segment(SimTime::ZERO, 0, 1000);
         r.on_segment(SimTime::ZERO, 0, 1000);
         let a = r.make_ack();
         assert_eq!((a.n_sack(), a.dsack()), (0, None));
         assert_eq!(r.stats.dsacks_sent, 0);
+    }
+
+    #[test]
+    fn without_sack_acks_carry_no_blocks_even_for_holes_and_duplicates() {
+        let mut r = TcpReceiver::new(ReceiverConfig { buffer: 100_000, sack: false, ..ReceiverConfig::default() });
+        r.on_segment(SimTime::ZERO, 0, 1000);
+        r.make_ack();
+        // a hole and a duplicate: acknowledged at once, with neither SACK nor D-SACK
+        assert!(r.on_segment(SimTime::ZERO, 2000, 1000).ack_now);
+        let a = r.make_ack();
+        assert_eq!((a.ack, a.n_sack(), a.dsack()), (1000, 0, None));
+        assert!(r.on_segment(SimTime::ZERO, 0, 1000).ack_now);
+        let a = r.make_ack();
+        assert_eq!((a.ack, a.n_sack(), a.dsack()), (1000, 0, None));
+        assert_eq!(r.buffered(), 1000);
+        assert_eq!(r.stats.dsacks_sent, 0);
+        // the same receiver with SACK reports both
+        let mut r = rx(100_000, 1);
+        r.on_segment(SimTime::ZERO, 0, 1000);
+        r.on_segment(SimTime::ZERO, 2000, 1000);
+        assert_eq!(r.make_ack().n_sack(), 1);
+    }
+
+    #[test]
+    fn linux_delayed_acks_quick_ack_the_start_then_ack_every_second_segment() {
+        let cfg = ReceiverConfig {
+            buffer: 1 << 30,
+            delack_timeout: Dur::from_millis(40),
+            linux_delack: true,
+            handshake_rtt: Some(Dur::from_millis(3)),
+            ..ReceiverConfig::default()
+        };
+        let mut r = TcpReceiver::new(cfg);
+        let mut acks = Vec::new();
+        for k in 0..40u64 {
+            let now = SimTime(k * 1_200_000);
+            if r.on_segment(now, k * 1000, 1000).ack_now {
+                r.make_ack();
+                acks.push(k);
+            }
+        }
+        // 16 quick ACKs, then one for every second segment
+        assert_eq!(&acks[..16], &(0..16).collect::<Vec<_>>()[..]);
+        assert_eq!(&acks[16..], &(17..40).step_by(2).collect::<Vec<_>>()[..]);
+        // an odd segment waits for the 40 ms timer
+        let now = SimTime(40 * 1_200_000);
+        assert!(!r.on_segment(now, 40_000, 1000).ack_now);
+        assert_eq!(r.delack_deadline(), Some(now + Dur::from_millis(40)));
     }
 }

@@ -32,6 +32,27 @@
 //!   IsLost is not adapted (Linux's `tp->reordering`), nor is a probe's D-SACK treated apart;
 //!   a D-SACK for data not retransmitted (a duplicate made by the network) cannot occur here;
 //! * the timer itself is Linux's or RFC 6298's (`rto.rs`).
+//!
+//! The per-ACK work does not grow with the window where it need not: the SACKed segments
+//! are also kept as merged sequence ranges (`sacked_ranges`), so marking a SACK block visits
+//! only the segments it newly covers (O(log n) to find them), the RFC 6675 loss rule finds its
+//! boundary from the ranges above and marks down to the first segment already marked
+//! (amortised O(1) per segment), and RACK's scan jumps over long SACKed runs. What RACK still
+//! walks one by one are the segments neither SACKed nor awaiting a retransmission up to the
+//! first one not yet overdue, and the lost segments awaiting one.
+//!
+//! Without SACK (`SenderConfig::sack` false, Linux's `net.ipv4.tcp_sack = 0`), loss recovery
+//! is NewReno (RFC 6582) as Linux runs it for a peer without SACK: every duplicate ACK counts
+//! one segment as delivered (Linux's `tcp_add_reno_sack`, so the pipe shrinks and PRR or
+//! limited transmit may send), three of them enter fast recovery and retransmit the head, and
+//! in recovery each partial ACK (the cumulative ACK advances but stays below the recovery
+//! point) marks the new head lost, so the next hole is retransmitted at once
+//! (`tcp_newreno_mark_lost`). A cumulative ACK takes back the duplicate-ACK credit it covers,
+//! less the one segment it delivers itself (`tcp_remove_reno_sacks`). RACK, the tail loss
+//! probe and D-SACK need SACK information and are off (Linux 4.x runs neither RACK nor TLP
+//! for a non-SACK peer); F-RTO works from cumulative ACKs and stays as configured. Left out:
+//! Linux's hold of the Recovery state while the ACK equals the recovery point exactly
+//! (RFC 6582 §4.2's heuristic against a false fast retransmission).
 
 use super::defaults;
 use super::frto::{AckFacts, Frto, FrtoAction};
@@ -47,6 +68,10 @@ use std::collections::VecDeque;
 
 /// Duplicate-ACK threshold (RFC 5681, RFC 6675).
 pub const DUP_THRESH: u32 = 3;
+
+/// RACK's scan walks this many SACKed segments in a row before it looks up where their
+/// range ends and jumps there (two binary searches cost more than a short walk).
+const RANGE_JUMP_AFTER: u32 = 16;
 
 /// Sender settings.
 #[derive(Clone, Debug)]
@@ -69,6 +94,9 @@ pub struct SenderConfig {
     /// Proportional rate reduction in fast recovery (RFC 6937); otherwise the window drops to
     /// ssthresh at once (RFC 6675).
     pub prr: bool,
+    /// Use the receiver's SACK blocks (RFC 2018). Off: NewReno recovery (RFC 6582), and RACK
+    /// and the tail loss probe off whatever `rack` and `tlp` say.
+    pub sack: bool,
     /// Ignore the receive window: an MPTCP subflow, whose connection enforces the window.
     pub ignore_rwnd: bool,
     /// The receiver's window as the handshake announced it, before any ACK.
@@ -88,6 +116,7 @@ impl Default for SenderConfig {
             rack: true,
             tlp: true,
             prr: true,
+            sack: true,
             ignore_rwnd: false,
             initial_rwnd: u64::MAX,
         }
@@ -179,6 +208,10 @@ pub struct TcpSender {
     app_limit: u64,
     rwnd: u64,
     segs: VecDeque<Seg>,
+    /// The SACKed segments as merged sequence ranges [start, end), ascending: an index over
+    /// the scoreboard, so the scans per ACK skip what is SACKed already instead of walking it
+    /// (each range is a union of whole segments; `check_invariants` verifies it).
+    sacked_ranges: Vec<(u64, u64)>,
     sacked_bytes: u64,
     lost_bytes: u64,
     retrans_bytes: u64,
@@ -200,6 +233,10 @@ pub struct TcpSender {
     rack_on: bool,
     tlp_on: bool,
     prr_on: bool,
+    sack_on: bool,
+    /// Without SACK: bytes the duplicate ACKs since the last cumulative advance say arrived
+    /// (Linux's `sacked_out` for a non-SACK peer), one MSS per duplicate ACK.
+    reno_sacked: u64,
     rack: Rack,
     reo_deadline: Option<SimTime>,
     tlp: Tlp,
@@ -237,6 +274,7 @@ impl TcpSender {
             app_limit: 0,
             rwnd: cfg.initial_rwnd,
             segs: VecDeque::new(),
+            sacked_ranges: Vec::new(),
             sacked_bytes: 0,
             lost_bytes: 0,
             retrans_bytes: 0,
@@ -249,9 +287,11 @@ impl TcpSender {
             ignore_rwnd: cfg.ignore_rwnd,
             fast_rtx_due: false,
             frto_on: cfg.frto,
-            rack_on: cfg.rack,
-            tlp_on: cfg.tlp,
+            rack_on: cfg.rack && cfg.sack,
+            tlp_on: cfg.tlp && cfg.sack,
             prr_on: cfg.prr,
+            sack_on: cfg.sack,
+            reno_sacked: 0,
             rack: Rack::default(),
             reo_deadline: None,
             tlp: Tlp::default(),
@@ -312,7 +352,7 @@ impl TcpSender {
     }
     /// Bytes presumed in the network (RFC 6675 pipe).
     pub fn in_flight(&self) -> u64 {
-        self.outstanding() - self.sacked_bytes - self.lost_bytes + self.retrans_bytes
+        self.outstanding() - self.sacked_bytes - self.lost_bytes - self.reno_sacked + self.retrans_bytes
     }
     /// Bytes written by the application and not yet sent for the first time.
     pub fn unsent(&self) -> u64 {
@@ -515,6 +555,26 @@ impl TcpSender {
         self.retrans_bytes
     }
 
+    /// Marks the first unacknowledged segment lost (unless it is SACKed or marked already);
+    /// returns the bytes marked.
+    fn mark_head_lost(&mut self) -> u64 {
+        let Some(s) = self.segs.front_mut() else { return 0 };
+        self.rtx_scan_seq = self.rtx_scan_seq.min(s.seq);
+        if s.flags & (SACKED | LOST) != 0 {
+            return 0;
+        }
+        s.flags |= LOST;
+        self.lost_bytes += s.len as u64;
+        s.len as u64
+    }
+
+    /// Without SACK: the duplicate-ACK credit never covers the holes (Linux
+    /// `tcp_limit_reno_sacked`: at least one segment, or every lost one, stays outstanding).
+    fn limit_reno_sacked(&mut self) {
+        let holes = self.lost_bytes.max(self.mss).min(self.outstanding());
+        self.reno_sacked = self.reno_sacked.min(self.outstanding() - holes);
+    }
+
     fn first_lost_unretransmitted(&self) -> Option<usize> {
         let start = self.segs.partition_point(|s| s.seq < self.rtx_scan_seq);
         (start..self.segs.len()).find(|&i| self.segs[i].flags & (LOST | RETRANS) == LOST)
@@ -547,6 +607,9 @@ impl TcpSender {
         let ack = h.ack.min(self.snd_nxt);
         let prior_in_flight = self.in_flight();
         let mut delivered = 0u64;
+        // without SACK, what a duplicate ACK says left the network: it paces PRR but, as in
+        // Linux, does not grow the window (no data was acknowledged)
+        let mut dup_delivered = 0u64;
         // RTT: from the most recently sent segment that this ACK newly acknowledges, never
         // retransmitted (Karn); if the cumulative part covers a retransmission, it gives none
         let mut newest_sent: Option<SimTime> = None;
@@ -588,7 +651,15 @@ impl TcpSender {
             if retx_acked {
                 newest_sent = None;
             }
+            if !self.sack_on {
+                // the duplicate ACKs already counted part of this as delivered; the ACK
+                // itself delivers at least one segment (Linux `tcp_remove_reno_sacks`)
+                let acked = ack - self.snd_una;
+                delivered = acked.saturating_sub(self.reno_sacked).max(acked.min(self.mss));
+                self.reno_sacked -= self.reno_sacked.min(acked.saturating_sub(self.mss));
+            }
             self.snd_una = ack;
+            self.drop_ranges_below(ack);
             self.dupacks = 0;
             if self.rtx_scan_seq < ack {
                 self.rtx_scan_seq = ack;
@@ -597,12 +668,22 @@ impl TcpSender {
             self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rtt.rto());
         } else if ack == self.snd_una && self.snd_nxt > self.snd_una {
             self.dupacks += 1;
+            if !self.sack_on {
+                // a duplicate ACK: one more segment has left the network (Linux
+                // `tcp_add_reno_sack`)
+                self.reno_sacked += self.mss;
+                dup_delivered = self.mss;
+            }
         }
 
-        if let Some(d) = h.dsack() {
-            self.on_dsack(d);
-        }
-        let (sacked, sack_newest, sack_orig) = self.apply_sack(h, now);
+        let (sacked, sack_newest, sack_orig) = if self.sack_on {
+            if let Some(d) = h.dsack() {
+                self.on_dsack(d);
+            }
+            self.apply_sack(h, now)
+        } else {
+            (0, None, false)
+        };
         delivered += sacked;
         orig_acked |= sack_orig;
         if let Some(sent) = newest_sent.max(sack_newest) {
@@ -620,6 +701,14 @@ impl TcpSender {
         let mut newly_lost = 0;
         if self.sacked_bytes > 0 {
             newly_lost += self.mark_lost_by_sack();
+        }
+        if !self.sack_on {
+            // NewReno (RFC 6582 §3.2 step 5): a partial ACK in recovery retransmits the
+            // first unacknowledged segment
+            if self.state == CaState::Recovery && ack_advanced && self.snd_una < self.recovery_point {
+                newly_lost += self.mark_head_lost();
+            }
+            self.limit_reno_sacked();
         }
         if self.rack_on && (self.sacked_bytes > 0 || self.retrans_bytes > 0) {
             newly_lost += self.rack_detect(now);
@@ -681,7 +770,7 @@ impl TcpSender {
                 if self.dupacks >= DUP_THRESH || self.lost_bytes > 0 {
                     self.enter_recovery(now, prior_in_flight, subflows, me);
                     if self.prr_on {
-                        self.prr_step(delivered, ack_advanced, newly_lost > 0);
+                        self.prr_step(delivered + dup_delivered, ack_advanced, newly_lost > 0);
                     }
                 } else {
                     self.grow(now, delivered, prior_in_flight, subflows, me);
@@ -692,7 +781,7 @@ impl TcpSender {
             CaState::Loss => self.grow(now, delivered, prior_in_flight, subflows, me),
             CaState::Recovery => {
                 if self.prr_on {
-                    self.prr_step(delivered, ack_advanced, newly_lost > 0);
+                    self.prr_step(delivered + dup_delivered, ack_advanced, newly_lost > 0);
                 }
             }
         }
@@ -757,18 +846,37 @@ impl TcpSender {
             if start >= end {
                 continue;
             }
-            let mut i = self.segs.partition_point(|s| s.seq < start);
-            while i < self.segs.len() {
-                let s = self.segs[i];
-                let s_end = s.seq + s.len as u64;
-                if s_end > end {
-                    break;
-                }
-                if s.flags & SACKED == 0 {
+            // walk only the parts of the block not SACKed yet (the gaps between the ranges),
+            // segment by segment in ascending order, up to the first segment the block does
+            // not cover whole
+            let mut pos = start;
+            'block: while pos < end {
+                let r = self.sacked_ranges.partition_point(|&(_, e)| e <= pos);
+                let gap_end = match self.sacked_ranges.get(r) {
+                    Some(&(rs, re)) if rs <= pos => {
+                        pos = re;
+                        continue;
+                    }
+                    Some(&(rs, _)) => rs.min(end),
+                    None => end,
+                };
+                let mut i = self.segs.partition_point(|s| s.seq < pos);
+                let mut run: Option<(u64, u64)> = None;
+                while i < self.segs.len() && self.segs[i].seq < gap_end {
+                    let s = self.segs[i];
+                    let s_end = s.seq + s.len as u64;
+                    if s_end > end {
+                        if let Some(run) = run {
+                            self.add_sacked_range(run);
+                        }
+                        break 'block;
+                    }
+                    debug_assert!(s.flags & SACKED == 0);
                     self.drop_flags(&s);
                     self.segs[i].flags = (s.flags & EVER_RETX) | SACKED;
                     self.sacked_bytes += s.len as u64;
                     newly += s.len as u64;
+                    run = Some((run.map_or(s.seq, |r| r.0), s_end));
                     let retx = s.flags & EVER_RETX != 0;
                     if self.rack_on {
                         self.rack.on_delivered(s.sent_at, s_end, retx, now, min_rtt);
@@ -777,12 +885,45 @@ impl TcpSender {
                         orig = true;
                         newest_sent = newest_sent.max(Some(s.sent_at));
                     }
+                    i += 1;
                 }
-                i += 1;
+                if let Some(run) = run {
+                    self.add_sacked_range(run);
+                }
+                pos = gap_end;
             }
             self.highest_sacked = self.highest_sacked.max(end);
         }
         (newly, newest_sent, orig)
+    }
+
+    /// Adds [start, end), which lies in a gap between the SACKed ranges, merging it with the
+    /// ranges it touches.
+    fn add_sacked_range(&mut self, (start, end): (u64, u64)) {
+        let r = self.sacked_ranges.partition_point(|&(_, e)| e < start);
+        let touches_prev = r < self.sacked_ranges.len() && self.sacked_ranges[r].1 == start;
+        let next = if touches_prev { r + 1 } else { r };
+        let touches_next = next < self.sacked_ranges.len() && self.sacked_ranges[next].0 == end;
+        match (touches_prev, touches_next) {
+            (true, true) => {
+                self.sacked_ranges[r].1 = self.sacked_ranges[next].1;
+                self.sacked_ranges.remove(next);
+            }
+            (true, false) => self.sacked_ranges[r].1 = end,
+            (false, true) => self.sacked_ranges[next].0 = start,
+            (false, false) => self.sacked_ranges.insert(r, (start, end)),
+        }
+    }
+
+    /// The cumulative ACK reached `ack`: forget the SACKed ranges below it.
+    fn drop_ranges_below(&mut self, ack: u64) {
+        let k = self.sacked_ranges.partition_point(|&(_, e)| e <= ack);
+        if k > 0 {
+            self.sacked_ranges.drain(..k);
+        }
+        if let Some(first) = self.sacked_ranges.first_mut() {
+            first.0 = first.0.max(ack);
+        }
     }
 
     /// RFC 6675 IsLost: a segment is lost when more than (DupThresh−1)·MSS bytes above it are
@@ -791,31 +932,46 @@ impl TcpSender {
     /// marked (everything below that was handled by an earlier ACK). Returns the bytes marked.
     fn mark_lost_by_sack(&mut self) -> u64 {
         let threshold = (DUP_THRESH as u64 - 1) * self.mss;
-        let top = self.segs.partition_point(|s| s.seq < self.highest_sacked);
-        let mut sacked_above = 0u64;
-        let mut marked = 0;
-        let mut i = top;
-        while i > 0 {
-            i -= 1;
-            let s = self.segs[i];
-            if s.flags & SACKED != 0 {
-                sacked_above += s.len as u64;
-                continue;
-            }
-            if sacked_above <= threshold {
-                continue;
-            }
-            if s.flags & LOST != 0 {
-                break;
-            }
-            self.segs[i].flags |= LOST;
-            self.lost_bytes += s.len as u64;
-            marked += s.len as u64;
-            if s.seq < self.rtx_scan_seq {
-                self.rtx_scan_seq = s.seq;
-            }
+        // every SACKed segment lies below `highest_sacked`; the SACKed bytes above a segment
+        // are the lengths of the ranges above it. Find the highest range with more than the
+        // threshold at or above its start: the segments below it are the candidates.
+        let mut acc = 0u64;
+        let mut k = self.sacked_ranges.len();
+        while k > 0 && acc <= threshold {
+            k -= 1;
+            let (a, b) = self.sacked_ranges[k];
+            acc += b - a;
         }
-        marked
+        if acc <= threshold {
+            return 0;
+        }
+        let mut marked = 0;
+        let mut i = self.segs.partition_point(|s| s.seq < self.sacked_ranges[k].0);
+        loop {
+            // the unSACKed segments below range k, downwards, until one already marked
+            while i > 0 {
+                let s = self.segs[i - 1];
+                if s.flags & SACKED != 0 {
+                    break;
+                }
+                if s.flags & LOST != 0 {
+                    return marked;
+                }
+                self.segs[i - 1].flags |= LOST;
+                self.lost_bytes += s.len as u64;
+                marked += s.len as u64;
+                if s.seq < self.rtx_scan_seq {
+                    self.rtx_scan_seq = s.seq;
+                }
+                i -= 1;
+            }
+            if i == 0 || k == 0 {
+                return marked;
+            }
+            // segment i-1 ends range k-1: jump below it
+            k -= 1;
+            i = self.segs.partition_point(|s| s.seq < self.sacked_ranges[k].0);
+        }
     }
 
     /// RACK (RFC 8985 §6.2 step 5): marks lost every segment sent before the most recently
@@ -836,11 +992,29 @@ impl TcpSender {
         );
         let mut wait: Option<Dur> = None;
         let mut marked = 0;
-        for i in 0..self.segs.len() {
+        let mut i = 0;
+        let mut sacked_run = 0;
+        while i < self.segs.len() {
             let s = self.segs[i];
-            if s.flags & SACKED != 0 || s.flags & (LOST | RETRANS) == LOST {
+            i += 1;
+            if s.flags & SACKED != 0 {
+                // after a few SACKed segments in a row, jump to the end of their range (the
+                // same segments are skipped, without walking a long range one by one)
+                sacked_run += 1;
+                if sacked_run >= RANGE_JUMP_AFTER {
+                    sacked_run = 0;
+                    let r = self.sacked_ranges.partition_point(|&(_, e)| e <= s.seq);
+                    if let Some(&(_, end)) = self.sacked_ranges.get(r) {
+                        i = i.max(self.segs.partition_point(|x| x.seq < end));
+                    }
+                }
                 continue;
             }
+            sacked_run = 0;
+            if s.flags & (LOST | RETRANS) == LOST {
+                continue;
+            }
+            let i = i - 1;
             match self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo) {
                 // a segment never retransmitted and sent after RACK's: every segment above it
                 // was first sent later still, and any retransmission later again
@@ -888,6 +1062,9 @@ impl TcpSender {
                 self.lost_bytes += s.len as u64;
             }
             self.rtx_scan_seq = self.snd_una;
+        }
+        if !self.sack_on {
+            self.limit_reno_sacked();
         }
         if self.prr_on {
             self.recovery_target = target;
@@ -1003,6 +1180,7 @@ impl TcpSender {
             }
         }
         self.retrans_bytes = 0;
+        self.reno_sacked = 0;
         self.rtx_scan_seq = self.snd_una;
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
@@ -1091,6 +1269,17 @@ impl TcpSender {
         if expect != self.snd_nxt {
             return Err(format!("scoreboard ends at {expect}, snd_nxt {}", self.snd_nxt));
         }
+        // the range index is exactly the union of the SACKed segments
+        let mut ranges: Vec<(u64, u64)> = Vec::new();
+        for s in self.segs.iter().filter(|s| s.flags & SACKED != 0) {
+            match ranges.last_mut() {
+                Some(last) if last.1 == s.seq => last.1 = s.seq + s.len as u64,
+                _ => ranges.push((s.seq, s.seq + s.len as u64)),
+            }
+        }
+        if ranges != self.sacked_ranges {
+            return Err(format!("SACKed ranges {:?} != scoreboard {:?}", self.sacked_ranges, ranges));
+        }
         if (sacked, lost, retrans) != (self.sacked_bytes, self.lost_bytes, self.retrans_bytes) {
             return Err(format!(
                 "counters ({}, {}, {}) != scoreboard ({sacked}, {lost}, {retrans})",
@@ -1099,6 +1288,21 @@ impl TcpSender {
         }
         if self.w.cwnd == 0 {
             return Err("cwnd is zero".into());
+        }
+        if self.sack_on && self.reno_sacked != 0 {
+            return Err("duplicate-ACK credit with SACK on".into());
+        }
+        if !self.sack_on && self.sacked_bytes != 0 {
+            return Err("SACKed bytes with SACK off".into());
+        }
+        if self.sacked_bytes + self.lost_bytes + self.reno_sacked > self.outstanding() {
+            return Err(format!(
+                "sacked {} + lost {} + duplicate-ACK credit {} exceed the {} outstanding",
+                self.sacked_bytes,
+                self.lost_bytes,
+                self.reno_sacked,
+                self.outstanding()
+            ));
         }
         if self.snd_una > self.snd_nxt || self.snd_nxt > self.app_limit {
             return Err("sequence space out of order".into());
