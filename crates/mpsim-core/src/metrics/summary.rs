@@ -119,6 +119,12 @@ pub struct FlowSummary {
     /// 20·log10(R / |R − G|), R the stream's rate and G the interval's goodput, clamped to
     /// [0, 50] dB (ALGORITHMS.md §9).
     pub psnr_db: Option<f64>,
+    /// Controllers that tell losses apart (TCP New Jersey): fast retransmits taken for
+    /// congestion and for random loss. Absent for the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub congestion_losses: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_losses: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -134,6 +140,9 @@ pub struct LinkSummary {
     pub down_drops: u64,
     /// Fraction of the run the transmitter was busy.
     pub utilization: f64,
+    /// Packets marked by the link's congestion warning; absent on links without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cw_marks: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -4,7 +4,7 @@ pub mod link;
 pub mod loss;
 pub mod packet;
 
-pub use link::{Fate, Link, LinkStats, QueueLimit};
+pub use link::{CongestionWarning, Fate, Link, LinkStats, QueueLimit};
 pub use loss::{LossModel, LossProcess};
 pub use packet::{AckHeader, DataHeader, Header, Packet, PacketArena, PacketId, SackBlock, MAX_SACK_BLOCKS};
 

@@ -31,6 +31,9 @@ pub struct DataHeader {
     pub len: u32,
     /// True if this segment is a retransmission.
     pub retx: bool,
+    /// Congestion-warning mark, set by a link whose average queue is above its threshold
+    /// (`congestion_warning`); the counterpart of IP's ECN CE codepoint.
+    pub cw: bool,
 }
 
 /// A TCP acknowledgement: cumulative ACK, window and SACK blocks.
@@ -46,12 +49,27 @@ pub struct AckHeader {
     pub data_ack: u64,
     wnd: u32,
     n_sack: u8,
+    /// The receiver saw a congestion-warning mark on the data this ACK answers (the
+    /// counterpart of TCP's ECE flag, set per ACK as the marks arrive).
+    pub cw_echo: bool,
     sack: [(u32, u32); MAX_SACK_BLOCKS],
+    /// Receiver timestamp: when the receiver got the latest data segment this ACK answers
+    /// (the TCP timestamp option's value, at the simulator's resolution). TCP New Jersey's
+    /// bandwidth estimate reads the receiver's clock from it.
+    pub received_at: SimTime,
 }
 
 impl AckHeader {
     pub fn new(ack: u64, wnd: u64) -> AckHeader {
-        AckHeader { ack, data_ack: ack, wnd: wnd.min(u32::MAX as u64) as u32, n_sack: 0, sack: [(0, 0); MAX_SACK_BLOCKS] }
+        AckHeader {
+            ack,
+            data_ack: ack,
+            wnd: wnd.min(u32::MAX as u64) as u32,
+            n_sack: 0,
+            cw_echo: false,
+            sack: [(0, 0); MAX_SACK_BLOCKS],
+            received_at: SimTime::ZERO,
+        }
     }
 
     /// Replaces the advertised window (MPTCP: the connection-level window).
@@ -126,6 +144,18 @@ pub enum Header {
     Datagram(DataHeader),
 }
 
+impl Header {
+    /// A link marks the packet with a congestion warning. Data segments and datagrams carry
+    /// the mark; pure ACKs do not (they are not ECN-capable either, RFC 3168 §6.1.4).
+    #[inline]
+    pub fn set_cw(&mut self) {
+        match self {
+            Header::TcpData(h) | Header::Datagram(h) => h.cw = true,
+            Header::TcpAck(_) => {}
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
     /// Index of the flow the packet belongs to.
@@ -182,7 +212,8 @@ mod tests {
 
     #[test]
     fn a_packet_stays_small() {
-        assert!(std::mem::size_of::<Packet>() <= 72, "{}", std::mem::size_of::<Packet>());
+        // 72 bytes until ACKs carried the receiver timestamp (8 more)
+        assert!(std::mem::size_of::<Packet>() <= 80, "{}", std::mem::size_of::<Packet>());
     }
 
     #[test]

@@ -9,7 +9,7 @@ mod network;
 mod reader;
 mod transport;
 
-use crate::net::{LossModel, QueueLimit};
+use crate::net::{CongestionWarning, LossModel, QueueLimit};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::{defaults, RtoMode};
 use reader::{err, join, kind, Reader, Table};
@@ -162,6 +162,8 @@ pub struct LinkSpec {
     pub reverse_loss: LossModel,
     /// Intervals [down, up) during which the link carries nothing, in both directions.
     pub outages: Vec<(SimTime, SimTime)>,
+    /// Mark data packets while the average queue is above a threshold (TCP New Jersey).
+    pub congestion_warning: Option<CongestionWarning>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -108,7 +108,10 @@ impl Simulation {
         for l in &s.links {
             for (dir, loss) in [("fwd", &l.loss), ("rev", &l.reverse_loss)] {
                 let rng = Rng::substream(s.seed, &format!("link/{}/{dir}/loss", l.name));
-                links.push(Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng)));
+                let link = Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng));
+                // data crosses a link forward; the reverse direction carries only ACKs
+                let cw = if dir == "fwd" { l.congestion_warning } else { None };
+                links.push(link.with_congestion_warning(cw));
             }
         }
         let mut routes = Vec::with_capacity(2 * s.paths.len());
@@ -410,6 +413,9 @@ impl Net {
             let l = &mut self.links[link as usize];
             let fate = l.offer_at(self.now, at, size);
             if let Fate::Arrives(t) = fate {
+                if l.marks_last() {
+                    self.arena.get_mut(id).header.set_cw();
+                }
                 // (a packet that would enter after the run ends waits in the pipe instead, so
                 // link counters cover the run exactly; drops on a cut-through link are counted
                 // when the packet leaves the previous link, up to one hop early)

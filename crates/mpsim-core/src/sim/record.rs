@@ -250,6 +250,7 @@ impl Recorder {
                 loss_drops: l.stats.loss_drops,
                 down_drops: l.stats.down_drops,
                 utilization: if dur > 0.0 { (l.stats.busy.as_secs_f64() / dur).min(1.0) } else { 0.0 },
+                cw_marks: l.congestion_warning().map(|_| l.stats.cw_marks),
             })
             .collect();
         let goodputs: Vec<f64> = summaries.iter().filter(|f| !f.background).map(|f: &FlowSummary| f.goodput_bps).collect();

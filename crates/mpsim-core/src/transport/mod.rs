@@ -282,6 +282,12 @@ impl Connection {
         s.first_rto_mean_ms = (first_timeouts > 0).then(|| first_timeout_ns as f64 / 1e6 / first_timeouts as f64);
         s.cwnd_final_bytes = sum(&|x| x.sender.cwnd());
         s.out_of_order_segments = sum(&|x| x.receiver.stats.out_of_order_segments);
+        // controllers that tell congestion from random losses (TCP New Jersey)
+        if subs.iter().any(|x| x.sender.cc.loss_classes().is_some()) {
+            let classes = subs.iter().filter_map(|x| x.sender.cc.loss_classes());
+            let (c, r) = classes.fold((0, 0), |(c, r), (a, b)| (c + a, r + b));
+            (s.congestion_losses, s.random_losses) = (Some(c), Some(r));
+        }
         s.subflows = subs.iter().enumerate().map(|(k, x)| x.summary(sub_goodput(k, x.receiver.rcv_nxt()))).collect();
         let rx = match self {
             Connection::Mptcp(c) => Some(&c.rx),

@@ -206,6 +206,9 @@ impl MptcpConn {
         match header {
             Header::TcpData(h) => {
                 let before = self.rx.rcv_nxt();
+                if h.cw {
+                    self.subs[i].receiver.on_cw_mark();
+                }
                 let r = self.subs[i].receiver.on_segment(now, h.seq, h.len);
                 let delivered = self.on_receive(now, h.dsn, h.len).delivered;
                 if self.check {
