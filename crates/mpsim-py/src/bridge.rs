@@ -336,6 +336,10 @@ impl CongestionControl for PyController {
         })
     }
 
+    fn wants_deliveries(&self) -> bool {
+        self.has_delivery
+    }
+
     fn on_delivery(&mut self, ctx: &AckContext) {
         if !self.has_delivery || self.fault.is_set() {
             return;

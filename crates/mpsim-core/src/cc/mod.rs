@@ -98,8 +98,13 @@ pub trait CongestionControl {
 
     /// Every ACK, in any state, with the bytes it newly delivered (cumulatively or by SACK,
     /// possibly none) in `bytes_acked`: bandwidth estimators see each one, whereas `on_ack`
-    /// is only called when the window may grow.
+    /// is only called when the window may grow. Called only if `wants_deliveries` says so.
     fn on_delivery(&mut self, _ctx: &AckContext) {}
+
+    /// Whether `on_delivery` does anything (the sender skips building its context otherwise).
+    fn wants_deliveries(&self) -> bool {
+        false
+    }
 
     /// Loss recovery ended (the recovery point was acknowledged).
     fn on_recovery_exit(&mut self, w: Window) -> Window {
@@ -179,6 +184,14 @@ macro_rules! controllers {
                 match self {
                     $(Controller::$ty(c) => c.inter_loss_bytes(),)+
                     Controller::Custom(c) => c.inter_loss_bytes(),
+                }
+            }
+
+            #[inline]
+            pub fn wants_deliveries(&self) -> bool {
+                match self {
+                    $(Controller::$ty(c) => c.wants_deliveries(),)+
+                    Controller::Custom(c) => c.wants_deliveries(),
                 }
             }
 

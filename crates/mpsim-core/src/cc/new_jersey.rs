@@ -19,6 +19,13 @@
 //!   a timeout means the ACK clock stopped, which the CW mark cannot explain away.
 //! * [RECONSTRUCTED] The echo consulted for a timeout, or for a loss found by a timer (RACK's
 //!   reordering timer), is the one of the latest ACK.
+//! * [RECONSTRUCTED] Before TABE has a sample (no RTT or no ACK yet) a congestion loss halves
+//!   the flight, as Reno.
+//! * [RECONSTRUCTED] RTT in `ownd = RTT · R_n` is the smoothed RTT (ALGORITHMS.md: "the current
+//!   RTT estimate"). With a standing queue Q on a link of rate C, `ownd = C·RTT_min + Q`, about
+//!   the flight: the response then barely lowers the window and the queue does not drain
+//!   (measured in docs/westwood_new_jersey.md). With the minimum RTT it would drain; the
+//!   papers do not say which they meant.
 
 use super::tabe::Tabe;
 use super::{AckContext, CongestionControl, CongestionEvent, LossContext, Reno, Window};
@@ -57,6 +64,10 @@ impl CongestionControl for NewJersey {
 
     fn on_ack(&mut self, w: Window, ctx: &AckContext) -> Window {
         Reno::increase(&mut self.acked_in_ca, w, ctx.bytes_acked)
+    }
+
+    fn wants_deliveries(&self) -> bool {
+        true
     }
 
     fn on_delivery(&mut self, ctx: &AckContext) {

@@ -96,6 +96,10 @@ impl CongestionControl for Westwood {
         Reno::increase(&mut self.acked_in_ca, w, ctx.bytes_acked)
     }
 
+    fn wants_deliveries(&self) -> bool {
+        true
+    }
+
     fn on_delivery(&mut self, ctx: &AckContext) {
         self.update_window(ctx.now);
         self.bk += ctx.bytes_acked;

@@ -624,8 +624,10 @@ impl TcpSender {
                 self.rto_deadline = Some(now + self.rtt.rto());
             }
         }
-        let ctx = self.ack_context(now, delivered, prior_in_flight, subflows, me);
-        self.cc.on_delivery(&ctx);
+        if self.cc.wants_deliveries() {
+            let ctx = self.ack_context(now, delivered, prior_in_flight, subflows, me);
+            self.cc.on_delivery(&ctx);
+        }
         let mut newly_lost = 0;
         if self.sacked_bytes > 0 {
             newly_lost += self.mark_lost_by_sack();
