@@ -362,6 +362,42 @@ mod tests {
     }
 
     #[test]
+    fn congestion_warning_marks_while_the_average_queue_is_above_the_threshold() {
+        let cw = CongestionWarning { threshold: QueueLimit::Packets(2), weight: 0.5 };
+        let mut l = link(QueueLimit::Packets(100)).with_congestion_warning(Some(cw));
+        // a burst at t = 0: the k-th arrival finds k - 1 waiting (the first is in service)
+        let mut avg = 0.0;
+        for k in 0..8u64 {
+            assert!(matches!(l.offer(SimTime::ZERO, 1500), Fate::Arrives(_)));
+            avg = 0.5 * avg + 0.5 * k.saturating_sub(1) as f64;
+            assert_eq!(l.average_queue(), Some(avg));
+            assert_eq!(l.marks_last(), avg > 2.0, "arrival {k}: average {avg}");
+        }
+        assert_eq!(l.stats.cw_marks, 4); // arrivals 4 to 7 (averages 2.125, 3.06, 4.03, 5.02)
+        // the burst is sent by 9.6 ms; 100 ms later the average has decayed as if 83 empty
+        // arrivals (100 ms / 1.2 ms) had come, then takes this arrival's empty queue
+        let t = SimTime(9_600_000 + 100_000_000);
+        l.offer(t, 1500);
+        let expect = 0.5 * avg * 0.5f64.powi(83);
+        assert!((l.average_queue().unwrap() - expect).abs() < 1e-30);
+        assert!(!l.marks_last());
+        // bytes: the threshold and the average count bytes waiting
+        let cw = CongestionWarning { threshold: QueueLimit::Bytes(3000), weight: 1.0 };
+        let mut l = link(QueueLimit::Packets(100)).with_congestion_warning(Some(cw));
+        let marks: Vec<bool> = (0..5)
+            .map(|_| {
+                l.offer(SimTime::ZERO, 1500);
+                l.marks_last()
+            })
+            .collect();
+        assert_eq!(marks, [false, false, false, false, true]); // waiting 0, 0, 1500, 3000, 4500
+        // no warning, no mark, no average
+        let mut plain = link(QueueLimit::Packets(100));
+        plain.offer(SimTime::ZERO, 1500);
+        assert_eq!((plain.marks_last(), plain.average_queue()), (false, None));
+    }
+
+    #[test]
     fn down_link_drops_and_clears() {
         let mut l = link(QueueLimit::Packets(10));
         l.offer(SimTime::ZERO, 1500);
