@@ -119,6 +119,9 @@ pub struct FlowSummary {
     /// 20·log10(R / |R − G|), R the stream's rate and G the interval's goodput, clamped to
     /// [0, 50] dB (ALGORITHMS.md §9).
     pub psnr_db: Option<f64>,
+    /// SCTP: what only an association has (left out for other transports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sctp: Option<crate::transport::sctp::SctpSummary>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
