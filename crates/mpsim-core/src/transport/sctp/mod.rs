@@ -24,5 +24,5 @@ pub use association::SctpConn;
 pub use cc::{SctpCcKind, SCTP_CONTROLLERS};
 pub use config::SctpConfig;
 pub use dest::Destination;
-pub use rtx::{RtxPolicy, RTX_POLICIES};
+pub use rtx::{RtxPolicy, RTX_POLICIES, RTX_POLICY_DESCRIPTIONS};
 pub use summary::SctpSummary;

@@ -24,6 +24,14 @@ pub enum RtxPolicy {
 pub const RTX_POLICIES: &[(&str, RtxPolicy)] =
     &[("same", RtxPolicy::Same), ("asap", RtxPolicy::Asap), ("cwnd", RtxPolicy::Cwnd), ("ssthresh", RtxPolicy::Ssthresh)];
 
+/// One-line descriptions, for `mpsim list`.
+pub const RTX_POLICY_DESCRIPTIONS: &[(&str, &str)] = &[
+    ("same", "RTX-SAME: retransmit to the destination the chunk was last sent to"),
+    ("asap", "RTX-ASAP: retransmit to any active destination with cwnd room now"),
+    ("cwnd", "RTX-CWND: retransmit to the active destination with the largest cwnd"),
+    ("ssthresh", "RTX-SSTHRESH: retransmit to the active destination with the largest ssthresh (default)"),
+];
+
 impl RtxPolicy {
     pub fn by_name(name: &str) -> Option<RtxPolicy> {
         RTX_POLICIES.iter().find(|(n, _)| *n == name).map(|&(_, p)| p)
