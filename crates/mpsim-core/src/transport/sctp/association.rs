@@ -252,7 +252,9 @@ impl SctpConn {
         for &(tsn, dest, sent_at, received_at) in &rec.echoes {
             if tsn > self.cum_ack && tsn < self.next_tsn {
                 let bytes = self.chunk(tsn).len;
-                self.dests[dest as usize].cc.on_timestamp(&TimestampSample { tsn, sent_at, received_at, bytes });
+                let dst = &mut self.dests[dest as usize];
+                dst.cc.on_timestamp(&TimestampSample { tsn, sent_at, received_at, bytes });
+                dst.stats.timestamp_samples += 1;
             }
         }
         let mut newly = NewlyAcked { htna_per_dest: vec![None; n], dac_count: rec.dac_count, ..NewlyAcked::default() };

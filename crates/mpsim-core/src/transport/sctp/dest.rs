@@ -81,6 +81,8 @@ pub struct DestStats {
     /// Losses the controller did (or did not) treat as congestion.
     pub congestion_losses: u64,
     pub other_losses: u64,
+    /// Send/receive time pairs handed to the controller (with `sctp.timestamps`).
+    pub timestamp_samples: u64,
     /// Bytes of chunks received on this destination for the first time.
     pub bytes_received: u64,
 }

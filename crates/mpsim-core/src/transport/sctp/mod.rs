@@ -19,6 +19,8 @@ pub mod dest;
 pub mod receiver;
 pub mod rtx;
 pub mod summary;
+#[cfg(test)]
+mod tests;
 
 pub use association::SctpConn;
 pub use cc::{SctpCcKind, SCTP_CONTROLLERS};
