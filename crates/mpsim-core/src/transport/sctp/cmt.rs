@@ -34,7 +34,7 @@ pub struct NewlyAcked {
 /// How many missing reports a SACK adds to the unacked TSN `tsn` last sent to `dest`.
 pub fn strikes(tsn: u64, dest: usize, n: &NewlyAcked, sfr: bool, dac: bool) -> u8 {
     let htna = if sfr { n.htna_per_dest.get(dest).copied().flatten() } else { n.htna };
-    if !htna.is_some_and(|h| h > tsn) {
+    if htna.is_none_or(|h| h <= tsn) {
         return 0;
     }
     if dac && n.dests == 1 && n.lowest.is_some_and(|l| l > tsn) {

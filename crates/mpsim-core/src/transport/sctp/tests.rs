@@ -2,7 +2,6 @@
 //! dropped or delivered to the receiving end, and the SACKs it answers with are fed back.
 
 use super::cc::SctpCcKind;
-use super::dest::DestState;
 use super::*;
 use crate::net::{Header, SctpDataHeader, SctpSackHeader};
 use crate::time::{Dur, SimTime};
@@ -115,7 +114,7 @@ fn path_max_retrans_expiries_make_the_primary_inactive_and_new_data_fails_over()
         let mut pkts = data(&mut tx);
         let mut t = now;
         while pkts.iter().any(|(d, _)| *d == 1) {
-            t = t + Dur::from_millis(10);
+            t += Dur::from_millis(10);
             let alive: Vec<_> = pkts.iter().copied().filter(|(d, _)| *d == 1).collect();
             pkts = exchange(&mut c, t, &alive, &[]);
         }
