@@ -241,6 +241,18 @@ fn cmt_with_losses_delivers_everything_under_every_retransmission_policy() {
 }
 
 #[test]
+fn nr_sack_frees_gap_acked_chunks_and_relieves_a_small_send_buffer() {
+    let run = |nr: bool| {
+        let flow = format!("cmt = true\nsctp = {{ snd_buf = \"64KB\", rcv_buf = \"1MB\", nr_sack = {nr} }}");
+        let out = run_checked(&parse(&two_paths("60s", "loss = \"1%\"", "5Mbps", &flow)));
+        out.summary.flows[0].clone()
+    };
+    let (plain, nr) = (run(false), run(true));
+    assert!(nr.sctp.as_ref().unwrap().nr_sack);
+    assert!(nr.goodput_bps > 1.05 * plain.goodput_bps, "NR-SACK {} vs SACK {}", nr.goodput_bps, plain.goodput_bps);
+}
+
+#[test]
 fn same_seed_gives_the_same_run() {
     let text = two_paths("10s", "loss = \"1%\"", "5Mbps", "cmt = true");
     let s = parse(&text);

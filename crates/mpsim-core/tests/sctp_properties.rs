@@ -27,6 +27,7 @@ struct FlowCase {
     threshold: u8,
     bundling: bool,
     delayed_sack: bool,
+    nr_sack: bool,
     rcv_buf: u32,
     start_ms: u32,
 }
@@ -43,9 +44,9 @@ fn flow() -> impl Strategy<Value = FlowCase> {
     (
         (1_000u32..800_000, 100u32..1457, prop_oneof![Just("rfc4960"), Just("newreno")], 0u8..3),
         (any::<[bool; 3]>(), prop_oneof![Just("same"), Just("asap"), Just("cwnd"), Just("ssthresh")], 3u8..5),
-        (any::<bool>(), any::<bool>(), 2u32..400, 0u32..2000),
+        (any::<bool>(), any::<bool>(), any::<bool>(), 2u32..400, 0u32..2000),
     )
-        .prop_map(|((bytes, chunk, cc, homing), (rules, policy, threshold), (bundling, delayed_sack, rcv_kb, start_ms))| FlowCase {
+        .prop_map(|((bytes, chunk, cc, homing), (rules, policy, threshold), (bundling, delayed_sack, nr_sack, rcv_kb, start_ms))| FlowCase {
             bytes,
             chunk,
             cc,
@@ -55,6 +56,7 @@ fn flow() -> impl Strategy<Value = FlowCase> {
             threshold,
             bundling,
             delayed_sack,
+            nr_sack,
             rcv_buf: (rcv_kb * 1000).max(chunk),
             start_ms,
         })
@@ -88,8 +90,8 @@ fn render(c: &Case) -> String {
             (String::new(), String::new())
         };
         t += &format!(
-            "[[flow]]\nname = \"f{i}\"\n{paths}\ntransport = \"sctp\"\ncc = \"{}\"\n{cmt_line}start = \"{}ms\"\napp = {{ kind = \"bulk\", bytes = {} }}\nsctp = {{ {cmt_keys}chunk = {}, fast_rtx_threshold = {}, bundling = {}, delayed_sack = {}, rcv_buf = {}, association_max_retrans = 1000 }}\n",
-            f.cc, f.start_ms, f.bytes, f.chunk, f.threshold, f.bundling, f.delayed_sack, f.rcv_buf
+            "[[flow]]\nname = \"f{i}\"\n{paths}\ntransport = \"sctp\"\ncc = \"{}\"\n{cmt_line}start = \"{}ms\"\napp = {{ kind = \"bulk\", bytes = {} }}\nsctp = {{ {cmt_keys}chunk = {}, fast_rtx_threshold = {}, bundling = {}, delayed_sack = {}, nr_sack = {}, rcv_buf = {}, snd_buf = {}, association_max_retrans = 1000 }}\n",
+            f.cc, f.start_ms, f.bytes, f.chunk, f.threshold, f.bundling, f.delayed_sack, f.nr_sack, f.rcv_buf, f.rcv_buf.max(f.chunk * 2)
         );
     }
     t

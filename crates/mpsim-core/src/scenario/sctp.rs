@@ -28,6 +28,7 @@ const KEYS: &[&str] = &[
     "rtx_policy",
     "primary",
     "timestamps",
+    "nr_sack",
 ];
 
 /// The CMT-only keys of the `sctp` table.
@@ -65,7 +66,7 @@ impl Reader<'_> {
                 _ => Err(self.e(&join(&sk, name), format!("expected a whole number from {lo} to {hi}, found {x}"))),
             }
         };
-        for (name, slot) in [("bundling", &mut c.bundling), ("delayed_sack", &mut c.delayed_sack), ("sfr", &mut c.sfr), ("cuc", &mut c.cuc), ("dac", &mut c.dac), ("timestamps", &mut c.timestamps)] {
+        for (name, slot) in [("bundling", &mut c.bundling), ("delayed_sack", &mut c.delayed_sack), ("sfr", &mut c.sfr), ("cuc", &mut c.cuc), ("dac", &mut c.dac), ("timestamps", &mut c.timestamps), ("nr_sack", &mut c.nr_sack)] {
             if let Some(b) = bool_at(name)? {
                 *slot = b;
             }

@@ -181,7 +181,7 @@ impl Connection {
             Connection::Tcp(c) => c.sub.sender.app_limit() - c.sub.sender.snd_una(),
             Connection::Mptcp(c) => c.app_limit - c.data_una,
             Connection::Udp(_) => 0,
-            Connection::Sctp(c) => c.app_limit - c.acked_bytes,
+            Connection::Sctp(c) => c.send_buffer_bytes(),
         }
     }
 

@@ -139,6 +139,17 @@ impl SctpConn {
         self.app_limit += len;
     }
 
+    /// Bytes the send buffer holds: written and not yet acknowledged cumulatively; with
+    /// NR-SACK, gap-acked chunks are freed too.
+    pub fn send_buffer_bytes(&self) -> u64 {
+        let held = self.app_limit - self.acked_bytes;
+        if self.cfg.nr_sack {
+            held - ((self.next_offset - self.acked_bytes) - self.unacked_bytes)
+        } else {
+            held
+        }
+    }
+
     pub fn progress(&self) -> Progress {
         Progress { written: self.app_limit, acked: self.acked_bytes, delivered: self.rx.delivered(), bytes_sent: self.bytes_sent }
     }
@@ -707,6 +718,7 @@ impl SctpConn {
         assert!(self.acked_bytes <= self.rx.delivered(), "acked beyond what was delivered");
         assert!(self.rx.delivered() <= self.next_offset && self.next_offset <= self.app_limit);
         assert!(self.rx.buffered() <= self.cfg.rcv_buf, "receive buffer over its limit");
+        assert!(self.send_buffer_bytes() <= self.cfg.snd_buf.max(self.app_limit - self.next_offset), "send buffer over its limit");
         assert_eq!(self.chunks.len() as u64, self.next_tsn - 1 - self.cum_ack);
     }
 }

@@ -42,6 +42,10 @@ pub struct SctpConfig {
     /// Carry a 12-byte timestamp chunk in every DATA packet and echo receive times in SACKs
     /// (what a jitter-based controller reads).
     pub timestamps: bool,
+    /// NR-SACK (Natarajan et al., ICNP 2008): the receiver reports its out-of-order data as
+    /// non-renegable (it never reneges here), so the sender frees gap-acked chunks from its
+    /// send buffer at once instead of at the cumulative ack.
+    pub nr_sack: bool,
     pub cc: SctpCcKind,
 }
 
@@ -51,6 +55,8 @@ pub const PACKET_HEADER: u32 = 32;
 pub const DATA_CHUNK_HEADER: u32 = 16;
 /// SACK chunk without gap blocks or duplicate TSNs.
 pub const SACK_CHUNK: u32 = 16;
+/// NR-SACK chunk without blocks (a 2-byte count of NR gap blocks and 2 reserved bytes more).
+pub const NR_SACK_CHUNK: u32 = 20;
 /// A timestamp chunk (type/flags/length + 8-byte send time).
 pub const TIMESTAMP_CHUNK: u32 = 12;
 
@@ -78,6 +84,7 @@ impl Default for SctpConfig {
             rtx_policy: RtxPolicy::Ssthresh,
             primary: 0,
             timestamps: false,
+            nr_sack: false,
             cc: SctpCcKind::Rfc4960,
         }
     }
@@ -99,10 +106,12 @@ impl SctpConfig {
     }
 
     /// Wire size of a SACK packet (RFC 4960 §3.3.4: 16 bytes, 4 per gap block and 4 per
-    /// duplicate TSN; echoed receive times add 8 bytes each when timestamps are on).
+    /// duplicate TSN; echoed receive times add 8 bytes each when timestamps are on). An
+    /// NR-SACK chunk has a 20-byte header and reports every block as a non-renegable one.
     pub fn sack_packet_wire(&self, gaps: usize, dups: usize, echoes: usize) -> u32 {
         let echo = if self.timestamps { 4 + 8 * echoes as u32 } else { 0 };
-        PACKET_HEADER + SACK_CHUNK + 4 * gaps as u32 + 4 * dups as u32 + echo
+        let chunk = if self.nr_sack { NR_SACK_CHUNK } else { SACK_CHUNK };
+        PACKET_HEADER + chunk + 4 * gaps as u32 + 4 * dups as u32 + echo
     }
 
     /// RFC 4960 §7.2.1: initial cwnd = min(4·MTU, max(2·MTU, 4380 bytes)).
@@ -129,5 +138,7 @@ mod tests {
         let ts = SctpConfig { timestamps: true, ..c };
         assert_eq!(ts.data_packet_wire(1456, 1), 1516);
         assert_eq!(c.initial_cwnd(), 4380);
+        let nr = SctpConfig { nr_sack: true, ..c };
+        assert_eq!(nr.sack_packet_wire(2, 0, 0), 52 + 8);
     }
 }

@@ -31,6 +31,7 @@ pub struct SctpSummary {
     pub cuc: bool,
     pub dac: bool,
     pub fast_rtx_threshold: u8,
+    pub nr_sack: bool,
     /// Per destination (in path order): its state at the end ("active"/"inactive").
     pub destination_states: Vec<String>,
 }
@@ -100,6 +101,7 @@ impl SctpConn {
             cuc: self.cfg.cmt && self.cfg.cuc,
             dac: self.cfg.cmt && self.cfg.dac,
             fast_rtx_threshold: self.cfg.fast_rtx_threshold,
+            nr_sack: self.cfg.nr_sack,
             destination_states: ds.iter().map(|d| if d.active() { "active" } else { "inactive" }.to_string()).collect(),
         });
     }
