@@ -46,6 +46,12 @@ def test_receive_buffer_blocking_falls_as_the_buffer_grows():
     assert large["sctp_mbps"] > 2 * small["sctp_mbps"]
 
 
+def test_coupled_cmt_is_fair_to_a_single_association_on_a_shared_bottleneck():
+    rows = {r["cc"]: r["ratio"] for r in v.coupling_check(seeds=1, duration="100s")}
+    assert rows["rfc4960"] > 1.5
+    assert rows["lia"] < 1.4 and rows["olia"] < 1.4
+
+
 SCENARIO = """
 duration = "5s"
 [[link]]
@@ -83,6 +89,11 @@ def test_api_and_cli_run_an_sctp_flow(tmp_path, capsys):
     assert main(["check", str(p)]) == 2
     err = capsys.readouterr().err
     assert "flow[0].sctp.rtx_policy" in err and "fastest" in err and "s.toml" in err
+    p.write_text(SCENARIO.replace('cmt = true', 'cmt = true\ncc = "olia"'))
+    assert main(["check", str(p)]) == 0
+    p.write_text(SCENARIO.replace('cmt = true', 'cmt = true\ncc = "cubic"'))
+    assert main(["check", str(p)]) == 2
+    assert "flow[0].cc" in capsys.readouterr().err
     assert main(["list", "sctp_cc"]) == 0
     assert "newreno" in capsys.readouterr().out
     p.write_text(SCENARIO)

@@ -295,3 +295,66 @@ fn bad_sctp_settings_get_one_clear_error() {
     let e = bad(&sctp_one_link("1s", "", "sctp = { chunk = \"8B\" }"));
     assert_eq!(e.key, "flow[0].sctp.chunk");
 }
+
+/// Two paths through one shared bottleneck (separate access links), a CMT association over
+/// both and a single-homed association beside it.
+fn shared_bottleneck(cc: &str) -> String {
+    format!(
+        r#"
+duration = "200s"
+[metrics]
+warmup = "20s"
+[[link]]
+name = "bottleneck"
+rate = "10Mbps"
+delay = "20ms"
+queue = "100pkt"
+[[link]]
+name = "x"
+rate = "100Mbps"
+delay = "1ms"
+[[link]]
+name = "y"
+rate = "100Mbps"
+delay = "5ms"
+[[link]]
+name = "z"
+rate = "100Mbps"
+delay = "3ms"
+[[path]]
+name = "px"
+links = ["x", "bottleneck"]
+[[path]]
+name = "py"
+links = ["y", "bottleneck"]
+[[path]]
+name = "pz"
+links = ["z", "bottleneck"]
+[[flow]]
+name = "cmt"
+paths = ["px", "py"]
+transport = "sctp"
+cmt = true
+cc = "{cc}"
+[[flow]]
+name = "single"
+path = "pz"
+transport = "sctp"
+"#
+    )
+}
+
+#[test]
+fn coupled_cmt_takes_about_one_association_share_of_a_shared_bottleneck() {
+    let share = |cc: &str| {
+        let out = run_checked(&parse(&shared_bottleneck(cc)));
+        let f = &out.summary.flows;
+        assert_eq!(f[0].cc, cc);
+        f[0].goodput_bps / f[1].goodput_bps
+    };
+    let (plain, lia, olia) = (share("rfc4960"), share("lia"), share("olia"));
+    // uncoupled, two destinations take about twice the single association's share
+    assert!(plain > 1.5, "uncoupled {plain}");
+    assert!(lia < 1.4 && lia < plain * 0.75, "lia {lia} vs uncoupled {plain}");
+    assert!(olia < 1.4 && olia < plain * 0.75, "olia {olia} vs uncoupled {plain}");
+}

@@ -42,7 +42,7 @@ fn loss() -> impl Strategy<Value = String> {
 
 fn flow() -> impl Strategy<Value = FlowCase> {
     (
-        (1_000u32..800_000, 100u32..1457, prop_oneof![Just("rfc4960"), Just("newreno")], 0u8..3),
+        (1_000u32..800_000, 100u32..1457, prop_oneof![Just("rfc4960"), Just("newreno"), Just("lia"), Just("olia")], 0u8..3),
         (any::<[bool; 3]>(), prop_oneof![Just("same"), Just("asap"), Just("cwnd"), Just("ssthresh")], 3u8..5),
         (any::<bool>(), any::<bool>(), any::<bool>(), 2u32..400, 0u32..2000),
     )

@@ -19,6 +19,7 @@ use super::config::SctpConfig;
 use super::dest::{DestState, Destination};
 use super::receiver::{SackNow, SackRecord, SctpReceiver};
 use super::rtx::{choose, DestView, RtxCause};
+use crate::cc::SubflowState;
 use crate::metrics::TraceKind;
 use crate::net::{Header, SctpDataHeader, SctpSackHeader};
 use crate::time::{Dur, SimTime};
@@ -312,7 +313,9 @@ impl SctpConn {
         }
         for d in 0..n {
             if let Some(t) = rtt_sample[d] {
-                self.dests[d].rto.on_sample(now.since(t));
+                let dst = &mut self.dests[d];
+                dst.rto.on_sample(now.since(t));
+                dst.cc.on_rtt_sample(now.since(t), now);
             }
             if bytes_acked[d] > 0 {
                 let dst = &mut self.dests[d];
@@ -347,6 +350,7 @@ impl SctpConn {
             }
         }
         let highest_sent = self.next_tsn - 1;
+        let mut siblings = self.siblings();
         for (d, l) in lost.iter().enumerate() {
             let Some((tsn, sent_at)) = *l else { continue };
             self.rtx_allowance = true;
@@ -355,8 +359,8 @@ impl SctpConn {
                 self.stats.fast_retransmits_without_reduction += 1;
                 continue;
             }
-            let ev = LossEvent { now, kind: LossKind::FastRetransmit, tsn, sent_at, srtt: dst.rto.srtt() };
-            match dst.cc.on_loss(&mut dst.w, &ev) {
+            let ev = LossEvent { now, kind: LossKind::FastRetransmit, tsn, sent_at, flight: flight_before[d], srtt: dst.rto.srtt(), min_rtt: dst.rto.min_rtt };
+            match dst.cc.on_loss(&mut dst.w, &ev, &siblings, d) {
                 LossVerdict::Congestion => {
                     dst.stats.congestion_losses += 1;
                     dst.stats.fast_recoveries += 1;
@@ -384,6 +388,9 @@ impl SctpConn {
         }
         // cwnd growth (§7.2.1-7.2.2; CUC with CMT), fast recovery exit, timers
         let cuc = self.cfg.cmt && self.cfg.cuc;
+        if !siblings.is_empty() {
+            siblings = self.siblings();
+        }
         for d in 0..n {
             let pseudo_advanced = earliest_before[d].is_some_and(|t| t <= self.cum_ack || self.chunk(t).acked);
             let dst = &mut self.dests[d];
@@ -394,9 +401,11 @@ impl SctpConn {
                     advanced: cwnd_may_grow(cum_advanced, pseudo_advanced, cuc),
                     fully_used: flight_before[d] >= dst.w.cwnd,
                     in_fast_recovery: dst.fast_recovery.is_some(),
+                    flight: flight_before[d],
                     srtt: dst.rto.srtt(),
+                    min_rtt: dst.rto.min_rtt,
                 };
-                dst.cc.on_ack(&mut dst.w, &ev);
+                dst.cc.on_ack(&mut dst.w, &ev, &siblings, d);
             }
             if dst.fast_recovery.is_some_and(|x| self.cum_ack >= x) {
                 dst.fast_recovery = None;
@@ -413,6 +422,25 @@ impl SctpConn {
         }
         // §6.2.1 D ii)
         self.peer_rwnd = (h.a_rwnd as u64).saturating_sub(self.unacked_bytes);
+    }
+
+    /// What coupled controllers see of every destination (empty for uncoupled ones).
+    fn siblings(&self) -> Vec<SubflowState> {
+        if !self.dests[0].cc.is_coupled() {
+            return Vec::new();
+        }
+        self.dests
+            .iter()
+            .map(|d| SubflowState {
+                cwnd: d.w.cwnd,
+                ssthresh: d.w.ssthresh,
+                mss: d.w.mtu,
+                srtt: d.rto.srtt(),
+                active: d.active(),
+                in_recovery: d.fast_recovery.is_some(),
+                inter_loss_bytes: d.cc.inter_loss_bytes(),
+            })
+            .collect()
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -498,11 +526,12 @@ impl SctpConn {
         });
         let Some(first) = first else { return };
         let sent_at = self.chunk(first).sent_at;
+        let siblings = self.siblings();
         tx.push(Action::Note { sub: d as u8, kind: TraceKind::Timeout, seq: self.chunk(first).offset, dsn: first });
         let dst = &mut self.dests[d];
         dst.stats.timeouts += 1;
-        let ev = LossEvent { now, kind: LossKind::Timeout, tsn: first, sent_at, srtt: dst.rto.srtt() };
-        match dst.cc.on_loss(&mut dst.w, &ev) {
+        let ev = LossEvent { now, kind: LossKind::Timeout, tsn: first, sent_at, flight: dst.flight, srtt: dst.rto.srtt(), min_rtt: dst.rto.min_rtt };
+        match dst.cc.on_loss(&mut dst.w, &ev, &siblings, d) {
             LossVerdict::Congestion => dst.stats.congestion_losses += 1,
             LossVerdict::NotCongestion => dst.stats.other_losses += 1,
         }

@@ -16,6 +16,7 @@
 //!   receives per acknowledged packet (a jitter-ratio or receiver-timestamp bandwidth
 //!   estimator feeds from it).
 
+use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, SubflowState, Window};
 use crate::time::{Dur, SimTime};
 
 /// One destination's window, in user-data bytes.
@@ -47,7 +48,10 @@ pub struct AckEvent {
     /// Before the SACK, the destination had cwnd or more bytes outstanding.
     pub fully_used: bool,
     pub in_fast_recovery: bool,
+    /// Bytes outstanding on this destination before the SACK.
+    pub flight: u64,
     pub srtt: Option<Dur>,
+    pub min_rtt: Option<Dur>,
 }
 
 /// How a loss was detected.
@@ -67,7 +71,10 @@ pub struct LossEvent {
     /// The lost chunk (for a timeout: the earliest outstanding one) and when it was sent.
     pub tsn: u64,
     pub sent_at: SimTime,
+    /// Bytes outstanding on this destination when the loss was detected.
+    pub flight: u64,
     pub srtt: Option<Dur>,
+    pub min_rtt: Option<Dur>,
 }
 
 /// What the controller made of a loss.
@@ -100,12 +107,22 @@ pub enum SctpCcKind {
     /// advances the cumulative ack but not past the recovery point retransmits the next
     /// missing chunk at once.
     NewReno,
+    /// LIA (RFC 6356) across the association's destinations, as INET's `cmtCCVariant =
+    /// "lia"`: the congestion-avoidance increase is coupled (mpsim's `cc::Lia`, destinations
+    /// as subflows); slow start, the decrease and every RFC 4960 gate (advancing ack point,
+    /// fully used cwnd, fast recovery) stay SCTP's.
+    Lia,
+    /// OLIA (Khalili et al.) across destinations, as INET's `cmtCCVariant = "olia"`, with the
+    /// same split as `Lia`.
+    Olia,
 }
 
 /// Scenario names and one-line descriptions.
 pub const SCTP_CONTROLLERS: &[(&str, SctpCcKind, &str)] = &[
     ("rfc4960", SctpCcKind::Rfc4960, "SCTP's standard per-destination congestion control (RFC 4960 §7.2)"),
     ("newreno", SctpCcKind::NewReno, "NewReno-SCTP: one window reduction per round trip, partial-ack retransmission"),
+    ("lia", SctpCcKind::Lia, "LIA coupling across destinations (CMT): coupled increase, RFC 4960's decrease and gates"),
+    ("olia", SctpCcKind::Olia, "OLIA coupling across destinations (CMT): coupled increase, RFC 4960's decrease and gates"),
 ];
 
 impl SctpCcKind {
@@ -119,13 +136,14 @@ impl SctpCcKind {
 }
 
 /// A destination's controller.
-#[derive(Clone, Debug)]
 pub enum SctpCc {
     Rfc4960,
     NewReno {
         /// When the window was last reduced.
         last_reduction: Option<SimTime>,
     },
+    /// A coupled controller of `cc/`, fed with the association's destinations as subflows.
+    Coupled(Controller),
 }
 
 impl SctpCc {
@@ -133,13 +151,27 @@ impl SctpCc {
         match kind {
             SctpCcKind::Rfc4960 => SctpCc::Rfc4960,
             SctpCcKind::NewReno => SctpCc::NewReno { last_reduction: None },
+            SctpCcKind::Lia => SctpCc::Coupled(Controller::by_name("lia").expect("built in")),
+            SctpCcKind::Olia => SctpCc::Coupled(Controller::by_name("olia").expect("built in")),
         }
     }
 
-    pub fn kind(&self) -> SctpCcKind {
+    /// True if the controller reads its sibling destinations.
+    pub fn is_coupled(&self) -> bool {
+        matches!(self, SctpCc::Coupled(_))
+    }
+
+    /// The per-path figure a coupled controller shares with its siblings (OLIA's).
+    pub fn inter_loss_bytes(&self) -> u64 {
         match self {
-            SctpCc::Rfc4960 => SctpCcKind::Rfc4960,
-            SctpCc::NewReno { .. } => SctpCcKind::NewReno,
+            SctpCc::Coupled(c) => c.inter_loss_bytes(),
+            _ => 0,
+        }
+    }
+
+    pub fn on_rtt_sample(&mut self, rtt: Dur, now: SimTime) {
+        if let SctpCc::Coupled(c) = self {
+            c.on_rtt_sample(rtt, now);
         }
     }
 
@@ -148,12 +180,38 @@ impl SctpCc {
         matches!(self, SctpCc::NewReno { .. })
     }
 
-    pub fn on_ack(&mut self, w: &mut DestWindow, a: &AckEvent) {
-        rfc4960_growth(w, a);
+    /// New data sent to this destination was acknowledged. `siblings` holds every
+    /// destination's state (this one at `me`) for coupled controllers; empty otherwise.
+    pub fn on_ack(&mut self, w: &mut DestWindow, a: &AckEvent, siblings: &[SubflowState], me: usize) {
+        let SctpCc::Coupled(ctl) = self else {
+            return rfc4960_growth(w, a);
+        };
+        if !a.advanced || a.in_fast_recovery || a.bytes_acked == 0 || !a.fully_used {
+            return;
+        }
+        if w.in_slow_start() {
+            w.cwnd += a.bytes_acked.min(w.mtu);
+            return;
+        }
+        let ctx = AckContext { now: a.now, bytes_acked: a.bytes_acked, in_flight: a.flight, srtt: a.srtt, min_rtt: a.min_rtt, subflows: siblings, me };
+        let nw = ctl.on_ack(Window { cwnd: w.cwnd, ssthresh: w.ssthresh, mss: w.mtu }, &ctx);
+        w.cwnd = nw.cwnd.max(w.mtu);
     }
 
-    pub fn on_loss(&mut self, w: &mut DestWindow, l: &LossEvent) -> LossVerdict {
+    pub fn on_loss(&mut self, w: &mut DestWindow, l: &LossEvent, siblings: &[SubflowState], me: usize) -> LossVerdict {
         match self {
+            SctpCc::Coupled(ctl) => {
+                // the controller keeps its own books (OLIA's inter-loss bytes, LIA's byte
+                // counter); the window follows RFC 4960's decrease
+                let ev = match l.kind {
+                    LossKind::FastRetransmit => CongestionEvent::FastRetransmit,
+                    LossKind::Timeout => CongestionEvent::Timeout,
+                };
+                let ctx = LossContext { now: l.now, in_flight: l.flight, srtt: l.srtt, min_rtt: l.min_rtt, subflows: siblings, me };
+                ctl.on_congestion(Window { cwnd: w.cwnd, ssthresh: w.ssthresh, mss: w.mtu }, ev, &ctx);
+                rfc4960_reduce(w, l.kind);
+                LossVerdict::Congestion
+            }
             SctpCc::Rfc4960 => {
                 rfc4960_reduce(w, l.kind);
                 LossVerdict::Congestion
@@ -211,23 +269,23 @@ mod tests {
     }
 
     fn ack(bytes: u64, fully_used: bool) -> AckEvent {
-        AckEvent { now: SimTime::ZERO, bytes_acked: bytes, advanced: true, fully_used, in_fast_recovery: false, srtt: None }
+        AckEvent { now: SimTime::ZERO, bytes_acked: bytes, advanced: true, fully_used, in_fast_recovery: false, flight: 0, srtt: None, min_rtt: None }
     }
 
     #[test]
     fn slow_start_grows_by_at_most_one_mtu_and_only_when_fully_used() {
         let mut cc = SctpCc::new(SctpCcKind::Rfc4960);
         let mut w = win(4380, u64::MAX);
-        cc.on_ack(&mut w, &ack(2912, true));
+        cc.on_ack(&mut w, &ack(2912, true), &[], 0);
         assert_eq!(w.cwnd, 4380 + 1500);
-        cc.on_ack(&mut w, &ack(1456, true));
+        cc.on_ack(&mut w, &ack(1456, true), &[], 0);
         assert_eq!(w.cwnd, 4380 + 1500 + 1456);
         let before = w;
-        cc.on_ack(&mut w, &ack(2912, false));
+        cc.on_ack(&mut w, &ack(2912, false), &[], 0);
         assert_eq!(w, before, "no growth when the window was not fully used");
-        cc.on_ack(&mut w, &AckEvent { advanced: false, ..ack(2912, true) });
+        cc.on_ack(&mut w, &AckEvent { advanced: false, ..ack(2912, true) }, &[], 0);
         assert_eq!(w, before, "no growth without an advancing ack point");
-        cc.on_ack(&mut w, &AckEvent { in_fast_recovery: true, ..ack(2912, true) });
+        cc.on_ack(&mut w, &AckEvent { in_fast_recovery: true, ..ack(2912, true) }, &[], 0);
         assert_eq!(w, before, "no growth in fast recovery");
     }
 
@@ -235,14 +293,14 @@ mod tests {
     fn congestion_avoidance_counts_partial_bytes_acked() {
         let mut cc = SctpCc::new(SctpCcKind::Rfc4960);
         let mut w = win(6000, 3000);
-        cc.on_ack(&mut w, &ack(4000, true));
+        cc.on_ack(&mut w, &ack(4000, true), &[], 0);
         assert_eq!((w.cwnd, w.partial_bytes_acked), (6000, 4000));
-        cc.on_ack(&mut w, &ack(2500, true));
+        cc.on_ack(&mut w, &ack(2500, true), &[], 0);
         assert_eq!((w.cwnd, w.partial_bytes_acked), (7500, 500));
         // partial_bytes_acked grows, but cwnd waits for a fully used window
-        cc.on_ack(&mut w, &ack(7500, false));
+        cc.on_ack(&mut w, &ack(7500, false), &[], 0);
         assert_eq!((w.cwnd, w.partial_bytes_acked), (7500, 8000));
-        cc.on_ack(&mut w, &ack(1, true));
+        cc.on_ack(&mut w, &ack(1, true), &[], 0);
         assert_eq!((w.cwnd, w.partial_bytes_acked), (9000, 501));
     }
 
@@ -266,18 +324,20 @@ mod tests {
             kind: LossKind::FastRetransmit,
             tsn: 1,
             sent_at: SimTime(sent),
+            flight: 0,
             srtt: None,
+            min_rtt: None,
         };
-        assert_eq!(cc.on_loss(&mut w, &loss(100, 50)), LossVerdict::Congestion);
+        assert_eq!(cc.on_loss(&mut w, &loss(100, 50), &[], 0), LossVerdict::Congestion);
         assert_eq!(w.cwnd, 20_000);
         // a chunk sent before that reduction: same window, no second reduction
-        assert_eq!(cc.on_loss(&mut w, &loss(150, 90)), LossVerdict::NotCongestion);
+        assert_eq!(cc.on_loss(&mut w, &loss(150, 90), &[], 0), LossVerdict::NotCongestion);
         assert_eq!(w.cwnd, 20_000);
         // a chunk sent after it: a new round trip
-        assert_eq!(cc.on_loss(&mut w, &loss(300, 120)), LossVerdict::Congestion);
+        assert_eq!(cc.on_loss(&mut w, &loss(300, 120), &[], 0), LossVerdict::Congestion);
         assert_eq!(w.cwnd, 10_000);
         let mut std = SctpCc::new(SctpCcKind::Rfc4960);
-        assert_eq!(std.on_loss(&mut w, &loss(310, 90)), LossVerdict::Congestion);
+        assert_eq!(std.on_loss(&mut w, &loss(310, 90), &[], 0), LossVerdict::Congestion);
         assert_eq!(w.cwnd, 6000);
     }
 }
