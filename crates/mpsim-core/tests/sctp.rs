@@ -358,3 +358,35 @@ fn coupled_cmt_takes_about_one_association_share_of_a_shared_bottleneck() {
     assert!(lia < 1.4 && lia < plain * 0.75, "lia {lia} vs uncoupled {plain}");
     assert!(olia < 1.4 && olia < plain * 0.75, "olia {olia} vs uncoupled {plain}");
 }
+
+#[test]
+fn cmt_pf_stops_sending_to_a_failed_path_until_a_heartbeat_is_answered() {
+    // path b fails from 10 s to 30 s
+    let run = |pf: bool| {
+        let text = two_paths("50s", "", "5Mbps", &format!("cmt = true\nsctp = {{ cmt_pf = {pf}, rcv_buf = \"400KB\" }}"))
+            .replace("name = \"lb\"", "name = \"lb\"\ndown = [{ at = \"10s\", until = \"30s\" }]");
+        let out = run_checked(&parse(&text));
+        out.summary.flows[0].clone()
+    };
+    let (plain, pf) = (run(false), run(true));
+    let s = pf.sctp.as_ref().unwrap();
+    assert!(s.cmt_pf && s.heartbeats > 0, "{s:?}");
+    // b is back in use after the failure in both
+    assert_eq!(s.destination_states, vec!["active", "active"]);
+    assert!(pf.subflows[1].timeouts < plain.subflows[1].timeouts, "{:?} vs {:?}", pf.subflows[1], plain.subflows[1]);
+    assert!(pf.goodput_bps > plain.goodput_bps, "CMT-PF {} vs CMT {}", pf.goodput_bps, plain.goodput_bps);
+}
+
+#[test]
+fn an_inactive_primary_is_probed_and_taken_back_when_it_recovers() {
+    // 2 Mbit/s paths keep the run short; probes every RTO + 5 s
+    let text = two_paths("320s", "down = [{ at = \"10s\", until = \"200s\" }]", "2Mbps", "sctp = { hb_interval = \"5s\" }").replace("\"10Mbps\"", "\"2Mbps\"");
+    let out = run_checked(&parse(&text));
+    let f = &out.summary.flows[0];
+    let s = f.sctp.as_ref().unwrap();
+    assert!(s.failover_at_s.is_some());
+    assert!(s.heartbeats > 0);
+    assert_eq!(s.destination_states, vec!["active", "active"]);
+    // new data went back to the primary: it carried far more than its first 10 s (2.5 MB)
+    assert!(f.subflows[0].bytes_sent > 8_000_000, "{:?}", f.subflows[0]);
+}

@@ -12,6 +12,8 @@ struct Case {
     delays: [u32; 2],
     queues: [u32; 2],
     loss: String,
+    /// Path b's link fails from 2 s to 30 s.
+    outage: bool,
     flows: Vec<FlowCase>,
 }
 
@@ -63,11 +65,12 @@ fn flow() -> impl Strategy<Value = FlowCase> {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (any::<[u8; 2]>(), any::<[u8; 2]>(), any::<[u8; 2]>(), loss(), proptest::collection::vec(flow(), 1..3)).prop_map(|(r, d, q, loss, flows)| Case {
+    (any::<[u8; 2]>(), any::<[u8; 2]>(), any::<[u8; 2]>(), loss(), any::<bool>(), proptest::collection::vec(flow(), 1..3)).prop_map(|(r, d, q, loss, outage, flows)| Case {
         rates: [1 + r[0] as u32 % 40, 1 + r[1] as u32 % 40],
         delays: [d[0] as u32 % 80, d[1] as u32 % 80],
         queues: [3 + q[0] as u32 % 150, 3 + q[1] as u32 % 150],
         loss,
+        outage,
         flows,
     })
 }
@@ -76,15 +79,16 @@ fn render(c: &Case) -> String {
     let mut t = "duration = \"600s\"\n[metrics]\ninterval = \"1s\"\n".to_string();
     for (i, name) in ["a", "b"].iter().enumerate() {
         let loss = if i == 0 { c.loss.as_str() } else { "\"0%\"" };
+        let down = if i == 1 && c.outage { "down = [{ at = \"2s\", until = \"30s\" }]\n" } else { "" };
         t += &format!(
-            "[[link]]\nname = \"{name}\"\nrate = \"{}Mbps\"\ndelay = \"{}ms\"\nqueue = \"{}pkt\"\nloss = {loss}\n[[path]]\nname = \"p{name}\"\nlinks = [\"{name}\"]\n",
+            "[[link]]\nname = \"{name}\"\nrate = \"{}Mbps\"\ndelay = \"{}ms\"\nqueue = \"{}pkt\"\nloss = {loss}\n{down}[[path]]\nname = \"p{name}\"\nlinks = [\"{name}\"]\n",
             c.rates[i], c.delays[i], c.queues[i]
         );
     }
     for (i, f) in c.flows.iter().enumerate() {
         let paths = if f.homing == 0 { "path = \"pa\"".to_string() } else { "paths = [\"pa\", \"pb\"]".to_string() };
         let (cmt_line, cmt_keys) = if f.homing == 2 {
-            let keys = format!("sfr = {}, cuc = {}, dac = {}, rtx_policy = \"{}\", ", f.rules[0], f.rules[1], f.rules[2], f.policy);
+            let keys = format!("sfr = {}, cuc = {}, dac = {}, cmt_pf = {}, rtx_policy = \"{}\", ", f.rules[0], f.rules[1], f.rules[2], f.nr_sack ^ f.bundling, f.policy);
             ("cmt = true\n".to_string(), keys)
         } else {
             (String::new(), String::new())

@@ -145,6 +145,14 @@ pub struct SctpSackHeader {
     pub delivered: u64,
 }
 
+/// An SCTP control packet: a HEARTBEAT probing a destination, or the HEARTBEAT ACK answering
+/// it; `sent_at` is the heartbeat's send time, echoed back (RFC 4960 §8.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SctpControlHeader {
+    pub ack: bool,
+    pub sent_at: SimTime,
+}
+
 /// Protocol headers. One link and queue model serves every protocol.
 #[derive(Clone, Copy, Debug)]
 pub enum Header {
@@ -158,6 +166,8 @@ pub enum Header {
     SctpData(SctpDataHeader),
     /// SCTP SACK from the receiver back to the sender.
     SctpSack(SctpSackHeader),
+    /// SCTP HEARTBEAT (sender to receiver) or HEARTBEAT ACK (back).
+    SctpControl(SctpControlHeader),
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -29,10 +29,12 @@ const KEYS: &[&str] = &[
     "primary",
     "timestamps",
     "nr_sack",
+    "cmt_pf",
+    "hb_interval",
 ];
 
 /// The CMT-only keys of the `sctp` table.
-const CMT_KEYS: &[&str] = &["sfr", "cuc", "dac", "rtx_policy"];
+const CMT_KEYS: &[&str] = &["sfr", "cuc", "dac", "rtx_policy", "cmt_pf"];
 
 impl Reader<'_> {
     /// The settings of SCTP flow `key` over `path_names` (its `path` or `paths`), with its
@@ -66,7 +68,7 @@ impl Reader<'_> {
                 _ => Err(self.e(&join(&sk, name), format!("expected a whole number from {lo} to {hi}, found {x}"))),
             }
         };
-        for (name, slot) in [("bundling", &mut c.bundling), ("delayed_sack", &mut c.delayed_sack), ("sfr", &mut c.sfr), ("cuc", &mut c.cuc), ("dac", &mut c.dac), ("timestamps", &mut c.timestamps), ("nr_sack", &mut c.nr_sack)] {
+        for (name, slot) in [("bundling", &mut c.bundling), ("delayed_sack", &mut c.delayed_sack), ("sfr", &mut c.sfr), ("cuc", &mut c.cuc), ("dac", &mut c.dac), ("timestamps", &mut c.timestamps), ("nr_sack", &mut c.nr_sack), ("cmt_pf", &mut c.cmt_pf)] {
             if let Some(b) = bool_at(name)? {
                 *slot = b;
             }
@@ -90,6 +92,9 @@ impl Reader<'_> {
                 }
                 *slot = d;
             }
+        }
+        if let Some(d) = self.opt(&t, "hb_interval", units::duration)? {
+            c.hb_interval = d;
         }
         if c.rto_min > c.rto_max {
             return Err(self.e(&join(&sk, "rto_min"), format!("must not exceed rto_max ({})", c.rto_max)));

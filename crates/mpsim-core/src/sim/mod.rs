@@ -88,6 +88,7 @@ impl Sink for Wire<'_> {
                     Header::TcpAck(h) => (TraceKind::Ack, h.ack, h.data_ack, 0),
                     Header::SctpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.offset, h.tsn, h.len),
                     Header::SctpSack(h) => (TraceKind::Ack, h.delivered, h.cum_tsn, 0),
+                    Header::SctpControl(_) => (TraceKind::Ack, 0, 0, 0),
                 };
                 if !net.pcap.is_empty() {
                     if let Header::TcpData(h) | Header::Datagram(h) = &header {
@@ -393,7 +394,7 @@ impl Simulation {
             }
             self.send_data(f);
         }
-        if let Header::SctpSack(_) = header {
+        if let Header::SctpSack(_) | Header::SctpControl(_) = header {
             let fl = &mut self.flows[f];
             if matches!(fl.app, App::Bulk { .. }) {
                 fl.refill(now);
@@ -457,6 +458,7 @@ impl Net {
             Header::TcpAck(h) => (h.ack, h.data_ack),
             Header::SctpData(h) => (h.offset, h.tsn),
             Header::SctpSack(h) => (h.delivered, h.cum_tsn),
+            Header::SctpControl(_) => (0, 0),
         };
         self.arena.free(id);
         self.rec.trace(at, p.flow, p.sub, kind, seq, dsn, p.size, link);

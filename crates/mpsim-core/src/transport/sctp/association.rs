@@ -4,8 +4,10 @@
 //!
 //! Departures from RFC 4960 and what users compare against (INET, FreeBSD), by design:
 //! * one unordered stream of user data; no stream sequence numbers, no handshake (the
-//!   association is established at the flow's start), no HEARTBEATs: an inactive
-//!   destination comes back only when a SACK acknowledges data that was sent to it;
+//!   association is established at the flow's start);
+//! * HEARTBEATs (§8.3) probe only inactive destinations (every RTO + HB.interval) and, with
+//!   CMT-PF, potentially-failed ones (every RTO); idle active destinations are not probed,
+//!   so their RTO is not refreshed while they carry nothing;
 //! * a SACK goes back along the path its last DATA packet came on (§6.4's "same address"
 //!   rule);
 //! * with bundling, a packet carries new data chunks of consecutive TSNs only;
@@ -21,7 +23,8 @@ use super::receiver::{SackNow, SackRecord, SctpReceiver};
 use super::rtx::{choose, DestView, RtxCause};
 use crate::cc::SubflowState;
 use crate::metrics::TraceKind;
-use crate::net::{Header, SctpDataHeader, SctpSackHeader};
+use super::config::{HEARTBEAT_CHUNK, PACKET_HEADER};
+use crate::net::{Header, SctpControlHeader, SctpDataHeader, SctpSackHeader};
 use crate::time::{Dur, SimTime};
 use crate::transport::{arm, Action, Arrival, Progress, Sink, TimerKind};
 use std::collections::{BTreeSet, VecDeque};
@@ -192,6 +195,16 @@ impl SctpConn {
                 self.on_sack(now, h);
                 Arrival::Nothing
             }
+            Header::SctpControl(h) if !h.ack => {
+                // the receiving end answers a HEARTBEAT on the path it came by
+                let header = Header::SctpControl(SctpControlHeader { ack: true, sent_at: h.sent_at });
+                tx.push(Action::Packet { sub: sub as u8, route: self.dests[sub].rev, size: PACKET_HEADER + HEARTBEAT_CHUNK, header });
+                Arrival::Nothing
+            }
+            Header::SctpControl(h) => {
+                self.on_heartbeat_ack(now, sub, h.sent_at);
+                Arrival::Nothing
+            }
             _ => Arrival::Nothing,
         };
         if self.check {
@@ -321,6 +334,8 @@ impl SctpConn {
                 let dst = &mut self.dests[d];
                 dst.errors = 0;
                 dst.state = DestState::Active;
+                dst.hb_due = None;
+                dst.hb_outstanding = None;
             }
         }
         // missing reports (§7.2.4; SFR and DAC with CMT)
@@ -496,17 +511,18 @@ impl SctpConn {
             TimerKind::Rto => {
                 let Some(dst) = self.dests.get_mut(sub) else { return };
                 dst.t3_event = None;
-                match dst.t3 {
-                    None => return,
-                    Some(t) if t > now => {
-                        let (d, t3) = (sub, dst.t3);
-                        arm(tx, &mut self.dests[d].t3_event, t3, d, TimerKind::Rto);
-                        return;
-                    }
-                    Some(_) => {}
+                let t3_due = dst.t3.is_some_and(|t| t <= now);
+                if t3_due {
+                    self.on_t3_expiry(now, sub, tx);
                 }
-                self.on_t3_expiry(now, sub, tx);
-                self.poll_transmit(now, tx);
+                if self.dests[sub].hb_due.is_some_and(|t| t <= now) {
+                    self.heartbeat(now, sub, tx);
+                }
+                let next = self.dests[sub].next_deadline();
+                arm(tx, &mut self.dests[sub].t3_event, next, sub, TimerKind::Rto);
+                if t3_due {
+                    self.poll_transmit(now, tx);
+                }
             }
         }
         if self.check {
@@ -539,16 +555,7 @@ impl SctpConn {
         // E2
         dst.rto.back_off();
         // §8.2, §8.1
-        dst.errors += 1;
-        self.assoc_errors += 1;
-        if dst.errors > self.cfg.path_max_retrans && dst.state == DestState::Active {
-            dst.state = DestState::Inactive;
-            if d == self.cfg.primary && self.failover_at.is_none() {
-                self.failover_at = Some(now);
-            }
-        }
-        if self.assoc_errors > self.cfg.association_max_retrans {
-            self.failed_at = Some(now);
+        if self.note_path_error(now, d) {
             return;
         }
         // E3: everything outstanding on d is marked for retransmission
@@ -560,6 +567,68 @@ impl SctpConn {
             }
         }
         self.rtx_allowance = true;
+    }
+
+    /// Counts an error on destination `d` (a T3-rtx expiry or an unanswered heartbeat):
+    /// §8.2's Path.Max.Retrans makes it inactive, CMT-PF makes it potentially failed at the
+    /// first error, §8.1's Association.Max.Retrans ends the association (returns true then).
+    fn note_path_error(&mut self, now: SimTime, d: usize) -> bool {
+        self.assoc_errors += 1;
+        let (pmr, pf) = (self.cfg.path_max_retrans, self.cfg.cmt && self.cfg.cmt_pf);
+        let dst = &mut self.dests[d];
+        dst.errors += 1;
+        if dst.errors > pmr && dst.state != DestState::Inactive {
+            dst.state = DestState::Inactive;
+            dst.hb_due = Some(now + dst.rto.rto() + self.cfg.hb_interval);
+            if d == self.cfg.primary && self.failover_at.is_none() {
+                self.failover_at = Some(now);
+            }
+        } else if pf && dst.state == DestState::Active {
+            dst.state = DestState::PotentiallyFailed;
+            dst.hb_due = Some(now);
+        }
+        if self.assoc_errors > self.cfg.association_max_retrans {
+            self.failed_at = Some(now);
+            return true;
+        }
+        false
+    }
+
+    /// §8.3: probes an inactive or potentially-failed destination; a heartbeat still
+    /// unanswered when the next one is due counts as an error and backs the RTO off.
+    fn heartbeat(&mut self, now: SimTime, d: usize, tx: &mut impl Sink) {
+        self.dests[d].hb_due = None;
+        if self.failed_at.is_some() || self.dests[d].active() {
+            self.dests[d].hb_outstanding = None;
+            return;
+        }
+        if self.dests[d].hb_outstanding.take().is_some() {
+            self.dests[d].rto.back_off();
+            if self.note_path_error(now, d) {
+                return;
+            }
+        }
+        let dst = &mut self.dests[d];
+        let header = Header::SctpControl(SctpControlHeader { ack: false, sent_at: now });
+        tx.push(Action::Packet { sub: d as u8, route: dst.fwd, size: PACKET_HEADER + HEARTBEAT_CHUNK, header });
+        dst.stats.heartbeats += 1;
+        dst.hb_outstanding = Some(now);
+        let extra = if dst.state == DestState::Inactive { self.cfg.hb_interval } else { Dur::ZERO };
+        dst.hb_due = Some(now + dst.rto.rto() + extra);
+    }
+
+    /// A HEARTBEAT ACK came back from destination `d`: it is reachable again.
+    fn on_heartbeat_ack(&mut self, now: SimTime, d: usize, sent_at: SimTime) {
+        let Some(dst) = self.dests.get_mut(d) else { return };
+        if dst.hb_outstanding != Some(sent_at) {
+            return;
+        }
+        dst.rto.on_sample(now.since(sent_at));
+        dst.errors = 0;
+        dst.state = DestState::Active;
+        dst.hb_outstanding = None;
+        dst.hb_due = None;
+        self.assoc_errors = 0;
     }
 
     fn views(&self) -> Vec<DestView> {
@@ -710,8 +779,8 @@ impl SctpConn {
         if dst.t3.is_none() {
             dst.t3 = Some(now + dst.rto.rto());
         }
-        let t3 = dst.t3;
-        arm(tx, &mut self.dests[d].t3_event, t3, d, TimerKind::Rto);
+        let next = dst.next_deadline();
+        arm(tx, &mut self.dests[d].t3_event, next, d, TimerKind::Rto);
         self.bytes_sent += len as u64;
         self.peer_rwnd = self.peer_rwnd.saturating_sub(len as u64);
         let h = SctpDataHeader { tsn, offset, sent_at: now, len, chunks: count, retx };

@@ -46,6 +46,12 @@ pub struct SctpConfig {
     /// non-renegable (it never reneges here), so the sender frees gap-acked chunks from its
     /// send buffer at once instead of at the cumulative ack.
     pub nr_sack: bool,
+    /// CMT-PF (Natarajan et al., Computer Communications 2009): with CMT, a destination whose
+    /// T3-rtx timer expires is "potentially failed": no new data and no retransmissions go
+    /// there until a HEARTBEAT sent to it every RTO is acknowledged.
+    pub cmt_pf: bool,
+    /// RFC 4960 HB.interval: an inactive destination is probed every RTO + this.
+    pub hb_interval: Dur,
     pub cc: SctpCcKind,
 }
 
@@ -57,6 +63,9 @@ pub const DATA_CHUNK_HEADER: u32 = 16;
 pub const SACK_CHUNK: u32 = 16;
 /// NR-SACK chunk without blocks (a 2-byte count of NR gap blocks and 2 reserved bytes more).
 pub const NR_SACK_CHUNK: u32 = 20;
+/// A HEARTBEAT or HEARTBEAT ACK chunk: header and a heartbeat-info parameter carrying the
+/// send time and the destination (4 + 4 + 8 + 8 bytes).
+pub const HEARTBEAT_CHUNK: u32 = 24;
 /// A timestamp chunk (type/flags/length + 8-byte send time).
 pub const TIMESTAMP_CHUNK: u32 = 12;
 
@@ -85,6 +94,8 @@ impl Default for SctpConfig {
             primary: 0,
             timestamps: false,
             nr_sack: false,
+            cmt_pf: false,
+            hb_interval: Dur::from_secs(30),
             cc: SctpCcKind::Rfc4960,
         }
     }

@@ -65,8 +65,21 @@ impl SctpRto {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DestState {
     Active,
-    /// More than Path.Max.Retrans consecutive T3-rtx expiries: no new data goes there.
+    /// CMT-PF: a T3-rtx timer expired; no data goes there until a heartbeat is answered.
+    PotentiallyFailed,
+    /// More than Path.Max.Retrans consecutive errors: no data goes there until a heartbeat
+    /// is answered or data sent there is acknowledged.
     Inactive,
+}
+
+impl DestState {
+    pub fn name(self) -> &'static str {
+        match self {
+            DestState::Active => "active",
+            DestState::PotentiallyFailed => "potentially_failed",
+            DestState::Inactive => "inactive",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -81,6 +94,7 @@ pub struct DestStats {
     /// Losses the controller did (or did not) treat as congestion.
     pub congestion_losses: u64,
     pub other_losses: u64,
+    pub heartbeats: u64,
     /// Send/receive time pairs handed to the controller (with `sctp.timestamps`).
     pub timestamp_samples: u64,
     /// Bytes of chunks received on this destination for the first time.
@@ -105,6 +119,10 @@ pub struct Destination {
     pub t3_event: Option<SimTime>,
     /// Fast recovery on this destination until the cumulative ack reaches this TSN.
     pub fast_recovery: Option<u64>,
+    /// When the next HEARTBEAT is due (inactive or potentially-failed destinations), and the
+    /// send time of the one awaiting its ACK.
+    pub hb_due: Option<SimTime>,
+    pub hb_outstanding: Option<SimTime>,
     /// CMT CUC: the earliest TSN outstanding on this destination when the last SACK was
     /// processed (its pseudo-cumack).
     pub pseudo_cumack: Option<u64>,
@@ -129,6 +147,8 @@ impl Destination {
             t3: None,
             t3_event: None,
             fast_recovery: None,
+            hb_due: None,
+            hb_outstanding: None,
             pseudo_cumack: None,
             stats: DestStats::default(),
         }
@@ -136,6 +156,14 @@ impl Destination {
 
     pub fn active(&self) -> bool {
         self.state == DestState::Active
+    }
+
+    /// The next timer event this destination needs: its T3-rtx or its next heartbeat.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        match (self.t3, self.hb_due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// RFC 4960 §6.1 B: new data may go out while fewer than cwnd bytes are outstanding.

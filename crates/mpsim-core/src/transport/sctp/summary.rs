@@ -32,7 +32,10 @@ pub struct SctpSummary {
     pub dac: bool,
     pub fast_rtx_threshold: u8,
     pub nr_sack: bool,
-    /// Per destination (in path order): its state at the end ("active"/"inactive").
+    pub cmt_pf: bool,
+    pub heartbeats: u64,
+    /// Per destination (in path order): its state at the end ("active",
+    /// "potentially_failed", "inactive").
     pub destination_states: Vec<String>,
 }
 
@@ -102,7 +105,9 @@ impl SctpConn {
             dac: self.cfg.cmt && self.cfg.dac,
             fast_rtx_threshold: self.cfg.fast_rtx_threshold,
             nr_sack: self.cfg.nr_sack,
-            destination_states: ds.iter().map(|d| if d.active() { "active" } else { "inactive" }.to_string()).collect(),
+            cmt_pf: self.cfg.cmt && self.cfg.cmt_pf,
+            heartbeats: sum(&|d| d.stats.heartbeats),
+            destination_states: ds.iter().map(|d| d.state.name().to_string()).collect(),
         });
     }
 }

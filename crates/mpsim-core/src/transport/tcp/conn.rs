@@ -68,7 +68,7 @@ impl TcpConn {
                 }
                 Arrival::Nothing
             }
-            Header::Datagram(_) | Header::SctpData(_) | Header::SctpSack(_) => Arrival::Nothing,
+            Header::Datagram(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) => Arrival::Nothing,
         }
     }
 
