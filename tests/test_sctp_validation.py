@@ -52,6 +52,13 @@ def test_coupled_cmt_is_fair_to_a_single_association_on_a_shared_bottleneck():
     assert rows["lia"] < 1.4 and rows["olia"] < 1.4
 
 
+def test_cmt_pf_keeps_data_off_a_failed_path():
+    off, on = v.pf_check(duration="50s")
+    assert on["heartbeats"] > 0 and on["t3_b"] < off["t3_b"]
+    assert on["goodput_mbps"] > off["goodput_mbps"]
+    assert on["states"] == "active, active"
+
+
 SCENARIO = """
 duration = "5s"
 [[link]]

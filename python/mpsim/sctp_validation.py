@@ -21,6 +21,7 @@ Five checks, each on scenarios built here (one link per path, drop-tail queues):
   for Multipath TCP (lowest-RTT scheduler, uncoupled NewReno) over the same two paths.
 * ``coupling``: a CMT association over two paths through one bottleneck beside a
   single-homed association: its share uncoupled and with LIA/OLIA across destinations.
+* ``pf``: CMT while one path fails for 20 s, with and without CMT-PF.
 
 Run ``python -m mpsim.sctp_validation --out docs/sctp.md`` (or ``make sctp-validate``);
 ``tests/test_sctp_validation.py`` runs the same checks with fewer seeds and shorter runs.
@@ -290,6 +291,25 @@ def coupling_check(seeds: int = 3, duration: str = "200s") -> list[dict[str, Any
     return rows
 
 
+def pf_check(duration: str = "60s") -> list[dict[str, Any]]:
+    """CMT over two paths, path b failing from 10 s to 30 s: with and without CMT-PF."""
+    rows = []
+    for pf in [False, True]:
+        text = two_paths(f'paths = ["a", "b"]\n{SCTP}\ncmt = true\nsctp = {{ cmt_pf = {str(pf).lower()} }}', duration=duration)
+        text = text.replace('name = "lb"', 'name = "lb"\ndown = [{ at = "10s", until = "30s" }]')
+        f = _run(text, 1)["flows"][0]
+        rows.append(
+            {
+                "cmt_pf": pf,
+                "goodput_mbps": f["goodput_bps"] / 1e6,
+                "t3_b": f["subflows"][1]["timeouts"],
+                "heartbeats": f["sctp"]["heartbeats"],
+                "states": ", ".join(f["sctp"]["destination_states"]),
+            }
+        )
+    return rows
+
+
 def _fmt(x: Any, d: int = 3) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
@@ -303,6 +323,7 @@ def report(
     cmt: list[dict[str, Any]],
     rbuf: list[dict[str, Any]],
     coupling: list[dict[str, Any]],
+    pf: list[dict[str, Any]],
     command: str,
 ) -> str:
     out = [
@@ -405,6 +426,18 @@ def report(
         out.append(f"| {r['rcv_buf']} | {r['sctp_mbps']:.3f} | {100 * r['sctp_blocked']:.1f}% | {r['mptcp_mbps']:.3f} | {100 * r['mptcp_blocked']:.1f}% |")
     out += [
         "",
+        "The blocked share says when the buffer binds, not what it costs: an association whose",
+        "receive window binds keeps sending into it as SACKs open it, and RFC 4960 grows a cwnd",
+        "only when it was fully used, so the cwnd stays just above the flight and the condition",
+        "'a destination had cwnd room' holds almost all the time once the buffer binds, even where",
+        "goodput hardly suffers (256 KB, where the window still exceeds the paths' bandwidth-delay",
+        "product). The goodput columns show the cost. Round-robin CMT sends half its data over",
+        "the slow path, so its out-of-order data fills the buffer sooner than under Multipath TCP's",
+        "lowest-RTT scheduler, which keeps most data on the fast path: at 64 KB SCTP gets about",
+        "half of Multipath TCP's goodput; from 128 KB on it catches up.",
+    ]
+    out += [
+        "",
         "## Coupled CMT on a shared bottleneck",
         "",
         "A CMT association over two paths that share one 10 Mbit/s bottleneck (RTT about 50 ms,",
@@ -422,6 +455,20 @@ def report(
     for r in coupling:
         ci = "" if math.isnan(r["ci"]) else f" ± {r['ci']:.2f}"
         out.append(f"| {r['cc']} | {r['ratio']:.2f}{ci} |")
+    out += [
+        "",
+        "## CMT-PF",
+        "",
+        "The CMT setting above (paths a and b, loss-free) with path b's link down from 10 s to",
+        "30 s of a 60 s run. Without CMT-PF new data keeps going to b (one MTU of cwnd per",
+        "timer) until it has failed Path.Max.Retrans + 1 times; with CMT-PF a single T3-rtx",
+        "expiry stops data to b and a heartbeat every RTO finds it back.",
+        "",
+        "| CMT-PF | goodput Mbit/s | T3-rtx on b | heartbeats | states at the end |",
+        "|---|---|---|---|---|",
+    ]
+    for r in pf:
+        out.append(f"| {'on' if r['cmt_pf'] else 'off'} | {r['goodput_mbps']:.3f} | {r['t3_b']} | {r['heartbeats']} | {r['states']} |")
     out.append("")
     return "\n".join(out)
 
@@ -440,7 +487,9 @@ def run_all(seeds: int, quick: bool, progress: Callable[[str], None] = lambda s:
     rbuf = rbuf_check(max(1, seeds - 1), duration="30s" if quick else "60s", bufs=RBUFS)
     progress("coupling")
     coupling = coupling_check(seeds, duration="100s" if quick else "200s")
-    return single, lossfree, failover, cmt, rbuf, coupling
+    progress("cmt-pf")
+    pf = pf_check()
+    return single, lossfree, failover, cmt, rbuf, coupling, pf
 
 
 def main(argv: list[str] | None = None) -> int:
