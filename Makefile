@@ -9,12 +9,13 @@ PIP    := $(BIN)/python -m pip
 STAMP  := $(VENV)/.deps-installed
 OUT    ?= out
 
-.PHONY: help setup build demo test test-rust test-python test-fuzz fuzz fuzz-setup validate tcp-fidelity westwood-nj bench speed plugin-speed wheel-check sweep-bench memory clean kernel-table
+.PHONY: help setup build demo test test-rust test-python test-fuzz fuzz fuzz-setup validate tcp-fidelity westwood-nj bench speed plugin-speed wheel-check sweep-bench memory clean kernel-table sctp-validate
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
 	@echo "make test      set up, then run every test (Rust and Python, slow validation included)"
 	@echo "make validate  TCP against Padhye and Mathis (both timer modes), MPTCP against RFC 6356 -> docs/validation*.md, docs/mptcp.md"
+	@echo "make sctp-validate  SCTP against Padhye and TCP, failover, CMT with and without SFR/CUC/DAC, receive-buffer blocking -> docs/sctp.md (~10 s)"
 	@echo "make tcp-fidelity  loss-free Reno, LIA, OLIA on long deep-buffered paths vs the sawtooth model -> docs/tcp_fidelity.md (~2 min)"
 	@echo "make westwood-nj  Reno, Westwood+ and TCP New Jersey under random loss and congestion warning -> docs/westwood_new_jersey.md"
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
@@ -103,6 +104,9 @@ validate: build
 	# informative: with RFC 6298's 1 s T0, Padhye's timeout term misses the target (see the report)
 	-$(BIN)/python -m mpsim.validation --rto rfc6298 --out docs/validation_rfc6298.md > /dev/null
 	$(BIN)/python -m mpsim.mptcp_report --out docs/mptcp.md
+
+sctp-validate: build
+	$(BIN)/python -m mpsim.sctp_validation --out docs/sctp.md > /dev/null
 
 tcp-fidelity: build
 	$(BIN)/python -m mpsim.tcp_fidelity --out docs/tcp_fidelity.md

@@ -229,6 +229,10 @@ def for_scenario(d: Mapping[str, Any], origin: str) -> tuple[list[tuple[str, str
             name = f.get(kind)
             if not isinstance(name, str):
                 continue
+            if f.get("transport") == "sctp":
+                # an SCTP flow runs the core's SCTP controllers (checked by the core); Python
+                # plug-ins serve TCP subflows only
+                continue
             key = f"flow[{i}].{kind}"
             try:
                 cls = resolve(kind, name, search=search)

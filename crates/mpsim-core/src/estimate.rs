@@ -201,7 +201,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
         // write, taken or refused (an application far faster than its path is refused most)
         let per_packet = match f.transport {
             Transport::Udp => hops,
-            Transport::Tcp => {
+            Transport::Tcp | Transport::Sctp => {
                 let acks = if f.tcp.delayed_ack { 0.5 } else { 1.0 };
                 hops * (1.0 + acks) + 0.2
             }
@@ -220,7 +220,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
         // state: the flow, its subflows, its send buffer and scoreboard
         let subs = if f.transport == Transport::Udp { 0 } else { f.paths.len() as u64 };
         state += FLOW_STATE_BYTES + subs * SUBFLOW_STATE_BYTES;
-        if f.transport == Transport::Tcp {
+        if f.transport != Transport::Udp {
             // a bulk flow, or a paced one faster than its paths, keeps its send buffer full
             let buffered = if app_rate[i] > rate[i] * 1.01 {
                 f.tcp.snd_buf

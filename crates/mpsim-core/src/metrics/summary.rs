@@ -125,6 +125,9 @@ pub struct FlowSummary {
     pub congestion_losses: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub random_losses: Option<u64>,
+    /// SCTP: what only an association has (left out for other transports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sctp: Option<crate::transport::sctp::SctpSummary>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -133,6 +133,44 @@ impl AckHeader {
     }
 }
 
+/// An SCTP packet carrying DATA chunks (RFC 4960 §3.3.1) of consecutive TSNs: the first one
+/// here, `chunks` in all (one unless bundling is on), covering the stream bytes
+/// [`offset`, `offset + len`). Every chunk but the last carries a full chunk of data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SctpDataHeader {
+    pub tsn: u64,
+    pub offset: u64,
+    /// When the sender put the packet on the wire (also the value of the optional timestamp
+    /// chunk).
+    pub sent_at: SimTime,
+    /// User data bytes over all chunks.
+    pub len: u32,
+    pub chunks: u16,
+    /// The chunks are retransmissions.
+    pub retx: bool,
+}
+
+/// An SCTP packet carrying a SACK chunk (RFC 4960 §3.3.4). The cumulative TSN ack and the
+/// advertised window travel here; the gap-ack blocks, duplicate TSNs, the delayed-ack count
+/// (CMT DAC) and echoed receive times stay in the association's SACK log under `id`, which
+/// keeps every packet the same small size (the wire size counts them all).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SctpSackHeader {
+    pub id: u32,
+    pub cum_tsn: u64,
+    pub a_rwnd: u32,
+    /// Stream bytes delivered in order (for traces).
+    pub delivered: u64,
+}
+
+/// An SCTP control packet: a HEARTBEAT probing a destination, or the HEARTBEAT ACK answering
+/// it; `sent_at` is the heartbeat's send time, echoed back (RFC 4960 §8.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SctpControlHeader {
+    pub ack: bool,
+    pub sent_at: SimTime,
+}
+
 /// Protocol headers. One link and queue model serves every protocol.
 #[derive(Clone, Copy, Debug)]
 pub enum Header {
@@ -142,6 +180,12 @@ pub enum Header {
     TcpAck(AckHeader),
     /// UDP datagram (`seq` counts the flow's bytes).
     Datagram(DataHeader),
+    /// SCTP DATA from an association's sender to its receiver.
+    SctpData(SctpDataHeader),
+    /// SCTP SACK from the receiver back to the sender.
+    SctpSack(SctpSackHeader),
+    /// SCTP HEARTBEAT (sender to receiver) or HEARTBEAT ACK (back).
+    SctpControl(SctpControlHeader),
 }
 
 impl Header {

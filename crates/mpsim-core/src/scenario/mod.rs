@@ -7,6 +7,7 @@
 mod app;
 mod network;
 mod reader;
+mod sctp;
 mod transport;
 
 use crate::net::{CongestionWarning, LossModel, QueueLimit};
@@ -150,6 +151,8 @@ pub enum Transport {
     Tcp,
     /// Datagrams without congestion control or retransmission (background traffic).
     Udp,
+    /// An SCTP association (single-homed with `path`, multihomed with `paths`).
+    Sctp,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -190,7 +193,11 @@ pub struct FlowSpec {
     /// The application stops writing at this time.
     pub stop: Option<SimTime>,
     pub app: AppSpec,
+    /// TCP settings. For an SCTP flow, the fields other parts read mirror its SCTP settings
+    /// (mss = chunk, rcv_buf, snd_buf, header = IP + common + DATA chunk header).
     pub tcp: TcpSpec,
+    /// The settings of an SCTP flow (None for other transports).
+    pub sctp: Option<crate::transport::sctp::SctpConfig>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -19,6 +19,7 @@
 //! * [`summarize`](Connection::summarize): the transport's part of the flow summary.
 
 pub mod mptcp;
+pub mod sctp;
 pub mod subflow;
 pub mod tcp;
 pub mod udp;
@@ -27,6 +28,7 @@ use crate::metrics::{FlowSummary, TraceKind};
 use crate::net::Header;
 use crate::time::{Dur, SimTime};
 pub use mptcp::MptcpConn;
+pub use sctp::SctpConn;
 pub use subflow::Subflow;
 pub use tcp::TcpConn;
 pub use udp::UdpConn;
@@ -117,6 +119,7 @@ pub enum Connection {
     Tcp(TcpConn),
     Mptcp(Box<MptcpConn>),
     Udp(UdpConn),
+    Sctp(Box<SctpConn>),
 }
 
 impl Connection {
@@ -126,6 +129,7 @@ impl Connection {
             Connection::Tcp(c) => c.write(len),
             Connection::Mptcp(c) => c.write(len, priority),
             Connection::Udp(c) => c.write(len),
+            Connection::Sctp(c) => c.write(len),
         }
     }
 
@@ -135,6 +139,7 @@ impl Connection {
             Connection::Tcp(c) => c.on_packet(now, header, tx),
             Connection::Mptcp(c) => c.on_packet(now, sub, header, tx),
             Connection::Udp(c) => c.on_packet(header),
+            Connection::Sctp(c) => c.on_packet(now, sub, header, tx),
         }
     }
 
@@ -144,6 +149,7 @@ impl Connection {
             Connection::Tcp(c) => c.on_timer(now, kind, tx),
             Connection::Mptcp(c) => c.on_timer(now, sub, kind, tx),
             Connection::Udp(_) => {}
+            Connection::Sctp(c) => c.on_timer(now, sub, kind, tx),
         }
     }
 
@@ -153,6 +159,7 @@ impl Connection {
             Connection::Tcp(c) => c.poll_transmit(now, tx),
             Connection::Mptcp(c) => c.poll_transmit(now, tx),
             Connection::Udp(c) => c.poll_transmit(now, tx),
+            Connection::Sctp(c) => c.poll_transmit(now, tx),
         }
     }
 
@@ -163,6 +170,7 @@ impl Connection {
             Connection::Tcp(c) => c.sub.sender.app_limit(),
             Connection::Mptcp(c) => c.app_limit,
             Connection::Udp(c) => c.progress().written,
+            Connection::Sctp(c) => c.app_limit,
         }
     }
 
@@ -173,6 +181,7 @@ impl Connection {
             Connection::Tcp(c) => c.sub.sender.app_limit() - c.sub.sender.snd_una(),
             Connection::Mptcp(c) => c.app_limit - c.data_una,
             Connection::Udp(_) => 0,
+            Connection::Sctp(c) => c.send_buffer_bytes(),
         }
     }
 
@@ -181,15 +190,17 @@ impl Connection {
             Connection::Tcp(c) => c.progress(),
             Connection::Mptcp(c) => c.progress(),
             Connection::Udp(c) => c.progress(),
+            Connection::Sctp(c) => c.progress(),
         }
     }
 
-    /// The subflows (one for plain TCP, none for UDP).
+    /// The subflows (one for plain TCP, none for UDP or SCTP, whose destinations are not
+    /// TCP subflows).
     pub fn subflows(&self) -> &[Subflow] {
         match self {
             Connection::Tcp(c) => std::slice::from_ref(&c.sub),
             Connection::Mptcp(c) => &c.subs,
-            Connection::Udp(_) => &[],
+            Connection::Udp(_) | Connection::Sctp(_) => &[],
         }
     }
 
@@ -197,7 +208,7 @@ impl Connection {
         match self {
             Connection::Tcp(c) => std::slice::from_mut(&mut c.sub),
             Connection::Mptcp(c) => &mut c.subs,
-            Connection::Udp(_) => &mut [],
+            Connection::Udp(_) | Connection::Sctp(_) => &mut [],
         }
     }
 
@@ -205,16 +216,18 @@ impl Connection {
     pub fn path_names(&self) -> Vec<String> {
         match self {
             Connection::Udp(c) => vec![c.path_name.clone()],
+            Connection::Sctp(c) => c.dests.iter().map(|d| d.path_name.clone()).collect(),
             _ => self.subflows().iter().map(|s| s.path_name.clone()).collect(),
         }
     }
 
-    /// A short name of the transport: tcp, mptcp or udp.
+    /// A short name of the transport: tcp, mptcp, udp or sctp.
     pub fn kind(&self) -> &'static str {
         match self {
             Connection::Tcp(_) => "tcp",
             Connection::Mptcp(_) => "mptcp",
             Connection::Udp(_) => "udp",
+            Connection::Sctp(_) => "sctp",
         }
     }
 
@@ -240,6 +253,17 @@ impl Connection {
                 s.blocked = c.blocked_time(now);
             }
             Connection::Udp(c) => s.sent = c.sent,
+            Connection::Sctp(c) => {
+                let d = &c.dests;
+                s.cwnd = d.iter().map(|x| x.w.cwnd).sum();
+                s.in_flight = c.in_flight();
+                s.retransmits = d.iter().map(|x| x.stats.retransmits).sum();
+                s.srtt = d.iter().filter_map(|x| x.rto.srtt()).min();
+                s.rwnd = c.peer_rwnd;
+                s.sent = c.next_offset;
+                s.rcv_buffer = c.rx.buffered();
+                s.blocked = c.blocked_time(now);
+            }
         }
         if s.rwnd >= u32::MAX as u64 {
             s.rwnd = 0;
@@ -251,6 +275,9 @@ impl Connection {
     /// RTT, receive buffer, Multipath TCP and UDP figures. `sub_goodput` gives each subflow's
     /// goodput from its index and in-order bytes delivered; `end` is the end of the run.
     pub fn summarize(&self, s: &mut FlowSummary, end: SimTime, sub_goodput: &dyn Fn(usize, u64) -> f64) {
+        if let Connection::Sctp(c) = self {
+            return c.summarize(s, end, sub_goodput);
+        }
         let subs = self.subflows();
         let ms = |d: Option<Dur>| d.map(|d| d.as_millis_f64());
         let sum = |f: &dyn Fn(&Subflow) -> u64| subs.iter().map(f).sum::<u64>();
@@ -308,7 +335,7 @@ impl Connection {
                 s.datagrams_sent = Some(c.datagrams_sent);
                 s.datagrams_received = Some(c.datagrams_received);
             }
-            Connection::Tcp(_) => {}
+            Connection::Tcp(_) | Connection::Sctp(_) => {}
         }
     }
 
@@ -317,6 +344,7 @@ impl Connection {
         match self {
             Connection::Tcp(c) => c.check = on,
             Connection::Mptcp(c) => c.check = on,
+            Connection::Sctp(c) => c.check = on,
             Connection::Udp(_) => {}
         }
     }

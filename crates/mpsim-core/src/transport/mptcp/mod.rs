@@ -251,7 +251,7 @@ impl MptcpConn {
                 }
                 Arrival::Nothing
             }
-            Header::Datagram(_) => Arrival::Nothing,
+            Header::Datagram(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) => Arrival::Nothing,
         }
     }
 

@@ -71,7 +71,7 @@ impl TcpConn {
                 }
                 Arrival::Nothing
             }
-            Header::Datagram(_) => Arrival::Nothing,
+            Header::Datagram(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) => Arrival::Nothing,
         }
     }
 
