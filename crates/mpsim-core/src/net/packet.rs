@@ -195,7 +195,8 @@ impl Header {
     pub fn set_cw(&mut self) {
         match self {
             Header::TcpData(h) | Header::Datagram(h) => h.cw = true,
-            Header::TcpAck(_) => {}
+            // SCTP does not carry the warning
+            Header::TcpAck(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) => {}
         }
     }
 }

@@ -193,7 +193,7 @@ impl SctpCc {
             w.cwnd += a.bytes_acked.min(w.mtu);
             return;
         }
-        let ctx = AckContext { now: a.now, bytes_acked: a.bytes_acked, in_flight: a.flight, srtt: a.srtt, min_rtt: a.min_rtt, subflows: siblings, me };
+        let ctx = AckContext { now: a.now, bytes_acked: a.bytes_acked, in_flight: a.flight, srtt: a.srtt, min_rtt: a.min_rtt, subflows: siblings, me, received_at: a.now, cw_echo: false };
         let nw = ctl.on_ack(Window { cwnd: w.cwnd, ssthresh: w.ssthresh, mss: w.mtu }, &ctx);
         w.cwnd = nw.cwnd.max(w.mtu);
     }
@@ -207,7 +207,7 @@ impl SctpCc {
                     LossKind::FastRetransmit => CongestionEvent::FastRetransmit,
                     LossKind::Timeout => CongestionEvent::Timeout,
                 };
-                let ctx = LossContext { now: l.now, in_flight: l.flight, srtt: l.srtt, min_rtt: l.min_rtt, subflows: siblings, me };
+                let ctx = LossContext { now: l.now, in_flight: l.flight, srtt: l.srtt, min_rtt: l.min_rtt, subflows: siblings, me, cw_echo: false };
                 ctl.on_congestion(Window { cwnd: w.cwnd, ssthresh: w.ssthresh, mss: w.mtu }, ev, &ctx);
                 rfc4960_reduce(w, l.kind);
                 LossVerdict::Congestion
