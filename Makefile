@@ -104,6 +104,7 @@ validate: build
 	# informative: with RFC 6298's 1 s T0, Padhye's timeout term misses the target (see the report)
 	-$(BIN)/python -m mpsim.validation --rto rfc6298 --out docs/validation_rfc6298.md > /dev/null
 	$(BIN)/python -m mpsim.mptcp_report --out docs/mptcp.md
+	$(BIN)/python -m mpsim.mptcp_rec_report --out docs/mptcp_rec.md
 
 sctp-validate: build
 	$(BIN)/python -m mpsim.sctp_validation --out docs/sctp.md > /dev/null

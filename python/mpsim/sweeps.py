@@ -262,6 +262,11 @@ def _flow_rows(summary: Mapping[str, Any], wall_s: float | None = None) -> list[
         for i, sf in enumerate(f.get("subflows", [])):
             if len(f["subflows"]) > 1:
                 row[f"subflow{i}_goodput_bps"] = sf.get("goodput_bps")
+            if sf.get("dsr_mean_bps") is not None:
+                # MPTCP-rec: the rate the receiver advertised for the path, averaged
+                row[f"subflow{i}_dsr_mean_bps"] = sf.get("dsr_mean_bps")
+                row[f"subflow{i}_rec_reductions"] = sf.get("rec_reductions")
+                row[f"subflow{i}_rec_timeouts"] = sf.get("rec_timeouts")
         row["jain_index"] = summary.get("jain_index")
         row["wall_s"] = wall_s
         rows.append(row)

@@ -238,6 +238,10 @@ controllers! {
         "new_jersey" => NewJersey::default(),
             "TCP New Jersey: receiver-timestamp bandwidth estimate (TABE); losses with the links' congestion-warning echo cut to it, others keep the window";
     }
+    receiver_rate::ReceiverRate {
+        "receiver_rate" => ReceiverRate,
+            "no window control: paced at the rate the receiver advertises (mptcp_rec); the window only bounds the flight";
+    }
 }
 
 /// Estimators for controllers that tell wireless from congestion losses, independent of any

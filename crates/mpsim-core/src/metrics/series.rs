@@ -74,6 +74,12 @@ series! {
         rto_ms: f64 = "rto_ms",
         delivered: u64 = "delivered_bytes",
         goodput: f64 = "goodput_bps",
+        /// MPTCP-rec: the rate the receiver advertises for the path (NaN otherwise).
+        dsr: f64 = "dsr_bps",
+        /// MPTCP-rec: 1 while the path is in the sender's candidate list, 0 when removed.
+        listed: f64 = "in_path_list",
+        /// MPTCP-rec: the receiver's emulated window, packets.
+        emu_window: f64 = "rec_window_pkts",
     }
 }
 

@@ -18,6 +18,11 @@ pub struct SubflowSummary {
     pub rtt_mean_ms: Option<f64>,
     pub srtt_final_ms: Option<f64>,
     pub cwnd_final_bytes: u64,
+    /// MPTCP-rec: the rate the receiver advertised for this path, time-averaged after warmup.
+    pub dsr_mean_bps: Option<f64>,
+    /// MPTCP-rec: window reductions and timeouts of the receiver's TCP emulation on this path.
+    pub rec_reductions: Option<u64>,
+    pub rec_timeouts: Option<u64>,
 }
 
 /// One class of writes of a media flow (a frame type).
@@ -109,6 +114,10 @@ pub struct FlowSummary {
     pub reinjections: u64,
     /// Windows halved by the lowest-RTT scheduler's penalisation.
     pub penalties: u64,
+    /// MPTCP-rec's path list: RB2LOC predictions, paths removed and restored.
+    pub rb2loc_predictions: Option<u64>,
+    pub path_removals: Option<u64>,
+    pub path_restorations: Option<u64>,
     pub subflows: Vec<SubflowSummary>,
     /// UDP: datagrams sent and received.
     pub datagrams_sent: Option<u64>,

@@ -14,6 +14,10 @@ pub enum TraceKind {
     LossDrop,
     DownDrop,
     Timeout,
+    /// MPTCP-rec's path list (`sub` is the path concerned).
+    Rb2locPredicted,
+    PathRemoved,
+    PathRestored,
 }
 
 impl TraceKind {
@@ -28,6 +32,9 @@ impl TraceKind {
             TraceKind::LossDrop => "drop_loss",
             TraceKind::DownDrop => "drop_down",
             TraceKind::Timeout => "timeout",
+            TraceKind::Rb2locPredicted => "rb2loc_predicted",
+            TraceKind::PathRemoved => "path_removed",
+            TraceKind::PathRestored => "path_restored",
         }
     }
 }
@@ -53,7 +60,9 @@ pub fn trace_table(rows: &[TraceRow], flows: &[String], paths: &[Vec<String>], l
         columns: vec![
             ("time_s".into(), Column::F64(rows.iter().map(|r| r.t.as_secs_f64()).collect())),
             ("flow".into(), Column::Str(rows.iter().map(|r| flows[r.flow as usize].clone()).collect())),
-            ("path".into(), Column::Str(rows.iter().map(|r| paths[r.flow as usize][r.sub as usize].clone()).collect())),
+            // a row about no particular subflow (an RB2LOC prediction with no path to remove)
+            // has an empty path
+            ("path".into(), Column::Str(rows.iter().map(|r| paths[r.flow as usize].get(r.sub as usize).cloned().unwrap_or_default()).collect())),
             ("event".into(), Column::Str(rows.iter().map(|r| r.kind.name().to_string()).collect())),
             ("seq".into(), Column::U64(rows.iter().map(|r| r.seq).collect())),
             ("dsn".into(), Column::U64(rows.iter().map(|r| r.dsn).collect())),

@@ -34,6 +34,10 @@ pub struct DataHeader {
     /// Congestion-warning mark, set by a link whose average queue is above its threshold
     /// (`congestion_warning`); the counterpart of IP's ECN CE codepoint.
     pub cw: bool,
+    /// The stamp of the latest receiver feedback the sender had when it sent this segment
+    /// (echoed as TCP's TSecr echoes a timestamp); zero before any. The receiver-side logic
+    /// times its rounds with it.
+    pub echo: SimTime,
 }
 
 /// A TCP acknowledgement: cumulative ACK, window and SACK blocks.
@@ -57,6 +61,26 @@ pub struct AckHeader {
     /// (the TCP timestamp option's value, at the simulator's resolution). TCP New Jersey's
     /// bandwidth estimate reads the receiver's clock from it.
     pub received_at: SimTime,
+    // Receiver feedback (see [`Feedback`]), in its wire form: the rate as the bits of an f32, the stamp in
+    // microseconds modulo 2^32, the path id. Flat fields (not a nested struct) so that the
+    // header stays within the packet's size budget; `fb` doubles as the enum niche of `Header`.
+    fb_rate: u32,
+    fb_stamp: u32,
+    fb_path: u8,
+    fb: bool,
+}
+
+/// Fields a receiver-side controller attaches to an acknowledgement (seed 000's extended
+/// NR-SACK: timestamp, path id, desired sending rate). Any receiver-driven scheme can use it:
+/// the receiver logic fills it in, the sender's scheduler reads it back.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Feedback {
+    /// When the receiver produced it.
+    pub stamp: SimTime,
+    /// The path (subflow index) the figure is about.
+    pub path: u8,
+    /// The rate the receiver wants the sender to use on that path, in bit/s.
+    pub rate_bps: f64,
 }
 
 impl AckHeader {
@@ -67,9 +91,32 @@ impl AckHeader {
             wnd: wnd.min(u32::MAX as u64) as u32,
             n_sack: 0,
             cw_echo: false,
-            sack: [(0, 0); MAX_SACK_BLOCKS],
             received_at: SimTime::ZERO,
+            sack: [(0, 0); MAX_SACK_BLOCKS],
+            fb_rate: 0,
+            fb_stamp: 0,
+            fb_path: 0,
+            fb: false,
         }
+    }
+
+    /// Attaches receiver feedback. The rate travels as an f32 (7 significant digits) and the
+    /// stamp at microsecond resolution.
+    pub fn set_feedback(&mut self, f: Feedback) {
+        self.fb_rate = (f.rate_bps as f32).to_bits();
+        self.fb_stamp = (f.stamp.0 / 1_000) as u32;
+        self.fb_path = f.path;
+        self.fb = true;
+    }
+
+    /// The receiver feedback this ACK carries, its stamp unwrapped against `now` (the time it
+    /// is read, within 71 minutes after it was written, as TCP timestamps are).
+    pub fn feedback(&self, now: SimTime) -> Option<Feedback> {
+        self.fb.then(|| {
+            let now_us = now.0 / 1_000;
+            let back = (now_us as u32).wrapping_sub(self.fb_stamp) as u64;
+            Feedback { stamp: SimTime(now_us.saturating_sub(back) * 1_000), path: self.fb_path, rate_bps: f32::from_bits(self.fb_rate) as f64 }
+        })
     }
 
     /// Replaces the advertised window (MPTCP: the connection-level window).
@@ -272,5 +319,16 @@ mod tests {
         assert!(h.push_sack(SackBlock { start: 5_000_020_000, end: 5_000_021_000 }));
         assert!(!h.push_sack(SackBlock { start: 5_000_030_000, end: 5_000_031_000 }));
         assert_eq!(AckHeader::new(0, u64::MAX).wnd(), u32::MAX as u64);
+    }
+
+    #[test]
+    fn feedback_round_trips_and_its_stamp_unwraps() {
+        let mut h = AckHeader::new(1000, 1 << 20);
+        assert_eq!(h.feedback(SimTime(5)), None);
+        // written 3 s before it is read, with the microsecond counter wrapped in between
+        let wrote = SimTime((u32::MAX as u64 + 1) * 1_000 * 2 - 1_000_000_000);
+        h.set_feedback(Feedback { stamp: wrote, path: 2, rate_bps: 1.5e6 });
+        let f = h.feedback(SimTime(wrote.0 + 3_000_000_000)).unwrap();
+        assert_eq!((f.stamp, f.path, f.rate_bps), (wrote, 2, 1.5e6));
     }
 }

@@ -5,6 +5,7 @@
 //! (`link[1].rate`) and what was expected. Nothing in this module panics on bad input.
 
 mod app;
+mod mptcp_rec;
 mod network;
 mod reader;
 mod sctp;
@@ -16,6 +17,7 @@ use crate::transport::tcp::{defaults, RtoMode};
 use reader::{err, join, kind, Reader, Table};
 use serde_json::Value;
 use std::fmt;
+pub use mptcp_rec::RecSpec;
 pub use transport::is_external;
 
 /// A problem with a scenario: where it is and what is wrong.
@@ -198,6 +200,8 @@ pub struct FlowSpec {
     pub tcp: TcpSpec,
     /// The settings of an SCTP flow (None for other transports).
     pub sctp: Option<crate::transport::sctp::SctpConfig>,
+    /// MPTCP-rec's settings (`scheduler = "mptcp_rec"` switches its receiver logic on).
+    pub rec: Option<RecSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -19,7 +19,7 @@ impl Reader<'_> {
         tcp_defaults: &TcpSpec,
         duration: Dur,
     ) -> Result<FlowSpec, ScenarioError> {
-        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "cc", "transport", "cmt", "start", "stop", "app", "tcp", "sctp"])?;
+        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "cc", "transport", "cmt", "start", "stop", "app", "tcp", "sctp", "mptcp_rec"])?;
         let is_sctp = self.opt_string(&t, "transport")?.as_deref() == Some("sctp");
         let name = self.opt_string(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
         let lookup = |pname: &str, k: &str| -> Result<usize, ScenarioError> {
@@ -93,6 +93,16 @@ impl Reader<'_> {
             Some("sctp") => Transport::Sctp,
             Some(other) => return Err(self.e(&join(key, "transport"), format!("unknown transport '{other}'; expected tcp, udp or sctp"))),
         };
+        // MPTCP-rec: its receiver logic and settings; its rate comes from the receiver
+        let is_rec = scheduler.as_deref() == Some("mptcp_rec");
+        let rec = match (is_rec, t.map.get("mptcp_rec")) {
+            (false, Some(_)) => return Err(self.e(&join(key, "mptcp_rec"), "only a flow with `scheduler = \"mptcp_rec\"` takes these settings")),
+            (false, None) => None,
+            (true, v) => Some(self.mptcp_rec(v, &join(key, "mptcp_rec"))?),
+        };
+        if is_rec && is_sctp {
+            return Err(self.e(&join(key, "scheduler"), "mptcp_rec is a Multipath TCP scheduler; an SCTP flow cannot use it"));
+        }
         let cmt = match t.map.get("cmt") {
             None => false,
             Some(_) if !is_sctp => return Err(self.e(&join(key, "cmt"), "only an SCTP flow (`transport = \"sctp\"`) has concurrent multipath transfer")),
@@ -110,9 +120,10 @@ impl Reader<'_> {
         } else {
             None
         };
+        let default_cc = if is_rec { "receiver_rate" } else { "reno" };
         let cc = match &sctp {
             Some(c) => c.cc.name().to_string(),
-            None => self.opt_string(&t, "cc")?.unwrap_or_else(|| "reno".into()),
+            None => self.opt_string(&t, "cc")?.unwrap_or_else(|| default_cc.into()),
         };
         if sctp.is_none() && Controller::by_name(&cc).is_none() && !is_external(&cc) {
             let names: Vec<&str> = crate::cc::CONTROLLERS.iter().map(|c| c.0).collect();
@@ -162,6 +173,7 @@ impl Reader<'_> {
             app,
             tcp,
             sctp,
+            rec,
         })
     }
 

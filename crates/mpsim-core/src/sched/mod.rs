@@ -7,6 +7,7 @@
 //! decisions, so every scheduler works with every controller and is easy to test on
 //! hand-built views. One file per scheduler, chosen by an enum so dispatch is static.
 
+use crate::net::Feedback;
 use crate::time::SimTime;
 pub use crate::view::{backups_in_use, CaState, SubflowView};
 
@@ -51,6 +52,19 @@ pub struct BlockedAction {
     pub penalize: Option<usize>,
 }
 
+/// What an acknowledgement told the sender, for schedulers that act on the receiver's
+/// fields ([`crate::transport::feedback`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AckInfo {
+    pub now: SimTime,
+    /// The subflow the ACK arrived on.
+    pub sub: usize,
+    /// The receiver's feedback the ACK carries, if any.
+    pub feedback: Option<Feedback>,
+    /// The connection-level window the ACK advertises (awnd), bytes.
+    pub window: u64,
+}
+
 /// A packet scheduler.
 pub trait Scheduler {
     /// Short name, as used in scenario files.
@@ -72,6 +86,21 @@ pub trait Scheduler {
     /// Whether the connection should hand out unscheduled prioritised data (priority above
     /// 0) before older ordinary data (a priority dequeue), rather than strictly in DSN order.
     fn priority_dequeue(&self) -> bool {
+        false
+    }
+
+    /// An ACK arrived (after the connection processed it).
+    fn on_ack_info(&mut self, _info: &AckInfo) {}
+
+    /// When the connection should ask again even if no ACK arrives (a paced scheduler's next
+    /// sending time); None: on the next ACK.
+    fn wake_at(&self) -> Option<SimTime> {
+        None
+    }
+
+    /// A paced scheduler hands out at most one chunk per subflow at a time: the connection
+    /// asks it again as soon as what it handed out has left, while it keeps handing out.
+    fn paced(&self) -> bool {
         false
     }
 }
@@ -130,6 +159,33 @@ macro_rules! schedulers {
                 match self {
                     $(Sched::$ty(s) => s.pick(ctx),)+
                     Sched::Custom(s) => s.pick(ctx),
+                }
+            }
+
+            /// See [`Scheduler::on_ack_info`] (every ACK: static dispatch).
+            #[inline]
+            pub fn on_ack_info(&mut self, info: &AckInfo) {
+                match self {
+                    $(Sched::$ty(s) => s.on_ack_info(info),)+
+                    Sched::Custom(s) => s.on_ack_info(info),
+                }
+            }
+
+            /// See [`Scheduler::wake_at`].
+            #[inline]
+            pub fn wake_at(&self) -> Option<SimTime> {
+                match self {
+                    $(Sched::$ty(s) => s.wake_at(),)+
+                    Sched::Custom(s) => s.wake_at(),
+                }
+            }
+
+            /// See [`Scheduler::paced`].
+            #[inline]
+            pub fn paced(&self) -> bool {
+                match self {
+                    $(Sched::$ty(s) => s.paced(),)+
+                    Sched::Custom(s) => s.paced(),
                 }
             }
         }
@@ -191,9 +247,14 @@ schedulers! {
         "po_mptcp_rr" => PoMptcp::new(Standard::RoundRobin, true), "PO-MPTCP with round-robin as the standard scheduler for ordinary data";
         "po_mptcp_rr_fifo" => PoMptcp::new(Standard::RoundRobin, false), "po_mptcp_rr without the priority dequeue";
     }
+    mptcp_rec::MptcpRec {
+        "mptcp_rec" => MptcpRec::default(),
+            "MPTCP-rec (seed 000): rates from the receiver's TCP emulation, paced per path; drops the slowest path when receive-buffer blocking is predicted";
+    }
 }
 
 pub use dqs::{DqsForm, QueueBound};
+pub use mptcp_rec::{PathEvent, PathEventKind, PcderConfig};
 pub use po_mptcp::Standard;
 
 impl Sched {
@@ -204,6 +265,7 @@ impl Sched {
     pub fn on_window_blocked(&mut self, ctx: &SchedContext<'_>) -> BlockedAction {
         self.inner().on_window_blocked(ctx)
     }
+
 }
 
 /// The lowest-RTT available subflow (cwnd room) under the backup rule ([`backups_in_use`]).

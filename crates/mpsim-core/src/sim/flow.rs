@@ -9,6 +9,7 @@ use crate::net::{Link, Route};
 use crate::scenario::{AppSpec, FlowSpec, Scenario, Transport};
 use crate::sched::Sched;
 use crate::time::{Dur, SimTime};
+use crate::transport::feedback::{Dsror, RxLogic};
 use crate::transport::subflow::PathRoutes;
 use crate::transport::tcp::{ReceiverConfig, SenderConfig};
 use crate::transport::udp::UDP_HEADER_BYTES;
@@ -104,8 +105,16 @@ fn connection(s: &Scenario, f: &FlowSpec, links: &[Link], routes: &[Route]) -> C
     match &f.scheduler {
         Some(name) => {
             // an external name ("module:Class") runs lowest_rtt until the caller installs its own
-            let sched = Sched::by_name(name).unwrap_or_else(|| Sched::by_name("lowest_rtt").expect("built-in"));
-            Connection::Mptcp(Box::new(MptcpConn::new(subs, sched, f.tcp.rcv_buf, f.tcp.header, f.tcp.mss)))
+            let mut sched = Sched::by_name(name).unwrap_or_else(|| Sched::by_name("lowest_rtt").expect("built-in"));
+            // MPTCP-rec: its settings, and the receiver's TCP emulation per path
+            let rx_logic = f.rec.as_ref().map(|r| {
+                sched = Sched::MptcpRec(crate::sched::MptcpRec::new(r.pcder.clone()));
+                let rtts: Vec<Dur> = subs.iter().map(|x| x.sender.rtt().srtt().unwrap_or(Dur::from_millis(100))).collect();
+                RxLogic::Dsror(Dsror::new(&r.tear, f.tcp.mss, &rtts))
+            });
+            let mut conn = MptcpConn::new(subs, sched, f.tcp.rcv_buf, f.tcp.header, f.tcp.mss);
+            conn.rx_logic = rx_logic;
+            Connection::Mptcp(Box::new(conn))
         }
         None => Connection::Tcp(TcpConn::new(subs.into_iter().next().expect("a TCP flow has one path"), f.tcp.header)),
     }

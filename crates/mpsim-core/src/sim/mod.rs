@@ -217,6 +217,19 @@ impl Simulation {
         Ok(self)
     }
 
+    /// Installs receiver-side logic on the multipath flow `flow` (by name), for example an
+    /// `RxLogic::Custom` implemented outside this crate: it sees every data packet at the
+    /// receiver and attaches feedback to the ACKs, which the flow's scheduler reads. Call
+    /// before `run`.
+    pub fn with_receiver_logic(mut self, flow: &str, logic: crate::transport::feedback::RxLogic) -> Result<Simulation, String> {
+        let f = self.flows.iter_mut().find(|f| f.name == flow).ok_or_else(|| format!("no flow named '{flow}'"))?;
+        match &mut f.conn {
+            Connection::Mptcp(c) => c.rx_logic = Some(logic),
+            _ => return Err(format!("flow '{flow}' is not a multipath flow: it has no receiver logic")),
+        }
+        Ok(self)
+    }
+
     /// Turns cut-through off: every hop gets its own event (for tests that compare both).
     pub fn without_cut_through(mut self) -> Simulation {
         for l in &mut self.net.links {
@@ -300,7 +313,7 @@ impl Simulation {
                 self.net.links[2 * l as usize].set_up();
                 self.net.links[2 * l as usize + 1].set_up();
             }
-            Event::Warmup => self.net.rec.mark_warmup(&self.flows),
+            Event::Warmup => self.net.rec.mark_warmup(self.net.now, &self.flows),
             Event::Sample => {
                 self.net.rec.sample(self.net.now, &mut self.flows, &mut self.net.links);
                 if let Some(iv) = self.net.rec.interval() {

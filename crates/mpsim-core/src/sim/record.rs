@@ -32,11 +32,15 @@ struct Marks {
     delivered: Vec<u64>,
     sent: Vec<u64>,
     sub_delivered: Vec<Vec<u64>>,
+    /// MPTCP-rec: the integral of each path's advertised rate (bits), NaN for other flows.
+    sub_dsr: Vec<Vec<f64>>,
 }
 
 impl Marks {
-    fn take(flows: &[Flow]) -> Marks {
+    fn take(flows: &[Flow], now: SimTime) -> Marks {
+        let dsr = |f: &Flow| (0..f.conn.subflows().len()).map(|k| f.conn.rec_path(k, now).map_or(f64::NAN, |r| r.advertised_integral)).collect();
         Marks {
+            sub_dsr: flows.iter().map(dsr).collect(),
             delivered: flows.iter().map(|f| f.progress().delivered).collect(),
             sent: flows.iter().map(|f| f.progress().bytes_sent).collect(),
             sub_delivered: flows.iter().map(|f| f.conn.subflows().iter().map(|s| s.receiver.rcv_nxt()).collect()).collect(),
@@ -110,8 +114,8 @@ impl Recorder {
     }
 
     /// The warm-up ends: goodputs are measured from here.
-    pub fn mark_warmup(&mut self, flows: &[Flow]) {
-        self.at_warmup = Some(Marks::take(flows));
+    pub fn mark_warmup(&mut self, now: SimTime, flows: &[Flow]) {
+        self.at_warmup = Some(Marks::take(flows, now));
     }
 
     /// Records one sample of every series, then starts the next interval.
@@ -160,6 +164,7 @@ impl Recorder {
                 let w = sub.sender.window();
                 let d = sub.receiver.rcv_nxt();
                 let before = last.sub_delivered.get(i).and_then(|v| v.get(k)).copied().unwrap_or(0);
+                let rec = fl.conn.rec_path(k, now);
                 self.subflow_index.t.push(t);
                 self.subflow_index.of.push(i as u32);
                 self.subflow_index.sub.push(k as u32);
@@ -171,6 +176,9 @@ impl Recorder {
                     rto_ms: sub.sender.rtt().rto().as_millis_f64(),
                     delivered: d,
                     goodput: rate(d - before),
+                    dsr: rec.map_or(f64::NAN, |r| r.advertised_bps),
+                    listed: rec.map_or(f64::NAN, |r| if r.listed { 1.0 } else { 0.0 }),
+                    emu_window: rec.map_or(f64::NAN, |r| r.window_pkts),
                 });
             }
         }
@@ -185,7 +193,7 @@ impl Recorder {
                 drops: l.stats.queue_drops + l.stats.loss_drops + l.stats.down_drops,
             });
         }
-        self.at_sample = Some(Marks::take(flows));
+        self.at_sample = Some(Marks::take(flows, now));
         for fl in flows {
             fl.interval_delay = (0, 0);
         }
@@ -236,6 +244,13 @@ impl Recorder {
                 })
                 .collect();
             s.psnr_db = self.psnr.get(i).filter(|p| p.1 > 0).map(|p| p.0 / p.1 as f64);
+            for (k, sub) in s.subflows.iter_mut().enumerate() {
+                if let Some(r) = fl.conn.rec_path(k, end) {
+                    let before = warm.sub_dsr.get(i).and_then(|v| v.get(k)).copied().filter(|x| !x.is_nan()).unwrap_or(0.0);
+                    sub.dsr_mean_bps = (span > 0.0).then(|| (r.advertised_integral - before) / span);
+                    (sub.rec_reductions, sub.rec_timeouts) = (Some(r.reductions), Some(r.timeouts));
+                }
+            }
             summaries.push(s);
         }
         let link_summaries = links

@@ -18,10 +18,12 @@
 //!   series record;
 //! * [`summarize`](Connection::summarize): the transport's part of the flow summary.
 
+pub mod feedback;
 pub mod mptcp;
 pub mod sctp;
 pub mod subflow;
 pub mod tcp;
+pub mod tear;
 pub mod udp;
 
 use crate::metrics::{FlowSummary, TraceKind};
@@ -40,6 +42,10 @@ pub enum TimerKind {
     Rto,
     /// Delayed-ACK timer of the subflow's receiver.
     DelAck,
+    /// Timer of the receiver-side logic for this path ([`feedback::ReceiverLogic`]).
+    Feedback,
+    /// The scheduler's wake-up (a paced sender's next sending time); `sub` is 0.
+    Pace,
 }
 
 /// What a connection asks the simulation to do, in the order it must happen.
@@ -330,12 +336,23 @@ impl Connection {
                 s.o3_mean_bytes = c.o3_mean();
                 s.reinjections = c.reinjections;
                 s.penalties = c.penalties;
+                if let Some((p, r, b)) = c.rec_events() {
+                    (s.rb2loc_predictions, s.path_removals, s.path_restorations) = (Some(p), Some(r), Some(b));
+                }
             }
             Connection::Udp(c) => {
                 s.datagrams_sent = Some(c.datagrams_sent);
                 s.datagrams_received = Some(c.datagrams_received);
             }
             Connection::Tcp(_) | Connection::Sctp(_) => {}
+        }
+    }
+
+    /// MPTCP-rec's figures of subflow `k` (None for any other transport or scheduler).
+    pub fn rec_path(&self, k: usize, now: SimTime) -> Option<mptcp::RecPath> {
+        match self {
+            Connection::Mptcp(c) => c.rec_path(k, now),
+            _ => None,
         }
     }
 

@@ -5,12 +5,16 @@
 use super::{arm, Action, Sink, TimerKind};
 use crate::cc::Controller;
 use crate::metrics::SubflowSummary;
-use crate::net::{AckHeader, DataHeader, Header};
+use crate::net::{AckHeader, DataHeader, Feedback, Header};
 use crate::time::{Dur, SimTime};
 use crate::transport::mptcp::{dsn_of, Mapping};
 use crate::transport::tcp::{ReceiverConfig, SenderConfig, TcpReceiver, TcpSender};
 use crate::view::SubflowView;
 use std::collections::VecDeque;
+
+/// Bytes of the option carrying receiver feedback on an ACK: kind, length, path id, a
+/// 4-byte timestamp and a 4-byte rate, padded to 4 (seed 000's extended NR-SACK fields).
+pub const FEEDBACK_BYTES: u32 = 12;
 
 /// Where a subflow's packets go: the path's name and its two routes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,6 +43,8 @@ pub struct Subflow {
     /// Multipath TCP: everything below this subflow sequence was already offered for
     /// reinjection.
     pub reinjected_upto: u64,
+    /// The stamp of the latest receiver feedback about this path, echoed on its segments.
+    pub echo: SimTime,
 }
 
 impl Subflow {
@@ -58,6 +64,7 @@ impl Subflow {
             usable: true,
             map: VecDeque::new(),
             reinjected_upto: 0,
+            echo: SimTime::ZERO,
         }
     }
 
@@ -112,7 +119,7 @@ impl Subflow {
                 );
                 assert!(seg.retx || dsn + seg.len as u64 <= edge, "subflow {me}: sent beyond the receive window");
             }
-            let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, sent_at: now, cw: false };
+            let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, sent_at: now, cw: false, echo: self.echo };
             tx.push(Action::Packet { sub: me as u8, route: self.fwd, size: seg.len + header, header: Header::TcpData(h) });
         }
         arm(tx, &mut self.rto_pending, self.sender.timer_deadline(), me, TimerKind::Rto);
@@ -121,7 +128,20 @@ impl Subflow {
     /// Sends an ACK of `header` bytes plus the SACK option; `conn` sets the connection-level
     /// DATA_ACK and window (Multipath TCP) on it first.
     pub fn send_ack(&mut self, me: usize, header: u32, conn: Option<(u64, u64)>, tx: &mut impl Sink) {
+        self.send_ack_with(me, header, conn, None, tx);
+    }
+
+    /// [`send_ack`](Self::send_ack) with the receiver logic's fields attached (an extended
+    /// ACK, [`FEEDBACK_BYTES`] longer).
+    pub fn send_ack_with(&mut self, me: usize, header: u32, conn: Option<(u64, u64)>, fb: Option<Feedback>, tx: &mut impl Sink) {
         let mut h: AckHeader = self.receiver.make_ack();
+        let header = match fb {
+            Some(f) => {
+                h.set_feedback(f);
+                header + FEEDBACK_BYTES
+            }
+            None => header,
+        };
         if let Some((data_ack, wnd)) = conn {
             h.data_ack = data_ack;
             h.set_wnd(wnd);
@@ -185,6 +205,9 @@ impl Subflow {
             rtt_mean_ms: ms(r.mean_sample()),
             srtt_final_ms: ms(r.srtt()),
             cwnd_final_bytes: self.sender.cwnd(),
+            dsr_mean_bps: None,
+            rec_reductions: None,
+            rec_timeouts: None,
         }
     }
 }

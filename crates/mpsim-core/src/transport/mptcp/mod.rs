@@ -20,11 +20,12 @@ mod schedule;
 #[cfg(test)]
 mod tests;
 
-use super::{Action, Arrival, Progress, Sink, Subflow, TimerKind};
+use super::feedback::RxLogic;
+use super::{arm, Action, Arrival, Progress, Sink, Subflow, TimerKind};
 use crate::cc::SubflowState;
 use crate::metrics::TraceKind;
 use crate::net::Header;
-use crate::sched::{Sched, SubflowView};
+use crate::sched::{AckInfo, PathEventKind, Sched, SubflowView};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::{ReceiverConfig, TcpReceiver, TimerEvent};
 use std::collections::VecDeque;
@@ -32,6 +33,22 @@ use std::collections::VecDeque;
 /// Bytes of MPTCP options: a DSS mapping on data segments, a DATA_ACK on ACKs (RFC 8684).
 pub const DSS_MAPPING_BYTES: u32 = 16;
 pub const DATA_ACK_BYTES: u32 = 8;
+
+/// MPTCP-rec's state of one path, for the series and the summary.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecPath {
+    /// The rate the receiver advertises, bit/s.
+    pub advertised_bps: f64,
+    /// That rate integrated since the path's first packet, bits.
+    pub advertised_integral: f64,
+    /// In the sender's candidate list.
+    pub listed: bool,
+    /// The receiver's emulated window, packets.
+    pub window_pkts: f64,
+    /// The emulation's window reductions and timeouts so far.
+    pub reductions: u64,
+    pub timeouts: u64,
+}
 
 /// A chunk handed to a subflow: its subflow sequence number, DSN and length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,6 +107,14 @@ pub struct MptcpConn {
     // ----- receiver -----
     pub rx: TcpReceiver,
     last_rx_end: Option<u64>,
+    /// Logic the receiver runs per arriving packet, attaching fields to its ACKs
+    /// (MPTCP-rec's DSRor; see `transport::feedback`), and its pending timer per path.
+    pub rx_logic: Option<RxLogic>,
+    fb_pending: Vec<Option<SimTime>>,
+    /// The scheduler's pending wake-up ([`crate::sched::Scheduler::wake_at`]).
+    pace_pending: Option<SimTime>,
+    /// MPTCP-rec path-list events already written to the trace.
+    events_noted: usize,
     // ----- measurements -----
     blocked_since: Option<SimTime>,
     blocked_total: Dur,
@@ -130,6 +155,10 @@ impl MptcpConn {
             priorities: VecDeque::new(),
             rx: TcpReceiver::new(ReceiverConfig { buffer: rcv_buf, ..ReceiverConfig::default() }),
             last_rx_end: None,
+            rx_logic: None,
+            fb_pending: Vec::new(),
+            pace_pending: None,
+            events_noted: 0,
             blocked_since: None,
             blocked_total: Dur::ZERO,
             o3_max: 0,
@@ -183,16 +212,29 @@ impl MptcpConn {
 
     /// Schedules new data (and pending reinjections), then lets every subflow transmit.
     pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
-        self.schedule(now);
-        let header = self.header + DSS_MAPPING_BYTES;
-        let edge = self.check.then_some(self.right_edge);
-        let mut dirty = std::mem::take(&mut self.dirty);
-        while dirty != 0 {
-            let i = dirty.trailing_zeros() as usize;
-            dirty &= dirty - 1;
-            self.subs[i].transmit(now, i, header, true, edge, tx);
-            self.touch(i);
+        // a paced scheduler hands out one chunk per subflow per pass: pass again while it
+        // hands out (each pass sends what it handed out first)
+        let passes = if self.sched.paced() { 64 } else { 1 };
+        for _ in 0..passes {
+            let assigned_before = self.dsn_nxt;
+            let reinjections_before = self.reinject.len();
+            self.schedule(now);
+            let header = self.header + DSS_MAPPING_BYTES;
+            let edge = self.check.then_some(self.right_edge);
+            let mut dirty = std::mem::take(&mut self.dirty);
+            while dirty != 0 {
+                let i = dirty.trailing_zeros() as usize;
+                dirty &= dirty - 1;
+                self.subs[i].transmit(now, i, header, true, edge, tx);
+                self.touch(i);
+            }
+            if self.dsn_nxt == assigned_before && self.reinject.len() == reinjections_before {
+                break;
+            }
         }
+        // a paced scheduler's next sending time (a stale one, not after now, waits for an ACK)
+        let wake = self.sched.wake_at().filter(|&w| w > now);
+        arm(tx, &mut self.pace_pending, wake, 0, TimerKind::Pace);
     }
 
     /// Hands the chunk [dsn, dsn+len) to subflow `i`.
@@ -209,14 +251,19 @@ impl MptcpConn {
                 if h.cw {
                     self.subs[i].receiver.on_cw_mark();
                 }
-                let r = self.subs[i].receiver.on_segment(now, h.seq, h.len);
+                let mut r = self.subs[i].receiver.on_segment(now, h.seq, h.len);
+                if let Some(logic) = &mut self.rx_logic {
+                    r.ack_now |= logic.on_data(now, i, h);
+                    let deadline = logic.deadline(i);
+                    self.arm_feedback(i, deadline, tx);
+                }
                 let delivered = self.on_receive(now, h.dsn, h.len).delivered;
                 if self.check {
                     assert!(self.rx.buffered() <= self.rx.capacity(), "receive buffer over its limit");
                     assert_eq!(self.rx.stats.beyond_window_drops, 0, "data beyond the receive window");
                 }
                 if r.ack_now {
-                    self.send_ack(i, tx);
+                    self.send_ack(i, now, tx);
                 } else {
                     self.subs[i].delay_ack(i, tx);
                 }
@@ -241,6 +288,14 @@ impl MptcpConn {
                 }
                 self.touch(i);
                 self.on_data_ack(h.data_ack, h.wnd());
+                let feedback = h.feedback(now);
+                if let Some(f) = feedback {
+                    if let Some(s) = self.subs.get_mut(f.path as usize) {
+                        s.echo = s.echo.max(f.stamp);
+                    }
+                }
+                self.sched.on_ack_info(&AckInfo { now, sub: i, feedback, window: h.wnd() });
+                self.note_path_events(tx);
                 if self.check {
                     let sub = &self.subs[i];
                     if let Err(e) = sub.sender.check_invariants() {
@@ -256,9 +311,54 @@ impl MptcpConn {
     }
 
     /// An ACK on subflow `i`, carrying the DATA_ACK and the connection-level window.
-    fn send_ack(&mut self, i: usize, tx: &mut impl Sink) {
+    fn send_ack(&mut self, i: usize, now: SimTime, tx: &mut impl Sink) {
         let conn = (self.rx.rcv_nxt(), self.rx.window());
-        self.subs[i].send_ack(i, self.header + DATA_ACK_BYTES, Some(conn), tx);
+        let fb = self.rx_logic.as_mut().and_then(|l| l.feedback(now, i));
+        self.subs[i].send_ack_with(i, self.header + DATA_ACK_BYTES, Some(conn), fb, tx);
+    }
+
+    /// Writes MPTCP-rec's new path-list events to the trace.
+    fn note_path_events(&mut self, tx: &mut impl Sink) {
+        let Sched::MptcpRec(r) = &self.sched else { return };
+        for e in &r.events()[self.events_noted..] {
+            let kind = match e.kind {
+                PathEventKind::Predicted => TraceKind::Rb2locPredicted,
+                PathEventKind::Removed => TraceKind::PathRemoved,
+                PathEventKind::Restored => TraceKind::PathRestored,
+            };
+            let sub = e.path.unwrap_or(u8::MAX as usize) as u8;
+            tx.push(Action::Note { sub, kind, seq: 0, dsn: self.data_una });
+        }
+        self.events_noted = r.events().len();
+    }
+
+    /// MPTCP-rec's figures of path `k` at `now`, None for other schedulers.
+    pub fn rec_path(&self, k: usize, now: SimTime) -> Option<RecPath> {
+        let (Sched::MptcpRec(r), Some(RxLogic::Dsror(d))) = (&self.sched, &self.rx_logic) else { return None };
+        let t = d.paths().get(k)?;
+        Some(RecPath {
+            advertised_bps: t.advertised(),
+            advertised_integral: t.advertised_integral(now),
+            listed: r.listed().get(k).copied().unwrap_or(true),
+            window_pkts: t.rwnd(),
+            reductions: t.stats.reductions,
+            timeouts: t.stats.timeouts,
+        })
+    }
+
+    /// MPTCP-rec's path-list counts: (RB2LOC predictions, removals, restorations).
+    pub fn rec_events(&self) -> Option<(u64, u64, u64)> {
+        let Sched::MptcpRec(r) = &self.sched else { return None };
+        let count = |k: PathEventKind| r.events().iter().filter(|e| e.kind == k).count() as u64;
+        Some((count(PathEventKind::Predicted), count(PathEventKind::Removed), count(PathEventKind::Restored)))
+    }
+
+    /// Keeps one pending timer of the receiver logic for path `i`, at `deadline`.
+    fn arm_feedback(&mut self, i: usize, deadline: Option<SimTime>, tx: &mut impl Sink) {
+        if self.fb_pending.len() < self.subs.len() {
+            self.fb_pending.resize(self.subs.len(), None);
+        }
+        arm(tx, &mut self.fb_pending[i], deadline, i, TimerKind::Feedback);
     }
 
     pub fn on_timer(&mut self, now: SimTime, i: usize, kind: TimerKind, tx: &mut impl Sink) {
@@ -281,8 +381,28 @@ impl MptcpConn {
             }
             TimerKind::DelAck => {
                 if self.subs[i].delack_due(now, i, tx) {
-                    self.send_ack(i, tx);
+                    self.send_ack(i, now, tx);
                 }
+            }
+            TimerKind::Feedback => {
+                if self.fb_pending.get(i).copied().flatten() != Some(now) {
+                    return; // superseded by an earlier event
+                }
+                self.fb_pending[i] = None;
+                let Some(logic) = &mut self.rx_logic else { return };
+                let send = logic.deadline(i).is_some_and(|d| d <= now) && logic.on_timer(now, i);
+                let deadline = logic.deadline(i);
+                if send {
+                    self.send_ack(i, now, tx);
+                }
+                self.arm_feedback(i, deadline, tx);
+            }
+            TimerKind::Pace => {
+                if self.pace_pending != Some(now) {
+                    return;
+                }
+                self.pace_pending = None;
+                self.poll_transmit(now, tx);
             }
         }
     }

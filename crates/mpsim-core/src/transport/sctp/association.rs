@@ -524,6 +524,8 @@ impl SctpConn {
                     self.poll_transmit(now, tx);
                 }
             }
+            // an association arms neither receiver-feedback nor pacing timers
+            TimerKind::Feedback | TimerKind::Pace => {}
         }
         if self.check {
             self.check_invariants();

@@ -83,6 +83,9 @@ impl SctpConn {
                 rtt_mean_ms: ms(d.rto.mean()),
                 srtt_final_ms: ms(d.rto.srtt()),
                 cwnd_final_bytes: d.w.cwnd,
+                dsr_mean_bps: None,
+                rec_reductions: None,
+                rec_timeouts: None,
             })
             .collect();
         let secs = |t: Option<SimTime>| t.map(|t| t.as_secs_f64());

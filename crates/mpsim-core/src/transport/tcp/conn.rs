@@ -91,6 +91,8 @@ impl TcpConn {
                     self.sub.send_ack(0, self.header, None, tx);
                 }
             }
+            // plain TCP runs no receiver logic and no scheduler
+            TimerKind::Feedback | TimerKind::Pace => {}
         }
     }
 }

@@ -1,0 +1,153 @@
+//! Reading a flow's `mptcp_rec` table: the reconstructed constants of MPTCP-rec's receiver
+//! (TEAR and the DSRor) and sender (PCDer). Every key is optional.
+//!
+//! ```toml
+//! [[flow]]
+//! paths = ["a", "b", "c"]
+//! scheduler = "mptcp_rec"
+//! mptcp_rec = { sigma = 8, xi = 0.875, eta = 0.125, phi = 0.5, theta = 0.5, history = "round" }
+//! ```
+
+use super::reader::{join, kind, Reader};
+use super::*;
+use crate::sched::PcderConfig;
+use crate::transport::tear::{HistoryUnit, TearConfig};
+use crate::units;
+
+/// MPTCP-rec's settings of one flow.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct RecSpec {
+    pub tear: TearConfig,
+    pub pcder: PcderConfig,
+}
+
+const KEYS: &[&str] =
+    &["sigma", "xi", "eta", "phi", "theta", "dupthresh", "initial_window", "min_rto", "history", "mismatch", "awnd_samples", "min_paths", "burst"];
+
+impl Reader<'_> {
+    pub(super) fn mptcp_rec(&self, v: Option<&Value>, key: &str) -> Result<RecSpec, ScenarioError> {
+        let mut s = RecSpec::default();
+        let Some(v) = v else { return Ok(s) };
+        let t = self.table(v, key, KEYS)?;
+        let num = |k: &str| -> Result<Option<f64>, ScenarioError> {
+            match t.map.get(k) {
+                None => Ok(None),
+                Some(x) => x.as_f64().map(Some).ok_or_else(|| self.e(&join(key, k), format!("expected a number, found {}", kind(x)))),
+            }
+        };
+        let count = |k: &str| -> Result<Option<u64>, ScenarioError> {
+            match num(k)? {
+                None => Ok(None),
+                Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 1e6 => Ok(Some(x as u64)),
+                Some(x) => Err(self.e(&join(key, k), format!("expected a whole number from 0 to 1000000 (got {x})"))),
+            }
+        };
+        let tc = &mut s.tear;
+        if let Some(x) = count("sigma")? {
+            tc.sigma = x as usize;
+        }
+        for (k, slot) in [("xi", &mut tc.xi), ("eta", &mut tc.eta), ("phi", &mut tc.phi), ("theta", &mut tc.theta)] {
+            if let Some(x) = num(k)? {
+                *slot = x;
+            }
+        }
+        if let Some(x) = count("dupthresh")? {
+            tc.dupthresh = x as u32;
+        }
+        if let Some(x) = num("initial_window")? {
+            tc.initial_window = x;
+            s.pcder.initial_window = x.clamp(1.0, 1e6).round() as u32;
+        }
+        if let Some(d) = self.opt(&t, "min_rto", units::duration)? {
+            tc.min_rto = d;
+        }
+        if let Some(h) = self.opt_string(&t, "history")? {
+            tc.history = match h.as_str() {
+                "round" => HistoryUnit::Round,
+                "epoch" => HistoryUnit::Epoch,
+                other => return Err(self.e(&join(key, "history"), format!("unknown history unit '{other}'; expected round or epoch"))),
+            };
+        }
+        if let Some(m) = self.opt(&t, "mismatch", units::fraction_any)? {
+            tc.mismatch = m;
+        }
+        if let Err((k, msg)) = tc.validate() {
+            return Err(self.e(&join(key, k), msg));
+        }
+        if let Some(x) = count("awnd_samples")? {
+            if x < 2 {
+                return Err(self.e(&join(key, "awnd_samples"), "the jitter indicator needs at least 2 samples"));
+            }
+            s.pcder.awnd_samples = x as usize;
+        }
+        if let Some(x) = count("min_paths")? {
+            if x < 1 {
+                return Err(self.e(&join(key, "min_paths"), "the list never loses its last path: at least 1"));
+            }
+            s.pcder.min_paths = x as usize;
+        }
+        if let Some(x) = count("burst")? {
+            s.pcder.burst = x as u32;
+        }
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Scenario;
+
+    const BASE: &str = r#"
+name = "t"
+duration = "10s"
+[[link]]
+name = "a"
+rate = "10Mbps"
+[[link]]
+name = "b"
+rate = "10Mbps"
+[[path]]
+name = "pa"
+links = ["a"]
+[[path]]
+name = "pb"
+links = ["b"]
+[[flow]]
+paths = ["pa", "pb"]
+scheduler = "mptcp_rec"
+"#;
+
+    fn parse(extra: &str) -> Result<Scenario, crate::scenario::ScenarioError> {
+        Scenario::from_toml(&format!("{BASE}{extra}"), "rec.toml")
+    }
+
+    #[test]
+    fn defaults_and_overrides() {
+        let s = parse("").unwrap();
+        let r = s.flows[0].rec.as_ref().expect("mptcp_rec switches the receiver logic on");
+        assert_eq!(r.tear.sigma, 8);
+        assert_eq!(s.flows[0].cc, "receiver_rate");
+        let s = parse("mptcp_rec = { sigma = 4, phi = 0.25, history = \"epoch\", awnd_samples = 8 }\n").unwrap();
+        let r = s.flows[0].rec.as_ref().unwrap();
+        assert_eq!((r.tear.sigma, r.tear.phi, r.pcder.awnd_samples), (4, 0.25, 8));
+    }
+
+    #[test]
+    fn bad_values_get_one_error_naming_file_and_key() {
+        for (extra, key) in [
+            ("mptcp_rec = { sigma = 0 }\n", "flow[0].mptcp_rec.sigma"),
+            ("mptcp_rec = { phi = -0.5 }\n", "flow[0].mptcp_rec.phi"),
+            ("mptcp_rec = { eta = -1 }\n", "flow[0].mptcp_rec.eta"),
+            ("mptcp_rec = { sigmaa = 3 }\n", "flow[0].mptcp_rec.sigmaa"),
+            ("mptcp_rec = { history = \"week\" }\n", "flow[0].mptcp_rec.history"),
+            ("mptcp_rec = { min_paths = 0 }\n", "flow[0].mptcp_rec.min_paths"),
+        ] {
+            let e = parse(extra).unwrap_err();
+            assert_eq!(e.key, key, "{extra}: {e}");
+            assert!(e.to_string().contains("rec.toml"), "{e}");
+        }
+        // the table belongs to mptcp_rec only
+        let e = Scenario::from_toml(&format!("{}mptcp_rec = {{ sigma = 4 }}\n", BASE.replace("mptcp_rec", "lowest_rtt")), "x.toml").unwrap_err();
+        assert_eq!(e.key, "flow[0].mptcp_rec");
+    }
+}
