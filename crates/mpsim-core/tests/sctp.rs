@@ -294,6 +294,17 @@ fn bad_sctp_settings_get_one_clear_error() {
     assert_eq!(e.key, "flow[0].sctp.primary");
     let e = bad(&sctp_one_link("1s", "", "sctp = { chunk = \"8B\" }"));
     assert_eq!(e.key, "flow[0].sctp.chunk");
+    // JSCTP: k of zero, JSCTP keys on another controller, timestamps switched off
+    let e = bad(&sctp_one_link("1s", "", "cc = \"jsctp\"\nsctp = { jsctp_k = 0 }"));
+    assert_eq!(e.key, "flow[0].sctp.jsctp_k");
+    assert!(e.message.contains("k/w") && e.to_string().contains("bad.toml"), "{e}");
+    let e = bad(&sctp_one_link("1s", "", "cc = \"jsctp_abe\"\nsctp = { jsctp_k = \"0B\" }"));
+    assert_eq!(e.key, "flow[0].sctp.jsctp_k");
+    let e = bad(&sctp_one_link("1s", "", "sctp = { jsctp_ignore_zero = false }"));
+    assert_eq!(e.key, "flow[0].sctp.jsctp_ignore_zero");
+    assert!(e.message.contains("jsctp"), "{}", e.message);
+    let e = bad(&sctp_one_link("1s", "", "cc = \"jsctp\"\nsctp = { timestamps = false }"));
+    assert_eq!(e.key, "flow[0].sctp.timestamps");
 }
 
 /// Two paths through one shared bottleneck (separate access links), a CMT association over
@@ -389,4 +400,33 @@ fn an_inactive_primary_is_probed_and_taken_back_when_it_recovers() {
     assert_eq!(s.destination_states, vec!["active", "active"]);
     // new data went back to the primary: it carried far more than its first 10 s (2.5 MB)
     assert!(f.subflows[0].bytes_sent > 8_000_000, "{:?}", f.subflows[0]);
+}
+
+/// JSCTP in an association: random loss on an uncongested path is taken for wireless loss
+/// (the window stays, goodput far above RFC 4960's), while the overflow of a drop-tail queue
+/// by a lone flow in slow start is taken for congestion; the timestamp chunk is on the wire.
+#[test]
+fn jsctp_tells_random_loss_from_queue_overflow() {
+    let run = |cc: &str, loss: &str, queue: &str| {
+        let flow = format!("cc = \"{cc}\"\nsctp = {{ fast_rtx_threshold = 4 }}");
+        let text = sctp_one_link("60s", loss, &flow).replace("queue = \"100pkt\"", &format!("queue = \"{queue}\""));
+        let out = run_checked(&parse(&text));
+        out.summary.flows[0].clone()
+    };
+    let (lossy, deep) = ("loss = \"1%\"", "1000pkt");
+    let (std, j, abe) = (run("rfc4960", lossy, deep), run("jsctp", lossy, deep), run("jsctp_abe", lossy, deep));
+    for f in [&j, &abe] {
+        let s = f.sctp.as_ref().unwrap();
+        assert!(s.wireless_losses[0] > 3 * s.congestion_losses[0], "{}: {s:?}", f.cc);
+        assert!(s.jitter_samples[0] > 100 && s.jitter_zero_samples[0] > 0, "{s:?}");
+        assert!(f.goodput_bps > 1.3 * std.goodput_bps, "{} {} vs {}", f.cc, f.goodput_bps, std.goodput_bps);
+    }
+    assert!(std.sctp.as_ref().unwrap().wireless_losses.is_empty());
+    // no random loss, a small queue: the losses are the queue's, and JSCTP reduces for them
+    let f = run("jsctp", "", "20pkt");
+    let s = f.sctp.as_ref().unwrap();
+    assert!(s.congestion_losses[0] > 0, "{s:?}");
+    // 1456 user bytes in 1504 + 12 on the wire: the line rate less headers bounds goodput
+    let line = 10e6 * 1456.0 / 1516.0;
+    assert!(f.goodput_bps <= line * 1.001 && f.goodput_bps > 0.8 * line, "{} vs {line}", f.goodput_bps);
 }

@@ -1,5 +1,5 @@
 //! Property tests for SCTP: random two-path networks and association settings (both
-//! controllers, single-homed, multihomed and CMT with every rule and retransmission policy),
+//! controllers including JSCTP and JSCTP-ABE, single-homed, multihomed and CMT with every rule and retransmission policy),
 //! every invariant checked after each step, and every finite transfer must complete.
 
 mod common;
@@ -44,7 +44,7 @@ fn loss() -> impl Strategy<Value = String> {
 
 fn flow() -> impl Strategy<Value = FlowCase> {
     (
-        (1_000u32..800_000, 100u32..1457, prop_oneof![Just("rfc4960"), Just("newreno"), Just("lia"), Just("olia")], 0u8..3),
+        (1_000u32..800_000, 100u32..1457, prop_oneof![Just("rfc4960"), Just("newreno"), Just("lia"), Just("olia"), Just("jsctp"), Just("jsctp_abe")], 0u8..3),
         (any::<[bool; 3]>(), prop_oneof![Just("same"), Just("asap"), Just("cwnd"), Just("ssthresh")], 3u8..5),
         (any::<bool>(), any::<bool>(), any::<bool>(), 2u32..400, 0u32..2000),
     )
@@ -87,6 +87,8 @@ fn render(c: &Case) -> String {
     }
     for (i, f) in c.flows.iter().enumerate() {
         let paths = if f.homing == 0 { "path = \"pa\"".to_string() } else { "paths = [\"pa\", \"pb\"]".to_string() };
+        // JSCTP's keys: k from a tenth of a chunk to two chunks, the zero-sample fix on or off
+        let jsctp_keys = if f.cc.starts_with("jsctp") { format!("jsctp_k = {}, jsctp_ignore_zero = {}, ", (f.chunk * (1 + f.start_ms % 20) / 10).max(1), f.bytes % 2 == 0) } else { String::new() };
         let (cmt_line, cmt_keys) = if f.homing == 2 {
             let keys = format!("sfr = {}, cuc = {}, dac = {}, cmt_pf = {}, rtx_policy = \"{}\", ", f.rules[0], f.rules[1], f.rules[2], f.nr_sack ^ f.bundling, f.policy);
             ("cmt = true\n".to_string(), keys)
@@ -94,7 +96,7 @@ fn render(c: &Case) -> String {
             (String::new(), String::new())
         };
         t += &format!(
-            "[[flow]]\nname = \"f{i}\"\n{paths}\ntransport = \"sctp\"\ncc = \"{}\"\n{cmt_line}start = \"{}ms\"\napp = {{ kind = \"bulk\", bytes = {} }}\nsctp = {{ {cmt_keys}chunk = {}, fast_rtx_threshold = {}, bundling = {}, delayed_sack = {}, nr_sack = {}, rcv_buf = {}, snd_buf = {}, association_max_retrans = 1000 }}\n",
+            "[[flow]]\nname = \"f{i}\"\n{paths}\ntransport = \"sctp\"\ncc = \"{}\"\n{cmt_line}start = \"{}ms\"\napp = {{ kind = \"bulk\", bytes = {} }}\nsctp = {{ {cmt_keys}{jsctp_keys}chunk = {}, fast_rtx_threshold = {}, bundling = {}, delayed_sack = {}, nr_sack = {}, rcv_buf = {}, snd_buf = {}, association_max_retrans = 1000 }}\n",
             f.cc, f.start_ms, f.bytes, f.chunk, f.threshold, f.bundling, f.delayed_sack, f.nr_sack, f.rcv_buf, f.rcv_buf.max(f.chunk * 2)
         );
     }

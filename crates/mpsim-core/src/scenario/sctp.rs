@@ -31,7 +31,12 @@ const KEYS: &[&str] = &[
     "nr_sack",
     "cmt_pf",
     "hb_interval",
+    "jsctp_k",
+    "jsctp_ignore_zero",
 ];
+
+/// The keys only JSCTP and JSCTP-ABE read.
+const JSCTP_KEYS: &[&str] = &["jsctp_k", "jsctp_ignore_zero"];
 
 /// The CMT-only keys of the `sctp` table.
 const CMT_KEYS: &[&str] = &["sfr", "cuc", "dac", "rtx_policy", "cmt_pf"];
@@ -58,6 +63,11 @@ impl Reader<'_> {
                 return Err(self.e(&join(&sk, k), "only a CMT association has this setting: add `cmt = true` to the flow"));
             }
         }
+        if !c.cc.needs_timestamps() {
+            if let Some(k) = JSCTP_KEYS.iter().find(|k| t.map.contains_key(**k)) {
+                return Err(self.e(&join(&sk, k), format!("only the jsctp and jsctp_abe controllers read this (this flow's cc is '{}')", c.cc.name())));
+            }
+        }
         let bool_at = |name: &str| -> Result<Option<bool>, ScenarioError> {
             t.map.get(name).map(|b| b.as_bool().ok_or_else(|| self.e(&join(&sk, name), format!("expected true or false, found {}", kind(b))))).transpose()
         };
@@ -68,7 +78,7 @@ impl Reader<'_> {
                 _ => Err(self.e(&join(&sk, name), format!("expected a whole number from {lo} to {hi}, found {x}"))),
             }
         };
-        for (name, slot) in [("bundling", &mut c.bundling), ("delayed_sack", &mut c.delayed_sack), ("sfr", &mut c.sfr), ("cuc", &mut c.cuc), ("dac", &mut c.dac), ("timestamps", &mut c.timestamps), ("nr_sack", &mut c.nr_sack), ("cmt_pf", &mut c.cmt_pf)] {
+        for (name, slot) in [("bundling", &mut c.bundling), ("delayed_sack", &mut c.delayed_sack), ("sfr", &mut c.sfr), ("cuc", &mut c.cuc), ("dac", &mut c.dac), ("timestamps", &mut c.timestamps), ("nr_sack", &mut c.nr_sack), ("cmt_pf", &mut c.cmt_pf), ("jsctp_ignore_zero", &mut c.jsctp_ignore_zero)] {
             if let Some(b) = bool_at(name)? {
                 *slot = b;
             }
@@ -135,6 +145,16 @@ impl Reader<'_> {
                 let names: Vec<&str> = RTX_POLICIES.iter().map(|(n, _)| *n).collect();
                 self.e(&join(&sk, "rtx_policy"), format!("unknown retransmission policy '{p}'; expected one of: {}", names.join(", ")))
             })?;
+        }
+        if c.cc.needs_timestamps() && !c.timestamps && t.map.contains_key("timestamps") {
+            return Err(self.e(&join(&sk, "timestamps"), format!("the {} controller reads the timestamp chunks: leave timestamps on", c.cc.name())));
+        }
+        if let Some(x) = t.map.get("jsctp_k") {
+            let k = self.opt(&t, "jsctp_k", units::bytes)?.unwrap_or(0);
+            if k == 0 || k > 1_000_000 {
+                return Err(self.e(&join(&sk, "jsctp_k"), format!("the k of JSCTP's k/w threshold must be from 1 B to 1 MB (the paper's best is one data chunk, 1456 B), found {x}")));
+            }
+            c.jsctp_k = Some(k);
         }
         if let Some(p) = self.opt_string(&t, "primary")? {
             c.primary = path_names.iter().position(|n| *n == p).ok_or_else(|| self.e(&join(&sk, "primary"), format!("'{p}' is not one of this flow's paths ({})", path_names.join(", "))))?;

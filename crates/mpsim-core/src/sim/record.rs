@@ -159,6 +159,8 @@ impl Recorder {
                 psnr_db,
                 delay_ms: if n == 0 { f64::NAN } else { sum as f64 / n as f64 / 1e6 },
                 jitter_ms: ms(fl.jitter.value()),
+                jitter_ratio: snap.jitter.map_or(f64::NAN, |j| j.0),
+                jitter_threshold: snap.jitter.map_or(f64::NAN, |j| j.1),
             });
             for (k, sub) in fl.conn.subflows().iter().enumerate() {
                 let w = sub.sender.window();

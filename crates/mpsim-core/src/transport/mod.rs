@@ -118,6 +118,8 @@ pub struct ConnSnapshot {
     pub rcv_buffer: u64,
     /// Time blocked by the receive window so far.
     pub blocked: Dur,
+    /// JSCTP: the primary destination's smoothed jitter ratio and k/w threshold.
+    pub jitter: Option<(f64, f64)>,
 }
 
 /// The transport of one flow.
@@ -269,6 +271,8 @@ impl Connection {
                 s.sent = c.next_offset;
                 s.rcv_buffer = c.rx.buffered();
                 s.blocked = c.blocked_time(now);
+                let p = &d[c.cfg.primary];
+                s.jitter = p.cc.jitter(&p.w);
             }
         }
         if s.rwnd >= u32::MAX as u64 {

@@ -105,8 +105,10 @@ pub struct SctpConn {
 
 impl SctpConn {
     /// An association over `dests` (one per path; the primary is `cfg.primary`).
-    pub fn new(cfg: SctpConfig, dests: Vec<Destination>) -> SctpConn {
+    pub fn new(mut cfg: SctpConfig, dests: Vec<Destination>) -> SctpConn {
         assert!(!dests.is_empty() && dests.len() <= 64 && cfg.primary < dests.len());
+        // a jitter-based controller reads the timestamp chunks
+        cfg.timestamps |= cfg.cc.needs_timestamps();
         let rx = SctpReceiver::new(cfg.rcv_buf, cfg.timestamps);
         SctpConn {
             peer_rwnd: cfg.rcv_buf,
@@ -278,7 +280,7 @@ impl SctpConn {
             if tsn > self.cum_ack && tsn < self.next_tsn {
                 let bytes = self.chunk(tsn).len;
                 let dst = &mut self.dests[dest as usize];
-                dst.cc.on_timestamp(&TimestampSample { tsn, sent_at, received_at, bytes });
+                dst.cc.on_timestamp(&TimestampSample { tsn, sent_at, received_at, bytes }, dst.rto.srtt());
                 dst.stats.timestamp_samples += 1;
             }
         }

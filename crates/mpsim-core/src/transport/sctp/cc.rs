@@ -16,6 +16,8 @@
 //!   receives per acknowledged packet (a jitter-ratio or receiver-timestamp bandwidth
 //!   estimator feeds from it).
 
+use super::config::SctpConfig;
+use super::jsctp::Jsctp;
 use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, SubflowState, Window};
 use crate::time::{Dur, SimTime};
 
@@ -115,6 +117,11 @@ pub enum SctpCcKind {
     /// OLIA (Khalili et al.) across destinations, as INET's `cmtCCVariant = "olia"`, with the
     /// same split as `Lia`.
     Olia,
+    /// JSCTP (seed 003): per-destination jitter ratio against k/w decides whether a loss is
+    /// congestion (RFC 4960's reduction) or wireless (the window stays); `jsctp.rs`.
+    Jsctp,
+    /// JSCTP-ABE: JSCTP with ssthresh from the TABE bandwidth estimate; `jsctp.rs`.
+    JsctpAbe,
 }
 
 /// Scenario names and one-line descriptions.
@@ -123,6 +130,8 @@ pub const SCTP_CONTROLLERS: &[(&str, SctpCcKind, &str)] = &[
     ("newreno", SctpCcKind::NewReno, "NewReno-SCTP: one window reduction per round trip, partial-ack retransmission"),
     ("lia", SctpCcKind::Lia, "LIA coupling across destinations (CMT): coupled increase, RFC 4960's decrease and gates"),
     ("olia", SctpCcKind::Olia, "OLIA coupling across destinations (CMT): coupled increase, RFC 4960's decrease and gates"),
+    ("jsctp", SctpCcKind::Jsctp, "JSCTP: per-path jitter ratio vs k/w tells congestion from wireless loss; wireless losses keep the window"),
+    ("jsctp_abe", SctpCcKind::JsctpAbe, "JSCTP-ABE: JSCTP with ssthresh from the receiver-timestamp bandwidth estimate (TABE)"),
 ];
 
 impl SctpCcKind {
@@ -132,6 +141,11 @@ impl SctpCcKind {
 
     pub fn name(self) -> &'static str {
         SCTP_CONTROLLERS.iter().find(|c| c.1 == self).map(|c| c.0).expect("listed")
+    }
+
+    /// The controller reads send/receive times: the association carries timestamp chunks.
+    pub fn needs_timestamps(self) -> bool {
+        matches!(self, SctpCcKind::Jsctp | SctpCcKind::JsctpAbe)
     }
 }
 
@@ -144,6 +158,8 @@ pub enum SctpCc {
     },
     /// A coupled controller of `cc/`, fed with the association's destinations as subflows.
     Coupled(Controller),
+    /// JSCTP or JSCTP-ABE.
+    Jsctp(Box<Jsctp>),
 }
 
 impl SctpCc {
@@ -153,6 +169,39 @@ impl SctpCc {
             SctpCcKind::NewReno => SctpCc::NewReno { last_reduction: None },
             SctpCcKind::Lia => SctpCc::Coupled(Controller::by_name("lia").expect("built in")),
             SctpCcKind::Olia => SctpCc::Coupled(Controller::by_name("olia").expect("built in")),
+            SctpCcKind::Jsctp | SctpCcKind::JsctpAbe => SctpCc::with_config(&SctpConfig { cc: kind, ..SctpConfig::default() }),
+        }
+    }
+
+    /// The controller of `c.cc` with the association's settings (JSCTP's k, chunk size and
+    /// zero-sample fix).
+    pub fn with_config(c: &SctpConfig) -> SctpCc {
+        match c.cc {
+            SctpCcKind::Jsctp | SctpCcKind::JsctpAbe => {
+                let k = c.jsctp_k.unwrap_or(c.chunk as u64);
+                SctpCc::Jsctp(Box::new(Jsctp::new(k, c.chunk, c.cc == SctpCcKind::JsctpAbe, c.jsctp_ignore_zero)))
+            }
+            kind => SctpCc::new(kind),
+        }
+    }
+
+    /// JSCTP's smoothed jitter ratio and k/w threshold at window `w`; None for other controllers.
+    pub fn jitter(&self, w: &DestWindow) -> Option<(f64, f64)> {
+        match self {
+            SctpCc::Jsctp(j) => Some(j.jitter(w)),
+            _ => None,
+        }
+    }
+
+    /// JSCTP's jitter-ratio samples taken and ignored for being zero, and its losses taken
+    /// for congestion and for wireless; None for other controllers.
+    pub fn jsctp_counts(&self) -> Option<(u64, u64, u64, u64)> {
+        match self {
+            SctpCc::Jsctp(j) => {
+                let (taken, ignored) = j.jr.counts();
+                Some((taken, ignored, j.congestion, j.wireless))
+            }
+            _ => None,
         }
     }
 
@@ -183,8 +232,10 @@ impl SctpCc {
     /// New data sent to this destination was acknowledged. `siblings` holds every
     /// destination's state (this one at `me`) for coupled controllers; empty otherwise.
     pub fn on_ack(&mut self, w: &mut DestWindow, a: &AckEvent, siblings: &[SubflowState], me: usize) {
-        let SctpCc::Coupled(ctl) = self else {
-            return rfc4960_growth(w, a);
+        let ctl = match self {
+            SctpCc::Coupled(ctl) => ctl,
+            SctpCc::Jsctp(j) => return j.on_ack(w, a),
+            _ => return rfc4960_growth(w, a),
         };
         if !a.advanced || a.in_fast_recovery || a.bytes_acked == 0 || !a.fully_used {
             return;
@@ -216,6 +267,7 @@ impl SctpCc {
                 rfc4960_reduce(w, l.kind);
                 LossVerdict::Congestion
             }
+            SctpCc::Jsctp(j) => j.on_loss(w, l),
             SctpCc::NewReno { last_reduction } => {
                 // a timeout always collapses the window (RFC 4960 §7.2.3)
                 if l.kind == LossKind::FastRetransmit && last_reduction.is_some_and(|t| l.sent_at < t) {
@@ -228,7 +280,13 @@ impl SctpCc {
         }
     }
 
-    pub fn on_timestamp(&mut self, _s: &TimestampSample) {}
+    /// An echoed send/receive time pair of a packet sent to this destination; `srtt` is the
+    /// destination's smoothed RTT.
+    pub fn on_timestamp(&mut self, s: &TimestampSample, srtt: Option<Dur>) {
+        if let SctpCc::Jsctp(j) = self {
+            j.on_timestamp(s, srtt);
+        }
+    }
 }
 
 /// RFC 4960 §7.2.1-7.2.2: slow start and congestion avoidance with partial_bytes_acked, both

@@ -53,6 +53,10 @@ pub struct SctpConfig {
     /// RFC 4960 HB.interval: an inactive destination is probed every RTO + this.
     pub hb_interval: Dur,
     pub cc: SctpCcKind,
+    /// JSCTP's k of the k/w threshold, bytes (None: one data chunk, the paper's k = MSS).
+    pub jsctp_k: Option<u64>,
+    /// JSCTP's fix: jitter-ratio samples of exactly zero leave the smoothed ratio alone.
+    pub jsctp_ignore_zero: bool,
 }
 
 /// IP header (20) + SCTP common header (12).
@@ -97,6 +101,8 @@ impl Default for SctpConfig {
             cmt_pf: false,
             hb_interval: Dur::from_secs(30),
             cc: SctpCcKind::Rfc4960,
+            jsctp_k: None,
+            jsctp_ignore_zero: true,
         }
     }
 }

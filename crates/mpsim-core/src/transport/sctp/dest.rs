@@ -138,7 +138,7 @@ impl Destination {
             // RFC 4960 §7.2.1: the initial ssthresh may be arbitrarily high, e.g. the peer's
             // advertised window
             w: DestWindow { cwnd: c.initial_cwnd(), ssthresh: initial_rwnd, partial_bytes_acked: 0, mtu: c.mtu as u64 },
-            cc: SctpCc::new(c.cc),
+            cc: SctpCc::with_config(c),
             rto: SctpRto::new(c),
             state: DestState::Active,
             errors: 0,

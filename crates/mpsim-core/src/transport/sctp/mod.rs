@@ -9,13 +9,16 @@
 //! * `dest.rs`: per-destination state: window, RTO, T3-rtx, error counter, reachability;
 //! * `cmt.rs`: missing-report rules (HTNA, SFR, DAC) and CUC;
 //! * `rtx.rs`: where retransmissions go (RFC 4960 §6.4; CMT's RTX-SAME/ASAP/CWND/SSTHRESH);
-//! * `cc.rs`: per-destination congestion controllers (RFC 4960, NewReno-SCTP) and their hooks.
+//! * `cc.rs`: per-destination congestion controllers (RFC 4960, NewReno-SCTP, LIA/OLIA
+//!   coupling) and their hooks;
+//! * `jsctp.rs`: JSCTP and JSCTP-ABE (seed 003).
 
 pub mod association;
 pub mod cc;
 pub mod cmt;
 pub mod config;
 pub mod dest;
+pub mod jsctp;
 pub mod receiver;
 pub mod rtx;
 pub mod summary;

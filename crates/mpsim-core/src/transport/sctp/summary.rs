@@ -37,6 +37,12 @@ pub struct SctpSummary {
     /// Per destination (in path order): its state at the end ("active",
     /// "potentially_failed", "inactive").
     pub destination_states: Vec<String>,
+    /// JSCTP, per destination: jitter-ratio samples taken, of those ignored for being zero,
+    /// losses taken for congestion and for wireless (empty for other controllers).
+    pub jitter_samples: Vec<u64>,
+    pub jitter_zero_samples: Vec<u64>,
+    pub congestion_losses: Vec<u64>,
+    pub wireless_losses: Vec<u64>,
 }
 
 impl SctpConn {
@@ -89,6 +95,7 @@ impl SctpConn {
             })
             .collect();
         let secs = |t: Option<SimTime>| t.map(|t| t.as_secs_f64());
+        let jc: Vec<(u64, u64, u64, u64)> = ds.iter().filter_map(|d| d.cc.jsctp_counts()).collect();
         s.sctp = Some(SctpSummary {
             cmt: self.cfg.cmt,
             primary: p.path_name.clone(),
@@ -111,6 +118,10 @@ impl SctpConn {
             cmt_pf: self.cfg.cmt && self.cfg.cmt_pf,
             heartbeats: sum(&|d| d.stats.heartbeats),
             destination_states: ds.iter().map(|d| d.state.name().to_string()).collect(),
+            jitter_samples: jc.iter().map(|c| c.0).collect(),
+            jitter_zero_samples: jc.iter().map(|c| c.1).collect(),
+            congestion_losses: jc.iter().map(|c| c.2).collect(),
+            wireless_losses: jc.iter().map(|c| c.3).collect(),
         });
     }
 }
