@@ -570,7 +570,8 @@ def _report(plan: Plan, seeds: int, e1: Any, e2: Any, e3: Any, e4: Any, e5: Any,
         "Beside constant-rate UDP cross traffic the queue stays nearly full: its delay hardly grows",
         "across a window, the samples are small but not zero, and the smoothed ratio stays below k/w;",
         "the table shows what share of the overflows JSCTP then takes for wireless loss, with or",
-        "without the fix. The jitter ratio measures the growth of the queue, not its occupancy.",
+        "without the fix. The jitter ratio measures the growth of the queue, not its occupancy; it is",
+        "negative while the queue drains (eq. 7 allows it), which the smoothing averages in.",
     ]
     if spread == 0:
         L += ["This experiment has no random element, so every seed gives the identical run (checked: zero spread)."]
