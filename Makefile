@@ -9,13 +9,15 @@ PIP    := $(BIN)/python -m pip
 STAMP  := $(VENV)/.deps-installed
 OUT    ?= out
 
-.PHONY: help setup build demo test test-rust test-python test-fuzz fuzz fuzz-setup validate tcp-fidelity bench speed plugin-speed wheel-check sweep-bench memory clean kernel-table
+.PHONY: help setup build demo test test-rust test-python test-fuzz fuzz fuzz-setup validate tcp-fidelity westwood-nj bench speed plugin-speed wheel-check sweep-bench memory clean kernel-table sctp-validate
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
 	@echo "make test      set up, then run every test (Rust and Python, slow validation included)"
 	@echo "make validate  TCP against Padhye and Mathis (both timer modes), MPTCP against RFC 6356 -> docs/validation*.md, docs/mptcp.md"
+	@echo "make sctp-validate  SCTP against Padhye and TCP, failover, CMT with and without SFR/CUC/DAC, receive-buffer blocking -> docs/sctp.md (~10 s)"
 	@echo "make tcp-fidelity  loss-free Reno, LIA, OLIA on long deep-buffered paths vs the sawtooth model -> docs/tcp_fidelity.md (~2 min)"
+	@echo "make westwood-nj  Reno, Westwood+ and TCP New Jersey under random loss and congestion warning -> docs/westwood_new_jersey.md"
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
 	@echo "make speed     core speed (delivered packets per wall second) -> benches/results/speed.md"
 	@echo "make plugin-speed  a scheduler and a controller written in Python against the Rust ones -> benches/results/plugin_speed.md"
@@ -104,8 +106,14 @@ validate: build
 	$(BIN)/python -m mpsim.mptcp_report --out docs/mptcp.md
 	$(BIN)/python -m mpsim.mptcp_rec_report --out docs/mptcp_rec.md
 
+sctp-validate: build
+	$(BIN)/python -m mpsim.sctp_validation --out docs/sctp.md > /dev/null
+
 tcp-fidelity: build
 	$(BIN)/python -m mpsim.tcp_fidelity --out docs/tcp_fidelity.md
+
+westwood-nj: build
+	$(BIN)/python -m mpsim.westwood_new_jersey --out docs/westwood_new_jersey.md
 
 bench: build
 	$(BIN)/python benches/compare_ns3.py

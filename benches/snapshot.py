@@ -10,7 +10,10 @@ For each scenario under scenarios/ it records the summary (without the wall-cloc
 a SHA-256 of each time-series table, and, on a 5-second traced run of the same scenario, a
 SHA-256 of the per-packet trace; on scenarios with a multipath flow, the same for every
 built-in scheduler x controller. A refactoring that claims "results unchanged" must leave
-every file identical; `--compare` prints the first differences and exits 1 if any.
+every file identical; `--compare` prints the first differences and exits 1 if any. A
+scheduler or controller added since the earlier snapshot adds matrix entries that the
+earlier one cannot have: those are listed as added, not as differences, as long as every
+earlier entry is unchanged.
 """
 
 from __future__ import annotations
@@ -78,6 +81,23 @@ def matrix(path: Path) -> dict:
     return out
 
 
+def only_added(old: dict, new: dict) -> list[str] | None:
+    """The matrix keys only `new` has, if everything else (every key of `old`) is equal;
+    None if anything of `old` changed."""
+    if {k: v for k, v in old.items() if k != "matrix"} != {k: v for k, v in new.items() if k != "matrix"}:
+        return None
+    om, nm = old.get("matrix", {}), new.get("matrix", {})
+    if any(nm.get(k) != v for k, v in om.items()):
+        return None
+    return [k for k in nm if k not in om and not k.endswith("/trace")]
+
+
+def new_components(old: dict, added: list[str]) -> list[str]:
+    """The schedulers and controllers that appear in `added` matrix keys and nowhere in `old`."""
+    known = {part for k in old.get("matrix", {}) for part in k.split("/")[:2]}
+    return sorted({part for k in added for part in k.split("/")[:2]} - known)
+
+
 def scenarios() -> list[Path]:
     return sorted(p for p in (ROOT / "scenarios").rglob("*.toml"))
 
@@ -109,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if old.read_text() == text:
             print(f"same     {name}")
+            continue
+        added = only_added(json.loads(old.read_text()), json.loads(text))
+        if added is not None:
+            print(f"same     {name} (+{len(added)} matrix entries for components added since: {', '.join(new_components(json.loads(old.read_text()), added))})")
             continue
         differ += 1
         print(f"DIFFERS  {name}")

@@ -32,6 +32,8 @@ CASES = [
     ("scenarios/validation/dumbbell_2x10m_loss1.toml", None),
     ("scenarios/mptcp/speed_2path.toml", 3.5e6),
     ("scenarios/mptcp/speed_2path_tcp.toml", None),
+    # SCTP CMT over the same two paths as speed_2path
+    ("scenarios/speed/sctp_cmt_2path.toml", None),
     ("scenarios/speed/dumbbell_100x1g.toml", None),
     # the redundant scheduler with large windows: the SACK scoreboard's per-ACK work
     ("benches/scenarios/redundant_large_windows.toml", None),
@@ -55,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also count instructions per delivered packet with valgrind's callgrind "
         "(independent of the machine's load; about 50 times slower than a plain run)",
     )
+    ap.add_argument("--only", nargs="+", metavar="STEM", help="run only these scenarios (file names without .toml)")
     args = ap.parse_args(argv)
     subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "mpsim-core", "--example", "speed"], cwd=ROOT, check=True)
     binary = ROOT / "target" / "release" / "examples" / "speed"
@@ -63,13 +66,15 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Core speed",
         "",
-        f"Produced by `python benches/speed.py` (best of {args.repeats} runs, one core, {platform.machine()}).",
+        f"Produced by `python benches/speed.py{' --only ' + ' '.join(args.only) if args.only else ''}` (best of {args.repeats} runs, one core, {platform.machine()}).",
         "",
         "| scenario | simulated packets delivered | wall (s) | packets / wall s | events / wall s | target | flows' goodput (Mbit/s) |",
         "|---|---|---|---|---|---|---|",
     ]
     ok = True
     for scen, target in CASES + [(c, None) for c in SUBFLOW_CASES]:
+        if args.only and Path(scen).stem not in args.only:
+            continue
         out = subprocess.run([str(binary), scen, str(args.repeats)], cwd=ROOT, check=True, capture_output=True, text=True).stdout
         r = json.loads(out)
         good = target is None or r["packets_per_s"] >= target

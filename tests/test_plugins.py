@@ -454,3 +454,36 @@ def test_cli_reports_user_code_errors(user_module):
     r = mpsim_run("Buggy")  # an exception: the user's traceback
     assert r.returncode == 1 and "cli_scheds.py\", line 8, in pick" in r.stderr and "IndexError" in r.stderr
     assert "raised in scheduler 'cli_scheds:Buggy', pick() at t=0ns" in r.stderr
+
+
+def test_a_python_controller_sees_every_delivery_with_the_receiver_timestamp_and_the_echo():
+    seen = {"delivery": 0, "ack": 0, "echo": 0, "loss_echo": set(), "late": 0}
+
+    class Probe:
+        def on_ack(self, w, ctx):
+            seen["ack"] += 1
+            w.cwnd += ctx.bytes_acked if w.in_slow_start() else ctx.bytes_acked * w.mss // w.cwnd
+            return w
+
+        def on_delivery(self, ctx):
+            seen["delivery"] += 1
+            seen["echo"] += ctx.cw_echo
+            # the receiver got the data before its ACK reached the sender (20 ms RTT)
+            seen["late"] += not (isinstance(ctx.received_at, int) and 0 < ctx.received_at < ctx.now)
+
+        def on_congestion(self, w, event, ctx):
+            seen["loss_echo"].add(ctx.cw_echo)
+            s = max(ctx.in_flight // 2, 2 * w.mss)
+            return mpsim.Window(s, s, w.mss)
+
+    mpsim.register_controller("delivery_probe", Probe)
+    scenario = {
+        "duration": "10s",
+        "link": [{"name": "l", "rate": "10Mbps", "delay": "10ms", "queue": "30pkt", "congestion_warning": {"threshold": "5pkt"}}],
+        "path": [{"name": "p", "links": ["l"]}],
+        "flow": [{"name": "f", "path": "p", "cc": "delivery_probe"}],
+    }
+    res = mpsim.run(scenario, progress=False)
+    assert res.summary["links"][0]["cw_marks"] > 0
+    assert seen["delivery"] > seen["ack"] > 0 and seen["late"] == 0
+    assert seen["echo"] > 0 and True in seen["loss_echo"]

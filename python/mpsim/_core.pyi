@@ -149,6 +149,8 @@ class AckContext:
     min_rtt: int | None
     me: int
     subflows: tuple[SubflowState, ...]
+    received_at: int
+    cw_echo: bool
 
 class LossContext:
     now: int
@@ -157,3 +159,4 @@ class LossContext:
     min_rtt: int | None
     me: int
     subflows: tuple[SubflowState, ...]
+    cw_echo: bool

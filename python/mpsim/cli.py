@@ -164,6 +164,8 @@ examples:
 _KIND_TITLES = {
     "cc": "congestion controllers (flow key 'cc')",
     "scheduler": "multipath schedulers (flow key 'scheduler', with 'paths')",
+    "sctp_cc": "SCTP congestion controllers (flow key 'cc' with transport = \"sctp\")",
+    "rtx_policy": "SCTP CMT retransmission policies (key 'sctp.rtx_policy', with cmt = true)",
     "loss": "loss models (link keys 'loss' and 'reverse_loss')",
     "app": "applications (flow key 'app')",
     "scenario": "scenario files shipped with mpsim (give the path to run, check or sweep)",

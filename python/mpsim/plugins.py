@@ -16,7 +16,7 @@ be changed in place and returned); ``event`` is ``"fast_retransmit"`` or ``"time
 ``ctx`` an :class:`~mpsim.AckContext` or :class:`~mpsim.LossContext` whose ``subflows``
 are the read-only :class:`~mpsim.SubflowState` of every subflow of the connection (the
 caller at index ``ctx.me``), as coupled controllers need. Optional methods:
-``on_rtt_sample(rtt, now)``, ``on_recovery_exit(w)`` and ``inter_loss_bytes()``. One
+``on_rtt_sample(rtt, now)``, ``on_delivery(ctx)`` (every ACK), ``on_recovery_exit(w)`` and ``inter_loss_bytes()``. One
 instance is made per subflow. Leave out the optional methods you do not need: each one
 defined costs a call into Python every time the core asks.
 
@@ -228,6 +228,10 @@ def for_scenario(d: Mapping[str, Any], origin: str) -> tuple[list[tuple[str, str
         for kind in ("scheduler", "cc"):
             name = f.get(kind)
             if not isinstance(name, str):
+                continue
+            if f.get("transport") == "sctp":
+                # an SCTP flow runs the core's SCTP controllers (checked by the core); Python
+                # plug-ins serve TCP subflows only
                 continue
             key = f"flow[{i}].{kind}"
             try:

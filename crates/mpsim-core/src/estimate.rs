@@ -201,8 +201,9 @@ pub fn estimate(s: &Scenario) -> Estimate {
         // write, taken or refused (an application far faster than its path is refused most)
         let per_packet = match f.transport {
             Transport::Udp => hops,
-            Transport::Tcp => {
-                let acks = f.tcp.delayed_ack.acks_per_segment();
+            Transport::Tcp | Transport::Sctp => {
+                // an SCTP receiver delays its SACKs (every second packet)
+                let acks = if f.transport == Transport::Sctp { 0.5 } else { f.tcp.delayed_ack.acks_per_segment() };
                 hops * (1.0 + acks) + 0.2
             }
         };
@@ -220,7 +221,7 @@ pub fn estimate(s: &Scenario) -> Estimate {
         // state: the flow, its subflows, its send buffer and scoreboard
         let subs = if f.transport == Transport::Udp { 0 } else { f.paths.len() as u64 };
         state += FLOW_STATE_BYTES + subs * SUBFLOW_STATE_BYTES;
-        if f.transport == Transport::Tcp {
+        if f.transport != Transport::Udp {
             // a bulk flow, or a paced one faster than its paths, keeps its send buffer full
             let buffered = if app_rate[i] > rate[i] * 1.01 {
                 f.tcp.snd_buf

@@ -66,7 +66,7 @@ pub fn describe(s: &Scenario) -> Value {
                 "scheduler": f.scheduler,
                 "backup": f.backup,
                 "cc": f.cc,
-                "transport": match f.transport { Transport::Tcp => "tcp", Transport::Udp => "udp" },
+                "transport": match f.transport { Transport::Tcp => "tcp", Transport::Udp => "udp", Transport::Sctp => "sctp" },
                 "background": f.background,
                 "start_s": f.start.as_secs_f64(),
                 "stop_s": f.stop.map(|t| t.as_secs_f64()),

@@ -238,6 +238,7 @@ pub struct PyController {
     name: &'static str,
     has_rtt: bool,
     has_exit: bool,
+    has_delivery: bool,
     has_ilb: bool,
     fault: Arc<Fault>,
 }
@@ -252,6 +253,7 @@ impl PyController {
         Ok(PyController {
             has_rtt: has(&obj, "on_rtt_sample"),
             has_exit: has(&obj, "on_recovery_exit"),
+            has_delivery: has(&obj, "on_delivery"),
             has_ilb: has(&obj, "inter_loss_bytes"),
             obj: obj.unbind(),
             name: static_name(name),
@@ -330,6 +332,22 @@ impl CongestionControl for PyController {
         Python::with_gil(|py| {
             if let Err(e) = self.obj.bind(py).call_method1(intern!(py, "on_rtt_sample"), (rtt.0, now.0)) {
                 user_error(py, &self.fault, e, self.at("on_rtt_sample", Some(now)));
+            }
+        })
+    }
+
+    fn wants_deliveries(&self) -> bool {
+        self.has_delivery
+    }
+
+    fn on_delivery(&mut self, ctx: &AckContext) {
+        if !self.has_delivery || self.fault.is_set() {
+            return;
+        }
+        Python::with_gil(|py| {
+            let r = Bound::new(py, PyAckContext::new(ctx)).and_then(|c| self.obj.bind(py).call_method1(intern!(py, "on_delivery"), (c,)));
+            if let Err(e) = r {
+                user_error(py, &self.fault, e, self.at("on_delivery", Some(ctx.now)));
             }
         })
     }

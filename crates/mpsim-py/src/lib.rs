@@ -191,6 +191,12 @@ fn components() -> Vec<(&'static str, &'static str, &'static str)> {
     for (n, d) in mpsim_core::sched::SCHEDULERS {
         v.push(("scheduler", *n, *d));
     }
+    for (n, _, d) in mpsim_core::transport::sctp::SCTP_CONTROLLERS {
+        v.push(("sctp_cc", *n, *d));
+    }
+    for (n, d) in mpsim_core::transport::sctp::RTX_POLICY_DESCRIPTIONS {
+        v.push(("rtx_policy", *n, *d));
+    }
     for (n, d) in mpsim_core::scenario::LOSS_MODELS {
         v.push(("loss", *n, *d));
     }

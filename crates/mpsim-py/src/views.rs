@@ -325,6 +325,10 @@ pub struct PyAckContext {
     #[pyo3(get)]
     me: usize,
     sibs: Vec<SubflowState>,
+    #[pyo3(get)]
+    received_at: u64,
+    #[pyo3(get)]
+    cw_echo: bool,
 }
 
 impl PyAckContext {
@@ -337,6 +341,8 @@ impl PyAckContext {
             min_rtt: ns(c.min_rtt),
             me: c.me,
             sibs: c.subflows.to_vec(),
+            received_at: c.received_at.0,
+            cw_echo: c.cw_echo,
         }
     }
 }
@@ -364,11 +370,21 @@ pub struct PyLossContext {
     #[pyo3(get)]
     me: usize,
     sibs: Vec<SubflowState>,
+    #[pyo3(get)]
+    cw_echo: bool,
 }
 
 impl PyLossContext {
     pub fn new(c: &LossContext<'_>) -> Self {
-        PyLossContext { now: c.now.0, in_flight: c.in_flight, srtt: ns(c.srtt), min_rtt: ns(c.min_rtt), me: c.me, sibs: c.subflows.to_vec() }
+        PyLossContext {
+            now: c.now.0,
+            in_flight: c.in_flight,
+            srtt: ns(c.srtt),
+            min_rtt: ns(c.min_rtt),
+            me: c.me,
+            sibs: c.subflows.to_vec(),
+            cw_echo: c.cw_echo,
+        }
     }
 }
 

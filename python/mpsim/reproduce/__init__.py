@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from . import buffer_size, dqs, mptcp_rec, po_mptcp
+from . import buffer_size, dqs, jsctp, mptcp_rec, po_mptcp
 
-PAPERS: dict[str, ModuleType] = {m.NAME: m for m in (buffer_size, dqs, po_mptcp, mptcp_rec)}
+PAPERS: dict[str, ModuleType] = {m.NAME: m for m in (buffer_size, dqs, po_mptcp, mptcp_rec, jsctp)}
 
 
 def run(name: str, out_root: str | Path = "results", seeds: int = 5, quick: bool = False, processes: int | None = None) -> list[Path]:

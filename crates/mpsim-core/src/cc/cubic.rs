@@ -339,11 +339,11 @@ mod tests {
     use proptest::prelude::*;
 
     fn ack_at(now: SimTime, bytes: u64, in_flight: u64) -> AckContext<'static> {
-        AckContext { now, bytes_acked: bytes, in_flight, srtt: None, min_rtt: None, subflows: &[], me: 0 }
+        AckContext { now, bytes_acked: bytes, in_flight, srtt: None, min_rtt: None, subflows: &[], me: 0, received_at: now, cw_echo: false }
     }
 
     fn loss_at(now: SimTime, in_flight: u64) -> LossContext<'static> {
-        LossContext { now, in_flight, srtt: None, min_rtt: None, subflows: &[], me: 0 }
+        LossContext { now, in_flight, srtt: None, min_rtt: None, subflows: &[], me: 0, cw_echo: false }
     }
 
     fn ms(t: u64) -> SimTime {

@@ -51,6 +51,11 @@ pub struct AckContext<'a> {
     /// Every subflow of the connection, this one at index `me`; empty for plain TCP.
     pub subflows: &'a [SubflowState],
     pub me: usize,
+    /// The receiver's timestamp on this ACK: when it received the data the ACK answers
+    /// (TABE's t_n).
+    pub received_at: SimTime,
+    /// The ACK echoes a congestion-warning mark (`AckHeader::cw_echo`).
+    pub cw_echo: bool,
 }
 
 /// The kind of congestion signal.
@@ -73,6 +78,8 @@ pub struct LossContext<'a> {
     /// Every subflow of the connection, this one at index `me`; empty for plain TCP.
     pub subflows: &'a [SubflowState],
     pub me: usize,
+    /// The latest ACK echoed a congestion-warning mark (`AckHeader::cw_echo`).
+    pub cw_echo: bool,
 }
 
 /// A congestion controller.
@@ -89,6 +96,16 @@ pub trait CongestionControl {
     /// A valid RTT sample was taken (Karn's rule applied).
     fn on_rtt_sample(&mut self, _rtt: Dur, _now: SimTime) {}
 
+    /// Every ACK, in any state, with the bytes it newly delivered (cumulatively or by SACK,
+    /// possibly none) in `bytes_acked`: bandwidth estimators see each one, whereas `on_ack`
+    /// is only called when the window may grow. Called only if `wants_deliveries` says so.
+    fn on_delivery(&mut self, _ctx: &AckContext) {}
+
+    /// Whether `on_delivery` does anything (the sender skips building its context otherwise).
+    fn wants_deliveries(&self) -> bool {
+        false
+    }
+
     /// Loss recovery ended (the recovery point was acknowledged).
     fn on_recovery_exit(&mut self, w: Window) -> Window {
         w
@@ -97,6 +114,12 @@ pub trait CongestionControl {
     /// The figure this controller shares with its siblings (`SubflowState::inter_loss_bytes`).
     fn inter_loss_bytes(&self) -> u64 {
         0
+    }
+
+    /// For controllers that tell losses apart: fast retransmits taken for congestion and for
+    /// random (wireless) loss, in that order.
+    fn loss_classes(&self) -> Option<(u64, u64)> {
+        None
     }
 }
 
@@ -163,6 +186,29 @@ macro_rules! controllers {
                     Controller::Custom(c) => c.inter_loss_bytes(),
                 }
             }
+
+            #[inline]
+            pub fn wants_deliveries(&self) -> bool {
+                match self {
+                    $(Controller::$ty(c) => c.wants_deliveries(),)+
+                    Controller::Custom(c) => c.wants_deliveries(),
+                }
+            }
+
+            #[inline]
+            pub fn on_delivery(&mut self, ctx: &AckContext) {
+                match self {
+                    $(Controller::$ty(c) => c.on_delivery(ctx),)+
+                    Controller::Custom(c) => c.on_delivery(ctx),
+                }
+            }
+
+            pub fn loss_classes(&self) -> Option<(u64, u64)> {
+                match self {
+                    $(Controller::$ty(c) => c.loss_classes(),)+
+                    Controller::Custom(c) => c.loss_classes(),
+                }
+            }
         }
     };
 }
@@ -184,11 +230,24 @@ controllers! {
     balia::Balia {
         "balia" => Balia::default(), "MPTCP BALIA (Peng et al.): balanced coupled increase, decrease scaled by min(alpha, 1.5)";
     }
+    westwood::Westwood {
+        "westwood" => Westwood::default(),
+            "TCP Westwood+ (Linux's two-stage bandwidth filter): Reno growth, ssthresh = BWE x RTTmin on loss; uncoupled per subflow";
+    }
+    new_jersey::NewJersey {
+        "new_jersey" => NewJersey::default(),
+            "TCP New Jersey: receiver-timestamp bandwidth estimate (TABE); losses with the links' congestion-warning echo cut to it, others keep the window";
+    }
     receiver_rate::ReceiverRate {
         "receiver_rate" => ReceiverRate,
             "no window control: paced at the rate the receiver advertises (mptcp_rec); the window only bounds the flight";
     }
 }
+
+/// Estimators for controllers that tell wireless from congestion losses, independent of any
+/// transport (seed 003: TCP New Jersey, JSCTP).
+pub mod jitter_ratio;
+pub mod tabe;
 
 impl Controller {
     pub fn on_congestion(&mut self, w: Window, ev: CongestionEvent, ctx: &LossContext) -> Window {
@@ -355,12 +414,12 @@ pub(crate) mod test_support {
 
     pub fn ack(bytes_acked: u64, subflows: &[SubflowState], me: usize) -> AckContext<'_> {
         let srtt = subflows.get(me).and_then(|s| s.srtt);
-        AckContext { now: SimTime::ZERO, bytes_acked, in_flight: 0, srtt, min_rtt: srtt, subflows, me }
+        AckContext { now: SimTime::ZERO, bytes_acked, in_flight: 0, srtt, min_rtt: srtt, subflows, me, received_at: SimTime::ZERO, cw_echo: false }
     }
 
     pub fn loss(in_flight: u64, subflows: &[SubflowState], me: usize) -> LossContext<'_> {
         let srtt = subflows.get(me).and_then(|s| s.srtt);
-        LossContext { now: SimTime::ZERO, in_flight, srtt, min_rtt: srtt, subflows, me }
+        LossContext { now: SimTime::ZERO, in_flight, srtt, min_rtt: srtt, subflows, me, cw_echo: false }
     }
 
     /// One step of a random ACK/loss sequence.

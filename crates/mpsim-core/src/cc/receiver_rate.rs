@@ -40,11 +40,11 @@ mod tests {
     use crate::time::SimTime;
 
     fn ack(bytes: u64) -> AckContext<'static> {
-        AckContext { now: SimTime::ZERO, bytes_acked: bytes, in_flight: 0, srtt: None, min_rtt: None, subflows: &[], me: 0 }
+        AckContext { now: SimTime::ZERO, bytes_acked: bytes, in_flight: 0, srtt: None, min_rtt: None, subflows: &[], me: 0, received_at: SimTime::ZERO, cw_echo: false }
     }
 
     fn loss() -> LossContext<'static> {
-        LossContext { now: SimTime::ZERO, in_flight: 50_000, srtt: None, min_rtt: None, subflows: &[], me: 0 }
+        LossContext { now: SimTime::ZERO, in_flight: 50_000, srtt: None, min_rtt: None, subflows: &[], me: 0, cw_echo: false }
     }
 
     #[test]

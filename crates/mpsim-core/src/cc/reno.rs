@@ -60,7 +60,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(bytes: u64) -> AckContext<'static> {
-        AckContext { now: SimTime::ZERO, bytes_acked: bytes, in_flight: 0, srtt: None, min_rtt: None, subflows: &[], me: 0 }
+        AckContext { now: SimTime::ZERO, bytes_acked: bytes, in_flight: 0, srtt: None, min_rtt: None, subflows: &[], me: 0, received_at: SimTime::ZERO, cw_echo: false }
     }
 
     #[test]
@@ -100,7 +100,7 @@ mod tests {
     fn loss_halves_flight_and_timeout_resets_to_one_segment() {
         let mut r = Reno::default();
         let w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
-        let ctx = LossContext { now: SimTime::ZERO, in_flight: 20 * MSS, srtt: None, min_rtt: None, subflows: &[], me: 0 };
+        let ctx = LossContext { now: SimTime::ZERO, in_flight: 20 * MSS, srtt: None, min_rtt: None, subflows: &[], me: 0, cw_echo: false };
         let fr = r.on_congestion(w, CongestionEvent::FastRetransmit, &ctx);
         assert_eq!((fr.cwnd, fr.ssthresh), (10 * MSS, 10 * MSS));
         let to = r.on_congestion(w, CongestionEvent::Timeout, &ctx);

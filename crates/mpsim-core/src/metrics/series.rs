@@ -60,6 +60,10 @@ series! {
         psnr_db: f64 = "psnr_db",
         delay_ms: f64 = "delay_ms",
         jitter_ms: f64 = "jitter_ms",
+        /// JSCTP: the primary destination's smoothed jitter ratio (NaN otherwise).
+        jitter_ratio: f64 = "jitter_ratio",
+        /// JSCTP: the primary destination's k/w threshold at its current window.
+        jitter_threshold: f64 = "jitter_threshold",
     }
 }
 

@@ -128,6 +128,15 @@ pub struct FlowSummary {
     /// 20·log10(R / |R − G|), R the stream's rate and G the interval's goodput, clamped to
     /// [0, 50] dB (ALGORITHMS.md §9).
     pub psnr_db: Option<f64>,
+    /// Controllers that tell losses apart (TCP New Jersey): fast retransmits taken for
+    /// congestion and for random loss. Absent for the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub congestion_losses: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_losses: Option<u64>,
+    /// SCTP: what only an association has (left out for other transports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sctp: Option<crate::transport::sctp::SctpSummary>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -143,6 +152,9 @@ pub struct LinkSummary {
     pub down_drops: u64,
     /// Fraction of the run the transmitter was busy.
     pub utilization: f64,
+    /// Packets marked by the link's congestion warning; absent on links without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cw_marks: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

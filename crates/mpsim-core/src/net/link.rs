@@ -11,6 +11,16 @@
 //! arrival order, which is also their order of entry, because the delay is constant. The
 //! simulation therefore keeps at most one event per link, for the head of its pipe, as htsim's
 //! pipe does: the event queue holds about as many entries as there are busy links.
+//!
+//! Congestion warning (TCP-Jersey's router support, ALGORITHMS.md §6.2): a link may keep an
+//! exponentially weighted average of its queue, as RED does (Floyd & Jacobson 1993), and mark
+//! every packet it accepts while that average is above a threshold: a deterministic,
+//! non-probabilistic ECN. The average is updated on every arrival (dropped packets included)
+//! with the queue the arrival finds, `avg = (1 − w)·avg + w·q`; after the transmitter was
+//! idle for a time t, it first decays as if `m = t / (this packet's transmission time)`
+//! packets of an empty queue had arrived, `avg = (1 − w)^m · avg` ([RECONSTRUCTED] RED's
+//! idle rule with the arriving packet's size as the "typical" one). The queue is counted in
+//! the unit of the threshold (packets or bytes), not counting the packet in service.
 
 use crate::net::loss::LossProcess;
 use crate::net::PacketId;
@@ -22,6 +32,24 @@ use std::collections::VecDeque;
 pub enum QueueLimit {
     Bytes(u64),
     Packets(u64),
+}
+
+/// A link's congestion-warning setting (scenario key `congestion_warning`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CongestionWarning {
+    /// Mark while the average queue is above this (packets or bytes).
+    pub threshold: QueueLimit,
+    /// EWMA weight of each arrival's queue sample, in (0, 1].
+    pub weight: f64,
+}
+
+/// The average queue of a congestion-warning link.
+#[derive(Clone, Copy, Debug)]
+struct Warning {
+    cfg: CongestionWarning,
+    avg: f64,
+    /// The average was above the threshold at the latest accepted packet.
+    marked: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -55,6 +83,8 @@ pub struct LinkStats {
     pub bytes_sent: u64,
     /// Total time the transmitter was busy.
     pub busy: Dur,
+    /// Accepted packets marked by the congestion warning.
+    pub cw_marks: u64,
 }
 
 pub struct Link {
@@ -80,6 +110,7 @@ pub struct Link {
     /// Packets may be offered to this link ahead of simulated time, at the moment their
     /// departure from the previous link is known (see `Simulation::forward`).
     pub cut_through: bool,
+    warning: Option<Warning>,
     pub stats: LinkStats,
 }
 
@@ -99,8 +130,30 @@ impl Link {
             done_by_last_offer: 0,
             pipe: VecDeque::new(),
             cut_through: false,
+            warning: None,
             stats: LinkStats::default(),
         }
+    }
+
+    /// Turns the congestion warning on.
+    pub fn with_congestion_warning(mut self, cw: Option<CongestionWarning>) -> Link {
+        self.warning = cw.map(|cfg| Warning { cfg, avg: 0.0, marked: false });
+        self
+    }
+
+    pub fn congestion_warning(&self) -> Option<CongestionWarning> {
+        self.warning.map(|w| w.cfg)
+    }
+
+    /// The average queue of the congestion warning (in its threshold's unit).
+    pub fn average_queue(&self) -> Option<f64> {
+        self.warning.map(|w| w.avg)
+    }
+
+    /// Whether the packet just accepted (`offer` returned `Arrives`) must carry the mark.
+    #[inline]
+    pub fn marks_last(&self) -> bool {
+        self.warning.is_some_and(|w| w.marked)
     }
 
     fn purge(&mut self, now: SimTime) {
@@ -152,6 +205,9 @@ impl Link {
         let (q_pkts, q_bytes) = self.waiting(in_service, self.backlog.len());
         let busy = in_service < self.backlog.len();
         let now = at;
+        if self.warning.is_some() {
+            self.update_average(now, busy, q_pkts, q_bytes, size);
+        }
         let full = busy
             && match self.limit {
                 QueueLimit::Packets(n) => q_pkts + 1 > n,
@@ -169,12 +225,39 @@ impl Link {
         self.accepted_bytes += size as u64;
         self.stats.bytes_sent += size as u64;
         self.stats.busy = self.stats.busy + tx;
+        if let Some(w) = &mut self.warning {
+            w.marked = match w.cfg.threshold {
+                QueueLimit::Packets(n) => w.avg > n as f64,
+                QueueLimit::Bytes(b) => w.avg > b as f64,
+            };
+        }
         if self.loss.lose_next() {
             self.stats.loss_drops += 1;
             return Fate::Lost;
         }
         self.stats.delivered += 1;
+        if self.marks_last() {
+            self.stats.cw_marks += 1;
+        }
         Fate::Arrives(end + self.delay)
+    }
+
+    /// The congestion warning's average, updated for an arrival at `now` that finds `q_pkts`
+    /// packets and `q_bytes` bytes waiting (`busy`: the transmitter is sending).
+    fn update_average(&mut self, now: SimTime, busy: bool, q_pkts: u64, q_bytes: u64, size: u32) {
+        let idle_for = if busy { Dur::ZERO } else { now.since(self.busy_until.min(now)) };
+        let tx = if idle_for > Dur::ZERO { self.tx_time(size) } else { Dur::ZERO };
+        let Some(w) = &mut self.warning else { return };
+        let keep = 1.0 - w.cfg.weight;
+        if idle_for > Dur::ZERO && tx > Dur::ZERO {
+            let m = idle_for.as_nanos() / tx.as_nanos();
+            w.avg *= keep.powf(m as f64);
+        }
+        let q = match w.cfg.threshold {
+            QueueLimit::Packets(_) => q_pkts as f64,
+            QueueLimit::Bytes(_) => q_bytes as f64,
+        };
+        w.avg = keep * w.avg + w.cfg.weight * q;
     }
 
     /// Transmission time of `size` bytes; the last size is cached (most packets share it).
@@ -276,6 +359,42 @@ mod tests {
         l.offer_at(SimTime(150), SimTime(5_000_000), 1500); // offered early: arrives at 5 ms
         assert_eq!(l.queued(SimTime(200)), (1, 1500));
         assert_eq!(l.queued(SimTime(5_000_000)), (0, 0)); // first two done, third in service
+    }
+
+    #[test]
+    fn congestion_warning_marks_while_the_average_queue_is_above_the_threshold() {
+        let cw = CongestionWarning { threshold: QueueLimit::Packets(2), weight: 0.5 };
+        let mut l = link(QueueLimit::Packets(100)).with_congestion_warning(Some(cw));
+        // a burst at t = 0: the k-th arrival finds k - 1 waiting (the first is in service)
+        let mut avg = 0.0;
+        for k in 0..8u64 {
+            assert!(matches!(l.offer(SimTime::ZERO, 1500), Fate::Arrives(_)));
+            avg = 0.5 * avg + 0.5 * k.saturating_sub(1) as f64;
+            assert_eq!(l.average_queue(), Some(avg));
+            assert_eq!(l.marks_last(), avg > 2.0, "arrival {k}: average {avg}");
+        }
+        assert_eq!(l.stats.cw_marks, 4); // arrivals 4 to 7 (averages 2.125, 3.06, 4.03, 5.02)
+        // the burst is sent by 9.6 ms; 100 ms later the average has decayed as if 83 empty
+        // arrivals (100 ms / 1.2 ms) had come, then takes this arrival's empty queue
+        let t = SimTime(9_600_000 + 100_000_000);
+        l.offer(t, 1500);
+        let expect = 0.5 * avg * 0.5f64.powi(83);
+        assert!((l.average_queue().unwrap() - expect).abs() < 1e-30);
+        assert!(!l.marks_last());
+        // bytes: the threshold and the average count bytes waiting
+        let cw = CongestionWarning { threshold: QueueLimit::Bytes(3000), weight: 1.0 };
+        let mut l = link(QueueLimit::Packets(100)).with_congestion_warning(Some(cw));
+        let marks: Vec<bool> = (0..5)
+            .map(|_| {
+                l.offer(SimTime::ZERO, 1500);
+                l.marks_last()
+            })
+            .collect();
+        assert_eq!(marks, [false, false, false, false, true]); // waiting 0, 0, 1500, 3000, 4500
+        // no warning, no mark, no average
+        let mut plain = link(QueueLimit::Packets(100));
+        plain.offer(SimTime::ZERO, 1500);
+        assert_eq!((plain.marks_last(), plain.average_queue()), (false, None));
     }
 
     #[test]

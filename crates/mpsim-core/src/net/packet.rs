@@ -31,6 +31,9 @@ pub struct DataHeader {
     pub len: u32,
     /// True if this segment is a retransmission.
     pub retx: bool,
+    /// Congestion-warning mark, set by a link whose average queue is above its threshold
+    /// (`congestion_warning`); the counterpart of IP's ECN CE codepoint.
+    pub cw: bool,
     /// The stamp of the latest receiver feedback the sender had when it sent this segment
     /// (echoed as TCP's TSecr echoes a timestamp); zero before any. The receiver-side logic
     /// times its rounds with it.
@@ -50,7 +53,14 @@ pub struct AckHeader {
     pub data_ack: u64,
     wnd: u32,
     n_sack: u8,
+    /// The receiver saw a congestion-warning mark on the data this ACK answers (the
+    /// counterpart of TCP's ECE flag, set per ACK as the marks arrive).
+    pub cw_echo: bool,
     sack: [(u32, u32); MAX_SACK_BLOCKS],
+    /// Receiver timestamp: when the receiver got the latest data segment this ACK answers
+    /// (the TCP timestamp option's value, at the simulator's resolution). TCP New Jersey's
+    /// bandwidth estimate reads the receiver's clock from it.
+    pub received_at: SimTime,
     // Receiver feedback (see [`Feedback`]), in its wire form: the rate as the bits of an f32, the stamp in
     // microseconds modulo 2^32, the path id. Flat fields (not a nested struct) so that the
     // header stays within the packet's size budget; `fb` doubles as the enum niche of `Header`.
@@ -80,6 +90,8 @@ impl AckHeader {
             data_ack: ack,
             wnd: wnd.min(u32::MAX as u64) as u32,
             n_sack: 0,
+            cw_echo: false,
+            received_at: SimTime::ZERO,
             sack: [(0, 0); MAX_SACK_BLOCKS],
             fb_rate: 0,
             fb_stamp: 0,
@@ -168,6 +180,44 @@ impl AckHeader {
     }
 }
 
+/// An SCTP packet carrying DATA chunks (RFC 4960 §3.3.1) of consecutive TSNs: the first one
+/// here, `chunks` in all (one unless bundling is on), covering the stream bytes
+/// [`offset`, `offset + len`). Every chunk but the last carries a full chunk of data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SctpDataHeader {
+    pub tsn: u64,
+    pub offset: u64,
+    /// When the sender put the packet on the wire (also the value of the optional timestamp
+    /// chunk).
+    pub sent_at: SimTime,
+    /// User data bytes over all chunks.
+    pub len: u32,
+    pub chunks: u16,
+    /// The chunks are retransmissions.
+    pub retx: bool,
+}
+
+/// An SCTP packet carrying a SACK chunk (RFC 4960 §3.3.4). The cumulative TSN ack and the
+/// advertised window travel here; the gap-ack blocks, duplicate TSNs, the delayed-ack count
+/// (CMT DAC) and echoed receive times stay in the association's SACK log under `id`, which
+/// keeps every packet the same small size (the wire size counts them all).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SctpSackHeader {
+    pub id: u32,
+    pub cum_tsn: u64,
+    pub a_rwnd: u32,
+    /// Stream bytes delivered in order (for traces).
+    pub delivered: u64,
+}
+
+/// An SCTP control packet: a HEARTBEAT probing a destination, or the HEARTBEAT ACK answering
+/// it; `sent_at` is the heartbeat's send time, echoed back (RFC 4960 §8.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SctpControlHeader {
+    pub ack: bool,
+    pub sent_at: SimTime,
+}
+
 /// Protocol headers. One link and queue model serves every protocol.
 #[derive(Clone, Copy, Debug)]
 pub enum Header {
@@ -177,6 +227,25 @@ pub enum Header {
     TcpAck(AckHeader),
     /// UDP datagram (`seq` counts the flow's bytes).
     Datagram(DataHeader),
+    /// SCTP DATA from an association's sender to its receiver.
+    SctpData(SctpDataHeader),
+    /// SCTP SACK from the receiver back to the sender.
+    SctpSack(SctpSackHeader),
+    /// SCTP HEARTBEAT (sender to receiver) or HEARTBEAT ACK (back).
+    SctpControl(SctpControlHeader),
+}
+
+impl Header {
+    /// A link marks the packet with a congestion warning. Data segments and datagrams carry
+    /// the mark; pure ACKs do not (they are not ECN-capable either, RFC 3168 §6.1.4).
+    #[inline]
+    pub fn set_cw(&mut self) {
+        match self {
+            Header::TcpData(h) | Header::Datagram(h) => h.cw = true,
+            // SCTP does not carry the warning
+            Header::TcpAck(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) => {}
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -235,7 +304,8 @@ mod tests {
 
     #[test]
     fn a_packet_stays_small() {
-        assert!(std::mem::size_of::<Packet>() <= 72, "{}", std::mem::size_of::<Packet>());
+        // 72 bytes until ACKs carried the receiver timestamp (8 more)
+        assert!(std::mem::size_of::<Packet>() <= 80, "{}", std::mem::size_of::<Packet>());
     }
 
     #[test]

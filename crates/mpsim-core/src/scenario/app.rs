@@ -301,6 +301,7 @@ impl<'a> Reader<'a> {
                     // one variation stream per background group: the aggregate load varies
                     app: AppSpec::Vbr { rate_bps: rate, sizes: sizes.clone(), vary: vary.clone() },
                     tcp: tcp.clone(),
+                    sctp: None,
                     rec: None,
                 });
             }

@@ -8,9 +8,10 @@ mod app;
 mod mptcp_rec;
 mod network;
 mod reader;
+mod sctp;
 mod transport;
 
-use crate::net::{LossModel, QueueLimit};
+use crate::net::{CongestionWarning, LossModel, QueueLimit};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::{defaults, DelayedAck, RtoMode};
 use reader::{err, join, kind, Reader, Table};
@@ -157,6 +158,8 @@ pub enum Transport {
     Tcp,
     /// Datagrams without congestion control or retransmission (background traffic).
     Udp,
+    /// An SCTP association (single-homed with `path`, multihomed with `paths`).
+    Sctp,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -169,6 +172,8 @@ pub struct LinkSpec {
     pub reverse_loss: LossModel,
     /// Intervals [down, up) during which the link carries nothing, in both directions.
     pub outages: Vec<(SimTime, SimTime)>,
+    /// Mark data packets while the average queue is above a threshold (TCP New Jersey).
+    pub congestion_warning: Option<CongestionWarning>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -215,7 +220,11 @@ pub struct FlowSpec {
     /// The application stops writing at this time.
     pub stop: Option<SimTime>,
     pub app: AppSpec,
+    /// TCP settings. For an SCTP flow, the fields other parts read mirror its SCTP settings
+    /// (mss = chunk, rcv_buf, snd_buf, header = IP + common + DATA chunk header).
     pub tcp: TcpSpec,
+    /// The settings of an SCTP flow (None for other transports).
+    pub sctp: Option<crate::transport::sctp::SctpConfig>,
     /// MPTCP-rec's settings (`scheduler = "mptcp_rec"` switches its receiver logic on).
     pub rec: Option<RecSpec>,
 }

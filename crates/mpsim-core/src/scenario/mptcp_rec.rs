@@ -149,5 +149,9 @@ scheduler = "mptcp_rec"
         // the table belongs to mptcp_rec only
         let e = Scenario::from_toml(&format!("{}mptcp_rec = {{ sigma = 4 }}\n", BASE.replace("mptcp_rec", "lowest_rtt")), "x.toml").unwrap_err();
         assert_eq!(e.key, "flow[0].mptcp_rec");
+        // a plain TCP flow has no receiver to take its rate from
+        let plain = BASE.replace("paths = [\"pa\", \"pb\"]\nscheduler = \"mptcp_rec\"", "path = \"pa\"\ncc = \"receiver_rate\"");
+        let e = Scenario::from_toml(&plain, "x.toml").unwrap_err();
+        assert_eq!(e.key, "flow[0].cc", "{e}");
     }
 }

@@ -6,9 +6,13 @@ use crate::units;
 use serde_json::Value;
 use std::collections::HashMap;
 
+/// Default EWMA weight of the congestion warning's average queue: [RECONSTRUCTED] ten times
+/// RED's usual 0.002, as TCP-Jersey asks for "a larger weight" than RED without a figure here.
+pub const DEFAULT_CW_WEIGHT: f64 = 0.02;
+
 impl Reader<'_> {
     pub(super) fn link(&self, v: &Value, key: &str, duration: Dur) -> Result<LinkSpec, ScenarioError> {
-        let t = self.table(v, key, &["name", "rate", "delay", "queue", "loss", "reverse_loss", "down"])?;
+        let t = self.table(v, key, &["name", "rate", "delay", "queue", "loss", "reverse_loss", "down", "congestion_warning"])?;
         let name = self.req_string(&t, "name")?;
         let rate_bps = self.req(&t, "rate", units::rate)?;
         if rate_bps == 0 {
@@ -49,7 +53,26 @@ impl Reader<'_> {
             }
             outages.sort();
         }
-        Ok(LinkSpec { name, rate_bps, delay, queue, loss, reverse_loss, outages })
+        let congestion_warning = t.map.get("congestion_warning").map(|cv| self.congestion_warning(cv, &join(key, "congestion_warning"))).transpose()?;
+        Ok(LinkSpec { name, rate_bps, delay, queue, loss, reverse_loss, outages, congestion_warning })
+    }
+
+    /// `congestion_warning = { threshold = "20pkt", weight = 0.02 }`: mark every packet while
+    /// the average queue is above the threshold (TCP New Jersey's routers).
+    fn congestion_warning(&self, v: &Value, key: &str) -> Result<CongestionWarning, ScenarioError> {
+        let t = self.table(v, key, &["threshold", "weight"])?;
+        let threshold = match self.req(&t, "threshold", |s| units::queue(s))? {
+            units::QueueSize::Packets(n) => QueueLimit::Packets(n),
+            units::QueueSize::Bytes(b) => QueueLimit::Bytes(b),
+        };
+        let weight = match t.map.get("weight") {
+            None => DEFAULT_CW_WEIGHT,
+            Some(_) => self.req_f64(&t, "weight")?,
+        };
+        if !(weight > 0.0 && weight <= 1.0) {
+            return Err(self.e(&join(key, "weight"), format!("the average's weight must be above 0 and at most 1 (got {weight})")));
+        }
+        Ok(CongestionWarning { threshold, weight })
     }
 
     fn loss(&self, v: &Value, key: &str) -> Result<LossModel, ScenarioError> {

@@ -19,7 +19,8 @@ impl Reader<'_> {
         tcp_defaults: &TcpSpec,
         duration: Dur,
     ) -> Result<FlowSpec, ScenarioError> {
-        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "join_delay", "join_at", "cc", "transport", "start", "stop", "app", "tcp", "mptcp_rec"])?;
+        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "join_delay", "join_at", "cc", "transport", "cmt", "start", "stop", "app", "tcp", "sctp", "mptcp_rec"])?;
+        let is_sctp = self.opt_string(&t, "transport")?.as_deref() == Some("sctp");
         let name = self.opt_string(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
         let lookup = |pname: &str, k: &str| -> Result<usize, ScenarioError> {
             paths.get(pname).copied().ok_or_else(|| {
@@ -56,7 +57,10 @@ impl Reader<'_> {
         for (n, k) in &path_names {
             flow_paths.push(lookup(n, k)?);
         }
-        let scheduler = match (multipath, self.opt_string(&t, "scheduler")?) {
+        let scheduler = match (multipath && !is_sctp, self.opt_string(&t, "scheduler")?) {
+            (false, Some(s)) if is_sctp => {
+                return Err(self.e(&join(key, "scheduler"), format!("an SCTP flow has no choice of scheduler (got '{s}'): with `cmt = true` it sends round-robin over its destinations")))
+            }
             (false, Some(_)) => return Err(self.e(&join(key, "scheduler"), "only a multipath flow (`paths = [...]`) has a scheduler")),
             (false, None) => None,
             (true, None) => Some("lowest_rtt".to_string()),
@@ -71,8 +75,8 @@ impl Reader<'_> {
         let mut backup = vec![false; flow_paths.len()];
         if let Some(bv) = t.map.get("backup") {
             let bk = join(key, "backup");
-            if !multipath {
-                return Err(self.e(&bk, "only a multipath flow has backup subflows"));
+            if !multipath || is_sctp {
+                return Err(self.e(&bk, "only a Multipath TCP flow has backup subflows"));
             }
             let arr = bv.as_array().ok_or_else(|| self.e(&bk, "expected a list of path names from `paths`"))?;
             for (j, x) in arr.iter().enumerate() {
@@ -82,12 +86,18 @@ impl Reader<'_> {
                 backup[pos] = true;
             }
         }
+        for name in ["join_delay", "join_at"] {
+            if is_sctp && t.map.contains_key(name) {
+                return Err(self.e(&join(key, name), "an SCTP association uses its destinations from the start; subflows that join are Multipath TCP's"));
+            }
+        }
         let join_times = self.join(&t, key, multipath, flow_paths.len())?;
         let transport = match self.opt_string(&t, "transport")?.as_deref() {
             None | Some("tcp") => Transport::Tcp,
             Some("udp") if multipath => return Err(self.e(&join(key, "transport"), "a multipath flow runs over TCP")),
             Some("udp") => Transport::Udp,
-            Some(other) => return Err(self.e(&join(key, "transport"), format!("unknown transport '{other}'; expected tcp or udp"))),
+            Some("sctp") => Transport::Sctp,
+            Some(other) => return Err(self.e(&join(key, "transport"), format!("unknown transport '{other}'; expected tcp, udp or sctp"))),
         };
         // MPTCP-rec: its receiver logic and settings; its rate comes from the receiver
         let is_rec = scheduler.as_deref() == Some("mptcp_rec");
@@ -96,11 +106,38 @@ impl Reader<'_> {
             (false, None) => None,
             (true, v) => Some(self.mptcp_rec(v, &join(key, "mptcp_rec"))?),
         };
+        if is_rec && is_sctp {
+            return Err(self.e(&join(key, "scheduler"), "mptcp_rec is a Multipath TCP scheduler; an SCTP flow cannot use it"));
+        }
+        let cmt = match t.map.get("cmt") {
+            None => false,
+            Some(_) if !is_sctp => return Err(self.e(&join(key, "cmt"), "only an SCTP flow (`transport = \"sctp\"`) has concurrent multipath transfer")),
+            Some(b) => b.as_bool().ok_or_else(|| self.e(&join(key, "cmt"), format!("expected true or false, found {}", kind(b))))?,
+        };
+        if t.map.contains_key("sctp") && !is_sctp {
+            return Err(self.e(&join(key, "sctp"), "only an SCTP flow (`transport = \"sctp\"`) has an `sctp` table"));
+        }
+        if t.map.contains_key("tcp") && is_sctp {
+            return Err(self.e(&join(key, "tcp"), "an SCTP flow takes its settings from its `sctp` table, not `tcp`"));
+        }
+        let sctp = if is_sctp {
+            let names: Vec<String> = path_names.iter().map(|(n, _)| n.clone()).collect();
+            Some(self.sctp(key, &names, self.opt_string(&t, "cc")?.as_deref(), cmt, t.map.get("sctp"))?)
+        } else {
+            None
+        };
         let default_cc = if is_rec { "receiver_rate" } else { "reno" };
-        let cc = self.opt_string(&t, "cc")?.unwrap_or_else(|| default_cc.into());
-        if Controller::by_name(&cc).is_none() && !is_external(&cc) {
+        let cc = match &sctp {
+            Some(c) => c.cc.name().to_string(),
+            None => self.opt_string(&t, "cc")?.unwrap_or_else(|| default_cc.into()),
+        };
+        if sctp.is_none() && Controller::by_name(&cc).is_none() && !is_external(&cc) {
             let names: Vec<&str> = crate::cc::CONTROLLERS.iter().map(|c| c.0).collect();
             return Err(self.e(&join(key, "cc"), format!("unknown congestion controller '{cc}'; expected one of: {}, or \"module:Class\"", names.join(", "))));
+        }
+        if cc == "receiver_rate" && !multipath {
+            // it has no congestion control of its own: its rate comes from MPTCP-rec's receiver
+            return Err(self.e(&join(key, "cc"), "receiver_rate leaves the rate to MPTCP-rec's receiver; a plain TCP flow has none (use it with `paths = [...]` and `scheduler = \"mptcp_rec\"`)"));
         }
         let start = self.opt(&t, "start", units::duration)?.unwrap_or(Dur::ZERO);
         if start >= duration {
@@ -122,10 +159,17 @@ impl Reader<'_> {
         if transport == Transport::Udp && matches!(app, AppSpec::Media(_)) {
             return Err(self.e(&join(key, "app"), "a media stream runs over TCP or Multipath TCP (UDP flows carry cbr, onoff or vbr traffic)"));
         }
-        let tcp = match t.map.get("tcp") {
+        let mut tcp = match t.map.get("tcp") {
             None => tcp_defaults.clone(),
             Some(tv) => self.tcp(tv, &join(key, "tcp"), tcp_defaults)?,
         };
+        if let Some(c) = &sctp {
+            tcp.mss = c.chunk;
+            tcp.rcv_buf = c.rcv_buf;
+            tcp.snd_buf = c.snd_buf;
+            tcp.header = c.data_packet_wire(c.chunk, 1) - c.chunk;
+            tcp.delayed_ack = if c.delayed_sack { DelayedAck::Every2 } else { DelayedAck::Off };
+        }
         Ok(FlowSpec {
             name,
             paths: flow_paths,
@@ -139,6 +183,7 @@ impl Reader<'_> {
             stop: stop.map(|s| SimTime(s.0)),
             app,
             tcp,
+            sctp,
             rec,
         })
     }

@@ -13,7 +13,8 @@ use crate::transport::feedback::{Dsror, RxLogic};
 use crate::transport::subflow::PathRoutes;
 use crate::transport::tcp::{DelayedAck, ReceiverConfig, SenderConfig};
 use crate::transport::udp::UDP_HEADER_BYTES;
-use crate::transport::{Connection, MptcpConn, Progress, Subflow, TcpConn, UdpConn};
+use crate::transport::sctp::Destination;
+use crate::transport::{Connection, MptcpConn, Progress, SctpConn, Subflow, TcpConn, UdpConn};
 use std::collections::VecDeque;
 
 /// Delivery figures of one class of writes (a frame type of a media stream).
@@ -61,6 +62,10 @@ fn connection(s: &Scenario, f: &FlowSpec, links: &[Link], routes: &[Route]) -> C
     if f.transport == Transport::Udp {
         let r = route(f.paths[0]);
         return Connection::Udp(UdpConn::new(r.name, r.fwd, f.tcp.mss));
+    }
+    if let Some(c) = &f.sctp {
+        let dests = f.paths.iter().map(|&p| route(p)).map(|r| Destination::new(r.name, r.fwd, r.rev, c, c.rcv_buf)).collect();
+        return Connection::Sctp(Box::new(SctpConn::new(c.clone(), dests)));
     }
     let multipath = f.scheduler.is_some();
     let cfg = SenderConfig {

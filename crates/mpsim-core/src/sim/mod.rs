@@ -86,6 +86,9 @@ impl Sink for Wire<'_> {
                     Header::TcpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.seq, h.dsn, h.len),
                     Header::Datagram(h) => (TraceKind::Send, h.seq, h.dsn, h.len),
                     Header::TcpAck(h) => (TraceKind::Ack, h.ack, h.data_ack, 0),
+                    Header::SctpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.offset, h.tsn, h.len),
+                    Header::SctpSack(h) => (TraceKind::Ack, h.delivered, h.cum_tsn, 0),
+                    Header::SctpControl(_) => (TraceKind::Ack, 0, 0, 0),
                 };
                 if !net.pcap.is_empty() {
                     if let Header::TcpData(h) | Header::Datagram(h) = &header {
@@ -108,7 +111,10 @@ impl Simulation {
         for l in &s.links {
             for (dir, loss) in [("fwd", &l.loss), ("rev", &l.reverse_loss)] {
                 let rng = Rng::substream(s.seed, &format!("link/{}/{dir}/loss", l.name));
-                links.push(Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng)));
+                let link = Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng));
+                // data crosses a link forward; the reverse direction carries only ACKs
+                let cw = if dir == "fwd" { l.congestion_warning } else { None };
+                links.push(link.with_congestion_warning(cw));
             }
         }
         let mut routes = Vec::with_capacity(2 * s.paths.len());
@@ -157,6 +163,8 @@ impl Simulation {
                     Connection::Tcp(c) => (CaptureKind::Tcp, c.sub.sender.subflow_state(true).mss as u32),
                     Connection::Mptcp(c) => (CaptureKind::Mptcp, c.subs.first().map_or(1460, |s| s.sender.subflow_state(true).mss as u32)),
                     Connection::Udp(c) => (CaptureKind::Udp, c.mss),
+                    // no SCTP dissection in captures yet: an SCTP flow's capture stays empty
+                    Connection::Sctp(c) => (CaptureKind::Udp, c.cfg.chunk),
                 };
                 let n = f.conn.subflows().len().max(1);
                 let mut c = Capture::new(kind, i as u32, n, mss, s.seed, s.metrics.pcap_limit);
@@ -377,6 +385,10 @@ impl Simulation {
             self.net.rec.packets_delivered += 1;
             self.net.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, h.seq, h.dsn, h.len, u32::MAX);
         }
+        if let Header::SctpData(h) = header {
+            self.net.rec.packets_delivered += 1;
+            self.net.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, h.offset, h.tsn, h.len, u32::MAX);
+        }
         let fl = &mut self.flows[f];
         match fl.conn.on_packet(now, sub, header, &mut Wire { net: &mut self.net, flow: f as u32 }) {
             Arrival::Stream { upto } => fl.app_delivered(now, upto),
@@ -393,6 +405,13 @@ impl Simulation {
                     self.net.pcap[f].finish(now, &next, fl.conn.written());
                 }
             }
+            let fl = &mut self.flows[f];
+            if matches!(fl.app, App::Bulk { .. }) {
+                fl.refill(now);
+            }
+            self.send_data(f);
+        }
+        if let Header::SctpSack(_) | Header::SctpControl(_) = header {
             let fl = &mut self.flows[f];
             if matches!(fl.app, App::Bulk { .. }) {
                 fl.refill(now);
@@ -424,6 +443,9 @@ impl Net {
             let l = &mut self.links[link as usize];
             let fate = l.offer_at(self.now, at, size);
             if let Fate::Arrives(t) = fate {
+                if l.marks_last() {
+                    self.arena.get_mut(id).header.set_cw();
+                }
                 // (a packet that would enter after the run ends waits in the pipe instead, so
                 // link counters cover the run exactly; drops on a cut-through link are counted
                 // when the packet leaves the previous link, up to one hop early)
@@ -454,6 +476,9 @@ impl Net {
         let (seq, dsn) = match p.header {
             Header::TcpData(h) | Header::Datagram(h) => (h.seq, h.dsn),
             Header::TcpAck(h) => (h.ack, h.data_ack),
+            Header::SctpData(h) => (h.offset, h.tsn),
+            Header::SctpSack(h) => (h.delivered, h.cum_tsn),
+            Header::SctpControl(_) => (0, 0),
         };
         self.arena.free(id);
         self.rec.trace(at, p.flow, p.sub, kind, seq, dsn, p.size, link);

@@ -159,6 +159,8 @@ impl Recorder {
                 psnr_db,
                 delay_ms: if n == 0 { f64::NAN } else { sum as f64 / n as f64 / 1e6 },
                 jitter_ms: ms(fl.jitter.value()),
+                jitter_ratio: snap.jitter.map_or(f64::NAN, |j| j.0),
+                jitter_threshold: snap.jitter.map_or(f64::NAN, |j| j.1),
             });
             for (k, sub) in fl.conn.subflows().iter().enumerate() {
                 let w = sub.sender.window();
@@ -265,6 +267,7 @@ impl Recorder {
                 loss_drops: l.stats.loss_drops,
                 down_drops: l.stats.down_drops,
                 utilization: if dur > 0.0 { (l.stats.busy.as_secs_f64() / dur).min(1.0) } else { 0.0 },
+                cw_marks: l.congestion_warning().map(|_| l.stats.cw_marks),
             })
             .collect();
         let goodputs: Vec<f64> = summaries.iter().filter(|f| !f.background).map(|f: &FlowSummary| f.goodput_bps).collect();

@@ -20,6 +20,7 @@
 
 pub mod feedback;
 pub mod mptcp;
+pub mod sctp;
 pub mod subflow;
 pub mod tcp;
 pub mod tear;
@@ -29,6 +30,7 @@ use crate::metrics::{FlowSummary, TraceKind};
 use crate::net::Header;
 use crate::time::{Dur, SimTime};
 pub use mptcp::MptcpConn;
+pub use sctp::SctpConn;
 pub use subflow::Subflow;
 pub use tcp::TcpConn;
 pub use udp::UdpConn;
@@ -118,6 +120,8 @@ pub struct ConnSnapshot {
     pub rcv_buffer: u64,
     /// Time blocked by the receive window so far.
     pub blocked: Dur,
+    /// JSCTP: the primary destination's smoothed jitter ratio and k/w threshold.
+    pub jitter: Option<(f64, f64)>,
 }
 
 /// The transport of one flow.
@@ -125,6 +129,7 @@ pub enum Connection {
     Tcp(TcpConn),
     Mptcp(Box<MptcpConn>),
     Udp(UdpConn),
+    Sctp(Box<SctpConn>),
 }
 
 impl Connection {
@@ -134,6 +139,7 @@ impl Connection {
             Connection::Tcp(c) => c.write(len),
             Connection::Mptcp(c) => c.write(len, priority),
             Connection::Udp(c) => c.write(len),
+            Connection::Sctp(c) => c.write(len),
         }
     }
 
@@ -143,6 +149,7 @@ impl Connection {
             Connection::Tcp(c) => c.on_packet(now, header, tx),
             Connection::Mptcp(c) => c.on_packet(now, sub, header, tx),
             Connection::Udp(c) => c.on_packet(header),
+            Connection::Sctp(c) => c.on_packet(now, sub, header, tx),
         }
     }
 
@@ -152,6 +159,7 @@ impl Connection {
             Connection::Tcp(c) => c.on_timer(now, kind, tx),
             Connection::Mptcp(c) => c.on_timer(now, sub, kind, tx),
             Connection::Udp(_) => {}
+            Connection::Sctp(c) => c.on_timer(now, sub, kind, tx),
         }
     }
 
@@ -161,6 +169,7 @@ impl Connection {
             Connection::Tcp(c) => c.poll_transmit(now, tx),
             Connection::Mptcp(c) => c.poll_transmit(now, tx),
             Connection::Udp(c) => c.poll_transmit(now, tx),
+            Connection::Sctp(c) => c.poll_transmit(now, tx),
         }
     }
 
@@ -171,6 +180,7 @@ impl Connection {
             Connection::Tcp(c) => c.sub.sender.app_limit(),
             Connection::Mptcp(c) => c.app_limit,
             Connection::Udp(c) => c.progress().written,
+            Connection::Sctp(c) => c.app_limit,
         }
     }
 
@@ -181,6 +191,7 @@ impl Connection {
             Connection::Tcp(c) => c.sub.sender.app_limit() - c.sub.sender.snd_una(),
             Connection::Mptcp(c) => c.app_limit - c.data_una,
             Connection::Udp(_) => 0,
+            Connection::Sctp(c) => c.send_buffer_bytes(),
         }
     }
 
@@ -189,15 +200,17 @@ impl Connection {
             Connection::Tcp(c) => c.progress(),
             Connection::Mptcp(c) => c.progress(),
             Connection::Udp(c) => c.progress(),
+            Connection::Sctp(c) => c.progress(),
         }
     }
 
-    /// The subflows (one for plain TCP, none for UDP).
+    /// The subflows (one for plain TCP, none for UDP or SCTP, whose destinations are not
+    /// TCP subflows).
     pub fn subflows(&self) -> &[Subflow] {
         match self {
             Connection::Tcp(c) => std::slice::from_ref(&c.sub),
             Connection::Mptcp(c) => &c.subs,
-            Connection::Udp(_) => &[],
+            Connection::Udp(_) | Connection::Sctp(_) => &[],
         }
     }
 
@@ -205,7 +218,7 @@ impl Connection {
         match self {
             Connection::Tcp(c) => std::slice::from_mut(&mut c.sub),
             Connection::Mptcp(c) => &mut c.subs,
-            Connection::Udp(_) => &mut [],
+            Connection::Udp(_) | Connection::Sctp(_) => &mut [],
         }
     }
 
@@ -213,16 +226,18 @@ impl Connection {
     pub fn path_names(&self) -> Vec<String> {
         match self {
             Connection::Udp(c) => vec![c.path_name.clone()],
+            Connection::Sctp(c) => c.dests.iter().map(|d| d.path_name.clone()).collect(),
             _ => self.subflows().iter().map(|s| s.path_name.clone()).collect(),
         }
     }
 
-    /// A short name of the transport: tcp, mptcp or udp.
+    /// A short name of the transport: tcp, mptcp, udp or sctp.
     pub fn kind(&self) -> &'static str {
         match self {
             Connection::Tcp(_) => "tcp",
             Connection::Mptcp(_) => "mptcp",
             Connection::Udp(_) => "udp",
+            Connection::Sctp(_) => "sctp",
         }
     }
 
@@ -248,6 +263,19 @@ impl Connection {
                 s.blocked = c.blocked_time(now);
             }
             Connection::Udp(c) => s.sent = c.sent,
+            Connection::Sctp(c) => {
+                let d = &c.dests;
+                s.cwnd = d.iter().map(|x| x.w.cwnd).sum();
+                s.in_flight = c.in_flight();
+                s.retransmits = d.iter().map(|x| x.stats.retransmits).sum();
+                s.srtt = d.iter().filter_map(|x| x.rto.srtt()).min();
+                s.rwnd = c.peer_rwnd;
+                s.sent = c.next_offset;
+                s.rcv_buffer = c.rx.buffered();
+                s.blocked = c.blocked_time(now);
+                let p = &d[c.cfg.primary];
+                s.jitter = p.cc.jitter(&p.w);
+            }
         }
         if s.rwnd >= u32::MAX as u64 {
             s.rwnd = 0;
@@ -259,6 +287,9 @@ impl Connection {
     /// RTT, receive buffer, Multipath TCP and UDP figures. `sub_goodput` gives each subflow's
     /// goodput from its index and in-order bytes delivered; `end` is the end of the run.
     pub fn summarize(&self, s: &mut FlowSummary, end: SimTime, sub_goodput: &dyn Fn(usize, u64) -> f64) {
+        if let Connection::Sctp(c) = self {
+            return c.summarize(s, end, sub_goodput);
+        }
         let subs = self.subflows();
         let ms = |d: Option<Dur>| d.map(|d| d.as_millis_f64());
         let sum = |f: &dyn Fn(&Subflow) -> u64| subs.iter().map(f).sum::<u64>();
@@ -290,6 +321,12 @@ impl Connection {
         s.first_rto_mean_ms = (first_timeouts > 0).then(|| first_timeout_ns as f64 / 1e6 / first_timeouts as f64);
         s.cwnd_final_bytes = sum(&|x| x.sender.cwnd());
         s.out_of_order_segments = sum(&|x| x.receiver.stats.out_of_order_segments);
+        // controllers that tell congestion from random losses (TCP New Jersey)
+        if subs.iter().any(|x| x.sender.cc.loss_classes().is_some()) {
+            let classes = subs.iter().filter_map(|x| x.sender.cc.loss_classes());
+            let (c, r) = classes.fold((0, 0), |(c, r), (a, b)| (c + a, r + b));
+            (s.congestion_losses, s.random_losses) = (Some(c), Some(r));
+        }
         s.subflows = subs.iter().enumerate().map(|(k, x)| x.summary(sub_goodput(k, x.receiver.rcv_nxt()))).collect();
         let rx = match self {
             Connection::Mptcp(c) => Some(&c.rx),
@@ -313,7 +350,7 @@ impl Connection {
                 s.datagrams_sent = Some(c.datagrams_sent);
                 s.datagrams_received = Some(c.datagrams_received);
             }
-            Connection::Tcp(_) => {}
+            Connection::Tcp(_) | Connection::Sctp(_) => {}
         }
     }
 
@@ -330,6 +367,7 @@ impl Connection {
         match self {
             Connection::Tcp(c) => c.check = on,
             Connection::Mptcp(c) => c.check = on,
+            Connection::Sctp(c) => c.check = on,
             Connection::Udp(_) => {}
         }
     }

@@ -125,7 +125,7 @@ impl Subflow {
                 );
                 assert!(seg.retx || dsn + seg.len as u64 <= edge, "subflow {me}: sent beyond the receive window");
             }
-            let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, sent_at: now, echo: self.echo };
+            let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, sent_at: now, cw: false, echo: self.echo };
             tx.push(Action::Packet { sub: me as u8, route: self.fwd, size: seg.len + header, header: Header::TcpData(h) });
         }
         arm(tx, &mut self.rto_pending, self.sender.timer_deadline(), me, TimerKind::Rto);

@@ -257,6 +257,9 @@ impl MptcpConn {
         match header {
             Header::TcpData(h) => {
                 let before = self.rx.rcv_nxt();
+                if h.cw {
+                    self.subs[i].receiver.on_cw_mark();
+                }
                 let mut r = self.subs[i].receiver.on_segment(now, h.seq, h.len);
                 if let Some(logic) = &mut self.rx_logic {
                     r.ack_now |= logic.on_data(now, i, h);
@@ -312,7 +315,7 @@ impl MptcpConn {
                 }
                 Arrival::Nothing
             }
-            Header::Datagram(_) => Arrival::Nothing,
+            Header::Datagram(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) => Arrival::Nothing,
         }
     }
 

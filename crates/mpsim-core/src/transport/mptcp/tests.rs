@@ -64,7 +64,7 @@ fn ack(ack: u64, data_ack: u64, wnd: u64) -> Header {
 }
 
 fn segment(seq: u64, dsn: u64, len: u32) -> Header {
-    Header::TcpData(DataHeader { seq, dsn, len, retx: false, sent_at: SimTime::ZERO, echo: SimTime::ZERO })
+    Header::TcpData(DataHeader { seq, dsn, len, retx: false, sent_at: SimTime::ZERO, cw: false, echo: SimTime::ZERO })
 }
 
 #[test]

@@ -41,6 +41,9 @@ impl TcpConn {
     pub fn on_packet(&mut self, now: SimTime, header: &Header, tx: &mut impl Sink) -> Arrival {
         match header {
             Header::TcpData(h) => {
+                if h.cw {
+                    self.sub.receiver.on_cw_mark();
+                }
                 let r = self.sub.receiver.on_segment(now, h.seq, h.len);
                 if self.check {
                     let rx = &self.sub.receiver;
@@ -68,7 +71,7 @@ impl TcpConn {
                 }
                 Arrival::Nothing
             }
-            Header::Datagram(_) => Arrival::Nothing,
+            Header::Datagram(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) => Arrival::Nothing,
         }
     }
 

@@ -106,6 +106,10 @@ pub struct TcpReceiver {
     /// The duplicate to report in the next ACK (D-SACK), [start, end).
     dsack: Option<(u64, u64)>,
     linux: Option<LinuxDelack>,
+    /// When the latest segment arrived (the timestamp the next ACK carries).
+    last_arrival: SimTime,
+    /// A segment since the last ACK carried a congestion-warning mark (echoed once).
+    cw_pending: bool,
     pub stats: ReceiverStats,
 }
 
@@ -126,6 +130,8 @@ impl TcpReceiver {
             delack_deadline: None,
             dsack: None,
             linux,
+            last_arrival: SimTime::ZERO,
+            cw_pending: false,
             stats: ReceiverStats::default(),
         }
     }
@@ -154,6 +160,7 @@ impl TcpReceiver {
     /// Accepts a data segment [seq, seq+len).
     pub fn on_segment(&mut self, now: SimTime, seq: u64, len: u32) -> Received {
         self.stats.segments += 1;
+        self.last_arrival = now;
         let end = seq + len as u64;
         if end <= self.rcv_nxt {
             self.stats.duplicate_segments += 1;
@@ -263,6 +270,11 @@ impl TcpReceiver {
         }
     }
 
+    /// The segment being received carries a congestion-warning mark: the next ACK echoes it.
+    pub fn on_cw_mark(&mut self) {
+        self.cw_pending = true;
+    }
+
     /// Builds the ACK to send now and resets the delayed-ACK state.
     pub fn make_ack(&mut self) -> AckHeader {
         self.unacked_segments = 0;
@@ -272,6 +284,8 @@ impl TcpReceiver {
             l.on_ack_sent();
         }
         let mut h = AckHeader::new(self.rcv_nxt, self.window());
+        h.received_at = self.last_arrival;
+        h.cw_echo = std::mem::take(&mut self.cw_pending);
         if !self.cfg.sack {
             return h;
         }

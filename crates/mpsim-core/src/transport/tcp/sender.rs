@@ -254,6 +254,9 @@ pub struct TcpSender {
     prr: Prr,
     recovery_target: Window,
     undo: Option<Undo>,
+    /// The latest ACK's receiver timestamp and congestion-warning echo, for the controller.
+    ack_received_at: SimTime,
+    cw_echo: bool,
     pub stats: SenderStats,
 }
 
@@ -300,6 +303,8 @@ impl TcpSender {
             probe_due: false,
             frto: Frto::default(),
             frto_send_new: false,
+            ack_received_at: SimTime::ZERO,
+            cw_echo: false,
             prior: None,
             prr: Prr::default(),
             recovery_target: w,
@@ -604,6 +609,8 @@ impl TcpSender {
     /// at index `me`), for coupled congestion control.
     pub fn on_ack_coupled(&mut self, now: SimTime, h: &AckHeader, subflows: &[SubflowState], me: usize) {
         self.rwnd = h.wnd();
+        self.ack_received_at = h.received_at;
+        self.cw_echo = h.cw_echo;
         let ack = h.ack.min(self.snd_nxt);
         let prior_in_flight = self.in_flight();
         let mut delivered = 0u64;
@@ -698,6 +705,10 @@ impl TcpSender {
                 self.rto_deadline = Some(now + self.rtt.rto());
             }
         }
+        if self.cc.wants_deliveries() {
+            let ctx = self.ack_context(now, delivered, prior_in_flight, subflows, me);
+            self.cc.on_delivery(&ctx);
+        }
         let mut newly_lost = 0;
         if self.sacked_bytes > 0 {
             newly_lost += self.mark_lost_by_sack();
@@ -718,7 +729,7 @@ impl TcpSender {
 
         if self.tlp_on && self.tlp.on_ack(self.snd_una, self.state != CaState::Open) == ProbeOutcome::Repaired {
             // the probe repaired a loss: reduce once, as a fast recovery would have
-            let ctx = LossContext { now, in_flight: prior_in_flight, srtt: self.rtt.srtt(), min_rtt, subflows, me };
+            let ctx = LossContext { now, in_flight: prior_in_flight, srtt: self.rtt.srtt(), min_rtt, subflows, me, cw_echo: self.cw_echo };
             self.w = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
         }
 
@@ -791,16 +802,22 @@ impl TcpSender {
     #[inline]
     fn grow(&mut self, now: SimTime, delivered: u64, prior_in_flight: u64, subflows: &[SubflowState], me: usize) {
         if delivered > 0 && self.cwnd_limited(prior_in_flight) {
-            let ctx = AckContext {
-                now,
-                bytes_acked: delivered,
-                in_flight: prior_in_flight,
-                srtt: self.rtt.srtt(),
-                min_rtt: self.rtt.min_rtt(),
-                subflows,
-                me,
-            };
+            let ctx = self.ack_context(now, delivered, prior_in_flight, subflows, me);
             self.w = self.cc.on_ack(self.w, &ctx);
+        }
+    }
+
+    fn ack_context<'a>(&self, now: SimTime, delivered: u64, in_flight: u64, subflows: &'a [SubflowState], me: usize) -> AckContext<'a> {
+        AckContext {
+            now,
+            bytes_acked: delivered,
+            in_flight,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            subflows,
+            me,
+            received_at: self.ack_received_at,
+            cw_echo: self.cw_echo,
         }
     }
 
@@ -1053,7 +1070,7 @@ impl TcpSender {
         self.undo = Some(Undo { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, retrans: 0, dsacked: false });
         self.rack.on_recovery();
         self.tlp.reset();
-        let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me };
+        let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me, cw_echo: self.cw_echo };
         let target = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
         // RFC 6675 §5 step 4.3: retransmit the first unacknowledged segment, at once
         if let Some(s) = self.segs.front_mut() {
@@ -1141,7 +1158,7 @@ impl TcpSender {
                 self.prior = Some((self.w.cwnd, self.w.ssthresh));
                 self.undo = Some(Undo { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, retrans: 0, dsacked: false });
                 self.rack.on_recovery();
-                let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me };
+                let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me, cw_echo: self.cw_echo };
                 self.w = self.cc.on_congestion(self.w, CongestionEvent::Timeout, &ctx);
             }
             CaState::Recovery => {
