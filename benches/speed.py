@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         "# Core speed",
         "",
-        f"Produced by `python benches/speed.py{' --only ' + ' '.join(args.only) if args.only else ''}` (best of {args.repeats} runs, one core, {platform.machine()}).",
+        f"Produced by `python benches/speed.py{' --only ' + ' '.join(args.only) if args.only else ''}{' --instructions' if args.instructions else ''}` (best of {args.repeats} runs, one core, {platform.machine()}).",
         "",
         "| scenario | simulated packets delivered | wall (s) | packets / wall s | events / wall s | target | flows' goodput (Mbit/s) |",
         "|---|---|---|---|---|---|---|",
@@ -94,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         ]
         base = None
         for scen in [c for c, _ in CASES] + SUBFLOW_CASES:
+            if args.only and Path(scen).stem not in args.only:
+                continue
             ir, pk = instructions(binary, scen)
             per = ir / pk
             rel = ""

@@ -434,7 +434,7 @@ def report(
         "product). The goodput columns show the cost. Round-robin CMT sends half its data over",
         "the slow path, so its out-of-order data fills the buffer sooner than under Multipath TCP's",
         "lowest-RTT scheduler, which keeps most data on the fast path: at 64 KB SCTP gets about",
-        "half of Multipath TCP's goodput; from 128 KB on it catches up.",
+        "half of Multipath TCP's goodput; from 128 KB on it matches or exceeds it.",
     ]
     out += [
         "",

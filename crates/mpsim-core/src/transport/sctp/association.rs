@@ -240,7 +240,10 @@ impl SctpConn {
 
     fn send_sack(&mut self, _now: SimTime, tx: &mut impl Sink) {
         self.delack = None;
-        let rec = self.rx.take_sack();
+        // the SACK must fit in one packet (RFC 4960 §6.2): the lowest gap blocks and duplicate
+        // TSNs that fit are reported, as FreeBSD does
+        let room = (self.cfg.mtu.saturating_sub(PACKET_HEADER + super::config::NR_SACK_CHUNK) / 4) as usize;
+        let rec = self.rx.take_sack(room);
         let size = self.cfg.sack_packet_wire(rec.gaps.len(), rec.dups.len(), rec.echoes.len());
         let id = self.sack_base.wrapping_add(self.sack_log.len() as u32);
         self.sack_log.push_back(rec);
@@ -270,9 +273,14 @@ impl SctpConn {
         let n = self.dests.len();
         let flight_before: Vec<u64> = self.dests.iter().map(|d| d.flight).collect();
         let mut earliest_before: Vec<Option<u64>> = vec![None; n];
+        let mut to_find = self.dests.iter().filter(|d| d.outstanding > 0).count();
         for (k, c) in self.chunks.iter().enumerate() {
+            if to_find == 0 {
+                break;
+            }
             if c.in_flight && earliest_before[c.dest as usize].is_none() {
                 earliest_before[c.dest as usize] = Some(self.cum_ack + 1 + k as u64);
+                to_find -= 1;
             }
         }
         // timestamps echoed for packets whose chunks are still known

@@ -172,12 +172,16 @@ impl SctpReceiver {
         self.runs.insert(start, end);
     }
 
-    /// Builds the next SACK's record and resets the delayed-SACK state.
-    pub fn take_sack(&mut self) -> SackRecord {
+    /// Builds the next SACK's record, with at most `room` gap blocks and duplicate TSNs in
+    /// all (the lowest blocks first, then duplicates), and resets the delayed-SACK state.
+    pub fn take_sack(&mut self, room: usize) -> SackRecord {
         self.stats.sacks += 1;
+        let gaps: Vec<(u64, u64)> = self.runs.iter().take(room).map(|(&s, &e)| (s, e)).collect();
+        let mut dups = std::mem::take(&mut self.dups);
+        dups.truncate(room - gaps.len());
         let rec = SackRecord {
-            gaps: self.runs.iter().map(|(&s, &e)| (s, e)).collect(),
-            dups: std::mem::take(&mut self.dups),
+            gaps,
+            dups,
             dac_count: self.since_sack.clamp(1, 2) as u8,
             echoes: std::mem::take(&mut self.echoes),
         };
@@ -205,29 +209,36 @@ mod tests {
         let t = SimTime::ZERO;
         assert_eq!(r.on_data(t, 0, &data(1), 1000, true, 2, false), SackNow::Later);
         assert_eq!(r.on_data(t, 0, &data(2), 1000, true, 2, false), SackNow::Now);
-        assert_eq!(r.take_sack(), SackRecord { dac_count: 2, ..SackRecord::default() });
+        assert_eq!(r.take_sack(usize::MAX), SackRecord { dac_count: 2, ..SackRecord::default() });
         // 3 lost, 4 and 6 arrive: gaps, SACK at once
         assert_eq!(r.on_data(t, 0, &data(4), 1000, true, 2, false), SackNow::Now);
         assert_eq!(r.on_data(t, 0, &data(6), 1000, true, 2, false), SackNow::Now);
         assert_eq!(r.on_data(t, 0, &data(5), 1000, true, 2, false), SackNow::Now);
         assert_eq!(r.buffered(), 3000);
         assert_eq!(r.a_rwnd(), 7000);
-        let s = r.take_sack();
+        let s = r.take_sack(usize::MAX);
         assert_eq!(s.gaps, vec![(4, 6)]);
         assert_eq!(r.cum_tsn(), 2);
         r.on_data(t, 0, &data(8), 1000, true, 2, false);
-        assert_eq!(r.take_sack().gaps, vec![(4, 6), (8, 8)]);
+        r.on_data(t, 0, &data(10), 1000, true, 2, false);
+        r.on_data(t, 0, &data(10), 1000, true, 2, false);
+        // a SACK holds what fits: the lowest blocks first, then duplicates
+        let capped = r.take_sack(2);
+        assert_eq!((capped.gaps, capped.dups), (vec![(4, 6), (8, 8)], vec![]));
+        r.on_data(t, 0, &data(10), 1000, true, 2, false);
+        let capped = r.take_sack(4);
+        assert_eq!((capped.gaps, capped.dups), (vec![(4, 6), (8, 8), (10, 10)], vec![10]));
         r.on_data(t, 0, &data(4), 1000, true, 2, false);
-        assert_eq!(r.take_sack().dups, vec![4]);
+        assert_eq!(r.take_sack(usize::MAX).dups, vec![4]);
         // 3 fills the first gap
         r.on_data(t, 0, &data(3), 1000, true, 2, false);
-        assert_eq!((r.cum_tsn(), r.delivered(), r.buffered()), (6, 6000, 1000));
-        assert_eq!(r.take_sack().gaps, vec![(8, 8)]);
+        assert_eq!((r.cum_tsn(), r.delivered(), r.buffered()), (6, 6000, 2000));
+        assert_eq!(r.take_sack(usize::MAX).gaps, vec![(8, 8), (10, 10)]);
         // with DAC the receiver keeps delaying despite the gap
         let mut d = SctpReceiver::new(10_000, false);
         assert_eq!(d.on_data(t, 0, &data(2), 1000, true, 2, true), SackNow::Later);
         assert_eq!(d.on_data(t, 0, &data(3), 1000, true, 2, true), SackNow::Now);
-        assert_eq!(d.take_sack().dac_count, 2);
+        assert_eq!(d.take_sack(usize::MAX).dac_count, 2);
     }
 
     #[test]
@@ -248,6 +259,6 @@ mod tests {
         let h = SctpDataHeader { tsn: 1, offset: 0, sent_at: SimTime::ZERO, len: 2500, chunks: 3, retx: false };
         r.on_data(SimTime(7), 0, &h, 1000, true, 2, false);
         assert_eq!((r.cum_tsn(), r.delivered()), (3, 2500));
-        assert_eq!(r.take_sack().echoes, vec![(1, 0, SimTime::ZERO, SimTime(7))]);
+        assert_eq!(r.take_sack(usize::MAX).echoes, vec![(1, 0, SimTime::ZERO, SimTime(7))]);
     }
 }
