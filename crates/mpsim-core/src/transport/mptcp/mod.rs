@@ -255,6 +255,15 @@ impl MptcpConn {
                     self.arm_feedback(i, deadline, tx);
                 }
                 let delivered = self.on_receive(now, h.dsn, h.len).delivered;
+                if let Some(logic) = &mut self.rx_logic {
+                    // the room the next advertised window leaves above everything received
+                    let edge = self.rx.rcv_nxt() + self.rx.window();
+                    logic.on_window(now, edge.saturating_sub(self.rx.highest()));
+                    for j in 0..self.subs.len() {
+                        let deadline = self.rx_logic.as_ref().and_then(|l| l.deadline(j));
+                        self.arm_feedback(j, deadline, tx);
+                    }
+                }
                 if self.check {
                     assert!(self.rx.buffered() <= self.rx.capacity(), "receive buffer over its limit");
                     assert_eq!(self.rx.stats.beyond_window_drops, 0, "data beyond the receive window");
