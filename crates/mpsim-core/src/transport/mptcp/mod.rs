@@ -48,6 +48,8 @@ pub struct RecPath {
     /// The emulation's window reductions and timeouts so far.
     pub reductions: u64,
     pub timeouts: u64,
+    /// Times its RTO was held by the receiver's closed window.
+    pub window_holds: u64,
 }
 
 /// A chunk handed to a subflow: its subflow sequence number, DSN and length.
@@ -349,6 +351,7 @@ impl MptcpConn {
             window_pkts: t.rwnd(),
             reductions: t.stats.reductions,
             timeouts: t.stats.timeouts,
+            window_holds: t.stats.window_holds,
         })
     }
 
