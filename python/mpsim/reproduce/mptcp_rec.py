@@ -111,8 +111,12 @@ def _run_jobs(jobs: list[tuple[str, dict[str, Any], int]], processes: int | None
     if n <= 1:
         frames = [_one(j) for j in jobs]
     else:
-        with multiprocessing.get_context("spawn").Pool(n) as pool:
+        pool = multiprocessing.get_context("spawn").Pool(n)
+        try:
             frames = pool.map(_one, jobs, chunksize=1)
+        finally:
+            pool.close()
+            pool.join()
     return pd.concat(frames, ignore_index=True)
 
 

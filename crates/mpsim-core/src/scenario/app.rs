@@ -301,6 +301,7 @@ impl<'a> Reader<'a> {
                     app: AppSpec::Vbr { rate_bps: rate, sizes: sizes.clone(), vary: vary.clone() },
                     tcp: tcp.clone(),
                     rec: None,
+                    receiver: None,
                 });
             }
         };

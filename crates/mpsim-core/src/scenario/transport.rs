@@ -19,7 +19,7 @@ impl Reader<'_> {
         tcp_defaults: &TcpSpec,
         duration: Dur,
     ) -> Result<FlowSpec, ScenarioError> {
-        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "cc", "transport", "start", "stop", "app", "tcp", "mptcp_rec"])?;
+        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "cc", "transport", "start", "stop", "app", "tcp", "mptcp_rec", "receiver"])?;
         let name = self.opt_string(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
         let lookup = |pname: &str, k: &str| -> Result<usize, ScenarioError> {
             paths.get(pname).copied().ok_or_else(|| {
@@ -95,6 +95,16 @@ impl Reader<'_> {
             (false, None) => None,
             (true, v) => Some(self.mptcp_rec(v, &join(key, "mptcp_rec"))?),
         };
+        // receiver-side logic written outside the crate ("module:Class"), installed before the run
+        let receiver = self.opt_string(&t, "receiver")?;
+        if let Some(r) = &receiver {
+            if !multipath {
+                return Err(self.e(&join(key, "receiver"), "only a multipath flow (`paths = [...]`) has receiver logic"));
+            }
+            if !is_external(r) {
+                return Err(self.e(&join(key, "receiver"), format!("expected receiver logic written in Python, \"module:Class\" (got '{r}')")));
+            }
+        }
         let default_cc = if is_rec { "receiver_rate" } else { "reno" };
         let cc = self.opt_string(&t, "cc")?.unwrap_or_else(|| default_cc.into());
         if Controller::by_name(&cc).is_none() && !is_external(&cc) {
@@ -138,6 +148,7 @@ impl Reader<'_> {
             app,
             tcp,
             rec,
+            receiver,
         })
     }
 
