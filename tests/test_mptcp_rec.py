@@ -52,6 +52,9 @@ def test_other_schedulers_report_no_path_list():
         ("mptcp_rec = { theta = -0.5 }", "flow[0].mptcp_rec.theta", "at least 0"),
         ("mptcp_rec = { xi = -1 }", "flow[0].mptcp_rec.xi", "at least 0"),
         ("mptcp_rec = { sigmaa = 8 }", "flow[0].mptcp_rec.sigmaa", "did you mean 'sigma'"),
+        ('mptcp_rec = { window_aware_timeout = "yes" }', "flow[0].mptcp_rec.window_aware_timeout", "true or false"),
+        ("mptcp_rec = { restore_after = 0 }", "flow[0].mptcp_rec.restore_after", "at least 1"),
+        ('mptcp_rec = { restore_hold = "later" }', "flow[0].mptcp_rec.restore_hold", "restore_hold"),
     ],
 )
 def test_bad_settings_get_one_error_naming_file_and_key(setting, key, fragment, tmp_path):

@@ -194,9 +194,48 @@ def test_mptcp_rec_verdicts_follow_the_data():
     assert not any(worse["ok"].values()), worse
 
 
+def test_mptcp_rec_delays_are_drawn_per_seed_within_the_papers_ranges():
+    from mpsim.reproduce import mptcp_rec as m
+
+    draws = [m.delays(k) for k in range(1, 21)]
+    for d in draws:
+        for name, (lo, hi) in m.DELAY_RANGES.items():
+            assert lo <= d[name] <= hi, (name, d)
+    assert len({tuple(d.values()) for d in draws}) == 20, "every seed draws its own delays"
+    assert m.delays(3) == m.delays(3)
+    # paired: every scheme of a seed gets the same delays, and the seed itself
+    a, b = (m.scenario(s, "64KB", "uniform 1%", seed=3) for s in (m.REC, m.STD))
+    links = lambda d: {l["name"]: l["delay"] for l in d["link"] if l["name"] in m.DELAY_RANGES}
+    assert links(a) == links(b) == {k: f"{v}ms" for k, v in m.delays(3).items()}
+    assert a["seed"] == b["seed"] == 3
+    # a variant sets MPTCP-rec's keys
+    v = m.scenario(m.REC, "64KB", "uniform 1%", seed=1, rec={"restore_after": 16})
+    assert v["flow"][0]["mptcp_rec"] == {"restore_after": 16}
+
+
+def m_variants():
+    from mpsim.reproduce import mptcp_rec as m
+
+    return list(m.VARIANTS)
+
+
+def m_default():
+    from mpsim.reproduce import mptcp_rec as m
+
+    return m.DEFAULT_VARIANT
+
+
 def test_mptcp_rec_reproduction_writes_report_figures_and_data(tmp_path):
     (report,) = reproduce.run("mptcp-rec", tmp_path, seeds=2, quick=True, processes=1)
     text = report.read_text()
     assert "paper +40.93%" in text and "BLEST" in text and "ECF" in text
+    assert "## The claims under each variant" in text
+    for v in m_variants():
+        assert v.removeprefix("MPTCP-rec ") in text, v
+    import pandas as pd
+
+    runs = pd.read_csv(report.parent / "runs.csv")
+    assert set(m_variants()) - {m_default()} <= set(runs["case"])
+    assert runs["delay_g3_ms"].nunique() == 2, "two seeds, two delay draws"
     for name in ("fig6_dsn.png", "fig7_o3_offset.png", "fig8_throughput.png", "fig9_delay.png", "fig10_jitter.png", "path_list.png", "runs.csv", "path_events.csv"):
         assert (report.parent / name).stat().st_size > 0, name

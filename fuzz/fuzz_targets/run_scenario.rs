@@ -1,5 +1,6 @@
 //! Structure-aware: builds a random scenario of a few links, paths and flows (every
-//! scheduler, controller, application, loss model, outage and TCP setting is reachable),
+//! scheduler, controller, application, loss model, outage and TCP setting is reachable, and
+//! MPTCP-rec's receiver logic with every key of its `mptcp_rec` table),
 //! reads it through the scenario reader, and runs it with the simulator's invariant checks
 //! on, within a budget of events and memory taken from the run's estimate. After the run,
 //! checks what must hold of any output: bytes are delivered at most once, links conserve
@@ -19,8 +20,9 @@ const MAX_MEMORY: u64 = 256 << 20;
 const SCHEDULERS: &[&str] = &[
     "lowest_rtt", "lowest_rtt_plain", "round_robin", "redundant", "single_path", "blest", "ecf", "otias", "dqs",
     "dqs_exact", "dqs_backoff", "dqs_ahead", "dqs_exact_ahead", "dqs_backoff_ahead", "po_mptcp", "po_mptcp_rr",
+    "mptcp_rec",
 ];
-const CONTROLLERS: &[&str] = &["reno", "lia", "olia", "balia"];
+const CONTROLLERS: &[&str] = &["reno", "lia", "olia", "balia", "receiver_rate"];
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -77,6 +79,42 @@ struct Flow {
     stop: Option<u8>,
     app: App,
     tcp: Option<Tcp>,
+    /// MPTCP-rec's settings (used when the scheduler is mptcp_rec; out-of-range values are
+    /// reachable, the reader must refuse them with a message).
+    rec: Option<Rec>,
+}
+
+#[derive(Arbitrary, Debug)]
+struct Rec {
+    sigma: u8,
+    phi: u8,
+    theta: u8,
+    dupthresh: u8,
+    epoch: bool,
+    mismatch: u8,
+    awnd_samples: u8,
+    min_paths: u8,
+    burst: u8,
+    window_aware_timeout: bool,
+    restore_after: u8,
+    restore_hold: u8,
+}
+
+fn rec(r: &Rec) -> Value {
+    json!({
+        "sigma": r.sigma as u64 % 70,
+        "phi": r.phi as f64 / 100.0,
+        "theta": r.theta as f64 / 100.0,
+        "dupthresh": r.dupthresh as u64 % 8,
+        "history": if r.epoch { "epoch" } else { "round" },
+        "mismatch": r.mismatch as f64 / 100.0,
+        "awnd_samples": r.awnd_samples as u64 % 40,
+        "min_paths": r.min_paths as u64 % 5,
+        "burst": r.burst as u64 % 8,
+        "window_aware_timeout": r.window_aware_timeout,
+        "restore_after": r.restore_after as u64 % 20,
+        "restore_hold": format!("{}ms", r.restore_hold as u64 * 8),
+    })
 }
 
 #[derive(Arbitrary, Debug)]
@@ -238,7 +276,11 @@ fn scenario(inp: &Input) -> Option<Value> {
             }
             if f.multipath && !f.udp {
                 v["paths"] = json!(ps.iter().map(|p| format!("p{p}")).collect::<Vec<_>>());
-                v["scheduler"] = json!(SCHEDULERS[f.scheduler as usize % SCHEDULERS.len()]);
+                let sched = SCHEDULERS[f.scheduler as usize % SCHEDULERS.len()];
+                v["scheduler"] = json!(sched);
+                if let (Some(r), "mptcp_rec") = (&f.rec, sched) {
+                    v["mptcp_rec"] = rec(r);
+                }
                 if let Some(b) = f.backup {
                     v["backup"] = json!([format!("p{}", ps[b as usize % ps.len()])]);
                 }

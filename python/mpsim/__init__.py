@@ -20,7 +20,7 @@ from ._core import AckContext, LossContext, PluginError, SchedContext, SubflowSt
 from .api import FORMATS, Result, SweepReport, aggregate, check, components, load_sweep, query, run, sweep
 from . import kernel
 from .errors import ScenarioError
-from .plugins import register_controller, register_scheduler
+from .plugins import register_controller, register_receiver, register_scheduler
 from .scenario import apply_overrides, load, parse_value
 
 
@@ -52,6 +52,7 @@ __all__ = [
     "scenario_file",
     "register_scheduler",
     "register_controller",
+    "register_receiver",
     "PluginError",
     "SchedContext",
     "SubflowView",

@@ -20,6 +20,21 @@ caller at index ``ctx.me``), as coupled controllers need. Optional methods:
 instance is made per subflow. Leave out the optional methods you do not need: each one
 defined costs a call into Python every time the core asks.
 
+**Receiver-side logic** (a flow's ``receiver = "module:Class"``, multipath flows only) runs
+at the receiver, as MPTCP-rec's rate estimator does, and replaces it if the flow has one. Its
+instances have ``on_data(now, path, seq, length, dsn, echo)``, called for every data segment
+(``echo``: the feedback stamp the sender echoes), returning True to send an ACK carrying
+feedback at once; and ``feedback(now, path)``, called for every ACK the receiver sends on
+``path``, returning None (a plain ACK) or the rate in bit/s it asks for on that path (the
+flow's scheduler gets it, with the ACK's stamp and path id, in ``on_ack_info``). Optional:
+``deadline(path)`` (when ``on_timer`` must next run for that path, integer ns, or None),
+``on_timer(now, path)`` (True: send an ACK with feedback now) and ``on_window(now, room)``
+(after each data segment: bytes the receive window leaves above the highest byte received).
+One instance is made per connection. A scheduler may define ``on_ack_info(now, sub, window,
+feedback)`` (every ACK: the subflow it came on, the advertised window in bytes, and None or
+``(stamp, path, rate_bps)``) and ``wake_at()`` (integer ns or None: when to be asked again
+without an ACK; a scheduler with it is paced, asked again as soon as its chunk has left).
+
 A scenario names a Python implementation like a built-in one, by a registered name or as
 ``"module:Class"``::
 
@@ -56,6 +71,7 @@ from .errors import ScenarioError
 __all__ = [
     "register_scheduler",
     "register_controller",
+    "register_receiver",
     "registered",
     "resolve",
     "for_scenario",
@@ -67,10 +83,15 @@ __all__ = [
 #: Entry-point groups in which installed packages declare their schedulers and controllers.
 SCHEDULER_GROUP = "mpsim.schedulers"
 CONTROLLER_GROUP = "mpsim.controllers"
+RECEIVER_GROUP = "mpsim.receivers"
 
-_KINDS = {"scheduler": ("scheduler", SCHEDULER_GROUP), "cc": ("congestion controller", CONTROLLER_GROUP)}
-_REQUIRED = {"scheduler": ("pick",), "cc": ("on_ack", "on_congestion")}
-_registry: dict[str, dict[str, Callable[[], Any]]] = {"scheduler": {}, "cc": {}}
+_KINDS = {
+    "scheduler": ("scheduler", SCHEDULER_GROUP),
+    "cc": ("congestion controller", CONTROLLER_GROUP),
+    "receiver": ("receiver logic", RECEIVER_GROUP),
+}
+_REQUIRED = {"scheduler": ("pick",), "cc": ("on_ack", "on_congestion"), "receiver": ("on_data", "feedback")}
+_registry: dict[str, dict[str, Callable[[], Any]]] = {"scheduler": {}, "cc": {}, "receiver": {}}
 
 T = TypeVar("T")
 
@@ -122,6 +143,12 @@ def register_controller(name: str, cls: Any = None) -> Any:
     return _register("cc", name, cls)
 
 
+def register_receiver(name: str, cls: Any = None) -> Any:
+    """Makes a receiver-logic class usable as ``receiver = name``; like
+    :func:`register_scheduler` (the class needs ``on_data`` and ``feedback``)."""
+    return _register("receiver", name, cls)
+
+
 def registered(kind: str) -> dict[str, str]:
     """Names of the Python implementations available for *kind* (``"scheduler"`` or
     ``"cc"``) without a module path: registered ones and installed entry points, with
@@ -166,7 +193,7 @@ def resolve(kind: str, name: str, *, search: Iterable[str | os.PathLike[str]] = 
             the user's module propagate unchanged.
     """
     if kind not in _KINDS:
-        raise ValueError(f"kind must be 'scheduler' or 'cc', not {kind!r}")
+        raise ValueError(f"kind must be 'scheduler', 'cc' or 'receiver', not {kind!r}")
     what, group = _KINDS[kind]
     if name in _builtin(kind):
         return None
@@ -225,7 +252,7 @@ def for_scenario(d: Mapping[str, Any], origin: str) -> tuple[list[tuple[str, str
         if not isinstance(f, Mapping):
             continue
         fname = f.get("name") if isinstance(f.get("name"), str) else f"flow{i}"
-        for kind in ("scheduler", "cc"):
+        for kind in ("scheduler", "cc", "receiver"):
             name = f.get(kind)
             if not isinstance(name, str):
                 continue

@@ -267,6 +267,7 @@ def _flow_rows(summary: Mapping[str, Any], wall_s: float | None = None) -> list[
                 row[f"subflow{i}_dsr_mean_bps"] = sf.get("dsr_mean_bps")
                 row[f"subflow{i}_rec_reductions"] = sf.get("rec_reductions")
                 row[f"subflow{i}_rec_timeouts"] = sf.get("rec_timeouts")
+                row[f"subflow{i}_rec_window_holds"] = sf.get("rec_window_holds")
         row["jain_index"] = summary.get("jain_index")
         row["wall_s"] = wall_s
         rows.append(row)

@@ -1,5 +1,5 @@
-//! Schedulers and congestion controllers written in Python, seen by the core as
-//! `Sched::Custom` and `Controller::Custom`.
+//! Schedulers, congestion controllers and receiver-side logic written in Python, seen by the
+//! core as `Sched::Custom`, `Controller::Custom` and `RxLogic::Custom`.
 //!
 //! The simulation runs without the GIL; each hook takes it only for its call into Python.
 //! Nothing raised or returned by user code may reach the core unchecked: an exception, or a
@@ -10,7 +10,9 @@
 
 use crate::views::{PyAckContext, PyLossContext, PyWindow, SchedViews};
 use mpsim_core::cc::{AckContext, CongestionControl, CongestionEvent, LossContext, Window};
-use mpsim_core::sched::{BlockedAction, Decision, SchedContext, Scheduler};
+use mpsim_core::net::{DataHeader, Feedback};
+use mpsim_core::sched::{AckInfo, BlockedAction, Decision, SchedContext, Scheduler};
+use mpsim_core::transport::feedback::ReceiverLogic;
 use mpsim_core::time::{Dur, SimTime};
 use pyo3::create_exception;
 use pyo3::exceptions::PyRuntimeError;
@@ -96,7 +98,8 @@ fn as_index(v: &Bound<'_, PyAny>) -> Option<i64> {
 }
 
 /// A scheduler implemented by a Python object with `pick(ctx)` and optionally
-/// `copies(ctx, chosen)` and `on_window_blocked(ctx)`.
+/// `copies(ctx, chosen)`, `on_window_blocked(ctx)`, `on_ack_info(now, sub, window, feedback)`
+/// and `wake_at()`.
 pub struct PyScheduler {
     obj: Py<PyAny>,
     /// The bound method `obj.pick`, looked up once.
@@ -105,6 +108,10 @@ pub struct PyScheduler {
     name: &'static str,
     has_copies: bool,
     has_blocked: bool,
+    has_ack_info: bool,
+    has_wake: bool,
+    /// What `wake_at()` answered after the last `pick` or `on_ack_info`.
+    wake: Option<SimTime>,
     fault: Arc<Fault>,
 }
 
@@ -116,6 +123,9 @@ impl PyScheduler {
         Ok(PyScheduler {
             has_copies: has(&obj, "copies"),
             has_blocked: has(&obj, "on_window_blocked"),
+            has_ack_info: has(&obj, "on_ack_info"),
+            has_wake: has(&obj, "wake_at"),
+            wake: None,
             pick: obj.getattr("pick")?.unbind(),
             views: SchedViews::default(),
             obj: obj.unbind(),
@@ -126,6 +136,27 @@ impl PyScheduler {
 
     fn at(&self, hook: &str, now: SimTime) -> String {
         place("scheduler", self.name, hook, now)
+    }
+
+    /// Asks `wake_at()` again (the core reads it right after `pick` and `on_ack_info`).
+    fn refresh_wake(&mut self, py: Python<'_>, now: SimTime) {
+        if !self.has_wake || self.fault.is_set() {
+            return;
+        }
+        self.wake = match self.obj.bind(py).call_method0(intern!(py, "wake_at")) {
+            Err(e) => {
+                user_error(py, &self.fault, e, self.at("wake_at", now));
+                None
+            }
+            Ok(v) if v.is_none() => None,
+            Ok(v) => match as_index(&v).filter(|&t| t >= 0) {
+                Some(t) => Some(SimTime(t as u64)),
+                None => {
+                    bad_value(&self.fault, self.at("wake_at", now), &v, "a time in integer nanoseconds or None".into());
+                    None
+                }
+            },
+        };
     }
 
     /// Index `v` must name a usable subflow of `ctx`.
@@ -156,15 +187,41 @@ impl Scheduler for PyScheduler {
         }
         Python::with_gil(|py| {
             let r = self.views.get(py, ctx).and_then(|c| self.pick.bind(py).call1((c,)));
-            match r {
+            let d = match r {
                 Err(e) => {
                     user_error(py, &self.fault, e, self.at("pick", ctx.now));
                     Decision::Wait
                 }
                 Ok(v) if v.is_none() => Decision::Wait,
                 Ok(v) => self.subflow(&v, ctx, "pick").map_or(Decision::Wait, Decision::Send),
-            }
+            };
+            self.refresh_wake(py, ctx.now);
+            d
         })
+    }
+
+    fn on_ack_info(&mut self, info: &AckInfo) {
+        if !self.has_ack_info || self.fault.is_set() {
+            return;
+        }
+        Python::with_gil(|py| {
+            let fb = info.feedback.map(|f| (f.stamp.0, f.path, f.rate_bps));
+            let r = self.obj.bind(py).call_method1(intern!(py, "on_ack_info"), (info.now.0, info.sub, info.window, fb));
+            if let Err(e) = r {
+                user_error(py, &self.fault, e, self.at("on_ack_info", info.now));
+            }
+            self.refresh_wake(py, info.now);
+        })
+    }
+
+    fn wake_at(&self) -> Option<SimTime> {
+        self.wake
+    }
+
+    /// A scheduler that asks to be woken paces: it is asked again as soon as a chunk it
+    /// handed out has left.
+    fn paced(&self) -> bool {
+        self.has_wake
     }
 
     fn copies(&mut self, ctx: &SchedContext<'_>, chosen: usize) -> u64 {
@@ -378,6 +435,154 @@ impl CongestionControl for PyController {
                     0
                 }
             },
+        })
+    }
+}
+
+/// Receiver-side logic implemented by a Python object with `on_data(now, path, seq, length,
+/// dsn, echo)` and `feedback(now, path)`, and optionally `deadline(path)`, `on_timer(now,
+/// path)` and `on_window(now, room)`. Times are integer nanoseconds; `feedback` returns None
+/// (a plain ACK) or the rate in bit/s the receiver asks for on that path.
+pub struct PyReceiverLogic {
+    obj: Py<PyAny>,
+    name: &'static str,
+    has_deadline: bool,
+    has_timer: bool,
+    has_window: bool,
+    /// What `deadline(path)` answered, per path, after the last call that may change it.
+    deadlines: Vec<Option<SimTime>>,
+    fault: Arc<Fault>,
+}
+
+impl PyReceiverLogic {
+    pub fn new(obj: Bound<'_, PyAny>, name: &str, paths: usize, fault: Arc<Fault>) -> PyResult<PyReceiverLogic> {
+        for m in ["on_data", "feedback"] {
+            if !has(&obj, m) {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!("receiver logic '{name}' has no {m}() method")));
+            }
+        }
+        Ok(PyReceiverLogic {
+            has_deadline: has(&obj, "deadline"),
+            has_timer: has(&obj, "on_timer"),
+            has_window: has(&obj, "on_window"),
+            deadlines: vec![None; paths],
+            obj: obj.unbind(),
+            name: static_name(name),
+            fault,
+        })
+    }
+
+    fn at(&self, hook: &str, now: SimTime) -> String {
+        place("receiver logic", self.name, hook, now)
+    }
+
+    /// A yes/no answer: None or a bool.
+    fn flag(&self, v: PyResult<Bound<'_, PyAny>>, py: Python<'_>, hook: &str, now: SimTime) -> bool {
+        match v {
+            Err(e) => {
+                user_error(py, &self.fault, e, self.at(hook, now));
+                false
+            }
+            Ok(v) if v.is_none() => false,
+            Ok(v) => match v.extract::<bool>() {
+                Ok(b) => b,
+                Err(_) => {
+                    bad_value(&self.fault, self.at(hook, now), &v, "True (send an ACK with feedback now), False or None".into());
+                    false
+                }
+            },
+        }
+    }
+
+    fn refresh_deadlines(&mut self, py: Python<'_>, now: SimTime) {
+        if !self.has_deadline {
+            return;
+        }
+        for path in 0..self.deadlines.len() {
+            if self.fault.is_set() {
+                self.deadlines[path] = None;
+                continue;
+            }
+            self.deadlines[path] = match self.obj.bind(py).call_method1(intern!(py, "deadline"), (path,)) {
+                Err(e) => {
+                    user_error(py, &self.fault, e, self.at("deadline", now));
+                    None
+                }
+                Ok(v) if v.is_none() => None,
+                Ok(v) => match as_index(&v).filter(|&t| t >= 0) {
+                    Some(t) => Some(SimTime(t as u64)),
+                    None => {
+                        bad_value(&self.fault, self.at("deadline", now), &v, "a time in integer nanoseconds or None".into());
+                        None
+                    }
+                },
+            };
+        }
+    }
+}
+
+impl ReceiverLogic for PyReceiverLogic {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn on_data(&mut self, now: SimTime, path: usize, seg: &DataHeader) -> bool {
+        if self.fault.is_set() {
+            return false;
+        }
+        Python::with_gil(|py| {
+            let r = self.obj.bind(py).call_method1(intern!(py, "on_data"), (now.0, path, seg.seq, seg.len, seg.dsn, seg.echo.0));
+            let ack = self.flag(r, py, "on_data", now);
+            self.refresh_deadlines(py, now);
+            ack
+        })
+    }
+
+    fn feedback(&mut self, now: SimTime, path: usize) -> Option<Feedback> {
+        if self.fault.is_set() {
+            return None;
+        }
+        Python::with_gil(|py| match self.obj.bind(py).call_method1(intern!(py, "feedback"), (now.0, path)) {
+            Err(e) => {
+                user_error(py, &self.fault, e, self.at("feedback", now));
+                None
+            }
+            Ok(v) if v.is_none() => None,
+            Ok(v) => match v.extract::<f64>().ok().filter(|r| r.is_finite() && *r >= 0.0) {
+                Some(rate_bps) => Some(Feedback { stamp: now, path: path.min(u8::MAX as usize) as u8, rate_bps }),
+                None => {
+                    bad_value(&self.fault, self.at("feedback", now), &v, "None or a rate in bit/s (a finite number at least 0)".into());
+                    None
+                }
+            },
+        })
+    }
+
+    fn deadline(&self, path: usize) -> Option<SimTime> {
+        self.deadlines.get(path).copied().flatten()
+    }
+
+    fn on_timer(&mut self, now: SimTime, path: usize) -> bool {
+        if !self.has_timer || self.fault.is_set() {
+            return false;
+        }
+        Python::with_gil(|py| {
+            let r = self.obj.bind(py).call_method1(intern!(py, "on_timer"), (now.0, path));
+            let ack = self.flag(r, py, "on_timer", now);
+            self.refresh_deadlines(py, now);
+            ack
+        })
+    }
+
+    fn on_window(&mut self, now: SimTime, room: u64) {
+        if !self.has_window || self.fault.is_set() {
+            return;
+        }
+        Python::with_gil(|py| {
+            if let Err(e) = self.obj.bind(py).call_method1(intern!(py, "on_window"), (now.0, room)) {
+                user_error(py, &self.fault, e, self.at("on_window", now));
+            }
+            self.refresh_deadlines(py, now);
         })
     }
 }

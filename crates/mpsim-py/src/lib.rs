@@ -8,7 +8,7 @@
 mod bridge;
 mod views;
 
-use bridge::{Fault, PluginError, PyController, PyScheduler};
+use bridge::{Fault, PluginError, PyController, PyReceiverLogic, PyScheduler};
 use mpsim_core::cc::Controller;
 use mpsim_core::metrics::{Column, Table};
 use mpsim_core::scenario::is_external;
@@ -84,7 +84,7 @@ type Plugin = (String, String, String, PyObject);
 fn install(py: Python<'_>, s: &Scenario, origin: &str, mut sim: Simulation, plugins: Vec<Plugin>, fault: &Arc<Fault>) -> PyResult<Simulation> {
     // a "module:Class" name left without its implementation would silently run the default
     for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| !f.background) {
-        for (kind, name) in [("scheduler", f.scheduler.as_deref()), ("cc", Some(f.cc.as_str()))] {
+        for (kind, name) in [("scheduler", f.scheduler.as_deref()), ("cc", Some(f.cc.as_str())), ("receiver", f.receiver.as_deref())] {
             let Some(name) = name.filter(|n| is_external(n)) else { continue };
             if !plugins.iter().any(|p| p.0 == f.name && p.1 == kind) {
                 let msg = format!("'{name}' is written in Python: run the scenario through mpsim.run, which imports it");
@@ -109,6 +109,10 @@ fn install(py: Python<'_>, s: &Scenario, origin: &str, mut sim: Simulation, plug
                     // one object per path was made: more subflows than paths cannot happen
                     None => Controller::by_name("reno").expect("built-in"),
                 })
+            }
+            "receiver" => {
+                let logic = PyReceiverLogic::new(make.bind(py).call0()?, &name, spec.paths.len(), fault.clone())?;
+                sim.with_receiver_logic(&flow, mpsim_core::transport::feedback::RxLogic::Custom(Box::new(logic)))
             }
             other => return Err(PyValueError::new_err(format!("unknown plug-in kind '{other}'"))),
         }

@@ -23,6 +23,8 @@ pub struct SubflowSummary {
     /// MPTCP-rec: window reductions and timeouts of the receiver's TCP emulation on this path.
     pub rec_reductions: Option<u64>,
     pub rec_timeouts: Option<u64>,
+    /// MPTCP-rec: times the emulation's RTO was held by the receiver's closed window.
+    pub rec_window_holds: Option<u64>,
 }
 
 /// One class of writes of a media flow (a frame type).

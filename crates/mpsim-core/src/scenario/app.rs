@@ -303,6 +303,7 @@ impl<'a> Reader<'a> {
                     tcp: tcp.clone(),
                     sctp: None,
                     rec: None,
+                    receiver: None,
                 });
             }
         };

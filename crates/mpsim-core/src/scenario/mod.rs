@@ -227,6 +227,9 @@ pub struct FlowSpec {
     pub sctp: Option<crate::transport::sctp::SctpConfig>,
     /// MPTCP-rec's settings (`scheduler = "mptcp_rec"` switches its receiver logic on).
     pub rec: Option<RecSpec>,
+    /// Receiver-side logic written in Python ("module:Class"; `receiver` key), installed with
+    /// `Simulation::with_receiver_logic`; it replaces MPTCP-rec's own.
+    pub receiver: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -7,6 +7,12 @@
 //! scheduler = "mptcp_rec"
 //! mptcp_rec = { sigma = 8, xi = 0.875, eta = 0.125, phi = 0.5, theta = 0.5, history = "round" }
 //! ```
+//!
+//! `window_aware_timeout` (true or false; default true): no timeout of the receiver's
+//! emulation while its own window is closed. `restore_after` (observations, at least 1;
+//! default 1) and `restore_hold` (a duration; default "0s"): the hysteresis of the path
+//! list's return to Full-MPTCP. See `transport/tear.rs` and `sched/mptcp_rec.rs` for what the
+//! paper says and what was chosen.
 
 use super::reader::{join, kind, Reader};
 use super::*;
@@ -21,8 +27,24 @@ pub struct RecSpec {
     pub pcder: PcderConfig,
 }
 
-const KEYS: &[&str] =
-    &["sigma", "xi", "eta", "phi", "theta", "dupthresh", "initial_window", "min_rto", "history", "mismatch", "awnd_samples", "min_paths", "burst"];
+const KEYS: &[&str] = &[
+    "sigma",
+    "xi",
+    "eta",
+    "phi",
+    "theta",
+    "dupthresh",
+    "initial_window",
+    "min_rto",
+    "history",
+    "mismatch",
+    "awnd_samples",
+    "min_paths",
+    "burst",
+    "window_aware_timeout",
+    "restore_after",
+    "restore_hold",
+];
 
 impl Reader<'_> {
     pub(super) fn mptcp_rec(&self, v: Option<&Value>, key: &str) -> Result<RecSpec, ScenarioError> {
@@ -71,6 +93,10 @@ impl Reader<'_> {
         if let Some(m) = self.opt(&t, "mismatch", units::fraction_any)? {
             tc.mismatch = m;
         }
+        if let Some(b) = t.map.get("window_aware_timeout") {
+            tc.window_aware_timeout =
+                b.as_bool().ok_or_else(|| self.e(&join(key, "window_aware_timeout"), format!("expected true or false, found {}", kind(b))))?;
+        }
         if let Err((k, msg)) = tc.validate() {
             return Err(self.e(&join(key, k), msg));
         }
@@ -88,6 +114,15 @@ impl Reader<'_> {
         }
         if let Some(x) = count("burst")? {
             s.pcder.burst = x as u32;
+        }
+        if let Some(x) = count("restore_after")? {
+            if x < 1 {
+                return Err(self.e(&join(key, "restore_after"), "paths return after at least 1 clear observation"));
+            }
+            s.pcder.restore_after = x as u32;
+        }
+        if let Some(d) = self.opt(&t, "restore_hold", units::duration)? {
+            s.pcder.restore_hold = d;
         }
         Ok(s)
     }
@@ -130,6 +165,12 @@ scheduler = "mptcp_rec"
         let s = parse("mptcp_rec = { sigma = 4, phi = 0.25, history = \"epoch\", awnd_samples = 8 }\n").unwrap();
         let r = s.flows[0].rec.as_ref().unwrap();
         assert_eq!((r.tear.sigma, r.tear.phi, r.pcder.awnd_samples), (4, 0.25, 8));
+        assert!(r.tear.window_aware_timeout);
+        assert_eq!((r.pcder.restore_after, r.pcder.restore_hold), (1, crate::time::Dur::ZERO));
+        let s = parse("mptcp_rec = { window_aware_timeout = false, restore_after = 4, restore_hold = \"300ms\" }\n").unwrap();
+        let r = s.flows[0].rec.as_ref().unwrap();
+        assert!(!r.tear.window_aware_timeout);
+        assert_eq!((r.pcder.restore_after, r.pcder.restore_hold), (4, crate::time::Dur::from_millis(300)));
     }
 
     #[test]
@@ -141,6 +182,11 @@ scheduler = "mptcp_rec"
             ("mptcp_rec = { sigmaa = 3 }\n", "flow[0].mptcp_rec.sigmaa"),
             ("mptcp_rec = { history = \"week\" }\n", "flow[0].mptcp_rec.history"),
             ("mptcp_rec = { min_paths = 0 }\n", "flow[0].mptcp_rec.min_paths"),
+            ("mptcp_rec = { window_aware_timeout = 1 }\n", "flow[0].mptcp_rec.window_aware_timeout"),
+            ("mptcp_rec = { restore_after = 0 }\n", "flow[0].mptcp_rec.restore_after"),
+            ("mptcp_rec = { restore_after = 2.5 }\n", "flow[0].mptcp_rec.restore_after"),
+            ("mptcp_rec = { restore_hold = \"-1s\" }\n", "flow[0].mptcp_rec.restore_hold"),
+            ("mptcp_rec = { restore_hold = \"soon\" }\n", "flow[0].mptcp_rec.restore_hold"),
         ] {
             let e = parse(extra).unwrap_err();
             assert_eq!(e.key, key, "{extra}: {e}");

@@ -19,7 +19,7 @@ impl Reader<'_> {
         tcp_defaults: &TcpSpec,
         duration: Dur,
     ) -> Result<FlowSpec, ScenarioError> {
-        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "join_delay", "join_at", "cc", "transport", "cmt", "start", "stop", "app", "tcp", "sctp", "mptcp_rec"])?;
+        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "join_delay", "join_at", "cc", "transport", "cmt", "start", "stop", "app", "tcp", "sctp", "mptcp_rec", "receiver"])?;
         let is_sctp = self.opt_string(&t, "transport")?.as_deref() == Some("sctp");
         let name = self.opt_string(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
         let lookup = |pname: &str, k: &str| -> Result<usize, ScenarioError> {
@@ -126,6 +126,16 @@ impl Reader<'_> {
         } else {
             None
         };
+        // receiver-side logic written outside the crate ("module:Class"), installed before the run
+        let receiver = self.opt_string(&t, "receiver")?;
+        if let Some(r) = &receiver {
+            if !multipath || is_sctp {
+                return Err(self.e(&join(key, "receiver"), "only a Multipath TCP flow (`paths = [...]`) has receiver logic"));
+            }
+            if !is_external(r) {
+                return Err(self.e(&join(key, "receiver"), format!("expected receiver logic written in Python, \"module:Class\" (got '{r}')")));
+            }
+        }
         let default_cc = if is_rec { "receiver_rate" } else { "reno" };
         let cc = match &sctp {
             Some(c) => c.cc.name().to_string(),
@@ -185,6 +195,7 @@ impl Reader<'_> {
             tcp,
             sctp,
             rec,
+            receiver,
         })
     }
 

@@ -19,8 +19,16 @@
 //!   unless that would leave fewer than `min_paths` (never the last path).
 //!   **[RECONSTRUCTED]** the objective (argmin DSR) and the constraint `|P_list| ≥ 2`.
 //! * **Full-MPTCP mode.** When no RB2LOC is predicted and the indicator is back at or above
-//!   zero, every removed path returns to the list. **[RECONSTRUCTED]** the return condition
-//!   (`awndΔ ≥ 0`, which gives hysteresis between removal and return).
+//!   zero ("clear"), every removed path returns to the list. What the paper says: "in the case
+//!   of non-RB2LOC event is detected, [...] the MPTCP-rec needs to switch to Full-MPTCP mode";
+//!   nothing more. Read literally that is an immediate return at the first observation without
+//!   a prediction. **[RECONSTRUCTED]** (ours, not the paper's) the clear condition
+//!   `awndΔ ≥ 0`, which asks a little more than the literal rule, and the optional hysteresis:
+//!   the removed paths come back only once the indicator has stayed clear for
+//!   `restore_after` consecutive observations *and* for at least `restore_hold` of time; an
+//!   observation with `awndΔ < 0` or a prediction starts the count again. The defaults (one
+//!   observation, no hold) are the rule without hysteresis, because the paper gives none; a
+//!   hysteresis is a departure from it, to be chosen in the scenario.
 
 use super::{AckInfo, Decision, SchedContext, Scheduler, SubflowView};
 use crate::time::{Dur, SimTime};
@@ -37,11 +45,15 @@ pub struct PcderConfig {
     pub initial_window: u32,
     /// Pacing credit a path may bank while it could not send, in chunks.
     pub burst: u32,
+    /// Consecutive clear observations (`awndΔ ≥ 0`, no prediction) before removed paths return.
+    pub restore_after: u32,
+    /// Time the indicator must have stayed clear before removed paths return.
+    pub restore_hold: Dur,
 }
 
 impl Default for PcderConfig {
     fn default() -> Self {
-        PcderConfig { awnd_samples: 16, min_paths: 1, initial_window: 10, burst: 2 }
+        PcderConfig { awnd_samples: 16, min_paths: 1, initial_window: 10, burst: 2, restore_after: 1, restore_hold: Dur::ZERO }
     }
 }
 
@@ -86,6 +98,9 @@ pub struct MptcpRec {
     listed: Vec<bool>,
     awnd: VecDeque<u64>,
     last_delta: Option<f64>,
+    /// The current run of clear observations: how many, and since when.
+    clear_count: u32,
+    clear_since: Option<SimTime>,
     wake: Option<SimTime>,
     events: Vec<PathEvent>,
 }
@@ -149,6 +164,13 @@ impl MptcpRec {
         let Some(delta) = self.awnd_delta() else { return };
         let predicted = delta < 0.0 && self.last_delta.is_some_and(|d| delta < d && d < 0.0);
         self.last_delta = Some(delta);
+        if predicted || delta < 0.0 {
+            self.clear_count = 0;
+            self.clear_since = None;
+        } else {
+            self.clear_count = self.clear_count.saturating_add(1);
+            self.clear_since.get_or_insert(now);
+        }
         if predicted {
             let victim = self.removal_choice();
             self.events.push(PathEvent { at: now, kind: PathEventKind::Predicted, path: victim });
@@ -156,7 +178,7 @@ impl MptcpRec {
                 self.listed[v] = false;
                 self.events.push(PathEvent { at: now, kind: PathEventKind::Removed, path: Some(v) });
             }
-        } else if delta >= 0.0 {
+        } else if self.clear_count >= self.cfg.restore_after.max(1) && self.clear_since.is_some_and(|t| now.since(t) >= self.cfg.restore_hold) {
             for i in 0..self.listed.len() {
                 if !self.listed[i] {
                     self.listed[i] = true;
@@ -308,6 +330,37 @@ mod tests {
         fb(&mut r, 5, 0, 10e6, 100_000);
         assert_eq!(r.listed(), &[true, true, true]);
         assert_eq!(r.events().last().map(|e| (e.kind, e.path)), Some((PathEventKind::Restored, Some(1))));
+    }
+
+    /// Removes path 1 at 4 ms (as in the test above), then feeds `windows` as (ms, window)
+    /// observations; the times at which the path came back.
+    fn restore_times(cfg: PcderConfig, windows: &[(u64, u64)]) -> Vec<SimTime> {
+        let mut r = MptcpRec::new(cfg);
+        fb(&mut r, 0, 0, 10e6, 100_000);
+        fb(&mut r, 1, 1, 0.3e6, 100_000);
+        fb(&mut r, 2, 2, 9e6, 100_000);
+        fb(&mut r, 3, 0, 10e6, 90_000);
+        fb(&mut r, 4, 2, 9e6, 0);
+        assert_eq!(r.listed(), &[true, false, true]);
+        for &(at, w) in windows {
+            fb(&mut r, at, (at % 2) as u8 * 2, 9e6, w);
+        }
+        r.events().iter().filter(|e| e.kind == PathEventKind::Restored).map(|e| e.at).collect()
+    }
+
+    #[test]
+    fn hysteresis_holds_the_path_out_until_the_indicator_stays_clear() {
+        let t = |ms: u64| SimTime(Dur::from_millis(ms).0);
+        // clear, clear, below average (not a prediction: the indicator rose before), then clear
+        let seq = [(5, 100_000), (6, 100_000), (7, 50_000), (8, 100_000), (9, 100_000), (10, 100_000), (60, 100_000)];
+        // without hysteresis (the default) the first clear observation restores
+        assert_eq!(restore_times(PcderConfig::default(), &seq), vec![t(5)]);
+        // three clear observations in a row: the dip at 7 ms starts the count again
+        let after = PcderConfig { restore_after: 3, ..PcderConfig::default() };
+        assert_eq!(restore_times(after.clone(), &seq), vec![t(10)]);
+        // and clear for 50 ms as well: the run that began at 8 ms is long enough at 60 ms
+        let hold = PcderConfig { restore_hold: Dur::from_millis(50), ..after };
+        assert_eq!(restore_times(hold, &seq), vec![t(60)]);
     }
 
     #[test]

@@ -251,6 +251,7 @@ impl Recorder {
                     let before = warm.sub_dsr.get(i).and_then(|v| v.get(k)).copied().filter(|x| !x.is_nan()).unwrap_or(0.0);
                     sub.dsr_mean_bps = (span > 0.0).then(|| (r.advertised_integral - before) / span);
                     (sub.rec_reductions, sub.rec_timeouts) = (Some(r.reductions), Some(r.timeouts));
+                    sub.rec_window_holds = Some(r.window_holds);
                 }
             }
             summaries.push(s);

@@ -35,6 +35,11 @@ pub trait ReceiverLogic {
     fn on_timer(&mut self, _now: SimTime, _path: usize) -> bool {
         false
     }
+
+    /// After each data packet: the receive window the receiver will advertise leaves `room`
+    /// bytes above the highest byte received on any path (0: the sender may send nothing new).
+    /// The connection asks for every path's [`deadline`](Self::deadline) again afterwards.
+    fn on_window(&mut self, _now: SimTime, _room: u64) {}
 }
 
 /// MPTCP-rec's DSRor: one [`Tear`] emulation per path; the extended NR-SACK (stamp, path id,
@@ -82,6 +87,12 @@ impl ReceiverLogic for Dsror {
 
     fn deadline(&self, path: usize) -> Option<SimTime> {
         self.paths.get(path)?.deadline()
+    }
+
+    fn on_window(&mut self, now: SimTime, room: u64) {
+        for t in &mut self.paths {
+            t.on_window(now, room);
+        }
     }
 
     fn on_timer(&mut self, now: SimTime, path: usize) -> bool {
@@ -132,6 +143,10 @@ impl RxLogic {
 
     pub fn on_timer(&mut self, now: SimTime, path: usize) -> bool {
         self.inner().on_timer(now, path)
+    }
+
+    pub fn on_window(&mut self, now: SimTime, room: u64) {
+        self.inner().on_window(now, room)
     }
 
     /// Per path: the emulation's state, window (packets), advertised rate (bit/s) and

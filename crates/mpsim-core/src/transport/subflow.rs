@@ -214,6 +214,7 @@ impl Subflow {
             dsr_mean_bps: None,
             rec_reductions: None,
             rec_timeouts: None,
+            rec_window_holds: None,
         }
     }
 }

@@ -53,6 +53,21 @@
 //!   fraction; once per round).
 //! * **Loss events** follow NewReno: holes found while in FR belong to the same event; when
 //!   FR ends with a newer hole open, that hole starts a new event.
+//!
+//! **Silence the receiver caused itself** (`window_aware_timeout`, on by default). The paper
+//! says only that the receiver computes its RTO "as the standard MPTCP sender does" and that
+//! the receiver is "in charge of flow/congestion control"; TEAR's rule is "no packet for an
+//! RTO". It says nothing of a path that is silent because the receive window is full. A TCP
+//! sender runs its retransmission timer only while data is outstanding: one that has
+//! everything acknowledged and a closed window waits on the persist timer, and its window is
+//! not cut. The emulation is meant to be that sender, and the receiver knows its own window,
+//! so with this option the RTO does not run while the window it advertises leaves less than
+//! one segment of room above the highest byte received on any path (`on_window`); the
+//! silence is counted from the moment the window reopens. **[RECONSTRUCTED]** both the
+//! choice and the test of "closed" (room above the highest byte, not the raw window: data
+//! still in flight on a slow path fills holes below it and keeps the window open on paper
+//! while the sender may send nothing new). Off, every silence of an RTO is a timeout, the
+//! literal reading of TEAR's rule and the behaviour before this option existed.
 
 use crate::time::{Dur, SimTime};
 
@@ -113,6 +128,9 @@ pub struct TearConfig {
     /// Relative difference between the arrival rate over a round and the advertised DSR above
     /// which feedback is sent at once.
     pub mismatch: f64,
+    /// No timeout while the receiver's own window leaves less than one segment of room
+    /// (see the module notes).
+    pub window_aware_timeout: bool,
 }
 
 impl Default for TearConfig {
@@ -128,6 +146,7 @@ impl Default for TearConfig {
             min_rto: Dur::from_millis(200),
             history: HistoryUnit::Round,
             mismatch: 0.25,
+            window_aware_timeout: true,
         }
     }
 }
@@ -208,6 +227,8 @@ pub struct Tear {
     epoch_sum: f64,
     epoch_rounds: u32,
     advertised: f64,
+    /// The receiver's window leaves less than a segment of room (with `window_aware_timeout`).
+    window_closed: bool,
     // feedback
     feedback_at: Option<SimTime>,
     feedback_due: bool,
@@ -225,6 +246,8 @@ pub struct TearStats {
     pub timeouts: u64,
     pub gaps: u64,
     pub reorder_returns: u64,
+    /// Times the RTO was held because the receiver's window was closed.
+    pub window_holds: u64,
 }
 
 impl Tear {
@@ -260,6 +283,7 @@ impl Tear {
             epoch_sum: 0.0,
             epoch_rounds: 0,
             advertised: 0.0,
+            window_closed: false,
             feedback_at: None,
             feedback_due: false,
             integral: 0.0,
@@ -325,7 +349,7 @@ impl Tear {
     /// The next time [`on_timer`](Self::on_timer) must run: the round's feedback timer or the
     /// receiver's retransmission timeout, whichever is first.
     pub fn deadline(&self) -> Option<SimTime> {
-        let rto = self.last_arrival.filter(|_| self.state != TearState::Timeout).map(|t| t + self.rto());
+        let rto = self.last_arrival.filter(|_| self.state != TearState::Timeout && !self.window_closed).map(|t| t + self.rto());
         match (self.feedback_at, rto) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -348,7 +372,7 @@ impl Tear {
             self.feedback_at = Some(now + self.srtt);
             self.feedback_due = true;
         }
-        if self.state != TearState::Timeout && self.last_arrival.is_some_and(|t| t + self.rto() <= now) {
+        if self.state != TearState::Timeout && !self.window_closed && self.last_arrival.is_some_and(|t| t + self.rto() <= now) {
             self.ssthresh = (self.rwnd / 2.0).max(2.0);
             self.rwnd = 1.0;
             self.state = TearState::Timeout;
@@ -364,6 +388,28 @@ impl Tear {
             self.last_arrival = Some(now);
             self.backoff = (self.backoff * 2).min(64);
         }
+    }
+
+    /// The receiver's window at `now` leaves `room` bytes above the highest byte received on
+    /// any path. With `window_aware_timeout`, less than one segment holds the RTO; when the
+    /// window reopens the silence is counted from `now`.
+    pub fn on_window(&mut self, now: SimTime, room: u64) {
+        if !self.cfg.window_aware_timeout {
+            return;
+        }
+        let closed = room < self.mss;
+        if closed && !self.window_closed {
+            self.stats.window_holds += 1;
+        }
+        if self.window_closed && !closed {
+            self.last_arrival = self.last_arrival.map(|t| t.max(now));
+        }
+        self.window_closed = closed;
+    }
+
+    /// Whether the RTO is held by a closed window.
+    pub fn window_closed(&self) -> bool {
+        self.window_closed
     }
 
     /// A data packet [seq, seq+len) of this path arrived at `now`, echoing the feedback stamp
@@ -768,6 +814,57 @@ mod tests {
             }
         }
         assert_eq!(t.stats.timeouts, 0);
+    }
+
+    /// Runs the timers of `t` up to `until`; the time of the first timeout, if any.
+    fn timers_until(t: &mut Tear, until: SimTime) -> Option<SimTime> {
+        while let Some(d) = t.deadline().filter(|&d| d <= until) {
+            t.on_timer(d);
+            if t.state() == TearState::Timeout {
+                return Some(d);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn no_timeout_while_the_receivers_own_window_is_closed() {
+        let mut t = tear();
+        for k in 0..20 {
+            pkt(&mut t, k, 1 + 5 * k);
+        }
+        pkt_echo(&mut t, 20, 101);
+        let rto = t.rto();
+        // the buffer fills: less than a segment of room above the highest byte received
+        t.on_window(ms(102), MSS as u64 - 1);
+        assert!(t.window_closed());
+        // a silence of many RTOs while the window stays closed is no loss
+        assert_eq!(timers_until(&mut t, ms(102) + rto.mul(20)), None, "timed out behind a closed window");
+        assert_eq!(t.stats.timeouts, 0);
+        let rwnd = t.rwnd();
+        // the window reopens: the silence counts from here, and a full RTO of it is a timeout
+        let open = ms(102) + rto.mul(20);
+        t.on_window(open, 10 * MSS as u64);
+        assert!(!t.window_closed());
+        let fired = timers_until(&mut t, open + rto.mul(2)).expect("silence after the window reopened is a timeout");
+        assert!(fired >= open + rto, "timed out {:?} after the reopening, RTO {:?}", fired.since(open), rto);
+        assert_eq!(t.stats.timeouts, 1);
+        assert!(t.rwnd() < rwnd);
+        assert_eq!(t.stats.window_holds, 1);
+    }
+
+    #[test]
+    fn without_the_option_a_closed_window_still_times_out() {
+        let mut t = Tear::new(TearConfig { window_aware_timeout: false, ..TearConfig::default() }, MSS, Dur::from_millis(100));
+        for k in 0..20 {
+            pkt(&mut t, k, 1 + 5 * k);
+        }
+        pkt_echo(&mut t, 20, 101);
+        let rto = t.rto();
+        t.on_window(ms(102), 0);
+        assert!(!t.window_closed());
+        let fired = timers_until(&mut t, ms(102) + rto.mul(3)).expect("the literal rule: silence is a timeout");
+        assert!(fired <= ms(101) + rto);
     }
 
     #[test]

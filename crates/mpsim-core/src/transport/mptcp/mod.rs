@@ -48,6 +48,8 @@ pub struct RecPath {
     /// The emulation's window reductions and timeouts so far.
     pub reductions: u64,
     pub timeouts: u64,
+    /// Times its RTO was held by the receiver's closed window.
+    pub window_holds: u64,
 }
 
 /// A chunk handed to a subflow: its subflow sequence number, DSN and length.
@@ -267,6 +269,15 @@ impl MptcpConn {
                     self.arm_feedback(i, deadline, tx);
                 }
                 let delivered = self.on_receive(now, h.dsn, h.len).delivered;
+                if let Some(logic) = &mut self.rx_logic {
+                    // the room the next advertised window leaves above everything received
+                    let edge = self.rx.rcv_nxt() + self.rx.window();
+                    logic.on_window(now, edge.saturating_sub(self.rx.highest()));
+                    for j in 0..self.subs.len() {
+                        let deadline = self.rx_logic.as_ref().and_then(|l| l.deadline(j));
+                        self.arm_feedback(j, deadline, tx);
+                    }
+                }
                 if self.check {
                     assert!(self.rx.buffered() <= self.rx.capacity(), "receive buffer over its limit");
                     assert_eq!(self.rx.stats.beyond_window_drops, 0, "data beyond the receive window");
@@ -352,6 +363,7 @@ impl MptcpConn {
             window_pkts: t.rwnd(),
             reductions: t.stats.reductions,
             timeouts: t.stats.timeouts,
+            window_holds: t.stats.window_holds,
         })
     }
 

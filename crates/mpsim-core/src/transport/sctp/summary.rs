@@ -92,6 +92,7 @@ impl SctpConn {
                 dsr_mean_bps: None,
                 rec_reductions: None,
                 rec_timeouts: None,
+                rec_window_holds: None,
             })
             .collect();
         let secs = |t: Option<SimTime>| t.map(|t| t.as_secs_f64());

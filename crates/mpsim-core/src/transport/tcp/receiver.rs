@@ -146,6 +146,10 @@ impl TcpReceiver {
     pub fn buffered(&self) -> u64 {
         self.ooo_bytes
     }
+    /// One past the highest byte received.
+    pub fn highest(&self) -> u64 {
+        self.ooo.iter().map(|r| r.end).fold(self.rcv_nxt, u64::max)
+    }
     pub fn delack_deadline(&self) -> Option<SimTime> {
         self.delack_deadline
     }
