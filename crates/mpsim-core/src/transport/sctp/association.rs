@@ -141,6 +141,12 @@ impl SctpConn {
         }
     }
 
+    /// The gap blocks, duplicate TSNs and echoes of the SACK with id `id`, while the sender
+    /// has not processed it yet (for packet captures).
+    pub fn sack_record(&self, id: u32) -> Option<&SackRecord> {
+        self.sack_log.get(id.wrapping_sub(self.sack_base) as usize)
+    }
+
     pub fn write(&mut self, len: u64) {
         self.app_limit += len;
     }
