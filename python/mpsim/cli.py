@@ -165,6 +165,7 @@ _KIND_TITLES = {
     "cc": "congestion controllers (flow key 'cc')",
     "scheduler": "multipath schedulers (flow key 'scheduler', with 'paths')",
     "sctp_cc": "SCTP congestion controllers (flow key 'cc' with transport = \"sctp\")",
+    "sctp_scheduler": "SCTP CMT schedulers (flow key 'scheduler', with cmt = true; the first is the default)",
     "rtx_policy": "SCTP CMT retransmission policies (key 'sctp.rtx_policy', with cmt = true)",
     "loss": "loss models (link keys 'loss' and 'reverse_loss')",
     "app": "applications (flow key 'app')",

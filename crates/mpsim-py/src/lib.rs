@@ -198,6 +198,10 @@ fn components() -> Vec<(&'static str, &'static str, &'static str)> {
     for (n, _, d) in mpsim_core::transport::sctp::SCTP_CONTROLLERS {
         v.push(("sctp_cc", *n, *d));
     }
+    for n in mpsim_core::transport::sctp::SCTP_SCHEDULERS {
+        let d = mpsim_core::sched::SCHEDULERS.iter().find(|(m, _)| m == n).map_or("", |(_, d)| *d);
+        v.push(("sctp_scheduler", *n, d));
+    }
     for (n, d) in mpsim_core::transport::sctp::RTX_POLICY_DESCRIPTIONS {
         v.push(("rtx_policy", *n, *d));
     }

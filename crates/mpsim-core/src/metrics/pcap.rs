@@ -10,12 +10,25 @@
 //! ACKs when they arrive back. Sequence numbers are offset by a per-subflow initial sequence
 //! number, and a three-way handshake is synthesised just before each subflow's first packet.
 //!
+//! SCTP associations (RFC 4960) are written as SCTP over IPv4 (protocol 132): the common
+//! header with the peer's verification tag and the CRC32c checksum of Appendix B, DATA chunks
+//! (TSN from a per-association initial TSN, stream 0, SSN, PPID 0, B and E flags: one
+//! message per chunk), SACK chunks (cumulative TSN ack, a_rwnd, gap-ack blocks, duplicate
+//! TSNs), HEARTBEAT and HEARTBEAT ACK chunks, and, when the association carries timestamps,
+//! two chunks of its own: SCTP has no experimental chunk-type range, so they take unassigned
+//! types whose two high bits are 10 ("skip and continue" for a receiver that does not know
+//! them, RFC 4960 §3.2): type 0xBF (191), the timestamp chunk in front of the DATA chunks
+//! (8-byte send time in nanoseconds), and type 0xBE (190), the receive times echoed in a
+//! SACK (per packet: its first TSN and its receive time in microseconds modulo 2^32). The
+//! CRC covers the zero payload; without `payload = true` a DATA packet is stored up to the
+//! end of its last chunk header. No INIT handshake or SHUTDOWN is synthesised.
+//!
 //! Address plan: flow `f`, subflow (path) `s`: sender 10.(f/256 mod 256).(f mod 256).(2s+1),
 //! receiver the same with last octet 2s+2, sender port 49152 + (f mod 16384), receiver port
 //! 5001 (a per-flow capture is never ambiguous, and each path of a multipath flow has its own
 //! address pair).
 
-use crate::net::{AckHeader, DataHeader};
+use crate::net::{AckHeader, DataHeader, SctpDataHeader, SctpSackHeader};
 use crate::time::SimTime;
 
 /// What kind of connection a capture shows.
@@ -24,6 +37,43 @@ pub enum CaptureKind {
     Tcp,
     Mptcp,
     Udp,
+    Sctp,
+}
+
+/// SCTP chunk types (RFC 4960 §3.2) and the two this simulator adds (see the module notes).
+pub const SCTP_DATA: u8 = 0;
+pub const SCTP_SACK: u8 = 3;
+pub const SCTP_HEARTBEAT: u8 = 4;
+pub const SCTP_HEARTBEAT_ACK: u8 = 5;
+pub const SCTP_TIMESTAMP: u8 = 0xbf;
+pub const SCTP_TIMESTAMP_ECHO: u8 = 0xbe;
+const IPPROTO_SCTP: u8 = 132;
+
+/// CRC32c (Castagnoli, reflected polynomial 0x82F63B78) lookup table.
+const CRC32C: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 != 0 { (c >> 1) ^ 0x82f6_3b78 } else { c >> 1 };
+            k += 1;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+};
+
+/// CRC32c of `data` as RFC 4960 Appendix B computes it (initial value all ones, final
+/// complement); it goes into the packet least significant byte first.
+pub fn crc32c(data: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &b in data {
+        c = CRC32C[((c ^ b as u32) & 0xff) as usize] ^ (c >> 8);
+    }
+    !c
 }
 
 /// Window scale announced in the handshake: windows are advertised in units of 1 KiB.
@@ -72,6 +122,17 @@ pub struct Capture {
     /// Packets that did not fit under the limit.
     pub dropped: u64,
     pub packets: u64,
+    /// SCTP: the association carries timestamp chunks.
+    pub sctp_timestamps: bool,
+}
+
+/// The parts of an SCTP SACK that travel beside its header (the association's SACK log).
+pub struct SctpSackBody<'a> {
+    /// Gap-ack blocks as inclusive absolute TSN ranges.
+    pub gaps: &'a [(u64, u64)],
+    pub dups: &'a [u64],
+    /// Echoed timestamps: first TSN of a packet and its receive time.
+    pub echoes: &'a [(u64, SimTime)],
 }
 
 fn mix(mut x: u64) -> u64 {
@@ -151,6 +212,7 @@ impl Capture {
             finished: false,
             dropped: 0,
             packets: 0,
+            sctp_timestamps: false,
         };
         c.buf.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
         c.buf.extend_from_slice(&2u16.to_le_bytes());
@@ -201,14 +263,10 @@ impl Capture {
             std::mem::swap(&mut src, &mut dst);
         }
         let l4_len = l4.len() as u32 + payload;
-        let total = 20 + l4_len;
-        let caplen = if self.payload { total.min(0xffff) as usize } else { 20 + l4.len() };
-        if self.full || (self.buf.len() + RECORD_HEADER + caplen) as u64 > self.limit {
-            self.full = true;
-            self.dropped += 1;
+        let caplen = if self.payload { (20 + l4_len).min(0xffff) as usize } else { 20 + l4.len() };
+        if !self.fits(caplen) {
             return;
         }
-        self.packets += 1;
         // transport checksum over the pseudo-header, the header and the (zero) payload
         let mut acc = sum16(&src, 0);
         acc = sum16(&dst, acc);
@@ -221,6 +279,29 @@ impl Capture {
             c = 0xffff;
         }
         l4[off..off + 2].copy_from_slice(&c.to_be_bytes());
+        self.write(t, sub, rev, proto, l4, l4_len, caplen);
+    }
+
+    /// Room for a record of `caplen` stored bytes under the limit; counts it either way.
+    fn fits(&mut self, caplen: usize) -> bool {
+        if self.full || (self.buf.len() + RECORD_HEADER + caplen) as u64 > self.limit {
+            self.full = true;
+            self.dropped += 1;
+            return false;
+        }
+        self.packets += 1;
+        true
+    }
+
+    /// Writes the record: IPv4 header, the stored transport bytes `l4` and zeros up to
+    /// `caplen` stored bytes; `l4_len` is the transport length on the wire.
+    #[allow(clippy::too_many_arguments)]
+    fn write(&mut self, t: SimTime, sub: usize, rev: bool, proto: u8, l4: &[u8], l4_len: u32, caplen: usize) {
+        let (mut src, mut dst, ..) = self.addrs(sub);
+        if rev {
+            std::mem::swap(&mut src, &mut dst);
+        }
+        let total = 20 + l4_len;
         let id = &mut self.subs[sub].ip_id[rev as usize];
         *id = id.wrapping_add(1);
         let mut ip = [0u8; 20];
@@ -240,8 +321,110 @@ impl Capture {
         b.extend_from_slice(&(caplen as u32).to_le_bytes());
         b.extend_from_slice(&(total.min(0xffff)).to_le_bytes());
         b.extend_from_slice(&ip);
-        b.extend_from_slice(l4);
-        b.resize(b.len() + caplen - 20 - l4.len(), 0);
+        let keep = l4.len().min(caplen - 20);
+        b.extend_from_slice(&l4[..keep]);
+        b.resize(b.len() + caplen - 20 - keep, 0);
+    }
+
+    // ------------------------------------------------------------------------- SCTP
+
+    /// Verification tag of the side that receives a packet (`rev`: the sender's).
+    fn vtag(&self, rev: bool) -> u32 {
+        (mix(self.key[!rev as usize] ^ 0x7a67) as u32).max(1)
+    }
+
+    /// The wire TSN of the simulator's TSN `tsn` (the first is 1).
+    fn wire_tsn(&self, tsn: u64) -> u32 {
+        (mix(self.key[0] ^ 0x7473_6e) as u32).wrapping_add(tsn.wrapping_sub(1) as u32)
+    }
+
+    /// Writes an SCTP packet: common header and `chunks` (the full packet, zero payloads
+    /// included), stored up to `keep` bytes of SCTP (all with `payload = true`).
+    fn sctp(&mut self, t: SimTime, sub: usize, rev: bool, chunks: &[u8], keep: usize) {
+        let (_, _, sport, dport) = self.addrs(sub);
+        let (sp, dp) = if rev { (dport, sport) } else { (sport, dport) };
+        let mut p = Vec::with_capacity(12 + chunks.len());
+        p.extend_from_slice(&sp.to_be_bytes());
+        p.extend_from_slice(&dp.to_be_bytes());
+        p.extend_from_slice(&self.vtag(rev).to_be_bytes());
+        p.extend_from_slice(&[0; 4]);
+        p.extend_from_slice(chunks);
+        let crc = crc32c(&p);
+        p[8..12].copy_from_slice(&crc.to_le_bytes());
+        let l4_len = p.len() as u32;
+        let keep = if self.payload { p.len() } else { (12 + keep).min(p.len()) };
+        let caplen = (20 + keep).min(0xffff);
+        if !self.fits(caplen) {
+            return;
+        }
+        self.write(t, sub, rev, IPPROTO_SCTP, &p[..keep], l4_len, caplen);
+    }
+
+    /// An SCTP DATA packet to destination `sub` sent at `t`: `h.chunks` chunks of
+    /// consecutive TSNs, all but the last of `self.mss` bytes.
+    pub fn sctp_data(&mut self, t: SimTime, sub: usize, h: &SctpDataHeader) {
+        let mut c = Vec::new();
+        if self.sctp_timestamps {
+            c.extend_from_slice(&[SCTP_TIMESTAMP, 0, 0, 12]);
+            c.extend_from_slice(&t.0.to_be_bytes());
+        }
+        let mut left = h.len;
+        let mut last_header = 0;
+        for k in 0..h.chunks.max(1) as u64 {
+            let len = if k + 1 == h.chunks.max(1) as u64 { left } else { self.mss.min(left) };
+            left -= len;
+            let tsn = h.tsn + k;
+            last_header = c.len() + 16;
+            c.extend_from_slice(&[SCTP_DATA, 0x03]);
+            c.extend_from_slice(&((16 + len) as u16).to_be_bytes());
+            c.extend_from_slice(&self.wire_tsn(tsn).to_be_bytes());
+            c.extend_from_slice(&0u16.to_be_bytes()); // stream 0
+            c.extend_from_slice(&(tsn.wrapping_sub(1) as u16).to_be_bytes()); // SSN
+            c.extend_from_slice(&0u32.to_be_bytes()); // PPID
+            c.resize(c.len() + len.div_ceil(4) as usize * 4, 0);
+        }
+        self.sctp(t, sub, false, &c, last_header);
+    }
+
+    /// An SCTP SACK arriving at the sender on path `sub` at `t`.
+    pub fn sctp_sack(&mut self, t: SimTime, sub: usize, h: &SctpSackHeader, body: &SctpSackBody) {
+        let cum = self.wire_tsn(h.cum_tsn);
+        let mut c = Vec::new();
+        let len = 16 + 4 * (body.gaps.len() + body.dups.len());
+        c.extend_from_slice(&[SCTP_SACK, 0]);
+        c.extend_from_slice(&(len as u16).to_be_bytes());
+        c.extend_from_slice(&cum.to_be_bytes());
+        c.extend_from_slice(&h.a_rwnd.to_be_bytes());
+        c.extend_from_slice(&(body.gaps.len() as u16).to_be_bytes());
+        c.extend_from_slice(&(body.dups.len() as u16).to_be_bytes());
+        for &(s, e) in body.gaps {
+            c.extend_from_slice(&(s.wrapping_sub(h.cum_tsn) as u16).to_be_bytes());
+            c.extend_from_slice(&(e.wrapping_sub(h.cum_tsn) as u16).to_be_bytes());
+        }
+        for &d in body.dups {
+            c.extend_from_slice(&self.wire_tsn(d).to_be_bytes());
+        }
+        if self.sctp_timestamps {
+            c.extend_from_slice(&[SCTP_TIMESTAMP_ECHO, 0]);
+            c.extend_from_slice(&((4 + 8 * body.echoes.len()) as u16).to_be_bytes());
+            for &(tsn, at) in body.echoes {
+                c.extend_from_slice(&self.wire_tsn(tsn).to_be_bytes());
+                c.extend_from_slice(&((at.0 / 1_000) as u32).to_be_bytes());
+            }
+        }
+        let n = c.len();
+        self.sctp(t, sub, true, &c, n);
+    }
+
+    /// A HEARTBEAT to destination `sub` (`ack` false, at the send) or its HEARTBEAT ACK
+    /// (arriving back): the heartbeat information carries the send time and the destination.
+    pub fn sctp_heartbeat(&mut self, t: SimTime, sub: usize, ack: bool, sent_at: SimTime) {
+        let mut c = Vec::with_capacity(24);
+        c.extend_from_slice(&[if ack { SCTP_HEARTBEAT_ACK } else { SCTP_HEARTBEAT }, 0, 0, 24]);
+        c.extend_from_slice(&[0, 1, 0, 20]); // heartbeat info parameter
+        c.extend_from_slice(&sent_at.0.to_be_bytes());
+        c.extend_from_slice(&(sub as u64).to_be_bytes());
+        self.sctp(t, sub, ack, &c, 24);
     }
 
     fn tcp(&mut self, t: SimTime, s: Seg) {
@@ -554,5 +737,52 @@ mod tests {
             assert_eq!(*len, 1228);
             assert!(checksums_ok(p, *len));
         }
+    }
+
+    #[test]
+    fn sctp_packets_carry_crc32c_and_chunks() {
+        // RFC 3720 B.4 / the usual check value of CRC32c
+        assert_eq!(crc32c(b"123456789"), 0xe306_9283);
+        assert_eq!(crc32c(&[0u8; 32]), 0x8a91_36aa);
+        let mut c = Capture::new(CaptureKind::Sctp, 1, 2, 1456, 3, 1 << 30);
+        c.sctp_timestamps = true;
+        c.sctp_data(SimTime(1_000), 1, &SctpDataHeader { tsn: 5, offset: 4 * 1456, sent_at: SimTime(1_000), len: 1000, chunks: 1, retx: false });
+        let sack = SctpSackHeader { id: 0, cum_tsn: 3, a_rwnd: 65536, delivered: 3 * 1456 };
+        c.sctp_sack(SimTime(2_000), 1, &sack, &SctpSackBody { gaps: &[(5, 6)], dups: &[2], echoes: &[(5, SimTime(1_500))] });
+        c.sctp_heartbeat(SimTime(3_000), 0, false, SimTime(3_000));
+        let r = records(c.bytes());
+        assert_eq!(r.len(), 3);
+        // DATA: headers stored up to the end of the DATA chunk header; the length on the wire
+        // counts IP, common header, timestamp chunk and the padded chunk
+        assert_eq!((r[0].0, r[0].1), (20 + 12 + 12 + 16, 20 + 12 + 12 + 16 + 1000));
+        let d = &r[0].2;
+        assert_eq!(d[9], IPPROTO_SCTP);
+        assert_eq!(&d[16..20], &[10, 0, 1, 4]); // destination 1 of flow 1
+        assert_eq!(d[32], SCTP_TIMESTAMP);
+        assert_eq!(d[44], SCTP_DATA);
+        assert_eq!(u32::from_be_bytes(d[48..52].try_into().unwrap()), c.wire_tsn(5));
+        assert_eq!(u16::from_be_bytes(d[54..56].try_into().unwrap()), 4); // SSN
+        // the stored checksum is the CRC32c of the whole packet with its zero payload
+        let mut full = d[20..].to_vec();
+        full.resize(12 + 12 + 16 + 1000, 0);
+        let stored = u32::from_le_bytes(full[8..12].try_into().unwrap());
+        full[8..12].fill(0);
+        assert_eq!(stored, crc32c(&full));
+        // SACK from the receiver: the sender's tag, one gap block at offsets 2..3, one dup
+        let s = &r[1].2;
+        assert_eq!(r[1].0, r[1].1);
+        assert_eq!(&s[12..16], &[10, 0, 1, 4]);
+        assert_eq!(u32::from_be_bytes(s[24..28].try_into().unwrap()), c.vtag(true));
+        assert_eq!(s[32], SCTP_SACK);
+        assert_eq!(u32::from_be_bytes(s[36..40].try_into().unwrap()), c.wire_tsn(3));
+        assert_eq!(&s[44..52], &[0, 1, 0, 1, 0, 2, 0, 3]);
+        assert_eq!(u32::from_be_bytes(s[52..56].try_into().unwrap()), c.wire_tsn(2));
+        assert_eq!(s[56], SCTP_TIMESTAMP_ECHO);
+        let mut p = s[20..].to_vec();
+        let stored = u32::from_le_bytes(p[8..12].try_into().unwrap());
+        p[8..12].fill(0);
+        assert_eq!(stored, crc32c(&p));
+        assert_eq!(r[2].2[32], SCTP_HEARTBEAT);
+        assert_eq!(r[2].1, 20 + 12 + 24);
     }
 }

@@ -58,9 +58,8 @@ impl Reader<'_> {
             flow_paths.push(lookup(n, k)?);
         }
         let scheduler = match (multipath && !is_sctp, self.opt_string(&t, "scheduler")?) {
-            (false, Some(s)) if is_sctp => {
-                return Err(self.e(&join(key, "scheduler"), format!("an SCTP flow has no choice of scheduler (got '{s}'): with `cmt = true` it sends round-robin over its destinations")))
-            }
+            // an SCTP flow's scheduler is checked with its `cmt` below
+            (false, Some(_)) if is_sctp => None,
             (false, Some(_)) => return Err(self.e(&join(key, "scheduler"), "only a multipath flow (`paths = [...]`) has a scheduler")),
             (false, None) => None,
             (true, None) => Some("lowest_rtt".to_string()),
@@ -106,7 +105,8 @@ impl Reader<'_> {
             (false, None) => None,
             (true, v) => Some(self.mptcp_rec(v, &join(key, "mptcp_rec"))?),
         };
-        if is_rec && is_sctp {
+        let sctp_sched = if is_sctp { self.opt_string(&t, "scheduler")? } else { None };
+        if sctp_sched.as_deref() == Some("mptcp_rec") {
             return Err(self.e(&join(key, "scheduler"), "mptcp_rec is a Multipath TCP scheduler; an SCTP flow cannot use it"));
         }
         let cmt = match t.map.get("cmt") {
@@ -122,7 +122,18 @@ impl Reader<'_> {
         }
         let sctp = if is_sctp {
             let names: Vec<String> = path_names.iter().map(|(n, _)| n.clone()).collect();
-            Some(self.sctp(key, &names, self.opt_string(&t, "cc")?.as_deref(), cmt, t.map.get("sctp"))?)
+            let mut c = self.sctp(key, &names, self.opt_string(&t, "cc")?.as_deref(), cmt, t.map.get("sctp"))?;
+            if let Some(name) = sctp_sched {
+                let supported = crate::transport::sctp::SCTP_SCHEDULERS;
+                let k = join(key, "scheduler");
+                if !cmt {
+                    return Err(self.e(&k, format!("only a CMT association (`cmt = true`) has a scheduler (got '{name}'): without CMT new data goes to the primary destination")));
+                }
+                c.scheduler = supported.iter().copied().find(|&x| x == name).ok_or_else(|| {
+                    self.e(&k, format!("scheduler '{name}' is not supported on an SCTP association; supported: {}", supported.join(", ")))
+                })?;
+            }
+            Some(c)
         } else {
             None
         };
@@ -382,5 +393,27 @@ paths = ["pa", "pb"]
         let e = Scenario::from_toml(&bad, "t.toml").unwrap_err();
         assert_eq!(e.key, "flow[0].scheduler");
         assert!(e.message.contains("module:Class"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_cmt_association_takes_the_supported_schedulers_only() {
+        let sctp = format!("{TWO_PATHS}transport = \"sctp\"\n");
+        let s = Scenario::from_toml(&format!("{sctp}cmt = true\n"), "t.toml").unwrap();
+        assert_eq!(s.flows[0].sctp.as_ref().unwrap().scheduler, "round_robin");
+        for name in crate::transport::sctp::SCTP_SCHEDULERS {
+            let s = Scenario::from_toml(&format!("{sctp}cmt = true\nscheduler = \"{name}\"\n"), "t.toml").unwrap();
+            assert_eq!(s.flows[0].sctp.as_ref().unwrap().scheduler, *name);
+            assert_eq!(s.flows[0].scheduler, None);
+            let out = Simulation::new(&s).run();
+            assert_eq!(out.summary.flows[0].scheduler.as_deref(), Some(*name));
+        }
+        let e = Scenario::from_toml(&format!("{sctp}cmt = true\nscheduler = \"redundant\"\n"), "t.toml").unwrap_err();
+        assert_eq!((e.origin.as_str(), e.key.as_str()), ("t.toml", "flow[0].scheduler"));
+        assert!(e.message.contains("'redundant'") && e.message.contains("round_robin, lowest_rtt, blest, ecf"), "{}", e.message);
+        let e = Scenario::from_toml(&format!("{sctp}scheduler = \"lowest_rtt\"\n"), "t.toml").unwrap_err();
+        assert_eq!(e.key, "flow[0].scheduler");
+        assert!(e.message.contains("cmt = true"), "{}", e.message);
+        let e = Scenario::from_toml(&format!("{sctp}cmt = true\nscheduler = \"mptcp_rec\"\n"), "t.toml").unwrap_err();
+        assert!(e.message.contains("Multipath TCP scheduler"), "{}", e.message);
     }
 }

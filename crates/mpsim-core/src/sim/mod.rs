@@ -12,7 +12,8 @@ mod record;
 use crate::app::App;
 use crate::cc::Controller;
 use crate::engine::EventQueue;
-use crate::metrics::pcap::{Capture, CaptureKind};
+use crate::metrics::pcap::{Capture, CaptureKind, SctpSackBody};
+use crate::transport::sctp::receiver::SackRecord;
 use crate::metrics::TraceKind;
 use crate::net::{Fate, Header, Link, LossProcess, Packet, PacketArena, PacketId, Route};
 use crate::rng::Rng;
@@ -91,8 +92,12 @@ impl Sink for Wire<'_> {
                     Header::SctpControl(_) => (TraceKind::Ack, 0, 0, 0),
                 };
                 if !net.pcap.is_empty() {
-                    if let Header::TcpData(h) | Header::Datagram(h) = &header {
-                        net.pcap[f as usize].data(now, sub as usize, h);
+                    match &header {
+                        Header::TcpData(h) | Header::Datagram(h) => net.pcap[f as usize].data(now, sub as usize, h),
+                        Header::SctpData(h) => net.pcap[f as usize].sctp_data(now, sub as usize, h),
+                        // a HEARTBEAT as it leaves; its ACK and SACKs when they arrive back
+                        Header::SctpControl(h) if !h.ack => net.pcap[f as usize].sctp_heartbeat(now, sub as usize, false, h.sent_at),
+                        _ => {}
                     }
                 }
                 let id = net.arena.alloc(Packet { flow: f, route, hop: 0, sub, size, header });
@@ -163,11 +168,17 @@ impl Simulation {
                     Connection::Tcp(c) => (CaptureKind::Tcp, c.sub.sender.subflow_state(true).mss as u32),
                     Connection::Mptcp(c) => (CaptureKind::Mptcp, c.subs.first().map_or(1460, |s| s.sender.subflow_state(true).mss as u32)),
                     Connection::Udp(c) => (CaptureKind::Udp, c.mss),
-                    // no SCTP dissection in captures yet: an SCTP flow's capture stays empty
-                    Connection::Sctp(c) => (CaptureKind::Udp, c.cfg.chunk),
+                    Connection::Sctp(c) => (CaptureKind::Sctp, c.cfg.chunk),
                 };
-                let n = f.conn.subflows().len().max(1);
+                let n = match &f.conn {
+                    Connection::Sctp(c) => c.dests.len(),
+                    conn => conn.subflows().len(),
+                }
+                .max(1);
                 let mut c = Capture::new(kind, i as u32, n, mss, s.seed, s.metrics.pcap_limit);
+                if let Connection::Sctp(a) = &f.conn {
+                    c.sctp_timestamps = a.cfg.timestamps;
+                }
                 c.payload = s.metrics.pcap_payload;
                 c.sack = s.flows[i].tcp.sack;
                 pcap.push(c);
@@ -388,6 +399,20 @@ impl Simulation {
         if let Header::SctpData(h) = header {
             self.net.rec.packets_delivered += 1;
             self.net.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, h.offset, h.tsn, h.len, u32::MAX);
+        }
+        if !self.net.pcap.is_empty() {
+            if let (Connection::Sctp(a), Header::SctpSack(h)) = (&self.flows[f].conn, header) {
+                let empty = SackRecord::default();
+                let rec = a.sack_record(h.id).unwrap_or(&empty);
+                let echoes: Vec<(u64, SimTime)> = rec.echoes.iter().map(|e| (e.0, e.3)).collect();
+                let body = SctpSackBody { gaps: &rec.gaps, dups: &rec.dups, echoes: &echoes };
+                self.net.pcap[f].sctp_sack(now, sub, h, &body);
+            }
+            if let Header::SctpControl(h) = header {
+                if h.ack {
+                    self.net.pcap[f].sctp_heartbeat(now, sub, true, h.sent_at);
+                }
+            }
         }
         let fl = &mut self.flows[f];
         match fl.conn.on_packet(now, sub, header, &mut Wire { net: &mut self.net, flow: f as u32 }) {

@@ -9,6 +9,8 @@ use crate::metrics::{
 use crate::metrics::pcap::PcapFile;
 use crate::net::Link;
 use crate::scenario::Scenario;
+use crate::transport::sctp::Destination;
+use crate::transport::Connection;
 use crate::time::{Dur, SimTime};
 
 /// What a run produces.
@@ -34,6 +36,8 @@ struct Marks {
     sub_delivered: Vec<Vec<u64>>,
     /// MPTCP-rec: the integral of each path's advertised rate (bits), NaN for other flows.
     sub_dsr: Vec<Vec<f64>>,
+    /// SCTP: bytes received by way of each destination (empty for other flows).
+    dest_received: Vec<Vec<u64>>,
 }
 
 impl Marks {
@@ -44,7 +48,16 @@ impl Marks {
             delivered: flows.iter().map(|f| f.progress().delivered).collect(),
             sent: flows.iter().map(|f| f.progress().bytes_sent).collect(),
             sub_delivered: flows.iter().map(|f| f.conn.subflows().iter().map(|s| s.receiver.rcv_nxt()).collect()).collect(),
+            dest_received: flows.iter().map(|f| dests(f).iter().map(|d| d.stats.bytes_received).collect()).collect(),
         }
+    }
+}
+
+/// The destinations of an SCTP association (none for other flows).
+fn dests(f: &Flow) -> &[Destination] {
+    match &f.conn {
+        Connection::Sctp(a) => &a.dests,
+        _ => &[],
     }
 }
 
@@ -181,6 +194,27 @@ impl Recorder {
                     dsr: rec.map_or(f64::NAN, |r| r.advertised_bps),
                     listed: rec.map_or(f64::NAN, |r| if r.listed { 1.0 } else { 0.0 }),
                     emu_window: rec.map_or(f64::NAN, |r| r.window_pkts),
+                });
+            }
+            // an SCTP association: one row per destination, its bytes counted as they arrive
+            // at the receiver by way of that destination
+            for (k, d) in dests(fl).iter().enumerate() {
+                let got = d.stats.bytes_received;
+                let before = last.dest_received.get(i).and_then(|v| v.get(k)).copied().unwrap_or(0);
+                self.subflow_index.t.push(t);
+                self.subflow_index.of.push(i as u32);
+                self.subflow_index.sub.push(k as u32);
+                self.subflow_series.push(SubflowRow {
+                    cwnd: d.w.cwnd,
+                    ssthresh: if d.w.ssthresh == u64::MAX { f64::INFINITY } else { d.w.ssthresh as f64 },
+                    in_flight: d.flight,
+                    srtt_ms: ms(d.rto.srtt()),
+                    rto_ms: d.rto.rto().as_millis_f64(),
+                    delivered: got,
+                    goodput: rate(got - before),
+                    dsr: f64::NAN,
+                    listed: f64::NAN,
+                    emu_window: f64::NAN,
                 });
             }
         }

@@ -25,6 +25,7 @@ use crate::cc::SubflowState;
 use crate::metrics::TraceKind;
 use super::config::{HEARTBEAT_CHUNK, PACKET_HEADER};
 use crate::net::{Header, SctpControlHeader, SctpDataHeader, SctpSackHeader};
+use crate::sched::{CaState, Decision, Sched, SchedContext, SubflowView};
 use crate::time::{Dur, SimTime};
 use crate::transport::{arm, Action, Arrival, Progress, Sink, TimerKind};
 use std::collections::{BTreeSet, VecDeque};
@@ -84,7 +85,9 @@ pub struct SctpConn {
     pub peer_rwnd: u64,
     /// One retransmission packet may go out regardless of cwnd (§7.2.4 step 3, §6.3.3 E3).
     rtx_allowance: bool,
-    rr: usize,
+    /// CMT: where new data goes (`cfg.scheduler`), and the views it reads, reused.
+    sched: Sched,
+    views_buf: Vec<SubflowView>,
     pub bytes_sent: u64,
     assoc_errors: u32,
     pub failover_at: Option<SimTime>,
@@ -110,6 +113,7 @@ impl SctpConn {
         // a jitter-based controller reads the timestamp chunks
         cfg.timestamps |= cfg.cc.needs_timestamps();
         let rx = SctpReceiver::new(cfg.rcv_buf, cfg.timestamps);
+        let sched = Sched::by_name(cfg.scheduler).expect("an SCTP scheduler from SCTP_SCHEDULERS");
         SctpConn {
             peer_rwnd: cfg.rcv_buf,
             cfg,
@@ -124,7 +128,8 @@ impl SctpConn {
             rtx: BTreeSet::new(),
             unacked_bytes: 0,
             rtx_allowance: false,
-            rr: 0,
+            sched,
+            views_buf: Vec::new(),
             bytes_sent: 0,
             assoc_errors: 0,
             failover_at: None,
@@ -139,6 +144,12 @@ impl SctpConn {
             delack_event: None,
             last_rx_dest: 0,
         }
+    }
+
+    /// The gap blocks, duplicate TSNs and echoes of the SACK with id `id`, while the sender
+    /// has not processed it yet (for packet captures).
+    pub fn sack_record(&self, id: u32) -> Option<&SackRecord> {
+        self.sack_log.get(id.wrapping_sub(self.sack_base) as usize)
     }
 
     pub fn write(&mut self, len: u64) {
@@ -648,10 +659,10 @@ impl SctpConn {
     }
 
     /// Where new data goes: without CMT the primary (or, once it is inactive, the first active
-    /// alternate); with CMT the next active destination in round-robin order with cwnd room.
-    fn new_data_dest(&mut self, skip: Option<usize>) -> Option<usize> {
+    /// alternate); with CMT the scheduler's pick among the active destinations (round-robin by
+    /// default: the next one in turn with cwnd room).
+    fn new_data_dest(&mut self, now: SimTime, skip: Option<usize>) -> Option<usize> {
         let n = self.dests.len();
-        let ok = |d: &Destination| d.active() && d.has_room();
         if !self.cfg.cmt {
             let p = self.cfg.primary;
             let d = if self.dests[p].active() {
@@ -665,14 +676,46 @@ impl SctpConn {
             let p = self.cfg.primary;
             return (self.dests[p].has_room() && skip != Some(p)).then_some(p);
         }
-        for k in 0..n {
-            let d = (self.rr + k) % n;
-            if ok(&self.dests[d]) && skip != Some(d) {
-                self.rr = (d + 1) % n;
-                return Some(d);
-            }
-        }
-        None
+        // the scheduler sees every destination as a subflow: an active one (not `skip`) is
+        // usable, with room while its flight is below cwnd
+        let mut views = std::mem::take(&mut self.views_buf);
+        views.clear();
+        views.extend(self.dests.iter().enumerate().map(|(k, d)| SubflowView {
+            srtt: d.rto.srtt(),
+            latest_rtt: d.rto.srtt(),
+            rtt_samples: d.rto.samples,
+            rttvar: Dur::ZERO,
+            min_rtt: d.rto.min_rtt,
+            rto: d.rto.rto(),
+            cwnd: d.w.cwnd,
+            ssthresh: d.w.ssthresh,
+            mss: self.cfg.chunk as u64,
+            in_flight: d.flight,
+            queued: 0,
+            ca_state: if d.fast_recovery.is_some() { CaState::Recovery } else { CaState::Open },
+            backup: false,
+            usable: d.active() && skip != Some(k),
+            segments_sent: d.stats.packets_sent,
+            retransmits: d.stats.retransmits,
+        }));
+        let unscheduled = self.app_limit - self.next_offset;
+        let ctx = SchedContext {
+            now,
+            subflows: &views,
+            unscheduled,
+            window_room: self.peer_rwnd,
+            next_len: unscheduled.min(self.cfg.chunk as u64),
+            next_priority: 0,
+            hol_subflow: None,
+            hol_sent_on: 0,
+            send_window: self.peer_rwnd,
+        };
+        let d = match self.sched.pick(&ctx) {
+            Decision::Send(d) => Some(d),
+            Decision::Wait => None,
+        };
+        self.views_buf = views;
+        d
     }
 
     /// Sends what the windows allow: retransmissions first (§6.1 C), then new data.
@@ -704,7 +747,7 @@ impl SctpConn {
                 self.note_blocked(now, false);
                 return;
             }
-            let Some(d) = self.new_data_dest(rtx_waiting) else {
+            let Some(d) = self.new_data_dest(now, rtx_waiting) else {
                 self.note_blocked(now, false);
                 return;
             };

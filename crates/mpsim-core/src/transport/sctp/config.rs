@@ -37,6 +37,9 @@ pub struct SctpConfig {
     pub cuc: bool,
     pub dac: bool,
     pub rtx_policy: RtxPolicy,
+    /// CMT: the scheduler choosing each new packet's destination (`scheduler` on the flow;
+    /// one of [`SCTP_SCHEDULERS`]).
+    pub scheduler: &'static str,
     /// Index (into the flow's paths) of the primary destination.
     pub primary: usize,
     /// Carry a 12-byte timestamp chunk in every DATA packet and echo receive times in SACKs
@@ -58,6 +61,12 @@ pub struct SctpConfig {
     /// JSCTP's fix: jitter-ratio samples of exactly zero leave the smoothed ratio alone.
     pub jsctp_ignore_zero: bool,
 }
+
+/// The schedulers a CMT association can run (`sched/`, over one view per destination), the
+/// first the default: round-robin as CMT defines it, lowest RTT first, and BLEST's and ECF's
+/// waiting for the fast path. Others need what SCTP does not have (redundant copies of a TSN
+/// on several destinations, per-subflow sequence spaces, receiver feedback) and are refused.
+pub const SCTP_SCHEDULERS: &[&str] = &["round_robin", "lowest_rtt", "blest", "ecf"];
 
 /// IP header (20) + SCTP common header (12).
 pub const PACKET_HEADER: u32 = 32;
@@ -95,6 +104,7 @@ impl Default for SctpConfig {
             cuc: true,
             dac: true,
             rtx_policy: RtxPolicy::Ssthresh,
+            scheduler: "round_robin",
             primary: 0,
             timestamps: false,
             nr_sack: false,

@@ -27,7 +27,7 @@ mod tests;
 
 pub use association::SctpConn;
 pub use cc::{SctpCcKind, SCTP_CONTROLLERS};
-pub use config::SctpConfig;
+pub use config::{SctpConfig, SCTP_SCHEDULERS};
 pub use dest::Destination;
 pub use rtx::{RtxPolicy, RTX_POLICIES, RTX_POLICY_DESCRIPTIONS};
 pub use summary::SctpSummary;

@@ -55,7 +55,7 @@ impl SctpConn {
         s.path = ds.iter().map(|d| d.path_name.as_str()).collect::<Vec<_>>().join("+");
         s.transport = "sctp".into();
         s.cc = self.cfg.cc.name().into();
-        s.scheduler = self.cfg.cmt.then(|| "round_robin".to_string());
+        s.scheduler = self.cfg.cmt.then(|| self.cfg.scheduler.to_string());
         s.segments_sent = sum(&|d| d.stats.packets_sent);
         s.retransmits = sum(&|d| d.stats.retransmits);
         s.timeouts = sum(&|d| d.stats.timeouts);
