@@ -208,6 +208,17 @@ fn cmt_uses_both_paths_and_beats_the_primary_alone() {
 }
 
 #[test]
+fn per_destination_goodputs_count_from_the_warm_up_and_add_up_to_the_flow() {
+    let text = two_paths("20s", "", "5Mbps", "cmt = true").replace("[metrics]\n", "[metrics]\nwarmup = \"5s\"\n");
+    let out = run_checked(&parse(&text));
+    let f = &out.summary.flows[0];
+    // each destination within its path's rate (10 and 5 Mbit/s, less headers)
+    assert!(f.subflows[0].goodput_bps < 10e6 && f.subflows[1].goodput_bps < 5e6, "{} {}", f.subflows[0].goodput_bps, f.subflows[1].goodput_bps);
+    let sum: f64 = f.subflows.iter().map(|d| d.goodput_bps).sum();
+    assert!((sum / f.goodput_bps - 1.0).abs() < 0.02, "destinations {sum} vs flow {}", f.goodput_bps);
+}
+
+#[test]
 fn without_split_fast_retransmit_reordering_across_paths_triggers_spurious_retransmissions() {
     // queues that never overflow, no random loss: every fast retransmission is spurious,
     // caused by reordering across the paths

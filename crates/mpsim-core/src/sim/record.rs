@@ -247,7 +247,8 @@ impl Recorder {
             let per_s = |bytes: u64| if span > 0.0 { bytes as f64 * 8.0 / span } else { 0.0 };
             let msd = |d: Option<Dur>| d.map(|d| d.as_millis_f64());
             let p = fl.progress();
-            let sub_warm = warm.sub_delivered.get(i);
+            // per subflow, or per destination of an SCTP association, bytes at the warm-up
+            let sub_warm = if dests(fl).is_empty() { warm.sub_delivered.get(i) } else { warm.dest_received.get(i) };
             let mut s = FlowSummary::default();
             fl.conn.summarize(&mut s, end, &|k, d| per_s(d - sub_warm.and_then(|v| v.get(k)).copied().unwrap_or(0)));
             s.flow = fl.name.clone();
