@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import _core, api
+from .reproduce.common import mean_ci
 from .validation import padhye_bps
 
 CHUNK = 1456
@@ -51,13 +52,6 @@ RBUFS = ["64KB", "128KB", "256KB", "512KB", "1MB", "2MB", "4MB"]
 
 def _pct(s: str) -> float:
     return float(s.rstrip("%")) / 100
-
-
-def _mean_ci(xs: list[float]) -> tuple[float, float]:
-    m = statistics.fmean(xs)
-    if len(xs) < 2:
-        return m, math.nan
-    return m, api.t95(len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
 
 
 def _run(text: str, seed: int) -> dict[str, Any]:
@@ -137,7 +131,7 @@ def single_grid(seeds: int = 3, duration: str = "300s") -> list[dict[str, Any]]:
                 t3.append(s["timeouts"])
             rtt = (rtt_ms + 2) / 1e3  # propagation plus serialisation at 100 Mbit/s, both ways
             pi = statistics.fmean(p_ind)
-            sm, sci = _mean_ci(sctp)
+            sm, sci = mean_ci(sctp)
             rows.append(
                 {
                     "rtt_ms": rtt_ms,
@@ -199,7 +193,7 @@ def cmt_check(seeds: int = 3, duration: str = "60s") -> list[dict[str, Any]]:
         rows.append({"loss": loss, "variant": "single path a + single path b", "goodput_mbps": total / 1e6, "ci": math.nan, "vs_sum": 1.0, "retx_per_s": math.nan, "fast_rtx_no_reduction": math.nan})
         for name, flow in variants:
             fs = [_run(two_paths(f"{flow}\n{SCTP}", loss=loss, duration=duration), s)["flows"][0] for s in range(1, seeds + 1)]
-            g, ci = _mean_ci([f["goodput_bps"] for f in fs])
+            g, ci = mean_ci([f["goodput_bps"] for f in fs])
             secs = float(duration.rstrip("s")) - 5.0
             rows.append(
                 {
@@ -229,7 +223,7 @@ def sched_check(seeds: int = 3, duration: str = "60s", bufs: tuple[str, ...] = (
             for sched in SCTP_SCHEDULERS:
                 flow = f'paths = ["a", "b"]\n{SCTP}\ncmt = true\nscheduler = "{sched}"\nsctp = {{ rcv_buf = "{buf}" }}'
                 fs = [_run(two_paths(flow, loss=loss, duration=duration), s)["flows"][0] for s in range(1, seeds + 1)]
-                g, ci = _mean_ci([f["goodput_bps"] for f in fs])
+                g, ci = mean_ci([f["goodput_bps"] for f in fs])
                 sent_b = statistics.fmean(f["subflows"][1]["bytes_sent"] / max(1, sum(x["bytes_sent"] for x in f["subflows"])) for f in fs)
                 rows.append(
                     {
@@ -317,7 +311,7 @@ def coupling_check(seeds: int = 3, duration: str = "200s") -> list[dict[str, Any
         for seed in range(1, seeds + 1):
             f = _run(SHARED.format(duration=duration, cc=cc), seed)["flows"]
             ratios.append(f[0]["goodput_bps"] / f[1]["goodput_bps"])
-        m, ci = _mean_ci(ratios)
+        m, ci = mean_ci(ratios)
         rows.append({"cc": cc, "ratio": m, "ci": ci})
     return rows
 
