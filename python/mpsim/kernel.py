@@ -58,6 +58,10 @@ KERNEL_DSS = 28
 #: What mpsim itself adds to an MPTCP data segment's header (sim/flow.rs DSS_MAPPING_BYTES).
 MPSIM_DSS = 16
 SUBNET = "10.201"
+#: Largest extra delay mpsim gives each packet on every link (uniform, FIFO kept), for the
+#: testbed's own timing noise: the emulator writes packets late by about 0.1 ms on average
+#: (p99 0.4 to 0.6 ms, docs/kernel-results.md), and the hosts' stacks add their own.
+KERNEL_JITTER = 200e-6
 BIN_S = 0.1
 
 
@@ -136,8 +140,8 @@ def unmappable(desc: Mapping[str, Any]) -> list[str]:
             out.append(f"{n}: app {f['app']['kind']}{' with bytes' if f['app'].get('bytes') else ''} (only unlimited bulk)")
         if f["cc"] not in KERNEL_CCS:
             out.append(f"{n}: cc {f['cc']} (the kernel has {', '.join(KERNEL_CCS)})")
-        if f["multipath"] and f["scheduler"] not in ("lowest_rtt", "lowest_rtt_plain"):
-            out.append(f"{n}: scheduler {f['scheduler']} (the kernel's is lowest_rtt)")
+        if f["multipath"] and f["scheduler"] not in ("lowest_rtt", "lowest_rtt_plain", "linux_upstream"):
+            out.append(f"{n}: scheduler {f['scheduler']} (the kernel's is linux_upstream)")
         if any(f["backup"]):
             out.append(f"{n}: backup subflows")
         if f["stop_s"] is not None:
@@ -425,6 +429,7 @@ def _endpoint_sender(cfg: dict[str, Any]) -> dict[str, Any]:
                 info[f["name"]] = entry
                 s.close()
                 continue
+            entry["established_s"] = (time.monotonic_ns() - t0) / 1e9
             try:
                 entry["cc_read"] = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
             except OSError:
@@ -680,6 +685,7 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
             "max_window_bytes": wnd.get(f["name"]),
             "mss": mss.get(f["name"]),
             "error": snd.get("error"),
+            "established_s": snd.get("established_s"),
         })
         for p in f["paths"]:
             e = per_sub.get((f["name"], p), {"acked": 0.0, "retrans": 0.0})
@@ -722,41 +728,56 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
 # The mpsim side, configured as the kernel is
 
 
-def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None] | None = None) -> dict[str, Any]:
+def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None] | None = None,
+                    starts: Mapping[str, float] | None = None) -> dict[str, Any]:
     """Overrides that make mpsim run the scenario as the kernel side does.
 
-    Multipath flows run ``lowest_rtt_plain``: lowest RTT first without the opportunistic
-    retransmission and penalisation of the out-of-tree Linux MPTCP, which upstream Linux
-    (the kernel being compared) does not have.
+    - Multipath flows run ``linux_upstream``, upstream Linux's default scheduler (lowest
+      linger time, 64 KB bursts, neither opportunistic retransmission nor penalisation), and
+      their extra subflows join after their own MP_JOIN exchange (``join_delay = "linux"``).
+    - Receivers acknowledge as Linux's do (``tcp.delayed_ack = "linux"``: quick ACKs at the
+      start, then every second segment or 40 ms).
+    - Headers are the kernel's: IPv4, TCP, timestamps, and for Multipath TCP the DSS option.
+    - Every link gets up to ``KERNEL_JITTER`` of random extra delay (FIFO kept) on top of its
+      own, for the timing noise of the testbed; without it mpsim's loss-free runs are the same
+      for every seed, while the kernel's are not.
 
     *windows*: per flow, the largest receive window the kernel advertised. Linux turns a
     receive buffer into a window through its skb overhead ratio (``SO_RCVBUF`` is doubled,
     then about 0.6 of it is offered as window), so the buffer that matters, the window the
     sender was given, becomes mpsim's ``tcp.rcv_buf``.
+
+    *starts*: per flow, the time (s) its kernel connection was established, which becomes the
+    flow's start in mpsim: the kernel's sender connects its flows one after the other, each
+    waiting for its handshake, so a second flow starts about one RTT after the first.
     """
     ov: dict[str, Any] = {"metrics.interval": "1s"}
     for f in desc["flows"]:
         n = f["name"]
         if f["multipath"]:
-            # upstream Linux's scheduler has no opportunistic retransmission or penalisation
-            # (the out-of-tree v0.9x receive-buffer optimisation mpsim's lowest_rtt carries)
-            ov[f"flow.{n}.scheduler"] = "lowest_rtt_plain"
+            ov[f"flow.{n}.scheduler"] = "linux_upstream"
+            ov[f"flow.{n}.join_delay"] = "linux"
         w = (windows or {}).get(n)
         if w and w < f["tcp"]["rcv_buf"] * 2:
             ov[f"flow.{n}.tcp.rcv_buf"] = f"{int(w)}B"
-        ov[f"flow.{n}.tcp.delayed_ack"] = True
+        ov[f"flow.{n}.tcp.delayed_ack"] = "linux"
         # the kernel's headers: IPv4, TCP, timestamps, and for MPTCP the DSS option (mpsim
         # adds its own 16 B DSS mapping to multipath segments)
         hdr = TCP_HEADER + (KERNEL_DSS - MPSIM_DSS if f["multipath"] else 0)
         ov[f"flow.{n}.tcp.header"] = f"{hdr}B"
+        if starts and starts.get(n) is not None:
+            ov[f"flow.{n}.start"] = f"{round(starts[n] * 1e6)}us"
+    for lk in desc["links"]:
+        ov[f"link.{lk['name']}.jitter"] = f"{round((lk.get('jitter_s', 0.0) + KERNEL_JITTER) * 1e9)}ns"
     return ov
 
 
 def _run_mpsim(d: dict[str, Any], desc: Mapping[str, Any], seed: int,
-               windows: Mapping[str, float | None] | None = None) -> dict[str, Any]:
+               windows: Mapping[str, float | None] | None = None,
+               starts: Mapping[str, float] | None = None) -> dict[str, Any]:
     from .api import run
 
-    res = run(d, overrides={**mpsim_overrides(desc, windows), "seed": seed}, progress=False)
+    res = run(d, overrides={**mpsim_overrides(desc, windows, starts), "seed": seed}, progress=False)
     flows = res.flows
     subs = res.subflows
     fs = res.flow_series
@@ -916,7 +937,8 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
             with tempfile.TemporaryDirectory(prefix="mpsim-kernel-") as wd:
                 raw = _run_kernel_once(d, desc, seed, Path(wd))
             ks = _summarise_kernel(raw, desc)
-            ms = _run_mpsim(d, desc, seed, {f["flow"]: f["max_window_bytes"] for f in ks["flows"]})
+            ms = _run_mpsim(d, desc, seed, {f["flow"]: f["max_window_bytes"] for f in ks["flows"]},
+                            {f["flow"]: f["established_s"] for f in ks["flows"]})
             info = raw["info"]
             for f in ks["flows"]:
                 cc_used.update(filter(None, (f["cc"] or "").split(",")))
@@ -929,7 +951,7 @@ def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None
                                "kernel_throughput_bps": f["throughput_bps"], "mpsim_throughput_bps": m.get("throughput_bps"),
                                "kernel_retransmits": f["retransmits"], "mpsim_retransmits": m.get("retransmits"),
                                "kernel_cc": f["cc"], "kernel_mss": f["mss"], "kernel_max_window_bytes": f["max_window_bytes"],
-                               "error": f["error"]})
+                               "established_s": f["established_s"], "error": f["error"]})
             mp = {(r["flow"], r["path"]): r for r in ms["paths"]}
             for p in ks["paths"]:
                 m = mp.get((p["flow"], p["path"]), {})

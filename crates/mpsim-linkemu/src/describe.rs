@@ -36,7 +36,7 @@ pub fn describe(s: &Scenario) -> Value {
                 QueueLimit::Packets(p) => ("packets", p),
             };
             json!({
-                "name": l.name, "rate_bps": l.rate_bps, "delay_s": l.delay.as_secs_f64(),
+                "name": l.name, "rate_bps": l.rate_bps, "delay_s": l.delay.as_secs_f64(), "jitter_s": l.jitter.as_secs_f64(),
                 "queue": {qk: qv}, "loss": loss(&l.loss), "reverse_loss": loss(&l.reverse_loss),
                 "outages": l.outages.len(),
             })

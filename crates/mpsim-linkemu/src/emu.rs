@@ -1,6 +1,6 @@
 //! The emulator: mpsim's own link model (`mpsim_core::net::Link`: drop-tail queue in bytes or
-//! packets, serialisation at the rate, constant delay, loss after transmission) driven in real
-//! time by packets read from TUN devices.
+//! packets, serialisation at the rate, constant delay plus the link's jitter if it has one,
+//! loss after transmission) driven in real time by packets read from TUN devices.
 //!
 //! Every path has two directions, as in the simulator: client to server crosses the path's
 //! links in order (their forward halves), server to client crosses them in reverse (their
@@ -138,7 +138,11 @@ impl Emulator {
         for l in &s.links {
             for (dir, loss) in [("fwd", &l.loss), ("rev", &l.reverse_loss)] {
                 let rng = Rng::substream(seed, &format!("link/{}/{dir}/loss", l.name));
-                links.push(Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng)));
+                let jitter = Rng::substream(seed, &format!("link/{}/{dir}/jitter", l.name));
+                links.push(
+                    Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng))
+                        .with_jitter(l.jitter, jitter),
+                );
                 link_names.push(format!("{}/{dir}", l.name));
             }
         }

@@ -12,6 +12,11 @@
 //! simulation therefore keeps at most one event per link, for the head of its pipe, as htsim's
 //! pipe does: the event queue holds about as many entries as there are busy links.
 //!
+//! Jitter (optional): each delivered packet's propagation delay grows by a uniform random
+//! amount in [0, jitter], but never so much that it overtakes the packet before it: arrivals
+//! stay in FIFO order, as on a real link whose only variable delay is in the hosts and
+//! devices at its ends. With no jitter no random draw is made.
+//!
 //! Congestion warning (TCP-Jersey's router support, ALGORITHMS.md §6.2): a link may keep an
 //! exponentially weighted average of its queue, as RED does (Floyd & Jacobson 1993), and mark
 //! every packet it accepts while that average is above a threshold: a deterministic,
@@ -24,6 +29,7 @@
 
 use crate::net::loss::LossProcess;
 use crate::net::PacketId;
+use crate::rng::Rng;
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -111,6 +117,9 @@ pub struct Link {
     /// departure from the previous link is known (see `Simulation::forward`).
     pub cut_through: bool,
     warning: Option<Warning>,
+    /// The largest extra delay and the draws for it; the last arrival time keeps FIFO order.
+    jitter: Option<(Dur, Rng)>,
+    last_arrival: SimTime,
     pub stats: LinkStats,
 }
 
@@ -131,6 +140,8 @@ impl Link {
             pipe: VecDeque::new(),
             cut_through: false,
             warning: None,
+            jitter: None,
+            last_arrival: SimTime::ZERO,
             stats: LinkStats::default(),
         }
     }
@@ -138,6 +149,12 @@ impl Link {
     /// Turns the congestion warning on.
     pub fn with_congestion_warning(mut self, cw: Option<CongestionWarning>) -> Link {
         self.warning = cw.map(|cfg| Warning { cfg, avg: 0.0, marked: false });
+        self
+    }
+
+    /// Extends each delivered packet's delay by a uniform draw in [0, `max`] (FIFO kept).
+    pub fn with_jitter(mut self, max: Dur, rng: Rng) -> Link {
+        self.jitter = (max > Dur::ZERO).then_some((max, rng));
         self
     }
 
@@ -239,7 +256,12 @@ impl Link {
         if self.marks_last() {
             self.stats.cw_marks += 1;
         }
-        Fate::Arrives(end + self.delay)
+        let mut arrival = end + self.delay;
+        if let Some((max, rng)) = &mut self.jitter {
+            arrival = (arrival + Dur(rng.below(max.0 + 1))).max(self.last_arrival);
+            self.last_arrival = arrival;
+        }
+        Fate::Arrives(arrival)
     }
 
     /// The congestion warning's average, updated for an arrival at `now` that finds `q_pkts`
@@ -407,5 +429,32 @@ mod tests {
         assert_eq!(l.stats.down_drops, 2);
         l.set_up();
         assert_eq!(l.offer(SimTime(300), 1500), Fate::Arrives(SimTime(300) + Dur::from_micros(1200) + Dur::from_millis(10)));
+    }
+
+    #[test]
+    fn jitter_adds_at_most_its_bound_and_keeps_fifo_order() {
+        let max = Dur::from_micros(500);
+        let mut l = link(QueueLimit::Packets(1000)).with_jitter(max, Rng::from_seed(7));
+        let mut plain = link(QueueLimit::Packets(1000));
+        let mut last = SimTime::ZERO;
+        let mut extra_sum = 0u64;
+        let n = 2000u64;
+        for k in 0..n {
+            // ACK-sized packets 100 us apart: spaced closer than the jitter, so draws would
+            // reorder them if arrivals were not held in order
+            let at = SimTime(k * 100_000);
+            let (Fate::Arrives(a), Fate::Arrives(b)) = (l.offer(at, 64), plain.offer(at, 64)) else { panic!() };
+            assert!(a >= b, "never earlier than without jitter");
+            assert!(a >= last, "FIFO: packet {k} overtook the one before");
+            assert!(a <= b.max(last) + max, "at most the bound beyond the constant delay or the packet before");
+            extra_sum += a.since(b).0;
+            last = a;
+        }
+        // the draws are spread over the bound, not stuck at zero or at the bound
+        let mean = extra_sum / n;
+        assert!(mean > 200_000 && mean < 500_000, "mean extra delay {mean} ns");
+        // no jitter: no draw, the constant delay exactly
+        let mut none = link(QueueLimit::Packets(10)).with_jitter(Dur::ZERO, Rng::from_seed(7));
+        assert_eq!(none.offer(SimTime::ZERO, 1500), Fate::Arrives(SimTime::ZERO + Dur::from_micros(1200) + Dur::from_millis(10)));
     }
 }

@@ -167,6 +167,8 @@ pub struct LinkSpec {
     pub name: String,
     pub rate_bps: u64,
     pub delay: Dur,
+    /// Largest random extra delay per packet, in both directions (FIFO kept); zero: none.
+    pub jitter: Dur,
     pub queue: QueueLimit,
     pub loss: LossModel,
     pub reverse_loss: LossModel,

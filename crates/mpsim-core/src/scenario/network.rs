@@ -12,13 +12,14 @@ pub const DEFAULT_CW_WEIGHT: f64 = 0.02;
 
 impl Reader<'_> {
     pub(super) fn link(&self, v: &Value, key: &str, duration: Dur) -> Result<LinkSpec, ScenarioError> {
-        let t = self.table(v, key, &["name", "rate", "delay", "queue", "loss", "reverse_loss", "down", "congestion_warning"])?;
+        let t = self.table(v, key, &["name", "rate", "delay", "queue", "loss", "reverse_loss", "down", "congestion_warning", "jitter"])?;
         let name = self.req_string(&t, "name")?;
         let rate_bps = self.req(&t, "rate", units::rate)?;
         if rate_bps == 0 {
             return Err(self.e(&join(key, "rate"), "must be greater than zero"));
         }
         let delay = self.opt(&t, "delay", units::duration)?.unwrap_or(Dur::ZERO);
+        let jitter = self.opt(&t, "jitter", units::duration)?.unwrap_or(Dur::ZERO);
         let queue = match self.opt(&t, "queue", |s| units::queue(s))? {
             None => QueueLimit::Packets(100),
             Some(units::QueueSize::Packets(0)) | Some(units::QueueSize::Bytes(0)) => {
@@ -54,7 +55,7 @@ impl Reader<'_> {
             outages.sort();
         }
         let congestion_warning = t.map.get("congestion_warning").map(|cv| self.congestion_warning(cv, &join(key, "congestion_warning"))).transpose()?;
-        Ok(LinkSpec { name, rate_bps, delay, queue, loss, reverse_loss, outages, congestion_warning })
+        Ok(LinkSpec { name, rate_bps, delay, jitter, queue, loss, reverse_loss, outages, congestion_warning })
     }
 
     /// `congestion_warning = { threshold = "20pkt", weight = 0.02 }`: mark every packet while

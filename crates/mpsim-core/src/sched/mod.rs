@@ -200,8 +200,8 @@ schedulers! {
             "lowest-RTT first without opportunistic retransmission or penalisation";
     }
     linux_upstream::LinuxUpstream {
-        "linux_upstream" => LinuxUpstream,
-            "default of upstream Linux MPTCP (5.19-6.x): lowest queued bytes over pacing rate; no opportunistic retransmission or penalisation";
+        "linux_upstream" => LinuxUpstream::default(),
+            "default of upstream Linux MPTCP (5.19-6.x): lowest queued bytes over smoothed pacing rate, 64 KB bursts per choice; no opportunistic retransmission or penalisation";
     }
     round_robin::RoundRobin {
         "round_robin" => RoundRobin::default(), "cycle over subflows with cwnd room, one segment each (Linux roundrobin)";

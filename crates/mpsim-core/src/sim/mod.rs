@@ -119,7 +119,8 @@ impl Simulation {
                 let link = Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng));
                 // data crosses a link forward; the reverse direction carries only ACKs
                 let cw = if dir == "fwd" { l.congestion_warning } else { None };
-                links.push(link.with_congestion_warning(cw));
+                let jitter = Rng::substream(s.seed, &format!("link/{}/{dir}/jitter", l.name));
+                links.push(link.with_congestion_warning(cw).with_jitter(l.jitter, jitter));
             }
         }
         let mut routes = Vec::with_capacity(2 * s.paths.len());
