@@ -53,6 +53,27 @@ def test_unmappable_features_are_refused_in_one_message(tmp_path):
     assert len(r.stderr.strip().splitlines()) == 1
 
 
+@needs_emulator
+def test_mpsim_side_is_configured_as_the_kernel():
+    from mpsim.scenario import apply_overrides, load
+
+    d, origin = load(SCEN / "mptcp_tcp_shared.toml")
+    desc = K.describe(d, origin)
+    ov = K.mpsim_overrides(desc, {"mptcp": 126562.0}, {"mptcp": 0.0203, "tcp": 0.0411})
+    assert ov["flow.mptcp.scheduler"] == "linux_upstream"
+    assert ov["flow.mptcp.join_delay"] == "linux"
+    assert "flow.tcp.scheduler" not in ov and "flow.tcp.join_delay" not in ov
+    assert ov["flow.mptcp.tcp.delayed_ack"] == ov["flow.tcp.tcp.delayed_ack"] == "linux"
+    assert ov["flow.mptcp.tcp.rcv_buf"] == "126562B"
+    assert (ov["flow.mptcp.start"], ov["flow.tcp.start"]) == ("20300us", "41100us")
+    assert ov["link.l0.jitter"] == ov["link.l1.jitter"] == f"{round(K.KERNEL_JITTER * 1e9)}ns"
+    # the overrides make a valid scenario, and its runs now differ from seed to seed
+    short = {**ov, "duration": "3s", "metrics.warmup": "1s"}
+    runs = [mpsim.run(apply_overrides(d, short, origin=origin), overrides={"seed": s}, progress=False) for s in (1, 2)]
+    a, b = (r.flows.set_index("flow").goodput_bps for r in runs)
+    assert not a.equals(b)
+
+
 @needs_kernel
 def test_emulator_rate_and_delay_on_one_path():
     """Measured from the end hosts: rate within 1 %, delay within 1 ms (mean and median of
