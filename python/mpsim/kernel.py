@@ -867,9 +867,11 @@ class KernelResult:
                f"Kernel {self.info.get('kernel')}, MPTCP scheduler '{self.info.get('mptcp_scheduler')}', "
                f"congestion control used: {self.info.get('cc_used')}; {len(self.runs)} repeat(s).", "",
                self.table(), "",
-               "mpsim ran as the kernel is configured: delayed ACKs, the kernel's header bytes (52 B, "
-               "80 B with the MPTCP DSS option), the receive window the kernel advertised as `rcv_buf`, "
-               "`lowest_rtt_plain` for multipath flows (see docs/kernel.md).", "",
+               "mpsim ran as the kernel is configured: Linux's delayed ACKs, the kernel's header bytes "
+               "(52 B, 80 B with the MPTCP DSS option), the receive window the kernel advertised as "
+               "`rcv_buf`, each flow starting when its kernel connection was established, up to 0.2 ms "
+               "of jitter per link for the testbed's timing noise, and for multipath flows "
+               "`linux_upstream` with subflows joining after their MP_JOIN (see docs/kernel.md).", "",
                f"Emulator: delivery lateness mean {mean_us:.0f} us, p99 (worst repeat) {p99_us:.0f} us; "
                f"per-path counters (packets, drops, lateness) per repeat in summary.json.", ""]
         return "\n".join(out)
