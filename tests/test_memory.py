@@ -43,3 +43,13 @@ def test_a_100_gb_send_buffer_costs_what_is_in_flight():
     m = measure(dumbbell(1, "1s", snd_buf="100GB"))
     assert m["delivered"] > 50_000_000, m
     assert m["peak"] - m["before"] < 100 << 20, f"the run added {(m['peak'] - m['before']) >> 20} MB"
+
+
+def test_many_bulk_flows_cost_a_few_kilobytes_each():
+    # each flow's 4 MB send buffer took a record per segment (about 100 KB a flow) and its
+    # delay histogram 16 KB; what is left is its connection, its records and its summary
+    flows = 5_000
+    m = measure(dumbbell(flows, "300ms"))
+    assert m["delivered"] > 10_000_000, m
+    per_flow = (m["peak"] - m["before"]) / flows
+    assert per_flow < 20_000, f"{per_flow:.0f} bytes per flow"
