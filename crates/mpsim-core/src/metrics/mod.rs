@@ -68,7 +68,7 @@ impl DelayStats {
             self.buckets.push(1);
         } else if b < first {
             // grow downwards: the buckets from b to first are new
-            self.buckets.splice(0..0, std::iter::repeat(0).take(first - b));
+            self.buckets.splice(0..0, std::iter::repeat_n(0, first - b));
             self.first = b as u16;
             self.buckets[0] = 1;
         } else if b - first < self.buckets.len() {
