@@ -43,6 +43,7 @@ def dumbbell(rate: str, flows: int, duration: str, *, snd_buf: str | None = None
 CASES = [
     ("one bulk flow, snd_buf 100 GB, 1 Gbit/s, 2 s", dumbbell("1Gbps", 1, "2s", snd_buf="100GB")),
     ("10,000 bulk flows, 1 Gbit/s, 2 s", dumbbell("1Gbps", 10_000, "2s")),
+    ("100,000 bulk flows, 1 Gbit/s, 1 s", dumbbell("1Gbps", 100_000, "1s")),
     ("100 flows, 1 Gbit/s, 60 s, series every 100 ms", dumbbell("1Gbps", 100, "60s")),
     ("100 flows, 1 Gbit/s, 5 s, trace", dumbbell("1Gbps", 100, "5s", trace=True)),
 ]

@@ -163,7 +163,8 @@ def test_result_keeps_wall_time_in_run_info():
 
 def test_a_run_beyond_the_memory_limit_is_refused_before_it_starts(monkeypatch, write, capsys):
     monkeypatch.setenv("MPSIM_MEMORY_LIMIT", "1GB")
-    text = SCENARIO + '[tcp]\nsnd_buf = "100GB"\n'
+    # an hour of series sampled every millisecond: 10.8 million rows
+    text = SCENARIO.replace('duration = "2s"', 'duration = "3600s"') + '[metrics]\ninterval = "1ms"\n'
     with pytest.raises(ScenarioError, match=r"would need about .* of memory .*more than the 1\.0 GB available"):
         mpsim.run(text, progress=False)
     p = write("big.toml", text)

@@ -29,6 +29,99 @@ pub(super) struct ClassStats {
     pub jitter: Jitter,
 }
 
+/// One application write whose data has not all reached the receiving application. Its
+/// bytes are delivered in units of `unit` bytes counted from the start of the write (the last
+/// unit may be shorter); each unit counts once in the delay figures, at the time its last
+/// byte arrives. Keeping the units implicit makes a write of any size cost one record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct WriteRecord {
+    /// End sequence of the write (it starts where the previous one ends).
+    pub end: u64,
+    pub at: SimTime,
+    /// Bytes per unit; 0: the whole write is one unit.
+    pub unit: u32,
+    pub class: u8,
+}
+
+impl WriteRecord {
+    /// End sequence of the write's first unit, if it starts at `start`.
+    fn first_unit_end(&self, start: u64) -> u64 {
+        if self.unit == 0 {
+            self.end
+        } else {
+            (start + self.unit as u64).min(self.end)
+        }
+    }
+}
+
+/// The application writes not yet wholly delivered, oldest first (one record per write,
+/// however many delay units it holds), and how far the oldest one is delivered.
+#[derive(Debug, Default)]
+pub(super) struct WriteRecords {
+    writes: VecDeque<WriteRecord>,
+    /// End sequence of the oldest unit not yet delivered (of the front write).
+    next: u64,
+}
+
+impl WriteRecords {
+    /// Records a write of the bytes [start, end) at `at`, in units of `unit` bytes (0: one
+    /// unit); it must start where the previous write ended.
+    pub fn push(&mut self, start: u64, end: u64, at: SimTime, unit: u32, class: u8) {
+        debug_assert!(start < end && self.writes.back().is_none_or(|w| w.end == start));
+        let unit = if unit as u64 >= end - start { 0 } else { unit };
+        let w = WriteRecord { end, at, unit, class };
+        if self.writes.is_empty() {
+            self.next = w.first_unit_end(start);
+        }
+        self.writes.push_back(w);
+    }
+
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.writes.len()
+    }
+
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
+    #[cfg(test)]
+    pub fn capacity(&self) -> usize {
+        self.writes.capacity()
+    }
+
+    /// Calls `unit(time written, class)` for every unit whose last byte is below `upto` and
+    /// was not delivered before, oldest first, and forgets the writes wholly delivered.
+    pub fn take_delivered(&mut self, upto: u64, mut unit: impl FnMut(SimTime, u8)) {
+        while let Some(&w) = self.writes.front() {
+            if self.next > upto {
+                break;
+            }
+            let units = if w.unit == 0 {
+                1
+            } else if upto >= w.end {
+                // the ends next, next + unit, ... below end, then end itself
+                (w.end - self.next).div_ceil(w.unit as u64) + 1
+            } else {
+                // the ends next, next + unit, ... up to upto; the one after ends within the write
+                let n = (upto - self.next) / w.unit as u64 + 1;
+                self.next = (self.next + n * w.unit as u64).min(w.end);
+                n
+            };
+            if upto >= w.end {
+                self.writes.pop_front();
+                if let Some(n) = self.writes.front() {
+                    self.next = n.first_unit_end(w.end);
+                }
+            }
+            for _ in 0..units {
+                unit(w.at, w.class);
+            }
+        }
+    }
+}
+
 /// A connection and its application.
 pub(super) struct Flow {
     pub name: String,
@@ -45,8 +138,8 @@ pub(super) struct Flow {
     pub start: SimTime,
     pub active: bool,
     pub total: Option<u64>,
-    /// (end sequence, time written, class) of application writes not yet delivered.
-    pub writes: VecDeque<(u64, SimTime, u8)>,
+    /// Application writes not yet wholly delivered, for the delay figures.
+    pub writes: WriteRecords,
     pub delay: DelayStats,
     pub jitter: Jitter,
     /// Sum and count of the write delays since the last sample (for the delay series).
@@ -176,7 +269,7 @@ impl Flow {
                 AppSpec::Bulk { bytes } => bytes,
                 _ => None,
             },
-            writes: VecDeque::new(),
+            writes: WriteRecords::default(),
             delay: DelayStats::default(),
             jitter: Jitter::default(),
             interval_delay: (0, 0),
@@ -195,13 +288,11 @@ impl Flow {
     }
 
     /// The application writes `n` bytes at `now`, in units of at most `unit` bytes for the
-    /// delay records (a segment for bulk transfers; the whole write otherwise).
-    pub fn app_write(&mut self, now: SimTime, n: u64, unit: u64, priority: u8, class: u8) {
-        let mut seq = self.conn.written();
-        let end = seq + n;
-        while seq < end {
-            seq = (seq + unit).min(end);
-            self.writes.push_back((seq, now, class));
+    /// delay records (a segment for bulk transfers; None: the whole write is one unit).
+    pub fn app_write(&mut self, now: SimTime, n: u64, unit: Option<u32>, priority: u8, class: u8) {
+        let start = self.conn.written();
+        if n > 0 {
+            self.writes.push(start, start + n, now, unit.unwrap_or(0), class);
         }
         if let Some(c) = self.classes.get_mut(class as usize) {
             c.written += 1;
@@ -217,8 +308,7 @@ impl Flow {
         let space = self.snd_buf.saturating_sub(self.unacked());
         let n = self.app.bulk_write(space, self.mss as u64);
         if n > 0 {
-            let unit = self.mss as u64;
-            self.app_write(now, n, unit, 0, 0);
+            self.app_write(now, n, Some(self.mss), 0, 0);
         }
     }
 
@@ -228,7 +318,7 @@ impl Flow {
         if let Connection::Udp(_) = self.conn {
             self.conn.write(len, priority);
         } else if self.unacked() + len <= self.snd_buf {
-            self.app_write(now, len, len, priority, class);
+            self.app_write(now, len, None, priority, class);
         } else {
             self.refused += len;
             if let Some(c) = self.classes.get_mut(class as usize) {
@@ -239,25 +329,22 @@ impl Flow {
 
     /// Records that the application's bytes up to `upto` reached the receiving application.
     pub fn app_delivered(&mut self, now: SimTime, upto: u64) {
-        while let Some(&(end, t, class)) = self.writes.front() {
-            if end > upto {
-                break;
-            }
-            self.writes.pop_front();
+        let Flow { writes, delay, jitter, interval_delay, classes, deadline, .. } = self;
+        writes.take_delivered(upto, |t, class| {
             let d = now.since(t);
-            self.delay.record(d);
-            self.jitter.record(t, now);
-            self.interval_delay.0 += d.0 as u128;
-            self.interval_delay.1 += 1;
-            if let Some(c) = self.classes.get_mut(class as usize) {
+            delay.record(d);
+            jitter.record(t, now);
+            interval_delay.0 += d.0 as u128;
+            interval_delay.1 += 1;
+            if let Some(c) = classes.get_mut(class as usize) {
                 c.delivered += 1;
                 c.delay.record(d);
                 c.jitter.record(t, now);
-                if self.deadline.is_some_and(|dl| d > dl) {
+                if deadline.is_some_and(|dl| d > dl) {
                     c.late += 1;
                 }
             }
-        }
+        });
         if self.total == Some(upto) {
             self.completed_at = Some(now);
         }
@@ -270,5 +357,82 @@ impl Flow {
         self.jitter.record(sent_at, now);
         self.interval_delay.0 += d.0 as u128;
         self.interval_delay.1 += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// The records as they were kept per unit: (end sequence, time, class) of every unit.
+    fn per_unit(writes: &[(u64, u64, u64, u8)]) -> VecDeque<(u64, SimTime, u8)> {
+        let mut out = VecDeque::new();
+        let mut seq = 0;
+        for &(n, unit, t, class) in writes {
+            let end = seq + n;
+            while seq < end {
+                seq = (seq + unit).min(end);
+                out.push_back((seq, SimTime(t), class));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_ranged_write_delivers_the_units_of_per_unit_records() {
+        let mut rng = Rng::substream(7, "flow-test");
+        for round in 0..200 {
+            // writes of random sizes in units of a segment (bulk) or of the whole write (paced)
+            let mut writes = Vec::new();
+            for k in 0..1 + rng.below(12) {
+                let n = 1 + rng.below(20_000);
+                let unit = if rng.below(2) == 0 { 1 + rng.below(1500) } else { n };
+                let unit = if rng.below(8) == 0 { unit.max(n) } else { unit };
+                writes.push((n, unit, 1000 * k + round, (k % 3) as u8));
+            }
+            let total: u64 = writes.iter().map(|w| w.0).sum();
+            let mut reference = per_unit(&writes);
+            let mut ranged = WriteRecords::default();
+            let mut seq = 0;
+            for &(n, unit, t, class) in &writes {
+                ranged.push(seq, seq + n, SimTime(t), if unit >= n { 0 } else { unit as u32 }, class);
+                seq += n;
+            }
+            assert!(ranged.len() == writes.len());
+            // deliveries at random growing points, ending with everything
+            let mut upto = 0;
+            while upto < total {
+                upto = (upto + rng.below(6000)).min(total);
+                let mut want = Vec::new();
+                while reference.front().is_some_and(|&(end, _, _)| end <= upto) {
+                    let (_, t, c) = reference.pop_front().unwrap();
+                    want.push((t, c));
+                }
+                let mut got = Vec::new();
+                ranged.take_delivered(upto, |t, c| got.push((t, c)));
+                assert_eq!(got, want, "round {round}, delivered up to {upto}");
+            }
+            assert!(ranged.is_empty() && reference.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_huge_send_buffer_costs_records_per_write_not_per_segment() {
+        let text = "duration = \"300ms\"\ntcp = { snd_buf = \"100GB\" }\n[[link]]\nname = \"l\"\nrate = \"100Mbps\"\ndelay = \"10ms\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\npath = \"p\"\n";
+        let s = Scenario::from_toml(text, "t").unwrap();
+        let mut sim = crate::Simulation::new(&s);
+        while let Some(t) = sim.net.queue.peek_time().filter(|&t| t <= sim.net.end) {
+            let (_, ev) = sim.net.queue.pop().expect("peeked");
+            sim.net.now = t;
+            sim.dispatch(ev);
+        }
+        let f = &sim.flows[0];
+        // the first write fills 100 GB (68 million segments) in one record and is never
+        // delivered; every later one refills what an ACK of at least a segment freed
+        let delivered = f.delay.count();
+        assert!(delivered > 1000, "data was delivered");
+        assert!(f.writes.len() as u64 <= delivered + 1, "{} write records for {delivered} segments", f.writes.len());
+        assert!(f.writes.capacity() <= 2 * f.writes.len() + 16, "{} write records reserved", f.writes.capacity());
     }
 }
