@@ -13,7 +13,7 @@ OUT    ?= out
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
-	@echo "make test      set up, then run every test (Rust and Python, slow validation included)"
+	@echo "make test      set up, then run every test (Rust and Python, slow validation included, a bounded fuzzing run)"
 	@echo "make validate  TCP against Padhye and Mathis (both timer modes), MPTCP against RFC 6356 -> docs/validation*.md, docs/mptcp.md"
 	@echo "make sctp-validate  SCTP against Padhye and TCP, failover, CMT with and without SFR/CUC/DAC, receive-buffer blocking -> docs/sctp.md (~10 s)"
 	@echo "make tcp-fidelity  loss-free Reno, LIA, OLIA on long deep-buffered paths vs the sawtooth model -> docs/tcp_fidelity.md (~2 min)"
@@ -57,7 +57,9 @@ test-rust:
 test-python: build
 	$(BIN)/python -m pytest -q
 
-test: test-rust test-python
+# every test, fuzzing for a bounded time included (test-fuzz below); CI runs this on a fresh
+# machine (.ci/run)
+test: test-rust test-python test-fuzz
 
 # Coverage-guided fuzzing with cargo fuzz (libFuzzer). The fuzz crate in fuzz/ is its own
 # workspace. libFuzzer's instrumentation flags are nightly-only, so the stable toolchain is
