@@ -16,10 +16,6 @@ pub enum StreamedTable {
 }
 
 impl StreamedTable {
-    /// Every streamed table, in the order the end of a run hands over their last chunks.
-    pub const ALL: [StreamedTable; 4] =
-        [StreamedTable::FlowSeries, StreamedTable::SubflowSeries, StreamedTable::LinkSeries, StreamedTable::Trace];
-
     /// The table's name, as in the output (`flow_series`, ..., `trace`).
     pub fn name(self) -> &'static str {
         match self {
