@@ -6,6 +6,8 @@ estimate is the one `mpsim check --estimate` prints (mpsim.resources.total_bytes
 
     .venv/bin/python benches/memory.py            # the quick cases
     .venv/bin/python benches/memory.py --all      # also the 1 Gbit/s, 100-flow hour (minutes)
+    .venv/bin/python benches/memory.py --stream   # streamed against in-memory series and trace
+                                                  # (its own section of the results, ~15 min)
 """
 
 from __future__ import annotations
@@ -71,7 +73,10 @@ def measure(d: dict) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--all", action="store_true", help="include the hour-long case")
+    ap.add_argument("--stream", action="store_true", help="only the streamed cases, against in memory (own section)")
     args = ap.parse_args()
+    if args.stream:
+        return measure_streamed()
     rows = []
     for label, d in CASES + (LONG if args.all else []):
         est = mpsim.check(d)["estimate"]
@@ -95,7 +100,83 @@ def main() -> None:
         lines.append(f"| {label} | {m['events']:,} | {est['events']:,} | {m['peak'] / 1e9:.2f} | {e / 1e9:.2f} | "
                      f"{e / m['peak']:.2f} | {m['wall']:.1f} |")
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    OUT.write_text("\n".join(lines) + "\n" + _stream_section(), encoding="utf-8")
+    print(f"wrote {OUT}", file=sys.stderr)
+
+
+# -------------------------------------------------------------------------------------
+# Streamed series and traces (mpsim run --stream): their own section of the results,
+# kept when the table above is rewritten
+
+STREAM_BEGIN = "<!-- streamed: written by benches/memory.py --stream -->"
+STREAM_END = "<!-- end of streamed -->"
+
+STREAM_CASES = [
+    ("100 flows, 1 Gbit/s, 30 s, trace", dumbbell("1Gbps", 100, "30s", trace=True)),
+    ("100 flows, 1 Gbit/s, 3600 s, series every 100 ms", dumbbell("1Gbps", 100, "3600s")),
+]
+
+# the streamed run: the tables stay on disk (reading them back whole would undo the point)
+STREAM_CHILD = """
+import json, os, sys, tempfile, time, mpsim
+from mpsim.resources import peak_rss_bytes
+d = json.loads(sys.stdin.read())
+with tempfile.TemporaryDirectory() as tmp:
+    t = time.monotonic()
+    res = mpsim.run(d, progress=False, memory_check=False, stream=os.path.join(tmp, "out"))
+    wall = time.monotonic() - t
+    size = sum(f.stat().st_size for f in res.stream_dir.iterdir())
+print(json.dumps({"events": res.summary["events"], "peak": peak_rss_bytes(), "wall": wall, "disk": size}))
+"""
+
+
+def _stream_section() -> str:
+    """The streamed section of the results file as it stands (empty if none)."""
+    text = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
+    if STREAM_BEGIN not in text or STREAM_END not in text:
+        return ""
+    return "\n" + text[text.index(STREAM_BEGIN): text.index(STREAM_END) + len(STREAM_END)] + "\n"
+
+
+def measure_streamed() -> None:
+    """Each case in memory (as :func:`measure`) and streamed to Parquet; rewrites the
+    streamed section of the results file."""
+    rows = []
+    for label, d in STREAM_CASES:
+        for stream in (False, True):
+            est = mpsim.check(d, stream=stream)["estimate"]
+            if stream:
+                p = subprocess.run([sys.executable, "-c", STREAM_CHILD], input=json.dumps(d), capture_output=True,
+                                   text=True, check=True)
+                m = json.loads(p.stdout.strip().splitlines()[-1])
+            else:
+                m = measure(d)
+            rows.append((label, stream, est, m))
+            print(f"{label}, {'streamed' if stream else 'in memory'}: peak {m['peak'] / 1e9:.2f} GB "
+                  f"(est {total_bytes(est) / 1e9:.2f} GB), {m['wall']:.0f} s", file=sys.stderr)
+    lines = [
+        STREAM_BEGIN,
+        "## Streamed against in-memory series and trace",
+        "",
+        "Made by `.venv/bin/python benches/memory.py --stream`: each case run twice, each time in its own "
+        "process with the memory check off. *In memory*: the tables handed to Python at the end and turned "
+        "into DataFrames, as above. *Streamed*: `mpsim.run(..., stream=DIR)` (`mpsim run --out DIR --stream`), "
+        "the tables written to `DIR/<table>.parquet` in row groups of 65,536 rows during the run and not read "
+        "back. *Estimate* is `mpsim check --estimate` (with `--stream` for the streamed run).",
+        "",
+        "| case | output | events | peak RSS (GB) | estimated peak (GB) | estimate / peak | Parquet on disk (MB) | wall (s) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, stream, est, m in rows:
+        e = total_bytes(est)
+        disk = f"{m['disk'] / 1e6:,.0f}" if stream else "-"
+        lines.append(f"| {label} | {'streamed' if stream else 'in memory'} | {m['events']:,} | {m['peak'] / 1e9:.2f} | "
+                     f"{e / 1e9:.2f} | {e / m['peak']:.2f} | {disk} | {m['wall']:.1f} |")
+    lines.append(STREAM_END)
+    text = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
+    if STREAM_BEGIN in text and STREAM_END in text:
+        text = text[: text.index(STREAM_BEGIN)].rstrip("\n") + "\n" + text[text.index(STREAM_END) + len(STREAM_END):].lstrip("\n")
+    OUT.write_text(text.rstrip("\n") + "\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {OUT}", file=sys.stderr)
 
 

@@ -1,6 +1,8 @@
 //! Structure-aware: builds a random scenario of a few links, paths and flows (every
-//! scheduler, controller, application, loss model, outage and TCP setting is reachable, and
-//! MPTCP-rec's receiver logic with every key of its `mptcp_rec` table),
+//! scheduler, controller, application, loss model, outage and TCP setting is reachable,
+//! MPTCP-rec's receiver logic with every key of its `mptcp_rec` table, links' congestion
+//! warning, and SCTP associations, with and without CMT, with every key of their `sctp`
+//! table, their controllers and schedulers),
 //! reads it through the scenario reader, and runs it with the simulator's invariant checks
 //! on, within a budget of events and memory taken from the run's estimate. After the run,
 //! checks what must hold of any output: bytes are delivered at most once, links conserve
@@ -22,7 +24,12 @@ const SCHEDULERS: &[&str] = &[
     "dqs_exact", "dqs_backoff", "dqs_ahead", "dqs_exact_ahead", "dqs_backoff_ahead", "po_mptcp", "po_mptcp_rr",
     "mptcp_rec",
 ];
-const CONTROLLERS: &[&str] = &["reno", "lia", "olia", "balia", "receiver_rate"];
+const CONTROLLERS: &[&str] = &["reno", "lia", "olia", "balia", "receiver_rate", "cubic", "westwood", "new_jersey"];
+/// SCTP's controllers, and names it must refuse with a message.
+const SCTP_CONTROLLERS: &[&str] = &["rfc4960", "newreno", "lia", "olia", "jsctp", "jsctp_abe", "reno", "cubic"];
+/// CMT's schedulers, and names it must refuse with a message.
+const SCTP_SCHEDULERS: &[&str] = &["round_robin", "lowest_rtt", "blest", "ecf", "redundant", "mptcp_rec"];
+const RTX_POLICIES: &[&str] = &["same", "asap", "cwnd", "ssthresh", "sooner"];
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -34,6 +41,82 @@ struct Input {
     interval: Option<u8>,
     trace: bool,
     warmup: u8,
+    // added after the kept corpus was made: at the end, so that its inputs decode as before
+    // (with these left out)
+    /// Per link: its congestion warning (threshold in packets or bytes, weight).
+    congestion_warning: Vec<Option<(u8, bool, u8)>>,
+    /// Per flow: SCTP instead of TCP (or UDP).
+    sctp: Vec<Option<Sctp>>,
+}
+
+#[derive(Arbitrary, Debug)]
+struct Sctp {
+    cmt: bool,
+    cc: u8,
+    scheduler: Option<u8>,
+    /// Which keys of the `sctp` table are given (one bit each, in the order of `sctp()`).
+    keys: u32,
+    /// bundling, delayed_sack, sfr, cuc, dac, timestamps, nr_sack, cmt_pf, jsctp_ignore_zero
+    flags: u16,
+    chunk: u16,
+    mtu: u16,
+    rto_initial: u8,
+    rto_min: u8,
+    rto_max: u8,
+    fast_rtx_threshold: u8,
+    path_max_retrans: u8,
+    association_max_retrans: u16,
+    sack_freq: u8,
+    sack_delay: u8,
+    rcv_buf: u16,
+    snd_buf: u16,
+    rtx_policy: u8,
+    primary: u8,
+    hb_interval: u8,
+    jsctp_k: u16,
+    /// Keys an SCTP flow must refuse (tcp, join_delay) stay when set.
+    keep_tcp_keys: bool,
+}
+
+/// The `sctp` table: each key given or left out; out-of-range values are reachable, the
+/// reader must refuse them with a message.
+fn sctp(c: &Sctp, ps: &[usize]) -> Value {
+    let flag = |i: u32| c.flags & (1 << i) != 0;
+    let all: Vec<(&str, Value)> = vec![
+        ("chunk", json!(format!("{}B", c.chunk as u64 % 9000))),
+        ("mtu", json!(format!("{}B", 200 + c.mtu as u64 % 9000))),
+        ("bundling", json!(flag(0))),
+        ("rto_initial", json!(format!("{}ms", 10 + c.rto_initial as u64 * 12))),
+        ("rto_min", json!(format!("{}ms", 1 + c.rto_min as u64 * 4))),
+        ("rto_max", json!(format!("{}ms", 50 + c.rto_max as u64 * 40))),
+        ("fast_rtx_threshold", json!(c.fast_rtx_threshold as u64 % 24)),
+        ("path_max_retrans", json!(c.path_max_retrans as u64 % 110)),
+        ("association_max_retrans", json!(c.association_max_retrans as u64 % 1100)),
+        ("delayed_sack", json!(flag(1))),
+        ("sack_freq", json!(c.sack_freq as u64 % 18)),
+        ("sack_delay", json!(format!("{}ms", c.sack_delay as u64 * 3))),
+        ("rcv_buf", json!(format!("{}B", 1000 + c.rcv_buf as u64 * 64))),
+        ("snd_buf", json!(format!("{}B", 1000 + c.snd_buf as u64 * 64))),
+        ("sfr", json!(flag(2))),
+        ("cuc", json!(flag(3))),
+        ("dac", json!(flag(4))),
+        ("rtx_policy", json!(RTX_POLICIES[c.rtx_policy as usize % RTX_POLICIES.len()])),
+        // one of the flow's paths, or one it does not have (refused)
+        ("primary", json!(format!("p{}", ps.get(c.primary as usize % (ps.len() + 1)).copied().unwrap_or(9)))),
+        ("timestamps", json!(flag(5))),
+        ("nr_sack", json!(flag(6))),
+        ("cmt_pf", json!(flag(7))),
+        ("hb_interval", json!(format!("{}ms", c.hb_interval as u64 * 20))),
+        ("jsctp_k", json!(format!("{}B", c.jsctp_k as u64 * 20))),
+        ("jsctp_ignore_zero", json!(flag(8))),
+    ];
+    let mut t = serde_json::Map::new();
+    for (i, (k, v)) in all.into_iter().enumerate() {
+        if c.keys & (1 << i) != 0 {
+            t.insert(k.to_string(), v);
+        }
+    }
+    Value::Object(t)
 }
 
 #[derive(Arbitrary, Debug)]
@@ -217,6 +300,11 @@ fn scenario(inp: &Input) -> Option<Value> {
                 Queue::Packets(n) => v["queue"] = json!(format!("{}pkt", 1 + n as u64)),
                 Queue::Bytes(b) => v["queue"] = json!(format!("{}B", 64 + b as u64)),
             }
+            if let Some(Some((threshold, packets, weight))) = inp.congestion_warning.get(i) {
+                let threshold = if *packets { format!("{}pkt", *threshold as u64) } else { format!("{}B", *threshold as u64 * 100) };
+                // weight 0 is refused, with a message
+                v["congestion_warning"] = json!({"threshold": threshold, "weight": *weight as f64 / 255.0});
+            }
             if let Some((at, until)) = l.outage {
                 let at = at as u64 * duration_ms / 256;
                 let mut o = json!({"at": format!("{at}ms")});
@@ -302,6 +390,9 @@ fn scenario(inp: &Input) -> Option<Value> {
             if f.udp {
                 v["transport"] = json!("udp");
             }
+            if let Some(Some(c)) = inp.sctp.get(i) {
+                make_sctp(&mut v, c, &ps);
+            }
             if let Some(t) = &f.tcp {
                 v["tcp"] = json!({
                     "mss": 64 + t.mss as u64 % 9000,
@@ -331,6 +422,36 @@ fn scenario(inp: &Input) -> Option<Value> {
         "path": paths,
         "flow": flows,
     }))
+}
+
+/// Turns flow `v` (over paths `ps`) into an SCTP association.
+fn make_sctp(v: &mut Value, c: &Sctp, ps: &[usize]) {
+    let o = v.as_object_mut().expect("a flow is a table");
+    o.insert("transport".into(), json!("sctp"));
+    o.insert("cc".into(), json!(SCTP_CONTROLLERS[c.cc as usize % SCTP_CONTROLLERS.len()]));
+    for k in ["scheduler", "backup", "mptcp_rec", "path", "paths"] {
+        o.remove(k);
+    }
+    if !c.keep_tcp_keys {
+        o.remove("tcp");
+        o.remove("join_delay");
+        o.remove("join_at");
+    }
+    if ps.len() > 1 {
+        o.insert("paths".into(), json!(ps.iter().map(|p| format!("p{p}")).collect::<Vec<_>>()));
+        o.insert("cmt".into(), json!(c.cmt));
+    } else {
+        o.insert("path".into(), json!(format!("p{}", ps[0])));
+        if c.cmt {
+            o.insert("cmt".into(), json!(true)); // refused: CMT needs several paths
+        }
+    }
+    if let Some(sch) = c.scheduler {
+        o.insert("scheduler".into(), json!(SCTP_SCHEDULERS[sch as usize % SCTP_SCHEDULERS.len()]));
+    }
+    if c.keys != 0 {
+        o.insert("sctp".into(), sctp(c, ps));
+    }
 }
 
 fn finite(x: f64, what: &str) {

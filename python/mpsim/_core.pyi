@@ -7,6 +7,8 @@ overrides, converts errors to :class:`mpsim.ScenarioError` and builds DataFrames
 from typing import Any, Callable, TypedDict
 
 __version__: str
+CHUNK_ROWS: int
+"""Rows of a streamed table's chunk (see ``run(..., sink=...)``)."""
 
 class ScenarioError(ValueError):
     """A scenario is invalid: ``args == (origin, key, message)``."""
@@ -14,7 +16,9 @@ class ScenarioError(ValueError):
     args: tuple[str, str, str]  # type: ignore[assignment]
 
 class Estimate(TypedDict):
-    """The estimated cost of a run (crates/mpsim-core/src/estimate.rs): upper estimates."""
+    """The estimated cost of a run (crates/mpsim-core/src/estimate.rs): upper estimates.
+    The series and trace figures are those held in memory at once: one chunk of each when
+    the run streams."""
 
     events: int
     packets: int
@@ -45,16 +49,19 @@ class RunOutput(TypedDict):
     summary: str
     """The run summary as JSON text: only what the scenario and seed determine."""
     run_info: RunInfo
-    flow_series: dict[str, list[Any]]
+    flow_series: dict[str, list[Any]] | None
     """Per flow per sampling interval: columns time_s, flow, cwnd_bytes, ... (see the README)."""
-    subflow_series: dict[str, list[Any]]
+    subflow_series: dict[str, list[Any]] | None
     """Per subflow per sampling interval: columns time_s, flow, path, cwnd_bytes, ..."""
-    link_series: dict[str, list[Any]]
+    link_series: dict[str, list[Any]] | None
     """Per link (forward direction) per sampling interval."""
     trace: dict[str, list[Any]] | None
+    streamed: bool
+    """True when the series and the trace went to the sink: they are then None here."""
 
-def check(scenario_json: str, origin: str) -> CheckInfo:
-    """Validates a scenario given as JSON; *origin* names it in errors.
+def check(scenario_json: str, origin: str, stream: bool = False) -> CheckInfo:
+    """Validates a scenario given as JSON; *origin* names it in errors. The estimate is that
+    of a run streaming its series and trace if *stream*.
 
     Raises ScenarioError.
     """
@@ -64,6 +71,8 @@ def run(
     origin: str,
     progress: Callable[[float], Any] | None = None,
     plugins: list[tuple[str, str, str, Callable[[], Any]]] | None = None,
+    sink: Callable[[str, dict[str, list[Any]], dict[str, str]], Any] | None = None,
+    chunk_rows: int = ...,
 ) -> RunOutput:
     """Runs a scenario given as JSON.
 
@@ -72,6 +81,11 @@ def run(
     *plugins* are ``(flow, "scheduler" | "cc", name, factory)``: Python implementations
     installed before the run (see :mod:`mpsim.plugins`); an exception they raise stops the
     run and propagates, a value the core cannot use raises PluginError.
+    *sink*, if given, receives the series and the trace while the run goes on, as
+    ``sink(table, columns, kinds)`` (table: "flow_series", "subflow_series", "link_series" or
+    "trace"; columns: name -> list of values; kinds: name -> "f64", "u64" or "str") in chunks
+    of *chunk_rows* rows or more (default CHUNK_ROWS), every table at least once; an exception
+    it raises stops the run and propagates (see :mod:`mpsim.stream`).
     Raises ScenarioError for an invalid scenario.
     """
 

@@ -91,17 +91,22 @@ def _core_error(e: BaseException, applied: Iterable[tuple[str, str, Any]], what:
     return annotate(from_core(e), applied, what)
 
 
-def check(scenario: ScenarioLike, *, overrides: Mapping[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+def check(
+    scenario: ScenarioLike, *, overrides: Mapping[str, Any] | None = None, stream: bool = False, **kw: Any
+) -> dict[str, Any]:
     """Validates a scenario without running it.
 
     Args:
         scenario: a TOML file path, TOML text or a dict (see :func:`mpsim.scenario.load`).
         overrides: ``{dotted_key: value}`` applied first (see :func:`mpsim.apply_overrides`).
+        stream: estimate the run as if its series and trace were streamed to disk
+            (``run(..., stream=DIR)``): they then count one chunk each.
         **kw: more overrides, with ``__`` standing for ``.`` (``link__bottleneck__loss="2%"``).
 
     Returns:
-        ``{"name", "duration_s", "seed", "links", "paths", "flows"}``; the last three are
-        lists of names.
+        ``{"name", "duration_s", "seed", "links", "paths", "flows", "estimate"}``; links,
+        paths and flows are lists of names, estimate the run's estimated cost (see
+        :mod:`mpsim.resources`; ``estimate["stream"]`` says whether it assumed streaming).
 
     Raises:
         ScenarioError: the scenario cannot be read or is invalid.
@@ -109,9 +114,11 @@ def check(scenario: ScenarioLike, *, overrides: Mapping[str, Any] | None = None,
     d, origin, js, applied = _prepare(scenario, overrides, kw)
     js, _ = _plugins(d, origin, js, applied)
     try:
-        return dict(_core.check(js, origin))
+        info = dict(_core.check(js, origin, bool(stream)))
     except _core.ScenarioError as e:
         raise _core_error(e, applied) from None
+    info["estimate"] = {**info["estimate"], "stream": bool(stream)}
+    return info
 
 
 def components(kind: str | None = None) -> list[tuple[str, str, str]]:
@@ -205,6 +212,7 @@ def run(
     progress: ProgressArg = None,
     memory_check: bool = True,
     pcap: str | os.PathLike[str] | None = None,
+    stream: str | os.PathLike[str] | None = None,
     **kw: Any,
 ) -> "Result":
     """Runs one simulation.
@@ -223,6 +231,10 @@ def run(
         pcap: a directory: record one packet capture per flow (``metrics.pcap = true``) and
             write them there as ``<flow>.pcap``; a :class:`CaptureLimitWarning` tells when a
             capture reached ``metrics.pcap_limit`` and lost its later packets.
+        stream: a new or empty directory: stream the time series and the trace to
+            ``<table>.parquet`` files there while the run goes on (see :mod:`mpsim.stream`),
+            so that their memory stays bounded whatever the run's length; the result's
+            tables are then read from those files when first used.
         **kw: more overrides, with ``__`` standing for ``.``: ``link__bottleneck__loss="2%"``.
 
     Returns:
@@ -231,9 +243,11 @@ def run(
     Raises:
         ScenarioError: the scenario cannot be read or is invalid, or the run would need more
             memory than is available (unless ``memory_check=False``).
+        mpsim.stream.StreamError: *stream* is not a new or empty directory that can be written.
         KeyboardInterrupt: Ctrl-C stops the run.
     """
     from . import resources
+    from . import stream as streaming
 
     if pcap is not None:
         overrides = {**(overrides or {}), "metrics.pcap": True}
@@ -244,7 +258,7 @@ def run(
     estimate = None
     if memory_check:
         try:
-            estimate = dict(_core.check(js, origin))["estimate"]
+            estimate = {**_core.check(js, origin, stream is not None)["estimate"], "stream": stream is not None}
         except _core.ScenarioError as e:
             raise _core_error(e, applied) from None
         warning = resources.check_memory(estimate, origin)
@@ -252,21 +266,26 @@ def run(
             import warnings
 
             warnings.warn(warning, resources.MemoryWarning, stacklevel=2)
+    # the folder is made once the scenario is known to be good, and before the run
+    stream_dir = streaming.prepare_dir(stream) if stream is not None else None
     started = time.time()
     prog = _Progress(progress, name or "simulating")
+    sink = streaming.ParquetSink(stream_dir) if stream_dir is not None else None
     try:
-        raw = _core.run(js, origin, prog.callback(), plugins or None)
+        raw = _core.run(js, origin, prog.callback(), plugins or None, sink)
     except _core.ScenarioError as e:
         raise _core_error(e, applied) from None
     finally:
         prog.close()
+        if sink is not None:
+            sink.close()
     info = dict(raw.get("run_info") or {})
     info["started_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
     info["peak_rss_bytes"] = resources.peak_rss_bytes()
     if estimate is not None:
         info["estimate"] = estimate
     info.update(resources.host_info())
-    res = Result({**raw, "run_info": info}, d, origin)
+    res = Result({**raw, "run_info": info}, d, origin, stream_dir=stream_dir)
     if pcap is not None:
         res.pcap_files = _write_captures(raw.get("pcap") or [], Path(pcap))
     return res
@@ -314,10 +333,15 @@ class Result:
 
     The tables (:attr:`flows`, :attr:`subflows`, :attr:`links`, :attr:`flow_series`,
     :attr:`subflow_series`, :attr:`link_series`,
-    :attr:`trace`) are pandas DataFrames built on first access.
+    :attr:`trace`) are pandas DataFrames built on first access. When the run streamed
+    (``run(..., stream=DIR)``), :attr:`stream_dir` is that directory and the series and the
+    trace are read from its Parquet files on first access (all at once: for tables larger
+    than memory, read the files in parts, e.g. with ``pyarrow.parquet.ParquetFile`` or DuckDB).
     """
 
-    def __init__(self, raw: Mapping[str, Any], scenario: dict[str, Any], origin: str) -> None:
+    def __init__(
+        self, raw: Mapping[str, Any], scenario: dict[str, Any], origin: str, stream_dir: str | os.PathLike[str] | None = None
+    ) -> None:
         summary = raw["summary"]
         self.summary: dict[str, Any] = json.loads(summary) if isinstance(summary, str) else dict(summary)
         self.run_info: dict[str, Any] = dict(raw.get("run_info") or {})
@@ -327,6 +351,8 @@ class Result:
         self._subflow_series: dict[str, list[Any]] = raw.get("subflow_series") or {}
         self._link_series: dict[str, list[Any]] = raw.get("link_series") or {}
         self._trace: dict[str, list[Any]] | None = raw.get("trace")
+        #: where the series and the trace were streamed to, or None
+        self.stream_dir: Path | None = Path(stream_dir) if stream_dir is not None else None
         #: the packet captures written by ``run(..., pcap=dir)``
         self.pcap_files: list[Path] = []
 
@@ -365,9 +391,7 @@ class Result:
     def subflow_series(self) -> "pd.DataFrame":
         """Per-subflow samples every ``metrics.interval`` (``time_s``, ``flow``, ``path``,
         ``cwnd_bytes``, ``ssthresh_bytes``, ``srtt_ms``, ``rto_ms``, ``goodput_bps``, ...)."""
-        import pandas as pd
-
-        return pd.DataFrame(self._subflow_series)
+        return self._series("subflow_series", self._subflow_series)
 
     @cached_property
     def links(self) -> "pd.DataFrame":
@@ -381,27 +405,44 @@ class Result:
     def flow_series(self) -> "pd.DataFrame":
         """Per-flow samples every ``metrics.interval`` (``time_s``, ``flow``, ``cwnd_bytes``,
         ``srtt_ms``, ``goodput_bps``, ...); empty when no series was recorded."""
-        import pandas as pd
-
-        return pd.DataFrame(self._flow_series)
+        return self._series("flow_series", self._flow_series)
 
     @cached_property
     def link_series(self) -> "pd.DataFrame":
         """Per-link samples every ``metrics.interval`` (``time_s``, ``link``, ``queue_packets``,
         ``queue_bytes``, ``drops``); empty when no series was recorded."""
-        import pandas as pd
-
-        return pd.DataFrame(self._link_series)
+        return self._series("link_series", self._link_series)
 
     @cached_property
     def trace(self) -> "pd.DataFrame | None":
         """The per-packet trace (``time_s``, ``flow``, ``event``, ``seq``, ``len``, ``link``)
         if ``metrics.trace = true``, else None."""
+        if self.stream_dir is not None:
+            return self._series("trace", {}) if self._streamed_file("trace").exists() else None
         if self._trace is None:
             return None
         import pandas as pd
 
         return pd.DataFrame(self._trace)
+
+    def _streamed_file(self, table: str) -> Path:
+        assert self.stream_dir is not None
+        return self.stream_dir / f"{table}.parquet"
+
+    def _series(self, table: str, columns: Mapping[str, list[Any]]) -> "pd.DataFrame":
+        import pandas as pd
+
+        if self.stream_dir is not None:
+            return pd.read_parquet(self._streamed_file(table))
+        return pd.DataFrame(columns)
+
+    def _streamed_tables(self) -> list[str]:
+        """The tables whose rows are in the stream directory's files."""
+        if self.stream_dir is None:
+            return []
+        from .stream import TABLES
+
+        return [t for t in TABLES if self._streamed_file(t).exists()]
 
     # -- output --
 
@@ -417,7 +458,9 @@ class Result:
             formats: any of ``"json"`` (``summary.json``, ``scenario.json``, the scenario
                 as run, and ``run_info.json``, wall time and host), ``"csv"`` and ``"parquet"`` (``flows``, ``subflows``, ``links``,
                 ``flow_series``, ``subflow_series``, ``link_series`` and, if recorded, ``trace`` tables); a list or a
-                comma-separated string.
+                comma-separated string. Tables streamed to disk are copied (Parquet) or
+                converted (CSV) a row group at a time, never read whole; their Parquet
+                files already in *out_dir* are left as they are.
 
         Returns:
             the paths written, in order.
@@ -436,26 +479,29 @@ class Result:
             p = out / "run_info.json"
             p.write_text(json.dumps(self.run_info, indent=2) + "\n", encoding="utf-8")
             written.append(p)
-        tables: list[tuple[str, Any]] = [
-            ("flows", self.flows),
-            ("links", self.links),
-            ("subflows", self.subflows),
-            ("classes", self.classes),
-            ("flow_series", self.flow_series),
-            ("subflow_series", self.subflow_series),
-            ("link_series", self.link_series),
+        streamed = self._streamed_tables()
+        tables: list[tuple[str, Callable[[], Any]]] = [
+            ("flows", lambda: self.flows),
+            ("links", lambda: self.links),
+            ("subflows", lambda: self.subflows),
+            ("classes", lambda: self.classes),
+            ("flow_series", lambda: self.flow_series),
+            ("subflow_series", lambda: self.subflow_series),
+            ("link_series", lambda: self.link_series),
         ]
-        if self.trace is not None:
-            tables.append(("trace", self.trace))
+        if "trace" in streamed or (self.stream_dir is None and self._trace is not None):
+            tables.append(("trace", lambda: self.trace))
         for fmt in ("csv", "parquet"):
             if fmt not in fmts:
                 continue
-            for name, df in tables:
+            for name, table in tables:
                 p = out / f"{name}.{fmt}"
-                if fmt == "csv":
-                    df.to_csv(p, index=False)
+                if name in streamed:
+                    _copy_streamed(self._streamed_file(name), p, fmt)
+                elif fmt == "csv":
+                    table().to_csv(p, index=False)
                 else:
-                    _parquet_safe(df).to_parquet(p, index=False)
+                    _parquet_safe(table()).to_parquet(p, index=False)
                 written.append(p)
         return written
 
@@ -466,6 +512,25 @@ class Result:
             f"<mpsim.Result {s.get('scenario')!r} seed={s.get('seed')} "
             f"duration={s.get('duration_s')}s goodput [{flows}]>"
         )
+
+
+def _copy_streamed(src: Path, dst: Path, fmt: str) -> None:
+    """Writes the streamed table in *src* to *dst* as *fmt*, a row group at a time."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    if dst.exists() and os.path.samefile(src, dst):
+        return
+    if fmt == "parquet":
+        shutil.copyfile(src, dst)
+        return
+    f = pq.ParquetFile(src)
+    with open(dst, "w", encoding="utf-8", newline="") as out:
+        if f.metadata.num_row_groups == 0:
+            f.schema_arrow.empty_table().to_pandas().to_csv(out, index=False)
+        for i in range(f.metadata.num_row_groups):
+            f.read_row_group(i).to_pandas().to_csv(out, index=False, header=i == 0)
 
 
 def parse_formats(formats: str | Iterable[str]) -> list[str]:

@@ -88,12 +88,16 @@ memory:
   Before it starts, a run's memory is estimated from the scenario (flows, buffers, duration
   times rates, series interval, trace). Above half of the available memory a warning is
   printed; above all of it the run is refused, unless --no-memory-check is given.
+  A long run with a short metrics.interval, or with --trace, keeps its series and trace in
+  memory until the end: --stream (with --out DIR) writes them to DIR as Parquet files while
+  the run goes on, in row groups of 65,536 rows, so that they take a bounded amount.
 
 examples:
   mpsim run {_EX}
   mpsim run {_EX} --set link.bottleneck.loss=2% --set flow.*.tcp.min_rto=1s
   mpsim run {_EX} --seed 7 --duration 10s --trace --out results/ --format csv,parquet
   mpsim run {_EX} --json --quiet > summary.json
+  mpsim run {_EX} --duration 600s --trace --out long/ --stream
 """.format(_EX=_EX)
 )
 
@@ -146,7 +150,8 @@ prints 'ok: FILE: N links, M paths, K flows, DURATION s'; a problem prints
 'error: FILE: KEY: what is wrong' on stderr. The exit status is 2 if any file is bad.
 
 With --estimate it also prints the estimated events and peak memory of a run; a run that
-would need more than half of the available memory gets a warning either way.
+would need more than half of the available memory gets a warning either way. With --stream
+the estimate is that of 'mpsim run --stream' (series and trace written to disk as they grow).
 
 examples:
   mpsim check {_EX}
@@ -211,7 +216,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", metavar="DIR", help="save summary.json, scenario.json and tables (flows, links, "
                    "flow_series, link_series, trace) into DIR")
     r.add_argument("--format", metavar="FMTS", default=None,
-                   help="comma-separated formats for --out: json, csv, parquet (default: json,csv)")
+                   help="comma-separated formats for --out: json, csv, parquet (default: json,csv; "
+                   "json,parquet with --stream)")
+    r.add_argument("--stream", action="store_true",
+                   help="with --out DIR (new or empty): write the series and the trace to DIR/TABLE.parquet "
+                   "while the run goes on instead of keeping them in memory")
     r.add_argument("--json", action="store_true", help="print the summary as JSON instead of the table")
     r.add_argument("--plot", metavar="FILE.png", help="draw goodput, cwnd and queues over time into FILE.png (and .svg)")
     r.add_argument("--no-memory-check", action="store_true",
@@ -265,6 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("scenarios", nargs="+", metavar="SCENARIO", help="scenario files (.toml)")
     c.add_argument("--estimate", action="store_true", help="also print the estimated events and memory of each run")
+    c.add_argument("--stream", action="store_true",
+                   help="estimate as for 'mpsim run --stream': the series and the trace streamed to disk")
     _add_set(c, what="before checking")
 
     # list
@@ -455,9 +466,19 @@ def cmd_run(args: argparse.Namespace) -> int:
             formats = parse_formats(args.format)
         except ValueError as e:
             raise UsageError(f"--format: {e}") from None
+    if args.stream and args.out is None:
+        raise UsageError("--stream needs --out DIR: the folder the series and the trace are written to")
 
-    if args.out is not None:
-        Path(args.out).mkdir(parents=True, exist_ok=True)  # fail before running, not after
+    # fail before running, not after
+    if args.stream:
+        from .stream import StreamError, prepare_dir
+
+        try:
+            prepare_dir(args.out)
+        except StreamError as e:
+            raise UsageError(f"--out {e}") from None
+    elif args.out is not None:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
     import warnings
 
     from .api import CaptureLimitWarning
@@ -467,7 +488,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         warnings.simplefilter("always", MemoryWarning)
         warnings.simplefilter("always", CaptureLimitWarning)
         res = run(ScenarioFile(args.scenario), overrides=overrides, progress=False if args.quiet else None,
-                  memory_check=not args.no_memory_check, pcap=args.pcap)
+                  memory_check=not args.no_memory_check, pcap=args.pcap, stream=args.out if args.stream else None)
     for w in caught:
         _err(f"warning: {w.message}")
 
@@ -476,7 +497,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         _print_run(res)
     if args.out is not None:
-        paths = res.save(args.out, formats or ("json", "csv"))
+        paths = res.save(args.out, formats or (("json", "parquet") if args.stream else ("json", "csv")))
         if not args.quiet:
             _err(f"wrote {_plural(len(paths), 'file')} to {args.out}")
     if args.pcap is not None and not args.quiet:
@@ -726,7 +747,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     status = EXIT_OK
     for path in args.scenarios:
         try:
-            info = check(ScenarioFile(path), overrides=overrides)
+            info = check(ScenarioFile(path), overrides=overrides, stream=args.stream)
         except ScenarioError as e:
             _err(f"error: {e}")
             status = EXIT_USAGE

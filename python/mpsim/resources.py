@@ -30,6 +30,7 @@ __all__ = [
     "available_memory",
     "total_bytes",
     "check_memory",
+    "table_bytes",
     "describe",
     "peak_rss_bytes",
     "host_info",
@@ -103,6 +104,14 @@ def describe(estimate: Mapping[str, Any]) -> str:
             + (f" ({big})" if big else ""))
 
 
+def table_bytes(estimate: Mapping[str, Any]) -> int:
+    """Of :func:`total_bytes`: the series and the trace, in the core and in Python."""
+    values = int(estimate.get("series_values", 0)) + int(estimate.get("trace_values", 0))
+    rows = int(estimate.get("series_rows", 0)) + int(estimate.get("trace_rows", 0))
+    core = int(estimate.get("series_bytes", 0)) + int(estimate.get("trace_bytes", 0))
+    return core + values * PY_BYTES_PER_VALUE + rows * PY_BYTES_PER_ROW
+
+
 def check_memory(estimate: Mapping[str, Any], origin: str) -> str | None:
     """Compares a run's estimate with the available memory.
 
@@ -117,9 +126,14 @@ def check_memory(estimate: Mapping[str, Any], origin: str) -> str | None:
         return None
     need = total_bytes(estimate)
     if need > avail:
+        # when the series and the trace are most of it, streaming them to disk is the fix
+        stream = ""
+        if not estimate.get("stream") and table_bytes(estimate) > need / 2:
+            stream = ("stream the series and the trace to disk (mpsim run --out DIR --stream; "
+                      "stream=DIR in Python), ")
         raise ScenarioError(
             origin, "",
-            f"this run would need {describe(estimate)}, more than the {_gb(avail)} available; shorten "
+            f"this run would need {describe(estimate)}, more than the {_gb(avail)} available; {stream}shorten "
             "`duration`, lengthen `metrics.interval` (or set it to 0), turn `metrics.trace` off or "
             "lower `snd_buf`, or run anyway with --no-memory-check (memory_check=False in Python)",
         )

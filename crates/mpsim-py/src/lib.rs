@@ -43,10 +43,25 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
     Ok(d)
 }
 
+/// The kind of each column of a table: "f64", "u64" or "str".
+fn column_kinds<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    for (name, col) in &t.columns {
+        let kind = match col {
+            Column::F64(_) => "f64",
+            Column::U64(_) => "u64",
+            Column::Str(_) => "str",
+        };
+        d.set_item(name, kind)?;
+    }
+    Ok(d)
+}
+
 /// Validates a scenario given as JSON; returns a short description of it and the estimated
-/// cost of running it.
+/// cost of running it (with its series and trace streamed if `stream`).
 #[pyfunction]
-fn check(py: Python<'_>, scenario_json: &str, origin: &str) -> PyResult<PyObject> {
+#[pyo3(signature = (scenario_json, origin, stream=false))]
+fn check(py: Python<'_>, scenario_json: &str, origin: &str, stream: bool) -> PyResult<PyObject> {
     let s = parse(scenario_json, origin)?;
     let d = PyDict::new_bound(py);
     d.set_item("name", &s.name)?;
@@ -55,7 +70,7 @@ fn check(py: Python<'_>, scenario_json: &str, origin: &str) -> PyResult<PyObject
     d.set_item("links", s.links.iter().map(|l| l.name.clone()).collect::<Vec<_>>())?;
     d.set_item("paths", s.paths.iter().map(|p| p.name.clone()).collect::<Vec<_>>())?;
     d.set_item("flows", s.flows.iter().map(|f| f.name.clone()).collect::<Vec<_>>())?;
-    let e = s.estimate();
+    let e = mpsim_core::estimate::estimate_with(&s, stream);
     let est = PyDict::new_bound(py);
     for (k, v) in [
         ("events", e.events),
@@ -123,19 +138,54 @@ fn install(py: Python<'_>, s: &Scenario, origin: &str, mut sim: Simulation, plug
 
 /// Runs a scenario given as JSON. `progress`, if given, is called with the fraction done;
 /// `plugins` are schedulers and controllers written in Python, installed before the run.
+/// `sink`, if given, receives the series and the trace while the run goes on, as
+/// `sink(table_name, columns, kinds)` with chunks of `chunk_rows` rows or more (columns: a
+/// dict of lists; kinds: "f64", "u64" or "str" per column); an exception it raises stops the
+/// run and propagates.
 /// Returns a dict: summary (JSON text), run_info (wall time), flow_series, link_series, trace
-/// (dicts of lists or None).
+/// (dicts of lists, or None for the trace when not recorded and for every one streamed).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, origin, progress=None, plugins=None))]
-fn run(py: Python<'_>, scenario_json: &str, origin: &str, progress: Option<PyObject>, plugins: Option<Vec<Plugin>>) -> PyResult<PyObject> {
+#[pyo3(signature = (scenario_json, origin, progress=None, plugins=None, sink=None, chunk_rows=mpsim_core::metrics::CHUNK_ROWS))]
+fn run(
+    py: Python<'_>,
+    scenario_json: &str,
+    origin: &str,
+    progress: Option<PyObject>,
+    plugins: Option<Vec<Plugin>>,
+    sink: Option<PyObject>,
+    chunk_rows: usize,
+) -> PyResult<PyObject> {
     let s = parse(scenario_json, origin)?;
     let fault = Arc::new(Fault::default());
-    let sim = install(py, &s, origin, Simulation::new(&s), plugins.unwrap_or_default(), &fault)?;
+    let mut sim = install(py, &s, origin, Simulation::new(&s), plugins.unwrap_or_default(), &fault)?;
+    // the first error of the sink; later chunks are dropped and the run stops at its next
+    // progress step
+    let sink_error: Arc<std::sync::Mutex<Option<PyErr>>> = Arc::default();
+    if let Some(sink) = sink {
+        let failed = sink_error.clone();
+        sim = sim.stream(
+            Box::new(move |which, table| {
+                let mut failed = failed.lock().unwrap_or_else(|e| e.into_inner());
+                if failed.is_some() {
+                    return;
+                }
+                Python::with_gil(|py| {
+                    let called = table_to_dict(py, &table)
+                        .and_then(|cols| Ok((cols, column_kinds(py, &table)?)))
+                        .and_then(|(cols, kinds)| sink.call1(py, (which.name(), cols, kinds)));
+                    if let Err(e) = called {
+                        *failed = Some(e);
+                    }
+                })
+            }),
+            chunk_rows,
+        );
+    }
     let mut interrupted: Option<PyErr> = None;
     let out = py.allow_threads(|| {
         sim.run_with_progress(|frac| {
-            // an error in user code stops the run here
-            if fault.is_set() {
+            // an error in user code, or in writing a streamed table, stops the run here
+            if fault.is_set() || sink_error.lock().map_or(true, |e| e.is_some()) {
                 return false;
             }
             Python::with_gil(|py| {
@@ -163,6 +213,9 @@ fn run(py: Python<'_>, scenario_json: &str, origin: &str, progress: Option<PyObj
     if let Some(e) = interrupted {
         return Err(e);
     }
+    if let Some(e) = sink_error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(e);
+    }
     let d = PyDict::new_bound(py);
     let summary = serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     d.set_item("summary", summary)?;
@@ -170,13 +223,14 @@ fn run(py: Python<'_>, scenario_json: &str, origin: &str, progress: Option<PyObj
     let run_info = PyDict::new_bound(py);
     run_info.set_item("wall_s", out.summary.wall_s)?;
     d.set_item("run_info", run_info)?;
-    d.set_item("flow_series", table_to_dict(py, &out.flow_series)?)?;
-    d.set_item("subflow_series", table_to_dict(py, &out.subflow_series)?)?;
-    d.set_item("link_series", table_to_dict(py, &out.link_series)?)?;
-    match &out.trace {
-        Some(t) => d.set_item("trace", table_to_dict(py, t)?)?,
-        None => d.set_item("trace", py.None())?,
+    let tables = [("flow_series", Some(&out.flow_series)), ("subflow_series", Some(&out.subflow_series)), ("link_series", Some(&out.link_series)), ("trace", out.trace.as_ref())];
+    for (name, table) in tables {
+        match table.filter(|_| !out.streamed) {
+            Some(t) => d.set_item(name, table_to_dict(py, t)?)?,
+            None => d.set_item(name, py.None())?,
+        }
     }
+    d.set_item("streamed", out.streamed)?;
     let pcap = pyo3::types::PyList::empty_bound(py);
     for f in &out.pcap {
         pcap.append((f.flow.as_str(), pyo3::types::PyBytes::new_bound(py, &f.bytes), f.packets, f.dropped))?;
@@ -222,6 +276,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add("PluginError", m.py().get_type_bound::<PluginError>())?;
     views::register(m)?;
+    m.add("CHUNK_ROWS", mpsim_core::metrics::CHUNK_ROWS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -3,11 +3,13 @@
 
 pub mod pcap;
 pub mod series;
+pub mod stream;
 pub mod summary;
 pub mod table;
 pub mod trace;
 
 pub use series::{FlowColumns, FlowRow, LinkColumns, LinkRow, SubflowColumns, SubflowRow};
+pub use stream::{StreamedTable, TableSink, CHUNK_ROWS};
 pub use summary::{ClassSummary, FlowSummary, LinkSummary, SubflowSummary, Summary};
 pub use table::{Column, Table};
 pub use trace::{trace_table, TraceKind, TraceRow};

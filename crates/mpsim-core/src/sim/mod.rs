@@ -243,6 +243,15 @@ impl Simulation {
         Ok(self)
     }
 
+    /// Streams the time series and the trace: they go to `sink` in chunks of `chunk_rows`
+    /// rows or more (see [`crate::metrics::CHUNK_ROWS`]) while the run goes on, and the rest
+    /// at its end, instead of growing in memory until the output; the output's tables are
+    /// then empty. Call before `run`.
+    pub fn stream(mut self, sink: crate::metrics::TableSink, chunk_rows: usize) -> Simulation {
+        self.net.rec.stream_to(sink, chunk_rows, &self.flows, &self.net.links);
+        self
+    }
+
     /// Turns cut-through off: every hop gets its own event (for tests that compare both).
     pub fn without_cut_through(mut self) -> Simulation {
         for l in &mut self.net.links {

@@ -4,7 +4,7 @@
 use super::flow::Flow;
 use crate::metrics::{
     jain_index, throughput_psnr, trace_table, ClassSummary, Column, FlowColumns, FlowRow, FlowSummary, LinkColumns, LinkRow,
-    LinkSummary, SubflowColumns, SubflowRow, Summary, Table, TraceKind, TraceRow,
+    LinkSummary, StreamedTable, SubflowColumns, SubflowRow, Summary, Table, TableSink, TraceKind, TraceRow,
 };
 use crate::metrics::pcap::PcapFile;
 use crate::net::Link;
@@ -24,6 +24,9 @@ pub struct Output {
     pub link_series: Table,
     /// Per-packet trace, if the scenario asked for one.
     pub trace: Option<Table>,
+    /// True when the series and the trace went to a sink in chunks during the run (see
+    /// `Simulation::stream`): the tables above are then empty.
+    pub streamed: bool,
     /// One packet capture per flow, if the scenario asked for them (`[metrics] pcap`).
     pub pcap: Vec<PcapFile>,
 }
@@ -69,6 +72,75 @@ struct Index {
     sub: Vec<u32>,
 }
 
+/// The names the tables give to flows, subflows and links, which the rows keep as indices.
+struct Names {
+    flows: Vec<String>,
+    /// Forward direction of each link.
+    links: Vec<String>,
+    /// `sub_paths[flow][sub]`: the path of a subflow (or of an SCTP destination).
+    sub_paths: Vec<Vec<String>>,
+    /// Every directed link (2i forward, 2i+1 reverse), as the trace names them.
+    directed: Vec<String>,
+}
+
+impl Names {
+    fn new(flows: &[Flow], links: &[Link]) -> Names {
+        Names {
+            flows: flows.iter().map(|f| f.name.clone()).collect(),
+            links: links.iter().step_by(2).map(|l| l.name.clone()).collect(),
+            sub_paths: flows.iter().map(|f| f.conn.path_names()).collect(),
+            directed: links.iter().enumerate().map(|(i, l)| if i % 2 == 0 { l.name.clone() } else { format!("{}.reverse", l.name) }).collect(),
+        }
+    }
+
+    fn column(names: &[String], idx: &[u32]) -> Column {
+        Column::Str(idx.iter().map(|&i| names[i as usize].clone()).collect())
+    }
+
+    fn flow_table(&self, i: Index, series: FlowColumns) -> Table {
+        let mut columns = vec![("time_s".into(), Column::F64(i.t)), ("flow".into(), Names::column(&self.flows, &i.of))];
+        columns.extend(series.into_columns());
+        Table { columns }
+    }
+
+    fn subflow_table(&self, i: Index, series: SubflowColumns) -> Table {
+        let paths = i.of.iter().zip(&i.sub).map(|(&f, &k)| self.sub_paths[f as usize][k as usize].clone()).collect();
+        let mut columns = vec![
+            ("time_s".into(), Column::F64(i.t)),
+            ("flow".into(), Names::column(&self.flows, &i.of)),
+            ("path".into(), Column::Str(paths)),
+        ];
+        columns.extend(series.into_columns());
+        Table { columns }
+    }
+
+    fn link_table(&self, i: Index, series: LinkColumns) -> Table {
+        let mut columns = vec![("time_s".into(), Column::F64(i.t)), ("link".into(), Names::column(&self.links, &i.of))];
+        columns.extend(series.into_columns());
+        Table { columns }
+    }
+
+    fn trace_table(&self, rows: &[TraceRow]) -> Table {
+        trace_table(rows, &self.flows, &self.sub_paths, &self.directed)
+    }
+}
+
+/// Where the tables go when they stream, and what has gone so far.
+struct Stream {
+    sink: TableSink,
+    chunk_rows: usize,
+    names: Names,
+    /// Per table: whether a chunk has been handed over.
+    sent: [bool; 4],
+}
+
+impl Stream {
+    fn send(&mut self, which: StreamedTable, t: Table) {
+        self.sent[which.index()] = true;
+        (self.sink)(which, t);
+    }
+}
+
 pub(super) struct Recorder {
     name: String,
     seed: u64,
@@ -80,6 +152,9 @@ pub(super) struct Recorder {
     link_index: Index,
     link_series: LinkColumns,
     trace: Option<Vec<TraceRow>>,
+    /// Trace rows that make a chunk (never reached unless the tables stream).
+    trace_chunk: usize,
+    stream: Option<Stream>,
     pub packets_delivered: u64,
     warmup: SimTime,
     /// Taken at the warm-up (zero before it) and at the last sample.
@@ -106,6 +181,8 @@ impl Recorder {
             link_index: Index::default(),
             link_series: LinkColumns::default(),
             trace: s.metrics.trace.then(Vec::new),
+            trace_chunk: usize::MAX,
+            stream: None,
             packets_delivered: 0,
             warmup: SimTime(s.metrics.warmup.0),
             at_warmup: None,
@@ -118,11 +195,59 @@ impl Recorder {
         self.interval
     }
 
+    /// Hands the series and the trace to `sink` in chunks of `chunk_rows` rows or more as
+    /// they grow, and the rest at the end, instead of keeping them for the output.
+    pub fn stream_to(&mut self, sink: TableSink, chunk_rows: usize, flows: &[Flow], links: &[Link]) {
+        let chunk_rows = chunk_rows.max(1);
+        self.trace_chunk = chunk_rows;
+        self.stream = Some(Stream { sink, chunk_rows, names: Names::new(flows, links), sent: [false; 4] });
+    }
+
+    /// Hands over the trace rows recorded so far.
+    #[cold]
+    #[inline(never)]
+    fn flush_trace(&mut self) {
+        if let (Some(st), Some(rows)) = (&mut self.stream, &mut self.trace) {
+            let t = st.names.trace_table(rows);
+            rows.clear();
+            st.send(StreamedTable::Trace, t);
+        }
+    }
+
+    /// Hands over each series that holds a chunk's worth of rows (every series, and the
+    /// trace, at the end of the run, also when they are shorter or empty and nothing went).
+    fn flush_series(&mut self, end: bool) {
+        let Some(st) = &mut self.stream else { return };
+        let due = |st: &Stream, which: StreamedTable, rows: usize| {
+            rows >= st.chunk_rows || (end && (rows > 0 || !st.sent[which.index()]))
+        };
+        if due(st, StreamedTable::FlowSeries, self.flow_index.t.len()) {
+            let t = st.names.flow_table(std::mem::take(&mut self.flow_index), std::mem::take(&mut self.flow_series));
+            st.send(StreamedTable::FlowSeries, t);
+        }
+        if due(st, StreamedTable::SubflowSeries, self.subflow_index.t.len()) {
+            let t = st.names.subflow_table(std::mem::take(&mut self.subflow_index), std::mem::take(&mut self.subflow_series));
+            st.send(StreamedTable::SubflowSeries, t);
+        }
+        if due(st, StreamedTable::LinkSeries, self.link_index.t.len()) {
+            let t = st.names.link_table(std::mem::take(&mut self.link_index), std::mem::take(&mut self.link_series));
+            st.send(StreamedTable::LinkSeries, t);
+        }
+        // the trace hands over its own full chunks as it grows
+        let trace_due = end && self.trace.as_ref().is_some_and(|rows| due(st, StreamedTable::Trace, rows.len()));
+        if trace_due {
+            self.flush_trace();
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn trace(&mut self, t: SimTime, flow: u32, sub: u8, kind: TraceKind, seq: u64, dsn: u64, len: u32, link: u32) {
         if let Some(tr) = &mut self.trace {
             tr.push(TraceRow { t, flow, sub, kind, seq, dsn, len, link });
+            if tr.len() >= self.trace_chunk {
+                self.flush_trace();
+            }
         }
     }
 
@@ -233,10 +358,11 @@ impl Recorder {
         for fl in flows {
             fl.interval_delay = (0, 0);
         }
+        self.flush_series(false);
     }
 
     /// Builds the output of a run.
-    pub fn finish(self, flows: &[Flow], links: &[Link], end: SimTime, warmup: SimTime, events: u64, wall_s: f64) -> Output {
+    pub fn finish(mut self, flows: &[Flow], links: &[Link], end: SimTime, warmup: SimTime, events: u64, wall_s: f64) -> Output {
         let dur = end.as_secs_f64();
         let zero = Marks::default();
         let warm = self.at_warmup.as_ref().unwrap_or(&zero);
@@ -319,34 +445,17 @@ impl Recorder {
             packets_delivered: self.packets_delivered,
             wall_s,
         };
-        let flow_names: Vec<String> = flows.iter().map(|f| f.name.clone()).collect();
-        let link_names: Vec<String> = links.iter().step_by(2).map(|l| l.name.clone()).collect();
-        let sub_paths: Vec<Vec<String>> = flows.iter().map(|f| f.conn.path_names()).collect();
-        let names = |names: &[String], idx: &[u32]| Column::Str(idx.iter().map(|&i| names[i as usize].clone()).collect());
-
-        let fi = self.flow_index;
-        let mut columns = vec![("time_s".into(), Column::F64(fi.t)), ("flow".into(), names(&flow_names, &fi.of))];
-        columns.extend(self.flow_series.into_columns());
-        let flow_series = Table { columns };
-
-        let si = self.subflow_index;
-        let paths = si.of.iter().zip(&si.sub).map(|(&f, &k)| sub_paths[f as usize][k as usize].clone()).collect();
-        let mut columns = vec![
-            ("time_s".into(), Column::F64(si.t)),
-            ("flow".into(), names(&flow_names, &si.of)),
-            ("path".into(), Column::Str(paths)),
-        ];
-        columns.extend(self.subflow_series.into_columns());
-        let subflow_series = Table { columns };
-
-        let li = self.link_index;
-        let mut columns = vec![("time_s".into(), Column::F64(li.t)), ("link".into(), names(&link_names, &li.of))];
-        columns.extend(self.link_series.into_columns());
-        let link_series = Table { columns };
-
-        let all_links: Vec<String> =
-            links.iter().enumerate().map(|(i, l)| if i % 2 == 0 { l.name.clone() } else { format!("{}.reverse", l.name) }).collect();
-        let trace = self.trace.map(|rows| trace_table(&rows, &flow_names, &sub_paths, &all_links));
-        Output { summary, flow_series, subflow_series, link_series, trace, pcap: Vec::new() }
+        if self.stream.is_some() {
+            self.flush_series(true);
+            let trace = self.trace.as_ref().map(|_| Table::default());
+            let empty = Table::default();
+            return Output { summary, flow_series: empty.clone(), subflow_series: empty.clone(), link_series: empty, trace, streamed: true, pcap: Vec::new() };
+        }
+        let names = Names::new(flows, links);
+        let flow_series = names.flow_table(self.flow_index, self.flow_series);
+        let subflow_series = names.subflow_table(self.subflow_index, self.subflow_series);
+        let link_series = names.link_table(self.link_index, self.link_series);
+        let trace = self.trace.map(|rows| names.trace_table(&rows));
+        Output { summary, flow_series, subflow_series, link_series, trace, streamed: false, pcap: Vec::new() }
     }
 }

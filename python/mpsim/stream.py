@@ -1,0 +1,114 @@
+"""Time series and traces streamed to Parquet files while a run goes on.
+
+``mpsim.run(..., stream=DIR)`` (``mpsim run --out DIR --stream``) has the core hand over
+``flow_series``, ``subflow_series``, ``link_series`` and, if recorded, ``trace`` in chunks of
+:data:`CHUNK_ROWS` rows as the run produces them; :class:`ParquetSink` appends each chunk as
+one row group to ``DIR/<table>.parquet``. Memory then stays bounded whatever the run's
+length, and the files hold exactly the rows the tables hold when the run does not stream.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import _core
+
+__all__ = ["CHUNK_ROWS", "TABLES", "StreamError", "ParquetSink", "prepare_dir"]
+
+#: Rows per chunk (and Parquet row group): a chunk is written once a table holds this many
+#: (a sample adds one row per flow at once, so a chunk may hold a few more).
+CHUNK_ROWS: int = _core.CHUNK_ROWS
+
+#: The tables that stream, in the order of the output.
+TABLES = ("flow_series", "subflow_series", "link_series", "trace")
+
+
+class StreamError(ValueError):
+    """The folder given to stream into cannot be used."""
+
+
+def prepare_dir(path: str | os.PathLike[str]) -> Path:
+    """Creates *path* (with its parents) for a streamed run, or checks that it is empty, and
+    that files can be written there.
+
+    Raises:
+        StreamError: *path* is a file, a folder that is not empty, or cannot be written.
+    """
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise StreamError(f"{p}: not a folder; streamed tables go into a new or empty folder")
+    if p.is_dir() and any(p.iterdir()):
+        raise StreamError(f"{p}: folder not empty; streamed tables go into a new or empty folder "
+                          "(give another one, or empty this one)")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        probe = p / ".mpsim-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise StreamError(f"{p}: cannot write there ({e.strerror or e})") from None
+    return p
+
+
+def _schema(columns: Mapping[str, Any], kinds: Mapping[str, str]) -> Any:
+    import pyarrow as pa
+
+    # integers as int64: the type pandas gives the same column when the run does not stream
+    types = {"f64": pa.float64(), "u64": pa.int64(), "str": pa.string()}
+    return pa.schema([(name, types[kinds[name]]) for name in columns])
+
+
+class ParquetSink:
+    """Receives the chunks of a streamed run (``sink(table, columns, kinds)``, see
+    ``mpsim._core.run``) and writes each as a row group of ``folder/<table>.parquet``.
+
+    Use it as a context manager, or call :meth:`close`: the files are complete only once
+    closed (a Parquet file's index is written at its end).
+    """
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder)
+        self._writers: dict[str, Any] = {}
+        self.rows: dict[str, int] = {}
+        self.chunks: dict[str, int] = {}
+
+    def path(self, table: str) -> Path:
+        return self.folder / f"{table}.parquet"
+
+    def __call__(self, table: str, columns: Mapping[str, list[Any]], kinds: Mapping[str, str]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        w = self._writers.get(table)
+        if w is None:
+            w = pq.ParquetWriter(self.path(table), _schema(columns, kinds))
+            self._writers[table] = w
+        batch = pa.table({name: pa.array(values, type=w.schema.field(name).type) for name, values in columns.items()},
+                         schema=w.schema)
+        w.write_table(batch)
+        self.rows[table] = self.rows.get(table, 0) + batch.num_rows
+        self.chunks[table] = self.chunks.get(table, 0) + 1
+
+    @property
+    def files(self) -> list[Path]:
+        """The files written (or being written), in the order of :data:`TABLES`."""
+        return [self.path(t) for t in TABLES if t in self._writers]
+
+    def close(self) -> None:
+        errors = []
+        for w in self._writers.values():
+            try:
+                w.close()
+            except OSError as e:  # pragma: no cover - a full disk at the very end
+                errors.append(e)
+        if errors:
+            raise errors[0]
+
+    def __enter__(self) -> "ParquetSink":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
