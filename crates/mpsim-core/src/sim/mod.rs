@@ -272,11 +272,7 @@ impl Simulation {
         // progress at every thousandth of the simulated time, whatever the event rate
         let step = (self.net.end.0 / PROGRESS_STEPS).max(1);
         let mut next_report = step;
-        while let Some(t) = self.net.queue.peek_time() {
-            if t > self.net.end {
-                break;
-            }
-            let (t, ev) = self.net.queue.pop().expect("peeked");
+        while let Some((t, ev)) = self.net.queue.pop_until(self.net.end) {
             self.net.now = t;
             self.dispatch(ev);
             if t.0 < next_report {
