@@ -62,6 +62,12 @@ impl MptcpConn {
                 return;
             }
             let len = if dequeue { self.ordinary_chunk_len(mss) } else { (self.app_limit - self.dsn_nxt).min(mss) };
+            let blocked = self.dsn_nxt + len > self.right_edge;
+            if !blocked && self.sched.sends_only_when_available() && !views.iter().any(|v| v.available()) {
+                // the scheduler would wait: no need to ask it
+                self.note_blocked(now, false);
+                return;
+            }
             let mut ctx = SchedContext {
                 now,
                 subflows: views.as_slice(),
@@ -73,7 +79,7 @@ impl MptcpConn {
                 hol_sent_on: 0,
                 send_window: self.right_edge.saturating_sub(self.data_una),
             };
-            if self.dsn_nxt + len > self.right_edge {
+            if blocked {
                 // receive-buffer blocking: there is data, a subflow could send, the window says no
                 let any_room = views.iter().any(|v| v.available());
                 self.note_blocked(now, any_room);
