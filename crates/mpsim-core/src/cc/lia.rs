@@ -51,14 +51,16 @@ impl Lia {
     /// Bytes to acknowledge for one MSS of increase: `max(cwnd_total / alpha, cwnd_i)`.
     pub(crate) fn threshold(c: &Coupling) -> u64 {
         let own = c.own().cwnd;
-        if c.len() <= 1 {
-            return own;
-        }
-        let (mut sum_rate, mut max_ratio) = (0.0f64, 0.0f64);
+        // one pass: the sums, and whether the caller is alone in the coupling
+        let (mut n, mut sum_rate, mut max_ratio) = (0usize, 0.0f64, 0.0f64);
         for p in c.paths() {
             let (cwnd, rtt) = (p.cwnd as f64, p.rtt_secs());
+            n += 1;
             sum_rate += cwnd / rtt;
             max_ratio = max_ratio.max(cwnd / (rtt * rtt));
+        }
+        if n <= 1 {
+            return own;
         }
         let total_over_alpha = sum_rate * sum_rate / max_ratio;
         if !total_over_alpha.is_finite() {
