@@ -96,7 +96,9 @@ impl MptcpConn {
                     let copies = self.sched.copies(&ctx, i);
                     let dsn = self.dsn_nxt;
                     self.assign(i, dsn, len);
-                    views[i] = self.subs[i].view();
+                    // handing over a chunk changes only what is queued on the subflow
+                    views[i].queued = self.subs[i].sender.unsent();
+                    debug_assert_eq!(views[i], self.subs[i].view());
                     self.stale_views &= !(1 << i);
                     self.dsn_nxt += len;
                     if dequeue {
