@@ -9,11 +9,19 @@ use crate::time::SimTime;
 /// packed into one `u128` so each step of a sift is a single comparison. Four children per
 /// node halve the depth of a binary heap; with a few dozen pending events the whole heap
 /// stays in a handful of cache lines.
+///
+/// `pop` leaves the root's slot empty (a hole) instead of moving the last entry up at once:
+/// handling an event usually schedules the next one (a link's next packet, a timer), and that
+/// push fills the hole with a single sift down, where a pop and a push would sift twice. A hole
+/// still there at the next pop or peek is closed then. The keys are unique, so the order in
+/// which events come out does not depend on the heap's layout.
 pub struct EventQueue<E> {
     keys: Vec<u128>,
     events: Vec<E>,
     seq: u64,
     popped: u64,
+    /// The root slot is empty (its event was popped).
+    hole: bool,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -29,12 +37,17 @@ fn key(time: SimTime, seq: u64) -> u128 {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { keys: Vec::with_capacity(256), events: Vec::with_capacity(256), seq: 0, popped: 0 }
+        EventQueue { keys: Vec::with_capacity(256), events: Vec::with_capacity(256), seq: 0, popped: 0, hole: false }
     }
 
     pub fn push(&mut self, time: SimTime, ev: E) {
         self.seq += 1;
         let k = key(time, self.seq);
+        if self.hole {
+            self.hole = false;
+            self.sift_down(k, ev);
+            return;
+        }
         let mut i = self.keys.len();
         self.keys.push(k);
         self.events.push(ev);
@@ -52,61 +65,78 @@ impl<E: Copy> EventQueue<E> {
         self.events[i] = ev;
     }
 
-    /// Removes and returns the earliest event.
-    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+    /// Puts (k, ev) into the empty root slot and sifts it down to its place.
+    #[inline(always)]
+    fn sift_down(&mut self, k: u128, ev: E) {
         let n = self.keys.len();
-        if n == 0 {
-            return None;
-        }
-        self.popped += 1;
-        let top_key = self.keys[0];
-        let top_ev = self.events[0];
-        let last_key = self.keys[n - 1];
-        let last_ev = self.events[n - 1];
-        self.keys.pop();
-        self.events.pop();
-        let n = n - 1;
-        if n > 0 {
-            // sift the last element down from the root
-            let mut i = 0;
-            loop {
-                let first = 4 * i + 1;
-                if first >= n {
-                    break;
-                }
-                let end = (first + 4).min(n);
-                let mut best = first;
-                let mut best_key = self.keys[first];
-                for c in first + 1..end {
-                    let kc = self.keys[c];
-                    if kc < best_key {
-                        best = c;
-                        best_key = kc;
-                    }
-                }
-                if last_key <= best_key {
-                    break;
-                }
-                self.keys[i] = best_key;
-                self.events[i] = self.events[best];
-                i = best;
+        let mut i = 0;
+        loop {
+            let first = 4 * i + 1;
+            if first >= n {
+                break;
             }
-            self.keys[i] = last_key;
-            self.events[i] = last_ev;
+            let end = (first + 4).min(n);
+            let mut best = first;
+            let mut best_key = self.keys[first];
+            for c in first + 1..end {
+                let kc = self.keys[c];
+                if kc < best_key {
+                    best = c;
+                    best_key = kc;
+                }
+            }
+            if k <= best_key {
+                break;
+            }
+            self.keys[i] = best_key;
+            self.events[i] = self.events[best];
+            i = best;
         }
-        Some((SimTime((top_key >> 64) as u64), top_ev))
+        self.keys[i] = k;
+        self.events[i] = ev;
     }
 
-    pub fn peek_time(&self) -> Option<SimTime> {
+    /// Closes the hole left by a pop: the last entry fills the root slot.
+    fn close_hole(&mut self) {
+        self.hole = false;
+        let (Some(k), Some(ev)) = (self.keys.pop(), self.events.pop()) else { return };
+        if !self.keys.is_empty() {
+            self.sift_down(k, ev);
+        }
+    }
+
+    /// Removes and returns the earliest event.
+    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        if self.hole {
+            self.close_hole();
+        }
+        let (&k, &ev) = (self.keys.first()?, self.events.first()?);
+        self.hole = true;
+        self.popped += 1;
+        Some((SimTime((k >> 64) as u64), ev))
+    }
+
+    /// Removes and returns the earliest event if it is due no later than `end`.
+    pub fn pop_until(&mut self, end: SimTime) -> Option<(SimTime, E)> {
+        if self.peek_time()? > end {
+            return None;
+        }
+        self.pop()
+    }
+
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        if self.hole {
+            self.close_hole();
+        }
         self.keys.first().map(|k| SimTime((k >> 64) as u64))
     }
 
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.keys.len() - self.hole as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.len() == 0
     }
 
     /// Number of events processed so far.
@@ -149,6 +179,7 @@ mod tests {
                 let want = (!reference.is_empty()).then(|| reference.remove(0));
                 assert_eq!(q.pop(), want);
             }
+            assert_eq!(q.len(), reference.len());
         }
         reference.sort();
         for want in reference {

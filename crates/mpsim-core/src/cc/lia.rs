@@ -51,14 +51,16 @@ impl Lia {
     /// Bytes to acknowledge for one MSS of increase: `max(cwnd_total / alpha, cwnd_i)`.
     pub(crate) fn threshold(c: &Coupling) -> u64 {
         let own = c.own().cwnd;
-        if c.len() <= 1 {
-            return own;
-        }
-        let (mut sum_rate, mut max_ratio) = (0.0f64, 0.0f64);
+        // one pass: the sums, and whether the caller is alone in the coupling
+        let (mut n, mut sum_rate, mut max_ratio) = (0usize, 0.0f64, 0.0f64);
         for p in c.paths() {
             let (cwnd, rtt) = (p.cwnd as f64, p.rtt_secs());
+            n += 1;
             sum_rate += cwnd / rtt;
             max_ratio = max_ratio.max(cwnd / (rtt * rtt));
+        }
+        if n <= 1 {
+            return own;
         }
         let total_over_alpha = sum_rate * sum_rate / max_ratio;
         if !total_over_alpha.is_finite() {
@@ -75,6 +77,13 @@ impl CongestionControl for Lia {
     }
 
     fn on_ack(&mut self, w: Window, ctx: &AckContext) -> Window {
+        // The threshold is never below the subflow's own window, so while the bytes counted
+        // stay under that window no increase can be due: the coupled sums (a division per
+        // path) are computed only on the ACK that may reach the threshold.
+        if !w.in_slow_start() && self.acked_in_ca + ctx.bytes_acked < w.cwnd {
+            self.acked_in_ca += ctx.bytes_acked;
+            return w;
+        }
         coupled_on_ack(&mut self.acked_in_ca, w, ctx, Lia::threshold)
     }
 
@@ -247,6 +256,25 @@ mod tests {
         fn alone_it_is_reno(variant in 0u8..5, cwnd in 1u64..200, ssthresh in 2u64..200, evs in events(300)) {
             let start = Window { cwnd: cwnd * MSS, ssthresh: ssthresh * MSS, mss: MSS };
             assert_matches_reno(&mut Lia::default(), start, variant, &evs);
+        }
+
+        #[test]
+        fn skipping_the_sums_below_the_own_window_changes_nothing((subs, me) in connection(), acks in prop::collection::vec(1u64..=3000, 1..2000)) {
+            // `on_ack` computes the coupled threshold only when the counter may reach it; the
+            // full rule, computed on every ACK, must give the same windows and counter
+            let mss = subs[me].mss;
+            let start = Window { cwnd: subs[me].cwnd, ssthresh: mss, mss };
+            let (mut lia, mut full) = (Lia::default(), 0u64);
+            let (mut w, mut wf) = (start, start);
+            let mut subs = subs;
+            for b in acks {
+                subs[me].cwnd = w.cwnd;
+                let ctx = ack(b, &subs, me);
+                w = lia.on_ack(w, &ctx);
+                wf = coupled_on_ack(&mut full, wf, &ctx, Lia::threshold);
+                prop_assert_eq!(w, wf);
+                prop_assert_eq!(lia.acked_in_ca, full);
+            }
         }
 
         #[test]

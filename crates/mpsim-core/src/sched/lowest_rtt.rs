@@ -65,6 +65,10 @@ impl Scheduler for LowestRtt {
         }
         act
     }
+
+    fn sends_only_when_available(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -103,6 +103,13 @@ pub trait Scheduler {
     fn paced(&self) -> bool {
         false
     }
+
+    /// `pick` sends only on an available subflow ([`SubflowView::available`]) and changes
+    /// nothing when it waits: when no subflow is available the connection waits without
+    /// asking (a pass that would only confirm the wait is skipped on every ACK).
+    fn sends_only_when_available(&self) -> bool {
+        false
+    }
 }
 
 /// Declares the built-in schedulers from one table: each entry names the module (one file
@@ -186,6 +193,15 @@ macro_rules! schedulers {
                 match self {
                     $(Sched::$ty(s) => s.paced(),)+
                     Sched::Custom(s) => s.paced(),
+                }
+            }
+
+            /// See [`Scheduler::sends_only_when_available`].
+            #[inline]
+            pub fn sends_only_when_available(&self) -> bool {
+                match self {
+                    $(Sched::$ty(s) => s.sends_only_when_available(),)+
+                    Sched::Custom(s) => s.sends_only_when_available(),
                 }
             }
         }
@@ -354,6 +370,37 @@ pub(crate) mod test_util {
 mod tests {
     use super::test_util::*;
     use super::*;
+
+    #[test]
+    fn a_scheduler_that_sends_only_when_available_waits_when_none_is() {
+        // the connection skips asking such a scheduler when no subflow is available: its
+        // picks must never name an unavailable subflow, and with none available it waits
+        let mut rng = crate::rng::Rng::from_seed(11);
+        let mut claimed = 0;
+        for &(name, _) in SCHEDULERS {
+            let mut s = Sched::by_name(name).unwrap();
+            if !s.sends_only_when_available() {
+                continue;
+            }
+            claimed += 1;
+            for _ in 0..2000 {
+                let n = 1 + rng.below(4) as usize;
+                let subs: Vec<SubflowView> = (0..n)
+                    .map(|_| {
+                        let mut v = sf(1 + rng.below(200), 1 + rng.below(20), rng.below(22));
+                        v.usable = rng.below(5) > 0;
+                        v.backup = rng.below(4) == 0;
+                        v.ca_state = [CaState::Open, CaState::Recovery, CaState::Loss][rng.below(3) as usize];
+                        v
+                    })
+                    .collect();
+                if let Decision::Send(i) = s.pick(&ctx(&subs)) {
+                    assert!(subs[i].available(), "{name} sent on unavailable subflow {i}: {subs:?}");
+                }
+            }
+        }
+        assert!(claimed > 0);
+    }
 
     #[test]
     fn lowest_rtt_prefers_fast_then_falls_back_when_full() {

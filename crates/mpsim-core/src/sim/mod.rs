@@ -83,14 +83,17 @@ impl Sink for Wire<'_> {
         let (f, now) = (self.flow, net.now);
         match a {
             Action::Packet { sub, route, size, header } => {
-                let (kind, seq, dsn, len) = match header {
-                    Header::TcpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.seq, h.dsn, h.len),
-                    Header::Datagram(h) => (TraceKind::Send, h.seq, h.dsn, h.len),
-                    Header::TcpAck(h) => (TraceKind::Ack, h.ack, h.data_ack, 0),
-                    Header::SctpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.offset, h.tsn, h.len),
-                    Header::SctpSack(h) => (TraceKind::Ack, h.delivered, h.cum_tsn, 0),
-                    Header::SctpControl(_) => (TraceKind::Ack, 0, 0, 0),
-                };
+                if net.rec.tracing() {
+                    let (kind, seq, dsn, len) = match header {
+                        Header::TcpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.seq, h.dsn, h.len),
+                        Header::Datagram(h) => (TraceKind::Send, h.seq, h.dsn, h.len),
+                        Header::TcpAck(h) => (TraceKind::Ack, h.ack, h.data_ack, 0),
+                        Header::SctpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.offset, h.tsn, h.len),
+                        Header::SctpSack(h) => (TraceKind::Ack, h.delivered, h.cum_tsn, 0),
+                        Header::SctpControl(_) => (TraceKind::Ack, 0, 0, 0),
+                    };
+                    net.rec.trace(now, f, sub, kind, seq, dsn, len, u32::MAX);
+                }
                 if !net.pcap.is_empty() {
                     match &header {
                         Header::TcpData(h) | Header::Datagram(h) => net.pcap[f as usize].data(now, sub as usize, h),
@@ -101,7 +104,6 @@ impl Sink for Wire<'_> {
                     }
                 }
                 let id = net.arena.alloc(Packet { flow: f, route, hop: 0, sub, size, header });
-                net.rec.trace(now, f, sub, kind, seq, dsn, len, u32::MAX);
                 net.forward(id);
             }
             Action::Timer { sub, kind, at } => net.queue.push(at, Event::Timer { flow: f, sub, kind }),
@@ -282,11 +284,7 @@ impl Simulation {
         // progress at every thousandth of the simulated time, whatever the event rate
         let step = (self.net.end.0 / PROGRESS_STEPS).max(1);
         let mut next_report = step;
-        while let Some(t) = self.net.queue.peek_time() {
-            if t > self.net.end {
-                break;
-            }
-            let (t, ev) = self.net.queue.pop().expect("peeked");
+        while let Some((t, ev)) = self.net.queue.pop_until(self.net.end) {
             self.net.now = t;
             self.dispatch(ev);
             if t.0 < next_report {

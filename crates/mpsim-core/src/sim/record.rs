@@ -240,6 +240,12 @@ impl Recorder {
         }
     }
 
+    /// Whether packets are traced (callers skip preparing a row otherwise).
+    #[inline]
+    pub fn tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn trace(&mut self, t: SimTime, flow: u32, sub: u8, kind: TraceKind, seq: u64, dsn: u64, len: u32, link: u32) {

@@ -62,6 +62,12 @@ impl MptcpConn {
                 return;
             }
             let len = if dequeue { self.ordinary_chunk_len(mss) } else { (self.app_limit - self.dsn_nxt).min(mss) };
+            let blocked = self.dsn_nxt + len > self.right_edge;
+            if !blocked && self.sched.sends_only_when_available() && !views.iter().any(|v| v.available()) {
+                // the scheduler would wait: no need to ask it
+                self.note_blocked(now, false);
+                return;
+            }
             let mut ctx = SchedContext {
                 now,
                 subflows: views.as_slice(),
@@ -73,7 +79,7 @@ impl MptcpConn {
                 hol_sent_on: 0,
                 send_window: self.right_edge.saturating_sub(self.data_una),
             };
-            if self.dsn_nxt + len > self.right_edge {
+            if blocked {
                 // receive-buffer blocking: there is data, a subflow could send, the window says no
                 let any_room = views.iter().any(|v| v.available());
                 self.note_blocked(now, any_room);
@@ -90,7 +96,9 @@ impl MptcpConn {
                     let copies = self.sched.copies(&ctx, i);
                     let dsn = self.dsn_nxt;
                     self.assign(i, dsn, len);
-                    views[i] = self.subs[i].view();
+                    // handing over a chunk changes only what is queued on the subflow
+                    views[i].queued = self.subs[i].sender.unsent();
+                    debug_assert_eq!(views[i], self.subs[i].view());
                     self.stale_views &= !(1 << i);
                     self.dsn_nxt += len;
                     if dequeue {

@@ -94,8 +94,9 @@ pub struct TcpReceiver {
     ooo: Vec<Range>,
     /// The out-of-order ranges by when they last grew (`touched` → start): the SACK blocks
     /// after the first are the most recent ranges, found here without scanning them all.
-    /// Kept only while there are many ranges (`INDEX_ABOVE`; dropped below `INDEX_BELOW`):
-    /// for a few, a scan is cheaper than keeping the index.
+    /// Kept only while there are many ranges (built by the first ACK that finds more than
+    /// `INDEX_ABOVE`, dropped below `INDEX_BELOW`): for a few, a scan is cheaper than keeping
+    /// the index.
     by_touch: Option<BTreeMap<u64, u64>>,
     ooo_bytes: u64,
     right_edge: u64,
@@ -242,14 +243,8 @@ impl TcpReceiver {
             j += 1;
         }
         self.ooo.splice(i..j, [Range { start: s, end: e, touched: self.touch }]);
-        match self.by_touch.as_mut() {
-            Some(ix) => {
-                ix.insert(self.touch, s);
-            }
-            None if self.ooo.len() > INDEX_ABOVE => {
-                self.by_touch = Some(self.ooo.iter().map(|r| (r.touched, r.start)).collect());
-            }
-            None => {}
+        if let Some(ix) = self.by_touch.as_mut() {
+            ix.insert(self.touch, s);
         }
         self.ooo_bytes += e - s;
         self.last_touched = Some(i);
@@ -317,6 +312,11 @@ impl TcpReceiver {
         }
         let listed = |k: usize| Some(k) == first || Some(k) == dsack_range;
         if self.ooo.len() > n && n < MAX_SACK_BLOCKS {
+            // the index is built here, where it is read, so that a receiver that never sends
+            // SACK blocks (the connection level of Multipath TCP) never keeps one
+            if self.by_touch.is_none() && self.ooo.len() > INDEX_ABOVE {
+                self.by_touch = Some(self.ooo.iter().map(|r| (r.touched, r.start)).collect());
+            }
             if let Some(ix) = self.by_touch.as_ref() {
                 // the most recently grown of the others, newest first, from the index
                 for (_, &start) in ix.iter().rev() {
@@ -518,6 +518,35 @@ mod tests {
         r.on_segment(SimTime::ZERO, 0, 1000);
         r.on_segment(SimTime::ZERO, 2000, 1000);
         assert_eq!(r.make_ack().n_sack(), 1);
+    }
+
+    #[test]
+    fn sack_blocks_are_the_latest_range_then_the_most_recently_grown_with_few_or_many_ranges() {
+        // segments arrive in a scrambled order that opens up to about 100 holes and closes
+        // them again, so the receiver goes through the scan (few ranges), the index (many)
+        // and back; every ACK must list the range just grown, then the others newest first
+        let mut rng = crate::rng::Rng::from_seed(3);
+        let mut order: Vec<u64> = (0..400).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i as u64 + 1) as usize);
+        }
+        let mut r = rx(1 << 30, 1);
+        let mut max_ranges = 0;
+        for k in order {
+            r.on_segment(SimTime::ZERO, k * 1000, 1000);
+            max_ranges = max_ranges.max(r.ooo.len());
+            let mut want: Vec<SackBlock> = Vec::new();
+            if let Some(i) = r.last_touched {
+                want.push(SackBlock { start: r.ooo[i].start, end: r.ooo[i].end });
+            }
+            let mut rest: Vec<&Range> = r.ooo.iter().enumerate().filter(|&(i, _)| Some(i) != r.last_touched).map(|(_, x)| x).collect();
+            rest.sort_by(|a, b| b.touched.cmp(&a.touched));
+            want.extend(rest.iter().map(|x| SackBlock { start: x.start, end: x.end }));
+            want.truncate(MAX_SACK_BLOCKS);
+            assert_eq!(r.make_ack().sack_blocks().collect::<Vec<_>>(), want);
+        }
+        assert!(max_ranges > 3 * INDEX_ABOVE, "only {max_ranges} ranges at most");
+        assert_eq!(r.rcv_nxt(), 400_000);
     }
 
     #[test]
