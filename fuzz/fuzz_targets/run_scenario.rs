@@ -47,6 +47,8 @@ struct Input {
     congestion_warning: Vec<Option<(u8, bool, u8)>>,
     /// Per flow: SCTP instead of TCP (or UDP).
     sctp: Vec<Option<Sctp>>,
+    /// Per link: its jitter in units of 50 us (0: none).
+    jitter: Vec<u8>,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -304,6 +306,9 @@ fn scenario(inp: &Input) -> Option<Value> {
                 let threshold = if *packets { format!("{}pkt", *threshold as u64) } else { format!("{}B", *threshold as u64 * 100) };
                 // weight 0 is refused, with a message
                 v["congestion_warning"] = json!({"threshold": threshold, "weight": *weight as f64 / 255.0});
+            }
+            if let Some(&j) = inp.jitter.get(i) {
+                v["jitter"] = json!(format!("{}us", j as u64 * 50));
             }
             if let Some((at, until)) = l.outage {
                 let at = at as u64 * duration_ms / 256;
