@@ -13,8 +13,7 @@
 //! wake, lateness never accumulates along a path or shifts the rate.
 
 use crate::sys;
-use mpsim_core::net::{Fate, Link, LossProcess};
-use mpsim_core::rng::Rng;
+use mpsim_core::net::{Fate, Link};
 use mpsim_core::scenario::Scenario;
 use mpsim_core::time::SimTime;
 use serde_json::{json, Value};
@@ -136,13 +135,8 @@ impl Emulator {
         let mut links = Vec::new();
         let mut link_names = Vec::new();
         for l in &s.links {
-            for (dir, loss) in [("fwd", &l.loss), ("rev", &l.reverse_loss)] {
-                let rng = Rng::substream(seed, &format!("link/{}/{dir}/loss", l.name));
-                let jitter = Rng::substream(seed, &format!("link/{}/{dir}/jitter", l.name));
-                links.push(
-                    Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng))
-                        .with_jitter(l.jitter, jitter),
-                );
+            for (forward, dir) in [(true, "fwd"), (false, "rev")] {
+                links.push(Link::from_spec(l, forward, seed));
                 link_names.push(format!("{}/{dir}", l.name));
             }
         }

@@ -15,8 +15,7 @@ use crate::engine::EventQueue;
 use crate::metrics::pcap::{Capture, CaptureKind, SctpSackBody};
 use crate::transport::sctp::receiver::SackRecord;
 use crate::metrics::TraceKind;
-use crate::net::{Fate, Header, Link, LossProcess, Packet, PacketArena, PacketId, Route};
-use crate::rng::Rng;
+use crate::net::{Fate, Header, Link, Packet, PacketArena, PacketId, Route};
 use crate::scenario::Scenario;
 use crate::sched::Sched;
 use crate::time::{Dur, SimTime};
@@ -116,13 +115,8 @@ impl Simulation {
     pub fn new(s: &Scenario) -> Simulation {
         let mut links = Vec::with_capacity(2 * s.links.len());
         for l in &s.links {
-            for (dir, loss) in [("fwd", &l.loss), ("rev", &l.reverse_loss)] {
-                let rng = Rng::substream(s.seed, &format!("link/{}/{dir}/loss", l.name));
-                let link = Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng));
-                // data crosses a link forward; the reverse direction carries only ACKs
-                let cw = if dir == "fwd" { l.congestion_warning } else { None };
-                let jitter = Rng::substream(s.seed, &format!("link/{}/{dir}/jitter", l.name));
-                links.push(link.with_congestion_warning(cw).with_jitter(l.jitter, jitter));
+            for forward in [true, false] {
+                links.push(Link::from_spec(l, forward, s.seed));
             }
         }
         let mut routes = Vec::with_capacity(2 * s.paths.len());
