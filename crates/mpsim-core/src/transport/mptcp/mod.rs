@@ -72,9 +72,14 @@ pub struct Reinject {
 /// The DSN carried by subflow bytes at `seq`, from a subflow's mappings (oldest first).
 #[inline]
 pub fn dsn_of(map: &VecDeque<Mapping>, seq: u64) -> Option<u64> {
-    // new data is sent from the newest mapping: look there before searching
-    if let Some(m) = map.back().filter(|m| m.seq <= seq && seq < m.seq + m.len as u64) {
-        return Some(m.dsn + (seq - m.seq));
+    // new data is sent from the newest mappings: look at the last two before searching (a
+    // chunk often waits behind a window with room for less than a segment while the next
+    // one is handed over)
+    let n = map.len();
+    for k in [n.wrapping_sub(1), n.wrapping_sub(2)] {
+        if let Some(m) = map.get(k).filter(|m| m.seq <= seq && seq < m.seq + m.len as u64) {
+            return Some(m.dsn + (seq - m.seq));
+        }
     }
     let i = map.partition_point(|m| m.seq + m.len as u64 <= seq);
     map.get(i).filter(|m| m.seq <= seq).map(|m| m.dsn + (seq - m.seq))
