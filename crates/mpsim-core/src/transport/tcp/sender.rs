@@ -427,6 +427,7 @@ impl TcpSender {
     // ----- transmission -----
 
     /// The next segment to transmit now, if the windows allow one. Call in a loop.
+    #[inline]
     pub fn next_segment(&mut self, now: SimTime) -> Option<TxSegment> {
         if std::mem::take(&mut self.probe_due) {
             if let Some(t) = self.loss_probe(now) {
