@@ -183,7 +183,7 @@ impl TcpReceiver {
         }
         if seq > self.rcv_nxt {
             // the only range that can hold [seq, end) is the first ending at or after `end`
-            let k = self.ooo.partition_point(|r| r.end < end);
+            let k = self.first_ending_from(end);
             if self.ooo.get(k).is_some_and(|r| r.start <= seq) {
                 // wholly inside data already held: a duplicate
                 self.stats.duplicate_segments += 1;
@@ -226,10 +226,24 @@ impl TcpReceiver {
         Received { delivered, ack_now }
     }
 
+    /// Index of the first out-of-order range ending at or after `x`. The ranges are sorted,
+    /// disjoint and never touch (touching ones are merged), and data mostly arrives at or
+    /// beyond the highest one: that case is answered without a search.
+    #[inline]
+    fn first_ending_from(&self, x: u64) -> usize {
+        let i = match self.ooo.last() {
+            Some(l) if l.end < x => self.ooo.len(),
+            Some(l) if l.start <= x => self.ooo.len() - 1,
+            _ => self.ooo.partition_point(|r| r.end < x),
+        };
+        debug_assert_eq!(i, self.ooo.partition_point(|r| r.end < x));
+        i
+    }
+
     /// Merges [start, end) into the out-of-order ranges.
     fn insert(&mut self, start: u64, end: u64) {
         self.touch += 1;
-        let i = self.ooo.partition_point(|r| r.end < start);
+        let i = self.first_ending_from(start);
         // ranges i.. that overlap or touch [start, end) are merged into one
         let mut j = i;
         let (mut s, mut e) = (start, end);
@@ -242,7 +256,14 @@ impl TcpReceiver {
             }
             j += 1;
         }
-        self.ooo.splice(i..j, [Range { start: s, end: e, touched: self.touch }]);
+        let merged = Range { start: s, end: e, touched: self.touch };
+        match j - i {
+            0 => self.ooo.insert(i, merged),
+            1 => self.ooo[i] = merged,
+            _ => {
+                self.ooo.splice(i..j, [merged]);
+            }
+        }
         if let Some(ix) = self.by_touch.as_mut() {
             ix.insert(self.touch, s);
         }
