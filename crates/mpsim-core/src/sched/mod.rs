@@ -287,12 +287,15 @@ impl Sched {
 /// The lowest-RTT available subflow (cwnd room) under the backup rule ([`backups_in_use`]).
 pub fn lowest_rtt_available(subflows: &[SubflowView]) -> Option<usize> {
     let backups = backups_in_use(subflows);
-    subflows
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.eligible(backups) && s.available())
-        .min_by_key(|(i, s)| (s.srtt_or_max(), *i))
-        .map(|(i, _)| i)
+    // one pass keeping the first smallest srtt (ties to the lower index); called on every
+    // scheduling decision
+    let mut best: Option<(crate::time::Dur, usize)> = None;
+    for (i, s) in subflows.iter().enumerate() {
+        if s.eligible(backups) && s.available() && best.is_none_or(|(b, _)| s.srtt_or_max() < b) {
+            best = Some((s.srtt_or_max(), i));
+        }
+    }
+    best.map(|(_, i)| i)
 }
 
 /// The fastest subflow (smallest srtt, unsampled last, ties to the lower index) among usable
