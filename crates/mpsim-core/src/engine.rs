@@ -78,16 +78,29 @@ impl<E: Copy> EventQueue<E> {
             if first >= n {
                 break;
             }
-            let end = (first + 4).min(n);
-            let mut best = first;
-            let mut best_key = self.keys[first];
-            for c in first + 1..end {
-                let kc = self.keys[c];
-                if kc < best_key {
-                    best = c;
-                    best_key = kc;
+            let (best, best_key) = if first + 4 <= n {
+                // four children: a tournament of three comparisons without a loop (the keys
+                // are unique, so the winner is the one minimum)
+                let c = &self.keys[first..first + 4];
+                let (a, ka) = if c[1] < c[0] { (1, c[1]) } else { (0, c[0]) };
+                let (b, kb) = if c[3] < c[2] { (3, c[3]) } else { (2, c[2]) };
+                if kb < ka {
+                    (first + b, kb)
+                } else {
+                    (first + a, ka)
                 }
-            }
+            } else {
+                let mut best = first;
+                let mut best_key = self.keys[first];
+                for c in first + 1..n {
+                    let kc = self.keys[c];
+                    if kc < best_key {
+                        best = c;
+                        best_key = kc;
+                    }
+                }
+                (best, best_key)
+            };
             if k <= best_key {
                 break;
             }
