@@ -151,6 +151,13 @@ mod tests {
         assert_eq!(dsn_of(&map, 999), Some(5999));
         assert_eq!(dsn_of(&map, 1200), Some(9200));
         assert_eq!(dsn_of(&map, 1500), None);
+        // a longer list: the last two mappings are looked at first, the others searched; the
+        // answer is the same whichever way it is found
+        let map: VecDeque<Mapping> = (0..6u64).map(|k| Mapping { seq: 1000 * k, dsn: 7000 * k + 3, len: 1000 }).collect();
+        for seq in (0..6000).step_by(250) {
+            assert_eq!(dsn_of(&map, seq), Some(7000 * (seq / 1000) + 3 + seq % 1000), "seq {seq}");
+        }
+        assert_eq!(dsn_of(&map, 6000), None);
     }
 
     #[test]
