@@ -5,10 +5,12 @@
 //! before it, and longer ago than that RTT plus a reordering window, is lost. The rule is
 //! about send times, not sequence numbers, so it applies to retransmissions too: a
 //! retransmission that was lost is found as soon as something sent after it is delivered,
-//! without waiting for the retransmission timer. The owner (the sender's scoreboard) walks
-//! its segments and asks [`Rack::check`] for each.
+//! without waiting for the retransmission timer. The owner (the sender's scoreboard) asks
+//! [`Rack::check`] for each segment it may have to mark, taking them in send order from a
+//! [`SendOrder`], so an ACK costs amortised O(1) however many segments are outstanding.
 
 use crate::time::{Dur, SimTime};
+use std::collections::VecDeque;
 
 /// The state of RFC 8985 §6.1: RACK.xmit_ts, RACK.end_seq, RACK.rtt, and whether reordering
 /// was ever seen.
@@ -128,6 +130,94 @@ impl Rack {
 
     pub fn active(&self) -> bool {
         self.xmit_ts.is_some()
+    }
+}
+
+/// One transmission of a segment: when it left, and which segment it was, numbered from the
+/// first segment the sender ever sent (the number survives the scoreboard dropping
+/// acknowledged segments from its front). Ordered by (time, number), which for segments is
+/// the order of RFC 8985's RACK_sent_after (the same time and a higher end is later).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Sent {
+    pub at: SimTime,
+    pub seg: u64,
+}
+
+/// The transmissions RACK may still have to judge, in send order, for a scan that stops
+/// where the verdicts stop mattering.
+///
+/// [`Rack::check`] calls a segment lost when it was sent before RACK's segment and its send
+/// time plus RTT plus the reordering window has passed. In send order the segments sent
+/// before RACK's come first, and among them the lost ones first (their deadlines grow with
+/// the send time): so the scan takes the oldest transmissions until one is not yet overdue,
+/// and the reordering timer is the deadline of the newest one still sent before RACK's.
+///
+/// Entries are removed lazily: the owner says for each entry met whether its segment is
+/// still a candidate sent at that time (not acknowledged, not SACKed, not lost and awaiting a
+/// retransmission, not sent again since), and drops those that are not. A retransmission
+/// enters again at its new time; an owner that makes segments candidates again with their old
+/// times (undoing a loss marking) must `rebuild` the order from its scoreboard.
+///
+/// `early` holds the entries already found to be sent before RACK's segment, `later` the
+/// others; every entry of `early` precedes every entry of `later`, and each is sorted. RACK's
+/// segment only moves later (RFC 8985 updates it only for a segment sent after it), so an
+/// entry moves at most once from `later` to `early`, and leaves `early` at most once.
+#[derive(Debug, Default)]
+pub struct SendOrder {
+    pub early: VecDeque<Sent>,
+    pub later: VecDeque<Sent>,
+}
+
+impl SendOrder {
+    /// A transmission at `e.at`, which is the latest time in the order (times only grow): it
+    /// goes at the back, or just before the entries of the same instant with higher numbers.
+    #[inline]
+    pub fn push(&mut self, e: Sent) {
+        let q = if self.early.back().is_some_and(|b| e < *b) { &mut self.early } else { &mut self.later };
+        let mut k = q.len();
+        while k > 0 && q[k - 1] > e {
+            k -= 1;
+        }
+        if k == q.len() {
+            q.push_back(e);
+        } else {
+            q.insert(k, e);
+        }
+    }
+
+    /// Drops the front entries of segments numbered below `first` (cumulatively acknowledged):
+    /// in the usual case the oldest transmissions are the ones acknowledged, so the order
+    /// stays as long as what is in flight.
+    #[inline]
+    pub fn drop_acked(&mut self, first: u64) {
+        while self.later.front().is_some_and(|e| e.seg < first) {
+            self.later.pop_front();
+        }
+        while self.early.front().is_some_and(|e| e.seg < first) {
+            self.early.pop_front();
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.early.len() + self.later.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.early.is_empty() && self.later.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.early.clear();
+        self.later.clear();
+    }
+
+    /// Replaces the order by these entries (in any order); they are all placed in `later`,
+    /// and the next scan moves to `early` those sent before RACK's segment.
+    pub fn rebuild(&mut self, entries: impl Iterator<Item = Sent>) {
+        self.early.clear();
+        self.later.clear();
+        self.later.extend(entries);
+        self.later.make_contiguous().sort_unstable();
     }
 }
 
