@@ -144,7 +144,8 @@ pub struct Sent {
 }
 
 /// The transmissions RACK may still have to judge, in send order, for a scan that stops
-/// where the verdicts stop mattering.
+/// where the verdicts stop mattering: the owner's segments never sent again (in sequence
+/// order, which is their send order) from `fresh_from` on, merged with the resends held here.
 ///
 /// [`Rack::check`] calls a segment lost when it was sent before RACK's segment and its send
 /// time plus RTT plus the reordering window has passed. In send order the segments sent
@@ -158,19 +159,24 @@ pub struct Sent {
 /// enters again at its new time; an owner that makes segments candidates again with their old
 /// times (undoing a loss marking) must `rebuild` the order from its scoreboard.
 ///
-/// `early` holds the entries already found to be sent before RACK's segment, `later` the
-/// others; every entry of `early` precedes every entry of `later`, and each is sorted. RACK's
-/// segment only moves later (RFC 8985 updates it only for a segment sent after it), so an
-/// entry moves at most once from `later` to `early`, and leaves `early` at most once.
+/// `early` holds the transmissions already found to be sent before RACK's segment (of
+/// either kind), `later` the resends not yet found so; every entry of `early` precedes every
+/// entry of `later` and every segment from `fresh_from` on, and each queue is sorted. RACK's
+/// segment only moves later (RFC 8985 updates it only for a segment sent after it), so a
+/// transmission joins `early` at most once, and leaves it at most once.
 #[derive(Debug, Default)]
 pub struct SendOrder {
     pub early: VecDeque<Sent>,
     pub later: VecDeque<Sent>,
+    /// The first segment (by number) not yet taken into `early` among those never sent again;
+    /// the ones below it are in `early`, or were passed over as no candidates (SACKed, lost
+    /// and awaiting a retransmission, or sent again).
+    pub fresh_from: u64,
 }
 
 impl SendOrder {
-    /// A transmission at `e.at`, which is the latest time in the order (times only grow): it
-    /// goes at the back, or just before the entries of the same instant with higher numbers.
+    /// A resend at `e.at`, which is the latest time in the order (times only grow): it goes at
+    /// the back, or just before the entries of the same instant with higher numbers.
     #[inline]
     pub fn push(&mut self, e: Sent) {
         let q = if self.early.back().is_some_and(|b| e < *b) { &mut self.early } else { &mut self.later };
@@ -211,13 +217,14 @@ impl SendOrder {
         self.later.clear();
     }
 
-    /// Replaces the order by these entries (in any order); they are all placed in `later`,
-    /// and the next scan moves to `early` those sent before RACK's segment.
-    pub fn rebuild(&mut self, entries: impl Iterator<Item = Sent>) {
+    /// Starts again from these resends (in any order) and the segments never sent again from
+    /// `fresh_from` on; the next scan moves to `early` those sent before RACK's segment.
+    pub fn rebuild(&mut self, resent: impl Iterator<Item = Sent>, fresh_from: u64) {
         self.early.clear();
         self.later.clear();
-        self.later.extend(entries);
+        self.later.extend(resent);
         self.later.make_contiguous().sort_unstable();
+        self.fresh_from = fresh_from;
     }
 }
 

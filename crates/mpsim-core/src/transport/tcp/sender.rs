@@ -37,10 +37,12 @@
 //! are also kept as merged sequence ranges (`sacked_ranges`), so marking a SACK block visits
 //! only the segments it newly covers (O(log n) to find them), the RFC 6675 loss rule finds its
 //! boundary from the ranges above and marks down to the first segment already marked
-//! (amortised O(1) per segment), and RACK's scan takes its candidates in send order from an
-//! index of transmissions (`rack::SendOrder`), from the oldest to the first not yet overdue,
-//! dropping the entries of segments since SACKed, acknowledged, marked or sent again as it
-//! meets them (amortised O(1) per transmission).
+//! (amortised O(1) per segment), and RACK's scan takes its candidates in send order (segments
+//! never sent again from the scoreboard, where they are in send order already, merged with an
+//! index of retransmissions, `rack::SendOrder`), from the oldest to the first not yet
+//! overdue, dropping the entries of segments since SACKed, acknowledged, marked or sent again
+//! as it meets them (amortised O(1) per transmission; nothing is added to the index for a
+//! segment sent once).
 //!
 //! Without SACK (`SenderConfig::sack` false, Linux's `net.ipv4.tcp_sack = 0`), loss recovery
 //! is NewReno (RFC 6582) as Linux runs it for a peer without SACK: every duplicate ACK counts
@@ -492,7 +494,6 @@ impl TcpSender {
         }
         let seq = self.snd_nxt;
         self.segs.push_back(Seg { seq, len: len as u32, flags: 0, sent_at: now });
-        self.enter_send_order(self.segs.len() - 1, now);
         self.snd_nxt += len;
         self.on_transmit(now, len as u32);
         Some(TxSegment { seq, len: len as u32, retx: false, forced: window.is_none() })
@@ -673,7 +674,9 @@ impl TcpSender {
             if retx_acked {
                 newest_sent = None;
             }
-            self.rack_order.drop_acked(self.segs_dropped);
+            if !self.rack_order.is_empty() {
+                self.rack_order.drop_acked(self.segs_dropped);
+            }
             if !self.sack_on {
                 // the duplicate ACKs already counted part of this as delivered; the ACK
                 // itself delivers at least one segment (Linux `tcp_remove_reno_sacks`)
@@ -1028,17 +1031,41 @@ impl TcpSender {
         #[cfg(test)]
         let mut marked_segs = Vec::new();
         let mut order = std::mem::take(&mut self.rack_order);
-        // the transmissions sent before RACK's segment join `early` (in send order, those
-        // are a prefix of the candidates)
-        while let Some(&e) = order.later.front() {
-            if let Some(i) = self.rack_candidate(e) {
-                let s = self.segs[i];
-                if self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo) == Verdict::NotYet {
-                    break;
+        // the transmissions sent before RACK's segment join `early`, in send order (they are
+        // a prefix of the candidates): the next segment never sent again, from the
+        // scoreboard, or the next resend, from `later`, whichever was sent first
+        order.fresh_from = order.fresh_from.max(self.segs_dropped);
+        loop {
+            let fresh = loop {
+                let Some(s) = self.segs.get((order.fresh_from - self.segs_dropped) as usize) else { break None };
+                if s.flags & (SACKED | LOST | EVER_RETX) == 0 {
+                    break Some(Sent { at: s.sent_at, seg: order.fresh_from });
                 }
-                order.early.push_back(e);
+                order.fresh_from += 1;
+            };
+            let resent = loop {
+                let Some(&e) = order.later.front() else { break None };
+                if self.rack_candidate(e).is_some() {
+                    break Some(e);
+                }
+                order.later.pop_front();
+            };
+            let e = match (fresh, resent) {
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
+                (None, None) => break,
+            };
+            let s = self.segs[(e.seg - self.segs_dropped) as usize];
+            if self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo) == Verdict::NotYet {
+                break;
             }
-            order.later.pop_front();
+            order.early.push_back(e);
+            if Some(e) == fresh {
+                order.fresh_from += 1;
+            } else {
+                order.later.pop_front();
+            }
         }
         // the oldest of them are lost while overdue (the deadlines grow with the send time)
         let mut marked = 0;
@@ -1098,9 +1125,10 @@ impl TcpSender {
         (s.sent_at == e.at && rack_candidate_flags(s.flags)).then_some(i)
     }
 
-    /// Segment `segs[i]` was sent at `now` (first or again): it enters RACK's send order. When
-    /// the order holds many entries of segments no longer candidates (sent again, SACKed or
-    /// acknowledged out of send order), it drops them, so it stays within twice the scoreboard.
+    /// Segment `segs[i]` was sent again at `now` (a retransmission or a probe): it enters
+    /// RACK's send order. When the order holds many entries of segments no longer candidates
+    /// (sent again, SACKed or acknowledged out of send order), it drops them, so it stays
+    /// within twice the scoreboard.
     #[inline]
     fn enter_send_order(&mut self, i: usize, now: SimTime) {
         if !self.rack_on {
@@ -1134,8 +1162,8 @@ impl TcpSender {
             return;
         }
         let dropped = self.segs_dropped;
-        let entries = self.segs.iter().enumerate().filter(|(_, s)| rack_candidate_flags(s.flags));
-        self.rack_order.rebuild(entries.map(|(i, s)| Sent { at: s.sent_at, seg: dropped + i as u64 }));
+        let resent = self.segs.iter().enumerate().filter(|(_, s)| s.flags & EVER_RETX != 0 && rack_candidate_flags(s.flags));
+        self.rack_order.rebuild(resent.map(|(i, s)| Sent { at: s.sent_at, seg: dropped + i as u64 }), dropped);
     }
 
     /// Enters fast recovery. The controller halves `in_flight`, the RFC 6675 pipe before this
@@ -1281,6 +1309,7 @@ impl TcpSender {
         // no segment is a RACK candidate any more (each is SACKed or lost and awaiting a
         // retransmission)
         self.rack_order.clear();
+        self.rack_order.fresh_from = self.segs_dropped + self.segs.len() as u64;
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
         true
