@@ -4,7 +4,8 @@ Each case runs in its own Python process (so peak resident memory is its own), w
 memory check off, and builds the DataFrames of its series and trace as a user would. The
 estimate is the one `mpsim check --estimate` prints (mpsim.resources.total_bytes).
 
-    .venv/bin/python benches/memory.py            # the quick cases
+    .venv/bin/python benches/memory.py            # the quick cases (the rows of the long
+                                                  # ones are kept from the last --all run)
     .venv/bin/python benches/memory.py --all      # also the 1 Gbit/s, 100-flow hour (minutes)
     .venv/bin/python benches/memory.py --stream   # streamed against in-memory series and trace
                                                   # (its own section of the results, ~15 min)
@@ -92,16 +93,40 @@ def main() -> None:
         "process, memory check off, series and trace turned into DataFrames). *Estimate* is what "
         "`mpsim check --estimate` prints before a run; *peak* is the process's peak resident memory.",
         "",
-        "| case | events | estimated events | peak RSS (GB) | estimated peak (GB) | estimate / peak | wall (s) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| case | events | estimated events | estimate / events | peak RSS (GB) | estimated peak (GB) | estimate / peak | wall (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label, est, m in rows:
         e = total_bytes(est)
-        lines.append(f"| {label} | {m['events']:,} | {est['events']:,} | {m['peak'] / 1e9:.2f} | {e / 1e9:.2f} | "
-                     f"{e / m['peak']:.2f} | {m['wall']:.1f} |")
+        lines.append(f"| {label} | {m['events']:,} | {est['events']:,} | {est['events'] / m['events']:.2f} | "
+                     f"{m['peak'] / 1e9:.2f} | {e / 1e9:.2f} | {e / m['peak']:.2f} | {m['wall']:.1f} |")
+    if not args.all:
+        # the long cases were not run: their rows from the last --all run stay
+        kept = _kept_rows([label for label, _ in LONG])
+        lines += kept
+        if kept:
+            lines += ["", "The last row" + ("s are" if len(kept) > 1 else " is") + " kept from the last `--all` run."]
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(lines) + "\n" + _stream_section(), encoding="utf-8")
     print(f"wrote {OUT}", file=sys.stderr)
+
+
+def _kept_rows(labels: list[str]) -> list[str]:
+    """Rows of the main table in the current results for these cases (the columns as now)."""
+    if not OUT.exists():
+        return []
+    text = OUT.read_text(encoding="utf-8").split(STREAM_BEGIN)[0]
+    rows = []
+    for line in text.splitlines():
+        if not any(line.startswith(f"| {label} |") for label in labels):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7:
+            # written before the column estimate / events
+            events, est = (int(c.replace(",", "")) for c in cells[1:3])
+            cells.insert(3, f"{est / events:.2f}")
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
 
 
 # -------------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "mpsim-core", "--example", "speed"], cwd=ROOT, check=True)
     binary = ROOT / "target" / "release" / "examples" / "speed"
     if args.baseline:
-        return compare(args.baseline, binary, args.rounds, args.instructions)
+        return compare(args.baseline, binary, args.rounds, args.instructions, args.only)
     lines = [
         "# Core speed",
         "",
@@ -120,12 +120,15 @@ def instructions(binary: Path, scen: str) -> tuple[int, int]:
     return ir, json.loads(r.stdout)["packets_delivered"]
 
 
-def compare(old: Path, new: Path, rounds: int, count_instructions: bool = False) -> int:
+def compare(old: Path, new: Path, rounds: int, count_instructions: bool = False, only: list[str] | None = None) -> int:
     """Wall time new/old per case, interleaving the two binaries (best round of each)."""
+    # --only may also name the subflow cases (scenarios/speed/mptcp_*path)
+    every = CASES + [(scen, None) for scen in SUBFLOW_CASES]
+    cases = [(scen, t) for scen, t in every if Path(scen).stem in only] if only else CASES
     best: dict[tuple[str, str], float] = {}
     same = True
     for _ in range(rounds):
-        for scen, _ in CASES:
+        for scen, _ in cases:
             outs = {}
             for tag, binary in (("old", old), ("new", new)):
                 r = json.loads(subprocess.run([str(binary), scen, "1"], cwd=ROOT, check=True, capture_output=True, text=True).stdout)
@@ -135,14 +138,14 @@ def compare(old: Path, new: Path, rounds: int, count_instructions: bool = False)
             same &= outs["old"] == outs["new"]
     print("| scenario | old wall (s) | new wall (s) | new / old |")
     print("|---|---|---|---|")
-    for scen, _ in CASES:
+    for scen, _ in cases:
         o, n = best[(scen, "old")], best[(scen, "new")]
         print(f"| {Path(scen).stem} | {o:.3f} | {n:.3f} | {n / o:.3f} |")
     print(f"\nresults identical: {same} (best of {rounds} interleaved rounds)")
     if count_instructions:
         print("\n| scenario | old instructions / packet | new instructions / packet | new / old |")
         print("|---|---|---|---|")
-        for scen, _ in CASES:
+        for scen, _ in cases:
             (io, po), (inew, pn) = instructions(old, scen), instructions(new, scen)
             print(f"| {Path(scen).stem} | {io / po:,.0f} | {inew / pn:,.0f} | {inew / pn / (io / po):.4f} |")
     return 0

@@ -14,6 +14,8 @@
 
 use crate::net::{Packet, QueueLimit};
 use crate::scenario::{AppSpec, FlowSpec, Scenario, Transport};
+use crate::time::Dur;
+use crate::transport::tcp::{RttEstimator, DUP_THRESH};
 use serde::Serialize;
 
 /// Bytes per record of application data in the send buffer: one per application write (a
@@ -124,6 +126,33 @@ fn app_model(f: &FlowSpec, active_s: f64) -> (f64, f64, u64, f64) {
             let wire = (bytes + pkts * header) as f64;
             let rate = m.rate_bps() * wire / bytes.max(1) as f64;
             (rate, wire / pkts.max(1) as f64, (bytes / writes).max(1), 1.0 / m.frame_interval.as_secs_f64().max(1e-9))
+        }
+    }
+}
+
+/// Retransmission timeouts of a TCP subflow whose share of its path holds too few segments
+/// for a fast retransmission (fewer than DupThresh + 1): its losses are found by the timer.
+/// The timer starts from the RTO of the handshake's RTT sample and doubles at each timeout
+/// while no new data is acknowledged (up to the maximum RTO); counted over `active`. Each
+/// timeout is an event (the timer firing); the segment it resends is counted with the
+/// packets if it gets through.
+fn timer_bound_timeouts(f: &FlowSpec, handshake_rtt: Dur, active: Dur) -> u64 {
+    let min_rto = f.tcp.min_rto.unwrap_or(f.tcp.rto.default_min_rto());
+    let max_rto = f.tcp.max_rto.unwrap_or(f.tcp.rto.default_max_rto()).max(min_rto);
+    let mut rtt = RttEstimator::new(f.tcp.rto, min_rto, max_rto, f.tcp.initial_rto);
+    rtt.on_sample(handshake_rtt, 0, 0);
+    let (mut t, mut n) = (0u64, 0u64);
+    loop {
+        let rto = rtt.rto().0;
+        if rto == 0 || t.saturating_add(rto) > active.0 {
+            return n;
+        }
+        t += rto;
+        n += 1;
+        rtt.back_off();
+        if rtt.rto().0 == rto {
+            // at the maximum: the rest of the time at this period
+            return n + (active.0 - t) / rto;
         }
     }
 }
@@ -267,12 +296,16 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
             // its pipe at the flow's rate and the flow's share of each queue (flows crossing
             // a link share its queue as they share its rate)
             let mut path_bytes = 0u64;
+            let backlogged = app_rate[i] > rate[i] * 1.01;
             for &p in &f.paths {
                 let mut delay = 0.0;
                 let mut queue = 0u64;
+                let mut handshake_rtt = Dur::ZERO;
                 for &l in &s.paths[p].links {
                     let link = &s.links[l];
                     delay += link.delay.as_secs_f64();
+                    let one_way = link.delay.0.saturating_add(Dur::tx_time(f.tcp.header as u64, link.rate_bps.max(1)).0);
+                    handshake_rtt = Dur(handshake_rtt.0.saturating_add(one_way.saturating_mul(2)));
                     let share = if load[l] > 0.0 { (demand[i] * path_part(f, p) / load[l]).min(1.0) } else { 1.0 };
                     let bytes = match link.queue {
                         QueueLimit::Bytes(b) => b,
@@ -282,6 +315,13 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
                 }
                 let bdp = (rate[i] / f.paths.len() as f64 * 2.0 * delay / 8.0) as u64;
                 path_bytes = path_bytes.saturating_add(bdp.saturating_add(queue));
+                // a backlogged TCP subflow that gets too small a share of its path to
+                // fast-retransmit waits for its timer after each loss
+                let share = bdp.saturating_add(queue) / mss.max(1);
+                if backlogged && f.transport == Transport::Tcp && share < DUP_THRESH as u64 + 1 {
+                    let active_for = Dur((active[i] * 1e9) as u64);
+                    events += timer_bound_timeouts(f, handshake_rtt, active_for) as f64;
+                }
             }
             let window = f.tcp.rcv_buf.min(f.tcp.snd_buf).min(path_bytes).max(mss * f.tcp.initial_window as u64);
             let segs = window.div_ceil(mss);
@@ -463,6 +503,30 @@ mod tests {
         let out = crate::Simulation::new(&s).run();
         let ratio = est.events as f64 / out.summary.events as f64;
         assert!((0.8..4.0).contains(&ratio), "{} events, estimated {}", out.summary.events, est.events);
+    }
+
+    #[test]
+    fn flows_too_many_for_fast_retransmit_cost_their_timeouts() {
+        // 4,000 bulk flows sharing 10 Mbit/s: each gets a fraction of a segment per round trip,
+        // loses most of what it sends and waits for its timer (220 ms after the handshake's
+        // 20 ms, doubling): 3 timeouts each in 3 s, an event each (without them, the estimate
+        // was 0.6 of the events)
+        let s = scenario("", 4000, "3s");
+        let mut s = s;
+        s.links[0].rate_bps = 10_000_000;
+        let est = s.estimate();
+        let out = crate::Simulation::new(&s).run();
+        let timeouts: u64 = out.summary.flows.iter().map(|f| f.timeouts).sum();
+        assert!(timeouts > out.summary.events / 3, "{timeouts} timeouts of {} events", out.summary.events);
+        let ratio = est.events as f64 / out.summary.events as f64;
+        assert!((1.0 / 1.5..1.5).contains(&ratio), "{} events, estimated {}", out.summary.events, est.events);
+        // a flow with room for a fast retransmission is not timer-bound
+        let one = scenario("", 1, "2s");
+        assert_eq!(one.estimate().events, {
+            let mut e = one.clone();
+            e.flows[0].tcp.min_rto = Some(Dur::from_millis(1));
+            e.estimate().events
+        });
     }
 
     #[test]

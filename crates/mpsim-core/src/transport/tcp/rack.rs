@@ -5,10 +5,12 @@
 //! before it, and longer ago than that RTT plus a reordering window, is lost. The rule is
 //! about send times, not sequence numbers, so it applies to retransmissions too: a
 //! retransmission that was lost is found as soon as something sent after it is delivered,
-//! without waiting for the retransmission timer. The owner (the sender's scoreboard) walks
-//! its segments and asks [`Rack::check`] for each.
+//! without waiting for the retransmission timer. The owner (the sender's scoreboard) asks
+//! [`Rack::check`] for each segment it may have to mark, taking them in send order from a
+//! [`SendOrder`], so an ACK costs amortised O(1) however many segments are outstanding.
 
 use crate::time::{Dur, SimTime};
+use std::collections::VecDeque;
 
 /// The state of RFC 8985 §6.1: RACK.xmit_ts, RACK.end_seq, RACK.rtt, and whether reordering
 /// was ever seen.
@@ -128,6 +130,101 @@ impl Rack {
 
     pub fn active(&self) -> bool {
         self.xmit_ts.is_some()
+    }
+}
+
+/// One transmission of a segment: when it left, and which segment it was, numbered from the
+/// first segment the sender ever sent (the number survives the scoreboard dropping
+/// acknowledged segments from its front). Ordered by (time, number), which for segments is
+/// the order of RFC 8985's RACK_sent_after (the same time and a higher end is later).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Sent {
+    pub at: SimTime,
+    pub seg: u64,
+}
+
+/// The transmissions RACK may still have to judge, in send order, for a scan that stops
+/// where the verdicts stop mattering: the owner's segments never sent again (in sequence
+/// order, which is their send order) from `fresh_from` on, merged with the resends held here.
+///
+/// [`Rack::check`] calls a segment lost when it was sent before RACK's segment and its send
+/// time plus RTT plus the reordering window has passed. In send order the segments sent
+/// before RACK's come first, and among them the lost ones first (their deadlines grow with
+/// the send time): so the scan takes the oldest transmissions until one is not yet overdue,
+/// and the reordering timer is the deadline of the newest one still sent before RACK's.
+///
+/// Entries are removed lazily: the owner says for each entry met whether its segment is
+/// still a candidate sent at that time (not acknowledged, not SACKed, not lost and awaiting a
+/// retransmission, not sent again since), and drops those that are not. A retransmission
+/// enters again at its new time; an owner that makes segments candidates again with their old
+/// times (undoing a loss marking) must `rebuild` the order from its scoreboard.
+///
+/// `early` holds the transmissions already found to be sent before RACK's segment (of
+/// either kind), `later` the resends not yet found so; every entry of `early` precedes every
+/// entry of `later` and every segment from `fresh_from` on, and each queue is sorted. RACK's
+/// segment only moves later (RFC 8985 updates it only for a segment sent after it), so a
+/// transmission joins `early` at most once, and leaves it at most once.
+#[derive(Debug, Default)]
+pub struct SendOrder {
+    pub early: VecDeque<Sent>,
+    pub later: VecDeque<Sent>,
+    /// The first segment (by number) not yet taken into `early` among those never sent again;
+    /// the ones below it are in `early`, or were passed over as no candidates (SACKed, lost
+    /// and awaiting a retransmission, or sent again).
+    pub fresh_from: u64,
+}
+
+impl SendOrder {
+    /// A resend at `e.at`, which is the latest time in the order (times only grow): it goes at
+    /// the back, or just before the entries of the same instant with higher numbers.
+    #[inline]
+    pub fn push(&mut self, e: Sent) {
+        let q = if self.early.back().is_some_and(|b| e < *b) { &mut self.early } else { &mut self.later };
+        let mut k = q.len();
+        while k > 0 && q[k - 1] > e {
+            k -= 1;
+        }
+        if k == q.len() {
+            q.push_back(e);
+        } else {
+            q.insert(k, e);
+        }
+    }
+
+    /// Drops the front entries of segments numbered below `first` (cumulatively acknowledged):
+    /// in the usual case the oldest transmissions are the ones acknowledged, so the order
+    /// stays as long as what is in flight.
+    #[inline]
+    pub fn drop_acked(&mut self, first: u64) {
+        while self.later.front().is_some_and(|e| e.seg < first) {
+            self.later.pop_front();
+        }
+        while self.early.front().is_some_and(|e| e.seg < first) {
+            self.early.pop_front();
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.early.len() + self.later.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.early.is_empty() && self.later.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.early.clear();
+        self.later.clear();
+    }
+
+    /// Starts again from these resends (in any order) and the segments never sent again from
+    /// `fresh_from` on; the next scan moves to `early` those sent before RACK's segment.
+    pub fn rebuild(&mut self, resent: impl Iterator<Item = Sent>, fresh_from: u64) {
+        self.early.clear();
+        self.later.clear();
+        self.later.extend(resent);
+        self.later.make_contiguous().sort_unstable();
+        self.fresh_from = fresh_from;
     }
 }
 

@@ -37,9 +37,12 @@
 //! are also kept as merged sequence ranges (`sacked_ranges`), so marking a SACK block visits
 //! only the segments it newly covers (O(log n) to find them), the RFC 6675 loss rule finds its
 //! boundary from the ranges above and marks down to the first segment already marked
-//! (amortised O(1) per segment), and RACK's scan jumps over long SACKed runs. What RACK still
-//! walks one by one are the segments neither SACKed nor awaiting a retransmission up to the
-//! first one not yet overdue, and the lost segments awaiting one.
+//! (amortised O(1) per segment), and RACK's scan takes its candidates in send order (segments
+//! never sent again from the scoreboard, where they are in send order already, merged with an
+//! index of retransmissions, `rack::SendOrder`), from the oldest to the first not yet
+//! overdue, dropping the entries of segments since SACKed, acknowledged, marked or sent again
+//! as it meets them (amortised O(1) per transmission; nothing is added to the index for a
+//! segment sent once).
 //!
 //! Without SACK (`SenderConfig::sack` false, Linux's `net.ipv4.tcp_sack = 0`), loss recovery
 //! is NewReno (RFC 6582) as Linux runs it for a peer without SACK: every duplicate ACK counts
@@ -57,7 +60,7 @@
 use super::defaults;
 use super::frto::{AckFacts, Frto, FrtoAction};
 use super::prr::Prr;
-use super::rack::{Rack, Verdict};
+use super::rack::{Rack, SendOrder, Sent, Verdict};
 use super::rto::RtoMode;
 use super::rtt::RttEstimator;
 use super::tlp::{ProbeKind, ProbeOutcome, Tlp};
@@ -68,10 +71,6 @@ use std::collections::VecDeque;
 
 /// Duplicate-ACK threshold (RFC 5681, RFC 6675).
 pub const DUP_THRESH: u32 = 3;
-
-/// RACK's scan walks this many SACKed segments in a row before it looks up where their
-/// range ends and jumps there (two binary searches cost more than a short walk).
-const RANGE_JUMP_AFTER: u32 = 16;
 
 /// Sender settings.
 #[derive(Clone, Debug)]
@@ -145,6 +144,13 @@ const RETRANS: u8 = 4;
 /// The segment was retransmitted at least once (Karn: no RTT sample from it).
 const EVER_RETX: u8 = 8;
 
+/// A segment RACK may have to mark lost: neither SACKed nor lost and awaiting a
+/// retransmission.
+#[inline]
+fn rack_candidate_flags(flags: u8) -> bool {
+    flags & SACKED == 0 && flags & (LOST | RETRANS) != LOST
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Seg {
     seq: u64,
@@ -208,6 +214,11 @@ pub struct TcpSender {
     app_limit: u64,
     rwnd: u64,
     segs: VecDeque<Seg>,
+    /// Segments dropped from the front of `segs` so far (cumulatively acknowledged): segment
+    /// number n (counted from the first ever sent) is `segs[n - segs_dropped]`.
+    segs_dropped: u64,
+    /// RACK's candidates in send order (with RACK on).
+    rack_order: SendOrder,
     /// The SACKed segments as merged sequence ranges [start, end), ascending: an index over
     /// the scoreboard, so the scans per ACK skip what is SACKed already instead of walking it
     /// (each range is a union of whole segments; `check_invariants` verifies it).
@@ -277,6 +288,8 @@ impl TcpSender {
             app_limit: 0,
             rwnd: cfg.initial_rwnd,
             segs: VecDeque::new(),
+            segs_dropped: 0,
+            rack_order: SendOrder::default(),
             sacked_ranges: Vec::new(),
             sacked_bytes: 0,
             lost_bytes: 0,
@@ -498,6 +511,7 @@ impl TcpSender {
         s.flags |= RETRANS | EVER_RETX;
         s.sent_at = now;
         let (seq, len) = (s.seq, s.len);
+        self.enter_send_order(i, now);
         self.rtx_scan_seq = seq + len as u64;
         self.retrans_bytes += len as u64;
         self.count_undo_retrans();
@@ -523,6 +537,7 @@ impl TcpSender {
             s.flags |= EVER_RETX;
             s.sent_at = now;
             let (seq, len) = (s.seq, s.len);
+            self.enter_send_order(i, now);
             self.count_undo_retrans();
             self.stats.retransmits += 1;
             self.stats.bytes_retransmitted += len as u64;
@@ -646,6 +661,7 @@ impl TcpSender {
                     break;
                 }
                 let s = self.segs.pop_front().unwrap();
+                self.segs_dropped += 1;
                 self.drop_flags(&s);
                 // a segment SACKed earlier was delivered then: it says nothing about now
                 if s.flags & SACKED == 0 {
@@ -664,6 +680,9 @@ impl TcpSender {
             }
             if retx_acked {
                 newest_sent = None;
+            }
+            if !self.rack_order.is_empty() {
+                self.rack_order.drop_acked(self.segs_dropped);
             }
             if !self.sack_on {
                 // the duplicate ACKs already counted part of this as delivered; the ACK
@@ -1014,56 +1033,144 @@ impl TcpSender {
             self.rtt.min_rtt(),
             self.rtt.srtt(),
         );
-        let mut wait: Option<Dur> = None;
-        let mut marked = 0;
-        let mut i = 0;
-        let mut sacked_run = 0;
-        while i < self.segs.len() {
-            let s = self.segs[i];
-            i += 1;
-            if s.flags & SACKED != 0 {
-                // after a few SACKed segments in a row, jump to the end of their range (the
-                // same segments are skipped, without walking a long range one by one)
-                sacked_run += 1;
-                if sacked_run >= RANGE_JUMP_AFTER {
-                    sacked_run = 0;
-                    let r = self.sacked_ranges.partition_point(|&(_, e)| e <= s.seq);
-                    if let Some(&(_, end)) = self.sacked_ranges.get(r) {
-                        i = i.max(self.segs.partition_point(|x| x.seq < end));
-                    }
+        #[cfg(test)]
+        let expected = rack_scan_tests::reference_rack_scan(self, now, reo);
+        #[cfg(test)]
+        let mut marked_segs = Vec::new();
+        let mut order = std::mem::take(&mut self.rack_order);
+        // the transmissions sent before RACK's segment join `early`, in send order (they are
+        // a prefix of the candidates): the next segment never sent again, from the
+        // scoreboard, or the next resend, from `later`, whichever was sent first
+        order.fresh_from = order.fresh_from.max(self.segs_dropped);
+        loop {
+            let fresh = loop {
+                let Some(s) = self.segs.get((order.fresh_from - self.segs_dropped) as usize) else { break None };
+                if s.flags & (SACKED | LOST | EVER_RETX) == 0 {
+                    break Some(Sent { at: s.sent_at, seg: order.fresh_from });
                 }
-                continue;
-            }
-            sacked_run = 0;
-            if s.flags & (LOST | RETRANS) == LOST {
-                continue;
-            }
-            let i = i - 1;
-            match self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo) {
-                // a segment never retransmitted and sent after RACK's: every segment above it
-                // was first sent later still, and any retransmission later again
-                Verdict::NotYet if s.flags & EVER_RETX == 0 => break,
-                Verdict::Lost => {
-                    let len = s.len as u64;
-                    if s.flags & RETRANS != 0 {
-                        // a lost retransmission: lost again, awaiting another
-                        self.segs[i].flags &= !RETRANS;
-                        self.retrans_bytes -= len;
-                    } else {
-                        self.segs[i].flags |= LOST;
-                        self.lost_bytes += len;
-                    }
-                    marked += len;
-                    if s.seq < self.rtx_scan_seq {
-                        self.rtx_scan_seq = s.seq;
-                    }
+                order.fresh_from += 1;
+            };
+            let resent = loop {
+                let Some(&e) = order.later.front() else { break None };
+                if self.rack_candidate(e).is_some() {
+                    break Some(e);
                 }
-                Verdict::Wait(d) => wait = Some(wait.map_or(d, |w| w.max(d))),
-                Verdict::NotYet => {}
+                order.later.pop_front();
+            };
+            let e = match (fresh, resent) {
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
+                (None, None) => break,
+            };
+            let s = self.segs[(e.seg - self.segs_dropped) as usize];
+            if self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo) == Verdict::NotYet {
+                break;
+            }
+            order.early.push_back(e);
+            if Some(e) == fresh {
+                order.fresh_from += 1;
+            } else {
+                order.later.pop_front();
             }
         }
+        // the oldest of them are lost while overdue (the deadlines grow with the send time)
+        let mut marked = 0;
+        while let Some(&e) = order.early.front() {
+            if let Some(i) = self.rack_candidate(e) {
+                let s = self.segs[i];
+                let verdict = self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo);
+                debug_assert!(verdict != Verdict::NotYet, "{e:?} sent after RACK's segment");
+                if verdict != Verdict::Lost {
+                    break;
+                }
+                let len = s.len as u64;
+                if s.flags & RETRANS != 0 {
+                    // a lost retransmission: lost again, awaiting another
+                    self.segs[i].flags &= !RETRANS;
+                    self.retrans_bytes -= len;
+                } else {
+                    self.segs[i].flags |= LOST;
+                    self.lost_bytes += len;
+                }
+                marked += len;
+                if s.seq < self.rtx_scan_seq {
+                    self.rtx_scan_seq = s.seq;
+                }
+                #[cfg(test)]
+                marked_segs.push(e.seg);
+            }
+            order.early.pop_front();
+        }
+        // the others wait; the newest of them, with the latest deadline, arms the timer
+        let mut wait: Option<Dur> = None;
+        while let Some(&e) = order.early.back() {
+            if let Some(i) = self.rack_candidate(e) {
+                let s = self.segs[i];
+                let verdict = self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo);
+                debug_assert!(matches!(verdict, Verdict::Wait(_)), "{e:?}: {verdict:?}");
+                if let Verdict::Wait(d) = verdict {
+                    wait = Some(d);
+                }
+                break;
+            }
+            order.early.pop_back();
+        }
+        self.rack_order = order;
+        #[cfg(test)]
+        rack_scan_tests::assert_same_rack_verdicts(expected, marked_segs, wait);
         self.reo_deadline = wait.map(|d| now + d);
         marked
+    }
+
+    /// The index in `segs` of the segment a transmission of `rack_order` names, if that
+    /// segment is still one RACK may mark and was last sent then.
+    #[inline]
+    fn rack_candidate(&self, e: Sent) -> Option<usize> {
+        let i = usize::try_from(e.seg.checked_sub(self.segs_dropped)?).ok()?;
+        let s = self.segs.get(i)?;
+        (s.sent_at == e.at && rack_candidate_flags(s.flags)).then_some(i)
+    }
+
+    /// Segment `segs[i]` was sent again at `now` (a retransmission or a probe): it enters
+    /// RACK's send order. When the order holds many entries of segments no longer candidates
+    /// (sent again, SACKed or acknowledged out of send order), it drops them, so it stays
+    /// within twice the scoreboard.
+    #[inline]
+    fn enter_send_order(&mut self, i: usize, now: SimTime) {
+        if !self.rack_on {
+            return;
+        }
+        self.rack_order.push(Sent { at: now, seg: self.segs_dropped + i as u64 });
+        if self.rack_order.len() > 2 * self.segs.len() + 64 {
+            let (segs, dropped) = (&self.segs, self.segs_dropped);
+            let valid = |e: &Sent| {
+                e.seg.checked_sub(dropped).and_then(|i| segs.get(i as usize)).is_some_and(|s| s.sent_at == e.at && rack_candidate_flags(s.flags))
+            };
+            // (an entry equal to the one before it, a segment sent twice at the same instant,
+            // goes too: each candidate keeps one entry)
+            for q in [&mut self.rack_order.early, &mut self.rack_order.later] {
+                let mut last: Option<Sent> = None;
+                q.retain(|e| {
+                    let keep = last != Some(*e) && valid(e);
+                    if keep {
+                        last = Some(*e);
+                    }
+                    keep
+                });
+            }
+        }
+    }
+
+    /// Segments became RACK candidates again with their old send times (an undo): the send
+    /// order is rebuilt from the scoreboard.
+    fn rebuild_send_order(&mut self) {
+        if !self.rack_on {
+            return;
+        }
+        let dropped = self.segs_dropped;
+        let resent = self.segs.iter().enumerate().filter(|(_, s)| s.flags & EVER_RETX != 0 && rack_candidate_flags(s.flags));
+        self.rack_order.rebuild(resent.map(|(i, s)| Sent { at: s.sent_at, seg: dropped + i as u64 }), dropped);
     }
 
     /// Enters fast recovery. The controller halves `in_flight`, the RFC 6675 pipe before this
@@ -1206,6 +1313,10 @@ impl TcpSender {
         self.retrans_bytes = 0;
         self.reno_sacked = 0;
         self.rtx_scan_seq = self.snd_una;
+        // no segment is a RACK candidate any more (each is SACKed or lost and awaiting a
+        // retransmission)
+        self.rack_order.clear();
+        self.rack_order.fresh_from = self.segs_dropped + self.segs.len() as u64;
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
         true
@@ -1253,6 +1364,7 @@ impl TcpSender {
                 self.lost_bytes -= s.len as u64;
             }
         }
+        self.rebuild_send_order();
         self.state = CaState::Open;
         self.recovery_point = self.snd_una;
         self.rtt.reset_backoff();
@@ -1334,6 +1446,11 @@ impl TcpSender {
         Ok(())
     }
 }
+
+/// RACK's indexed scan against a plain walk over the scoreboard, verdict for verdict.
+#[cfg(test)]
+#[path = "rack_scan_tests.rs"]
+mod rack_scan_tests;
 
 #[cfg(test)]
 mod tests {
