@@ -33,6 +33,9 @@
         PSH segment, and the spacing of PSH segments
     .venv/bin/python benches/kernel_probe.py mpsim-acks SCENARIO CC
         the same ACK statistics for mpsim as `mpsim kernel` configures it (seed 1, 20 s)
+    .venv/bin/python benches/kernel_probe.py windows SCENARIO CC BYTES...
+        mpsim as `mpsim kernel` configures it with each receive window in turn (seeds 1..3):
+        goodput per path and in all
     .venv/bin/python benches/kernel_probe.py starts SCENARIO CC N
         mpsim as `mpsim kernel` configures it, N runs with seeds 1..N, the second and later
         flows starting at a uniform draw in [0, 50 ms): each flow's goodput range and mean
@@ -252,6 +255,19 @@ def mpsim_acks(name: str, cc: str) -> None:
     print(r.subflows[["flow", "path", "goodput_bps"]].to_string())
 
 
+def windows(name: str, cc: str, *sizes: str) -> None:
+    d, desc = _load(name, cc)
+    flow = next(f["name"] for f in desc["flows"] if f["multipath"])
+    for w in sizes:
+        got = collections.defaultdict(list)
+        for seed in (1, 2, 3):
+            r = run(d, overrides={**K.mpsim_overrides(desc, {flow: int(w)}), "seed": seed}, progress=False)
+            for x in r.subflows.itertuples():
+                got[x.path].append(x.goodput_bps / 1e6)
+        per = {p: st.mean(v) for p, v in got.items()}
+        print(f"window {int(w)} B: " + ", ".join(f"{p} {v:.2f}" for p, v in per.items()) + f", in all {sum(per.values()):.2f} Mbit/s")
+
+
 def ss(out: str) -> None:
     t0, subs, i = None, collections.defaultdict(list), 0
     lines = (Path(out) / "ss.txt").read_text().splitlines()
@@ -338,7 +354,7 @@ def slowstart(cc: str) -> None:
 
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:] or ["-h"]
-    fns = {"capture": capture, "trace": trace, "acks": acks, "lowat": lowat, "psh": psh, "mpsim-acks": mpsim_acks, "ss": ss, "pcap": pcap, "starts": lambda a, b, c: starts(a, b, int(c)), "slowstart": slowstart}
+    fns = {"capture": capture, "trace": trace, "acks": acks, "lowat": lowat, "psh": psh, "mpsim-acks": mpsim_acks, "windows": windows, "ss": ss, "pcap": pcap, "starts": lambda a, b, c: starts(a, b, int(c)), "slowstart": slowstart}
     if cmd not in fns:
         print(__doc__)
         sys.exit(2)
