@@ -36,12 +36,17 @@ pub fn gso_segments(cwnd: u64, ssthresh: u64, in_flight: u64, mss: u64, srtt: Op
     let mss = mss.max(1);
     let Some(srtt) = srtt else { return GSO_MAX_SIZE / mss };
     let ratio = if cwnd < ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
-    let rate = cwnd.max(in_flight).max(mss) as u128 * ratio as u128 * 10_000_000 / srtt.0.max(1) as u128;
-    let mut bytes = (rate >> PACING_SHIFT) as u64;
+    // the pacing rate in bytes/s is num / srtt (ns)
+    let num = cwnd.max(in_flight).max(mss) as u128 * ratio as u128 * 10_000_000;
+    let den = srtt.0.max(1) as u128;
     let r = min_rtt.map_or(u64::MAX, |m| (m.0 / 1000) >> TSO_RTT_LOG);
-    if r < 32 {
-        bytes += GSO_MAX_SIZE >> r;
+    let extra = if r < 32 { GSO_MAX_SIZE >> r } else { 0 };
+    // the common case, fewer than three segments' worth, decided without a 128-bit
+    // division (this runs at every round of sending): floor(x) < k <=> x < k for integer k
+    if extra == 0 && num < ((3 * mss as u128) << PACING_SHIFT) * den {
+        return MIN_TSO_SEGS;
     }
+    let bytes = ((num / den) >> PACING_SHIFT) as u64 + extra;
     (bytes.min(GSO_MAX_SIZE) / mss).max(MIN_TSO_SEGS)
 }
 
