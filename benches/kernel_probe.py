@@ -1,15 +1,41 @@
 """Probes behind the explanations in docs/kernel.md (the rows one by one).
 
-    sudo .venv/bin/python benches/kernel_probe.py capture SCENARIO CC OUT
+    sudo .venv/bin/python benches/kernel_probe.py capture SCENARIO CC OUT [SS_EVERY] [yes|no]
         one kernel run of scenarios/kernel/SCENARIO.toml with congestion control CC; while it
-        runs, the client's sockets are sampled with `ss` every 50 ms (OUT/ss.txt) and what the
-        client writes into each path's TUN device is captured (OUT/<path>.pcap, needs dumpcap)
+        runs, the client's sockets are sampled with `ss` every SS_EVERY s (default 0.05; 0:
+        none; OUT/ss.txt) and, unless `no`, what the client writes into each path's TUN device
+        is captured (OUT/<path>.pcap, needs dumpcap). Both disturb the run: they take CPU from
+        the receiving program, which the kernel's ACKs depend on (docs/kernel.md)
     .venv/bin/python benches/kernel_probe.py ss OUT
         per subflow, from 2 s on: mean cwnd, segments unacknowledged, bytes not yet sent, the
-        window offered (mean, min, max), and how many samples had fewer unacknowledged than cwnd
+        window offered (mean, min, max), how many samples had fewer unacknowledged than cwnd;
+        cwnd growth per smoothed RTT in congestion avoidance and new ssthresh / cwnd at cuts
     .venv/bin/python benches/kernel_probe.py pcap OUT/<path>.pcap
         per TCP connection: data packets, retransmissions (by tshark), retransmission
         episodes, packets per back-to-back burst (gaps < 100 us), ACKs per data packet
+    sudo .venv/bin/python benches/kernel_probe.py trace SCENARIO CC OUT [FLOW=BYTES]
+        one kernel run with the kernel's own tracepoints recorded in a tracing instance of its
+        own (OUT/trace.txt, CLOCK_MONOTONIC): every ACK the client's sockets take in (tcp_probe:
+        cwnd, ssthresh, srtt, snd_una, snd_nxt), congestion-state changes, retransmissions,
+        every packet written into the TUN devices (net_dev_xmit, with the process that wrote
+        it) and the endpoints' read and write sizes; no sampling process, no capture, so the
+        run is not disturbed. FLOW=BYTES sets SO_RCVLOWAT on that flow's receiving socket
+    .venv/bin/python benches/kernel_probe.py acks OUT
+        from OUT/trace.txt, per client socket from 2 s on: goodput, ACKs per segment, segments
+        acknowledged per ACK, mean cwnd, how often in flight reached cwnd, recovery episodes,
+        retransmissions; per receiving device, which process wrote the ACKs (the receiving
+        program, from its read; or whichever process the packet's arrival interrupted)
+    sudo .venv/bin/python benches/kernel_probe.py lowat SCENARIO CC N FLOW=BYTES
+        N kernel runs (with mpsim beside) with SO_RCVLOWAT on FLOW's receiving socket: a reader
+        that waits for BYTES never empties the socket after a lone pushed segment
+    .venv/bin/python benches/kernel_probe.py psh OUT/<path>.pcap
+        per TCP connection: back-to-back bursts by length, how often each ends with or holds a
+        PSH segment, and the spacing of PSH segments
+    .venv/bin/python benches/kernel_probe.py mpsim-acks SCENARIO CC
+        the same ACK statistics for mpsim as `mpsim kernel` configures it (seed 1, 20 s)
+    .venv/bin/python benches/kernel_probe.py windows SCENARIO CC BYTES...
+        mpsim as `mpsim kernel` configures it with each receive window in turn (seeds 1..3):
+        goodput per path and in all
     .venv/bin/python benches/kernel_probe.py starts SCENARIO CC N
         mpsim as `mpsim kernel` configures it, N runs with seeds 1..N, the second and later
         flows starting at a uniform draw in [0, 50 ms): each flow's goodput range and mean
@@ -21,8 +47,10 @@
 from __future__ import annotations
 
 import collections
+import json
 import random
 import re
+import shutil
 import statistics as st
 import subprocess
 import sys
@@ -42,7 +70,7 @@ def _load(name: str, cc: str):
     return d, K.describe(d, origin)
 
 
-def capture(name: str, cc: str, out: str) -> None:
+def capture(name: str, cc: str, out: str, ss_every: str = "0.05", pcap: str = "yes") -> None:
     o = Path(out)
     o.mkdir(parents=True, exist_ok=True)
     setup, close = K.Testbed._setup, K.Testbed.close
@@ -51,10 +79,11 @@ def capture(name: str, cc: str, out: str) -> None:
     def _setup(tb):
         setup(tb)
         ns = tb.ns["client"]
-        with open(o / "ss.txt", "w") as f:
-            procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "sh", "-c",
-                "while true; do echo T $(date +%s.%N); ss -tinH state established; sleep 0.05; done"], stdout=f))
-        for p, (client_tun, _) in tb.tuns.items():
+        if float(ss_every) > 0:
+            with open(o / "ss.txt", "w") as f:
+                procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "sh", "-c",
+                    f"while true; do echo T $(date +%s.%N); ss -tinH state established; sleep {ss_every}; done"], stdout=f))
+        for p, (client_tun, _) in (tb.tuns.items() if pcap == "yes" else ()):
             procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "dumpcap", "-q", "-i", client_tun, "-s", "128",
                                            "-w", str(o / f"{p}.pcap")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         time.sleep(1.0)
@@ -70,6 +99,175 @@ def capture(name: str, cc: str, out: str) -> None:
     print(r.paths.to_string())
 
 
+TRACEFS = Path("/sys/kernel/tracing")
+TRACE_EVENTS = ("tcp/tcp_probe", "tcp/tcp_cong_state_set", "tcp/tcp_retransmit_skb", "net/net_dev_xmit",
+                "sock/sock_send_length", "sock/sock_recv_length")
+
+
+def _with_rcvlowat(lowat: dict[str, int]):
+    """Has the receiving program set SO_RCVLOWAT on the named flows' sockets (the receiver
+    endpoint reads the `rcvlowat` entry of its configuration)."""
+    spawn = K.Testbed.spawn
+
+    def _spawn(tb, side, args):
+        if args[0] == "receiver" and lowat:
+            cfg = json.loads(Path(args[1]).read_text())
+            cfg["rcvlowat"] = lowat
+            Path(args[1]).write_text(json.dumps(cfg))
+        return spawn(tb, side, args)
+
+    K.Testbed.spawn = _spawn
+
+
+def _lowat_args(args) -> dict[str, int]:
+    return {k: int(v) for k, v in (a.split("=", 1) for a in args)}
+
+
+def trace(name: str, cc: str, out: str, *lowat: str) -> None:
+    o = Path(out)
+    o.mkdir(parents=True, exist_ok=True)
+    if not (TRACEFS / "events").exists():
+        subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], check=True)
+    inst = TRACEFS / "instances" / "mpsim_probe"
+    if not inst.exists():
+        inst.mkdir()
+    d, desc = _load(name, cc)
+    ports = " || ".join(f"dport == {5201 + k}" for k in range(len(desc["flows"])))
+    (inst / "tracing_on").write_text("0")
+    (inst / "trace_clock").write_text("mono")
+    (inst / "buffer_size_kb").write_text("65536")
+    (inst / "trace").write_text("")
+    for ev in TRACE_EVENTS:
+        # every packet either side hands to its TUN devices (named mk<tag>c<path>, mk<tag>s<path>)
+        flt = {"net/net_dev_xmit": 'name ~ "mk*"', "sock/sock_send_length": "family == 2 && ret > 0",
+               "sock/sock_recv_length": "family == 2 && ret > 0"}.get(ev, ports)
+        (inst / "events" / ev / "filter").write_text(flt)
+        (inst / "events" / ev / "enable").write_text("1")
+    (inst / "tracing_on").write_text("1")
+    _with_rcvlowat(_lowat_args(lowat))
+    try:
+        r = K.kernel(SCEN / f"{name}.toml", repeat=1, overrides={"flow.*.cc": cc})
+    finally:
+        (inst / "tracing_on").write_text("0")
+        for ev in TRACE_EVENTS:
+            (inst / "events" / ev / "enable").write_text("0")
+        with open(o / "trace.txt", "w") as f, open(inst / "trace") as src:
+            shutil.copyfileobj(src, f)
+        inst.rmdir()
+    r.save(o)
+    print(r.paths.to_string())
+
+
+_TRACE_LINE = re.compile(r"^\s*(\S+)-\d+\s+\[\d+\]\s+\S+\s+([\d.]+): (\w+): (.*)$")
+
+
+def _trace_events(out: str):
+    for line in (Path(out) / "trace.txt").read_text().splitlines():
+        m = _TRACE_LINE.match(line)
+        if m:
+            yield m.group(1), float(m.group(2)), m.group(3), m.group(4)
+
+
+def acks(out: str) -> None:
+    socks: dict[str, list] = collections.defaultdict(list)
+    states: dict[str, list] = collections.defaultdict(list)
+    rtx: collections.Counter = collections.Counter()
+    xmit: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    t0 = None
+    for comm, t, kind, rest in _trace_events(out):
+        kv = dict(x.split("=", 1) for x in rest.split() if "=" in x)
+        if kind == "tcp_probe":
+            t0 = t0 if t0 is not None else t
+            key = f"{kv['src'].rsplit(':', 1)[0]} -> {kv['dest']}"
+            socks[key].append((t, int(kv["snd_una"], 16), int(kv["snd_cwnd"]), int(kv["snd_nxt"], 16)))
+        elif kind == "tcp_cong_state_set":
+            states[f"{kv['saddr']} -> {kv['daddr']}:{kv['dport']}"].append((t, int(kv["cong_state"])))
+        elif kind == "tcp_retransmit_skb":
+            rtx[f"{kv['saddr']} -> {kv['daddr']}:{kv['dport']}"] += (t0 is not None and t - t0 >= 2)
+        elif kind == "net_dev_xmit" and int(kv["len"]) < 200 and "s" in kv["dev"][-3:]:
+            xmit[kv["dev"][-2:]][(int(kv["len"]), comm)] += 1
+    for key, v in sorted(socks.items()):
+        v = [x for x in v if x[0] - t0 >= 2]
+        mss = 1460 if key.endswith(":5202") or ":520" not in key else 1464
+        acked = (v[-1][1] - v[0][1]) % 2**32
+        per = collections.Counter(min(round(((b[1] - a[1]) % 2**32) / mss), 3) for a, b in zip(v, v[1:]))
+        n = sum(per.values())
+        rec = sum(1 for t, s in states.get(key, []) if s in (3, 4) and t - t0 >= 2)
+        print(f"{key}: {acked * 8 / (v[-1][0] - v[0][0]) / 1e6:.2f} Mbit/s, {len(v) / (acked / mss):.2f} ACKs per segment, "
+              f"segments per ACK " + ", ".join(f"{k}{'+' if k == 3 else ''}: {c / n:.3f}" for k, c in sorted(per.items())) +
+              f"; mean cwnd {st.mean(x[2] for x in v):.1f}, in flight at least cwnd at "
+              f"{sum(((x[3] - x[1]) % 2**32) / mss >= x[2] - 0.5 for x in v) / len(v):.0%} of ACKs; "
+              f"{rec} recoveries, {rtx[key]} retransmissions")
+    for dev, c in sorted(xmit.items()):
+        print(f"ACKs written into the receiver's device {dev}: " +
+              ", ".join(f"{ln} B by {comm}: {k}" for (ln, comm), k in sorted(c.items(), key=lambda x: -x[1]) if k >= 20))
+
+
+def lowat(name: str, cc: str, n: str, *flows: str) -> None:
+    _with_rcvlowat(_lowat_args(flows))
+    r = K.kernel(SCEN / f"{name}.toml", repeat=int(n), overrides={"flow.*.cc": cc})
+    p = r.paths
+    print(p[["repeat", "flow", "path", "kernel_goodput_bps", "mpsim_goodput_bps", "kernel_retransmits"]].to_string())
+    print((p.groupby(["flow", "path"])[["kernel_goodput_bps", "mpsim_goodput_bps"]].mean() / 1e6).round(2).to_string())
+
+
+def psh(file: str) -> None:
+    rows = subprocess.run(["tshark", "-r", file, "-T", "fields", "-e", "frame.time_epoch", "-e", "tcp.dstport",
+                           "-e", "tcp.flags.push", "-Y", "tcp.len>=100", "-E", "separator=,"],
+                          capture_output=True, text=True).stdout.splitlines()
+    conns: dict[str, list] = collections.defaultdict(list)
+    for r in (x.split(",") for x in rows):
+        conns[r[1]].append((float(r[0]), r[2] == "1"))
+    for port, v in conns.items():
+        bursts, cur = [], [v[0]]
+        for a, b in zip(v, v[1:]):
+            if b[0] - a[0] >= 100e-6:
+                bursts.append(cur)
+                cur = []
+            cur.append(b)
+        by = collections.defaultdict(list)
+        for b in bursts:
+            by[min(len(b), 4)].append(b)
+        gaps, k = collections.Counter(), 0
+        for _, p in v:
+            k += 1
+            if p:
+                gaps[min(k, 4)] += 1
+                k = 0
+        ng = sum(gaps.values())
+        print(f"port {port}: {len(v)} data packets, PSH spacing " + ", ".join(f"{g}{'+' if g == 4 else ''}: {c / ng:.2f}" for g, c in sorted(gaps.items())))
+        for L, bs in sorted(by.items()):
+            print(f"  bursts of {L}{'+' if L == 4 else ''}: {len(bs)}, ending with PSH {sum(b[-1][1] for b in bs) / len(bs):.2f}, "
+                  f"PSH before the end {sum(any(x[1] for x in b[:-1]) for b in bs) / len(bs):.2f}")
+
+
+def mpsim_acks(name: str, cc: str) -> None:
+    d, desc = _load(name, cc)
+    ov = {**K.mpsim_overrides(desc), "seed": 1, "metrics.trace": True}
+    r = run(d, overrides=ov, progress=False)
+    t = r.trace
+    for (f, p), g in t[(t.event == "ack") & (t.time_s >= 2)].groupby(["flow", "path"]):
+        a = g.seq.values
+        mss = int(t[(t.event == "send") & (t.flow == f)].len.max())
+        per = collections.Counter(min(round((y - x) / mss), 3) for x, y in zip(a, a[1:]))
+        n = sum(per.values())
+        print(f"{f} on {p}: segments per ACK " + ", ".join(f"{k}{'+' if k == 3 else ''}: {c / n:.3f}" for k, c in sorted(per.items())))
+    print(r.subflows[["flow", "path", "goodput_bps"]].to_string())
+
+
+def windows(name: str, cc: str, *sizes: str) -> None:
+    d, desc = _load(name, cc)
+    flow = next(f["name"] for f in desc["flows"] if f["multipath"])
+    for w in sizes:
+        got = collections.defaultdict(list)
+        for seed in (1, 2, 3):
+            r = run(d, overrides={**K.mpsim_overrides(desc, {flow: int(w)}), "seed": seed}, progress=False)
+            for x in r.subflows.itertuples():
+                got[x.path].append(x.goodput_bps / 1e6)
+        per = {p: st.mean(v) for p, v in got.items()}
+        print(f"window {int(w)} B: " + ", ".join(f"{p} {v:.2f}" for p, v in per.items()) + f", in all {sum(per.values()):.2f} Mbit/s")
+
+
 def ss(out: str) -> None:
     t0, subs, i = None, collections.defaultdict(list), 0
     lines = (Path(out) / "ss.txt").read_text().splitlines()
@@ -83,7 +281,11 @@ def ss(out: str) -> None:
                 d = lines[i + 1]
                 g = lambda k: int(x.group(1)) if (x := re.search(k + r":(\d+)", d)) else 0  # noqa: E731
                 if t - t0 >= 2:
-                    subs[(m.group(1), m.group(3))].append((g("cwnd"), g("unacked"), g("notsent"), g("snd_wnd")))
+                    rtt = re.search(r"\brtt:([\d.]+)", d)
+                    retr = int(x.group(1)) if (x := re.search(r"\bretrans:\d+/(\d+)", d)) else 0
+                    subs[(m.group(1), m.group(3))].append((g("cwnd"), g("unacked"), g("notsent"), g("snd_wnd"),
+                                                           g("ssthresh"), retr, t,
+                                                           float(rtt.group(1)) if rtt else 0.0))
                 i += 1
         i += 1
     for k, s in subs.items():
@@ -91,6 +293,14 @@ def ss(out: str) -> None:
               f"unacked {st.mean(x[1] for x in s):.1f}, not sent {st.mean(x[2] for x in s):.0f} B, "
               f"window mean {st.mean(x[3] for x in s):.0f} min {min(x[3] for x in s)} max {max(x[3] for x in s)} B, "
               f"unacked < cwnd in {sum(x[1] < x[0] for x in s)}")
+        # congestion avoidance between consecutive samples with no reduction and no
+        # retransmission: cwnd growth per smoothed RTT; and the ratio of each reduction
+        grow = [(b[0] - a[0]) / (b[6] - a[6]) * a[7] / 1e3 for a, b in zip(s, s[1:])
+                if a[4] and a[0] >= a[4] and b[4] == a[4] and b[5] == a[5] and b[0] >= a[0]]
+        cuts = [b[4] / a[0] for a, b in zip(s, s[1:]) if b[4] != a[4] or (b[5] > a[5] and b[0] < 0.75 * a[0])]
+        if grow:
+            print(f"  congestion avoidance: {st.mean(grow):.2f} segments per smoothed RTT ({len(grow)} intervals); "
+                  f"{len(cuts)} reductions, new ssthresh / cwnd before: mean {st.mean(cuts) if cuts else float('nan'):.2f}")
 
 
 def pcap(file: str) -> None:
@@ -144,7 +354,7 @@ def slowstart(cc: str) -> None:
 
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:] or ["-h"]
-    fns = {"capture": capture, "ss": ss, "pcap": pcap, "starts": lambda a, b, c: starts(a, b, int(c)), "slowstart": slowstart}
+    fns = {"capture": capture, "trace": trace, "acks": acks, "lowat": lowat, "psh": psh, "mpsim-acks": mpsim_acks, "windows": windows, "ss": ss, "pcap": pcap, "starts": lambda a, b, c: starts(a, b, int(c)), "slowstart": slowstart}
     if cmd not in fns:
         print(__doc__)
         sys.exit(2)

@@ -355,6 +355,9 @@ def _endpoint_receiver(cfg: dict[str, Any]) -> dict[str, Any]:
         sel.register(ls, selectors.EVENT_READ, ("listen", f["name"]))
         flows[f["name"]] = {"bytes": 0, "bins": [0] * nbins, "conns": 0, "closed": 0,
                             "rcvbuf": ls.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)}
+    # SO_RCVLOWAT per flow: only benches/kernel_probe.py sets it (a reader that waits for
+    # that many bytes, to show what the kernel's ACKs of pushed segments do)
+    lowat = cfg.get("rcvlowat", {})
     print("listening", flush=True)
     buf = bytearray(1 << 20)
     while time.monotonic_ns() < end:
@@ -366,6 +369,8 @@ def _endpoint_receiver(cfg: dict[str, Any]) -> dict[str, Any]:
             if kind == "listen":
                 c, _ = key.fileobj.accept()  # type: ignore[union-attr]
                 c.setblocking(False)
+                if name in lowat:
+                    c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, int(lowat[name]))
                 sel.register(c, selectors.EVENT_READ, ("conn", name))
                 flows[name]["conns"] += 1
                 continue

@@ -695,7 +695,7 @@ mod tests {
     #[test]
     fn tcp_segments_have_valid_checksums_handshake_and_sack() {
         let mut c = Capture::new(CaptureKind::Mptcp, 3, 2, 1448, 7, 1 << 30);
-        let d = DataHeader { seq: 0, dsn: 0, sent_at: SimTime(5), len: 1448, retx: false, cw: false, echo: SimTime::ZERO };
+        let d = DataHeader { seq: 0, dsn: 0, sent_at: SimTime(5), len: 1448, retx: false, psh: false, cw: false, echo: SimTime::ZERO };
         c.data(SimTime(1_000_000), 0, &d);
         c.data(SimTime(1_000_100), 1, &DataHeader { seq: 0, dsn: 1448, ..d });
         let mut a = AckHeader::new(1448, 1 << 20);
@@ -727,7 +727,7 @@ mod tests {
         let limit = (PCAP_HEADER + 3 * (RECORD_HEADER + 28)) as u64;
         let mut c = Capture::new(CaptureKind::Udp, 0, 1, 1200, 1, limit);
         for i in 0..5u64 {
-            c.data(SimTime(i), 0, &DataHeader { seq: i * 1200, dsn: i * 1200, sent_at: SimTime(i), len: 1200, retx: false, cw: false, echo: SimTime::ZERO });
+            c.data(SimTime(i), 0, &DataHeader { seq: i * 1200, dsn: i * 1200, sent_at: SimTime(i), len: 1200, retx: false, psh: false, cw: false, echo: SimTime::ZERO });
         }
         let r = records(c.bytes());
         assert_eq!(r.len(), 3);

@@ -31,6 +31,9 @@ pub struct DataHeader {
     pub len: u32,
     /// True if this segment is a retransmission.
     pub retx: bool,
+    /// TCP's PSH flag, as Linux's sender sets it (see `Subflow::transmit`); only a receiver
+    /// with Linux's delayed ACKs acts on it.
+    pub psh: bool,
     /// Congestion-warning mark, set by a link whose average queue is above its threshold
     /// (`congestion_warning`); the counterpart of IP's ECN CE codepoint.
     pub cw: bool,

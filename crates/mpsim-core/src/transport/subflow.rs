@@ -16,6 +16,40 @@ use std::collections::VecDeque;
 /// 4-byte timestamp and a 4-byte rate, padded to 4 (seed 000's extended NR-SACK fields).
 pub const FEEDBACK_BYTES: u32 = 12;
 
+/// Linux's `sysctl_tcp_min_tso_segs`: the fewest segments a TSO/GSO packet is sized for.
+pub const MIN_TSO_SEGS: u64 = 2;
+/// Linux's `sk_pacing_shift` (a packet holds about 1/1024 s at the pacing rate) and
+/// `sysctl_tcp_tso_rtt_log` (9: small RTTs get larger packets).
+const PACING_SHIFT: u32 = 10;
+const TSO_RTT_LOG: u32 = 9;
+/// Linux's GSO_LEGACY_MAX_SIZE, the largest GSO packet without BIG TCP.
+const GSO_MAX_SIZE: u64 = 65536;
+
+/// Segments per GSO packet as Linux sizes them when it sends (`tcp_tso_autosize` with
+/// Reno's and CUBIC's `min_tso_segs`): about a millisecond's worth at the pacing rate, plus
+/// `GSO_MAX_SIZE >> (min_rtt in us >> 9)` bytes, at most `GSO_MAX_SIZE`, and never fewer
+/// than [`MIN_TSO_SEGS`]. The pacing rate is `tcp_update_pacing_rate`'s: 200 % of
+/// `max(cwnd, in flight) / srtt` below half of ssthresh, 120 % above. Before an RTT sample
+/// the rate is unlimited.
+pub fn gso_segments(cwnd: u64, ssthresh: u64, in_flight: u64, mss: u64, srtt: Option<Dur>, min_rtt: Option<Dur>) -> u64 {
+    use crate::sched::linux_upstream::{PACING_CA_RATIO, PACING_SS_RATIO};
+    let mss = mss.max(1);
+    let Some(srtt) = srtt else { return GSO_MAX_SIZE / mss };
+    let ratio = if cwnd < ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+    // the pacing rate in bytes/s is num / srtt (ns)
+    let num = cwnd.max(in_flight).max(mss) as u128 * ratio as u128 * 10_000_000;
+    let den = srtt.0.max(1) as u128;
+    let r = min_rtt.map_or(u64::MAX, |m| (m.0 / 1000) >> TSO_RTT_LOG);
+    let extra = if r < 32 { GSO_MAX_SIZE >> r } else { 0 };
+    // the common case, fewer than three segments' worth, decided without a 128-bit
+    // division (this runs at every round of sending): floor(x) < k <=> x < k for integer k
+    if extra == 0 && num < ((3 * mss as u128) << PACING_SHIFT) * den {
+        return MIN_TSO_SEGS;
+    }
+    let bytes = ((num / den) >> PACING_SHIFT) as u64 + extra;
+    (bytes.min(GSO_MAX_SIZE) / mss).max(MIN_TSO_SEGS)
+}
+
 /// Where a subflow's packets go: the path's name and its two routes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathRoutes {
@@ -108,7 +142,20 @@ impl Subflow {
     /// its payload, then (re)arms the retransmission timer. With `mapped`, each segment
     /// carries the DSN of its mapping. With `check`, asserts the window rules, `edge` being
     /// the receiver's right edge in the sequence space the segments are numbered in.
+    ///
+    /// PSH is set as Linux's sender sets it on the wire, which the receiver's ACKs follow
+    /// (`TcpReceiver::push_ack`): a round of sending goes out as GSO packets of
+    /// [`gso_segments`] segments, the last segment of each full packet carrying PSH and a
+    /// packet cut short by the window carrying none. This is the rule measured on Linux 6.18
+    /// with bulk senders of TCP and of Multipath TCP alike (two segments per packet on those
+    /// paths; `benches/kernel_probe.py psh`, docs/kernel.md): bursts of two end with PSH in 97
+    /// to 100 % of cases, single segments carry it in 0 to 4 %, bursts of three carry it on
+    /// the second segment only.
     pub fn transmit(&mut self, now: SimTime, me: usize, header: u32, mapped: bool, check: Option<u64>, tx: &mut impl Sink) {
+        let w = self.sender.window();
+        let rtt = self.sender.rtt();
+        let per_packet = gso_segments(w.cwnd, w.ssthresh, self.sender.in_flight(), w.mss, rtt.srtt(), rtt.min_rtt());
+        let mut sent = 0u64;
         while let Some(seg) = self.sender.next_segment(now) {
             let dsn = if mapped {
                 dsn_of(&self.map, seg.seq).expect("every chunk handed to a subflow has a mapping")
@@ -125,7 +172,9 @@ impl Subflow {
                 );
                 assert!(seg.retx || dsn + seg.len as u64 <= edge, "subflow {me}: sent beyond the receive window");
             }
-            let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, sent_at: now, cw: false, echo: self.echo };
+            sent += 1;
+            let psh = sent % per_packet == 0;
+            let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, psh, sent_at: now, cw: false, echo: self.echo };
             tx.push(Action::Packet { sub: me as u8, route: self.fwd, size: seg.len + header, header: Header::TcpData(h) });
         }
         arm(tx, &mut self.rto_pending, self.sender.timer_deadline(), me, TimerKind::Rto);
@@ -218,3 +267,52 @@ impl Subflow {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::Controller;
+    use crate::transport::Tx;
+
+    const MS: Dur = Dur::from_millis(1);
+
+    #[test]
+    fn gso_packets_hold_a_millisecond_at_the_pacing_rate_and_two_segments_at_least() {
+        let mss = 1460;
+        // 25 segments per 57 ms in congestion avoidance: 120 % is 768 KB/s, 750 B a
+        // millisecond, less than a segment: the floor of two
+        assert_eq!(gso_segments(25 * mss, 20 * mss, 25 * mss, mss, Some(Dur::from_millis(57)), Some(Dur::from_millis(20))), 2);
+        // 1000 segments per 10 ms: 175 MB/s, 171 KB a millisecond, capped at 64 KB
+        assert_eq!(gso_segments(1000 * mss, 500 * mss, 1000 * mss, mss, Some(Dur::from_millis(10)), Some(Dur::from_millis(10))), 44);
+        // 100 segments per 20 ms in slow start (200 %): 14.6 MB/s, 14,257 B: 9 segments
+        assert_eq!(gso_segments(100 * mss, u64::MAX, 100 * mss, mss, Some(Dur::from_millis(20)), Some(Dur::from_millis(20))), 9);
+        // a 1 ms minimum RTT adds 64 KB >> (1000 >> 9) = 32 KB: 2 + 22 segments' worth
+        let small = gso_segments(10 * mss, 5 * mss, 10 * mss, mss, Some(Dur::from_millis(5)), Some(MS));
+        assert_eq!(small, (14_600 * 12 / 10 * 200 / 1024 + 32_768) / mss);
+        // no RTT sample yet: unlimited rate, the largest packet
+        assert_eq!(gso_segments(10 * mss, u64::MAX, 0, mss, None, None), 65536 / mss);
+    }
+
+    #[test]
+    fn psh_ends_each_full_gso_packet_of_a_round_of_sending() {
+        let cfg = SenderConfig { mss: 1000, initial_window: 5, ignore_rwnd: true, ..SenderConfig::default() };
+        let path = PathRoutes { name: "p".into(), fwd: 0, rev: 1 };
+        let mut s = Subflow::new(path, &cfg, ReceiverConfig::default(), Controller::by_name("reno").unwrap(), Dur::from_millis(40), false);
+        for k in 0..20 {
+            s.assign(k * 1000, 1000);
+        }
+        let mut tx = Tx::default();
+        s.transmit(SimTime::ZERO, 0, 40, false, None, &mut tx);
+        let psh: Vec<bool> = tx
+            .out
+            .iter()
+            .filter_map(|a| match a {
+                Action::Packet { header: Header::TcpData(h), .. } => Some(h.psh),
+                _ => None,
+            })
+            .collect();
+        // five segments at 2 per packet: two full packets and a fifth split off by the window
+        assert_eq!(psh, [false, true, false, true, false]);
+    }
+}
+

@@ -274,6 +274,8 @@ impl MptcpConn {
                     self.arm_feedback(i, deadline, tx);
                 }
                 let delivered = self.on_receive(now, h.dsn, h.len).delivered;
+                // Linux acknowledges a pushed segment at once if the reader emptied the connection
+                r.ack_now |= h.psh && r.delivered > 0 && self.subs[i].receiver.push_ack(self.rx.buffered() == 0);
                 if let Some(logic) = &mut self.rx_logic {
                     // the room the next advertised window leaves above everything received
                     let edge = self.rx.rcv_nxt() + self.rx.window();

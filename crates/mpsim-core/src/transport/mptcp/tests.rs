@@ -64,7 +64,7 @@ fn ack(ack: u64, data_ack: u64, wnd: u64) -> Header {
 }
 
 fn segment(seq: u64, dsn: u64, len: u32) -> Header {
-    Header::TcpData(DataHeader { seq, dsn, len, retx: false, sent_at: SimTime::ZERO, cw: false, echo: SimTime::ZERO })
+    Header::TcpData(DataHeader { seq, dsn, len, retx: false, psh: false, sent_at: SimTime::ZERO, cw: false, echo: SimTime::ZERO })
 }
 
 #[test]
@@ -291,4 +291,40 @@ fn prioritised_data_takes_the_fast_subflow_when_the_standard_scheduler_fills_the
     let mut tx = Tx::default();
     b.poll_transmit(SimTime::ZERO, &mut tx);
     assert!(data(&tx).iter().all(|s| s.0 == 0));
+}
+
+#[test]
+fn a_pushed_segment_is_acknowledged_at_once_only_when_the_connection_holds_nothing() {
+    // Linux's delayed ACKs on both subflows
+    let linux = |k: usize| {
+        let cfg = SenderConfig { mss: MSS, initial_window: 4, ignore_rwnd: true, ..SenderConfig::default() };
+        let rcfg = ReceiverConfig { buffer: 1 << 30, linux_delack: true, ..ReceiverConfig::default() };
+        let path = PathRoutes { name: format!("p{k}"), fwd: 2 * k as u32, rev: 2 * k as u32 + 1 };
+        Subflow::new(path, &cfg, rcfg, Controller::by_name("reno").unwrap(), Dur::from_millis(10), false)
+    };
+    let mut c = MptcpConn::new(vec![linux(0), linux(1)], Sched::by_name("linux_upstream").unwrap(), 1 << 30, HEADER, MSS);
+    let pushed = |seq: u64, dsn: u64| match segment(seq, dsn, MSS) {
+        Header::TcpData(h) => Header::TcpData(DataHeader { psh: true, ..h }),
+        h => h,
+    };
+    let quick = crate::transport::tcp::delack::QUICKACKS as u64;
+    let mut tx = Tx::default();
+    // past subflow 0's quick ACKs
+    for k in 0..quick {
+        c.on_packet(SimTime::ZERO, 0, &segment(k * 1000, k * 1000, MSS), &mut tx);
+    }
+    tx.out.clear();
+    // one segment pending on subflow 0, without PSH: the ACK waits
+    c.on_packet(SimTime::ZERO, 0, &segment(quick * 1000, quick * 1000, MSS), &mut tx);
+    assert!(acks(&tx).is_empty());
+    // with PSH, and nothing held by the connection: acknowledged at once
+    c.on_packet(SimTime::ZERO, 0, &segment((quick + 1) * 1000, (quick + 1) * 1000, MSS), &mut tx);
+    tx.out.clear();
+    c.on_packet(SimTime::ZERO, 0, &pushed((quick + 2) * 1000, (quick + 2) * 1000), &mut tx);
+    assert_eq!(acks(&tx).len(), 1, "a pushed segment with the connection drained");
+    // subflow 1 brings data from further ahead: the connection holds it out of order
+    c.on_packet(SimTime::ZERO, 1, &segment(0, 100_000, MSS), &mut tx);
+    tx.out.clear();
+    c.on_packet(SimTime::ZERO, 0, &pushed((quick + 3) * 1000, (quick + 3) * 1000), &mut tx);
+    assert!(acks(&tx).is_empty(), "the connection holds data out of order: the ACK waits");
 }

@@ -44,7 +44,8 @@ impl TcpConn {
                 if h.cw {
                     self.sub.receiver.on_cw_mark();
                 }
-                let r = self.sub.receiver.on_segment(now, h.seq, h.len);
+                let mut r = self.sub.receiver.on_segment(now, h.seq, h.len);
+                r.ack_now |= h.psh && r.delivered > 0 && self.sub.receiver.push_ack(true);
                 if self.check {
                     let rx = &self.sub.receiver;
                     assert!(rx.buffered() <= rx.capacity(), "receive buffer over its limit");

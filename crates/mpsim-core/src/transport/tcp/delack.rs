@@ -18,13 +18,17 @@
 //!     (gap ≤ ATO_MIN/2: ato/2 + ATO_MIN/2; gap < ato: ato/2 + gap, at most the RTO); when
 //!     armed it is capped by max(srtt, ATO_MIN) and by 500 ms (a bulk receiver is never in
 //!     Linux's interactive "pingpong" mode, whose cap is 200 ms);
-//!   - data out of order, or filling a hole, is acknowledged at once, as in the other modes.
+//!   - data out of order, or filling a hole, is acknowledged at once, as in the other modes;
+//!   - a segment carrying PSH is acknowledged at once once the application has read
+//!     everything (`TcpReceiver::push_ack`: Linux's pushed-ACK in `tcp_cleanup_rbuf`; for a
+//!     Multipath TCP subflow only while the connection holds nothing out of order), the
+//!     sender marking PSH as Linux's does (`Subflow::transmit`).
 //!
 //!   The receiver's RTT and RTO are those Linux takes from the handshake (one sample: srtt =
 //!   the handshake RTT, RTO = srtt + max(2·srtt, 200 ms)); without a handshake RTT, no cap
 //!   from it. Left out: the receiver's own RTT measurement during the transfer
 //!   (`tcp_rcv_rtt_measure`), the window-update ACK when the application reads (reading is
-//!   immediate here), ACK compression of SACK-carrying ACKs (Linux 4.18+), and the
+//!   immediate here, so the window never lags), ACK compression of SACK-carrying ACKs (Linux 4.18+), and the
 //!   interactive (pingpong) mode.
 
 use crate::time::{Dur, SimTime};

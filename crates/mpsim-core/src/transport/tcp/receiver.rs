@@ -240,6 +240,21 @@ impl TcpReceiver {
         i
     }
 
+    /// Whether the in-order segment just accepted, which carried PSH, is acknowledged at
+    /// once: with Linux's delayed ACKs, when an ACK is pending and the application has read
+    /// everything (`drained`: nothing held out of order here nor, for a Multipath TCP
+    /// subflow, at the connection level). Linux (since late 2023) marks a full-sized
+    /// segment with PSH as pushed (`tcp_measure_rcv_mss`), and when the reading application
+    /// empties the receive memory, `tcp_cleanup_rbuf` sends the pending ACK at once instead
+    /// of waiting for a second segment. A Multipath TCP subflow does so only when the
+    /// connection's receive memory is empty (`mptcp_cleanup_rbuf`,
+    /// `mptcp_subflow_could_cleanup`), which data held out of order at the connection level
+    /// prevents. The application here reads at once, so "read everything" is "nothing held
+    /// out of order".
+    pub fn push_ack(&self, drained: bool) -> bool {
+        self.linux.is_some() && drained && self.ooo.is_empty() && self.unacked_segments > 0
+    }
+
     /// Merges [start, end) into the out-of-order ranges.
     fn insert(&mut self, start: u64, end: u64) {
         self.touch += 1;
@@ -569,6 +584,34 @@ mod tests {
         assert!(max_ranges > 3 * INDEX_ABOVE, "only {max_ranges} ranges at most");
         assert_eq!(r.rcv_nxt(), 400_000);
     }
+
+    #[test]
+    fn linux_receivers_ack_a_pushed_segment_once_the_reader_has_everything() {
+        let linux = ReceiverConfig { buffer: 1 << 30, linux_delack: true, ..ReceiverConfig::default() };
+        let mut r = TcpReceiver::new(linux.clone());
+        // past the quick ACKs of the start
+        for k in 0..QUICK {
+            assert!(r.on_segment(SimTime::ZERO, k * 1000, 1000).ack_now);
+            r.make_ack();
+        }
+        // one segment pending: pushed and drained, it is acknowledged now
+        assert!(!r.on_segment(SimTime::ZERO, QUICK * 1000, 1000).ack_now);
+        assert!(r.push_ack(true));
+        // not while the connection holds data out of order (a Multipath TCP subflow)
+        assert!(!r.push_ack(false));
+        // nothing pending once acknowledged
+        r.make_ack();
+        assert!(!r.push_ack(true));
+        // nor while this receiver holds a hole (that ACK goes out at once anyway)
+        r.on_segment(SimTime::ZERO, (QUICK + 2) * 1000, 1000);
+        assert!(!r.push_ack(true));
+        // RFC 5681 delayed ACKs ignore PSH
+        let mut every2 = TcpReceiver::new(ReceiverConfig { linux_delack: false, ack_every: 2, ..linux });
+        assert!(!every2.on_segment(SimTime::ZERO, 0, 1000).ack_now);
+        assert!(!every2.push_ack(true));
+    }
+
+    const QUICK: u64 = super::super::delack::QUICKACKS as u64;
 
     #[test]
     fn linux_delayed_acks_quick_ack_the_start_then_ack_every_second_segment() {
