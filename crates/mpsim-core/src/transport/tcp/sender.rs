@@ -217,6 +217,9 @@ pub struct TcpSender {
     /// Segments dropped from the front of `segs` so far (cumulatively acknowledged): segment
     /// number n (counted from the first ever sent) is `segs[n - segs_dropped]`.
     segs_dropped: u64,
+    /// Test builds only: take the general path for every ACK (the fast path's reference).
+    #[cfg(test)]
+    general_only: bool,
     /// RACK's candidates in send order (with RACK on).
     rack_order: SendOrder,
     /// The SACKed segments as merged sequence ranges [start, end), ascending: an index over
@@ -289,6 +292,8 @@ impl TcpSender {
             rwnd: cfg.initial_rwnd,
             segs: VecDeque::new(),
             segs_dropped: 0,
+            #[cfg(test)]
+            general_only: false,
             rack_order: SendOrder::default(),
             sacked_ranges: Vec::new(),
             sacked_bytes: 0,
@@ -722,7 +727,8 @@ impl TcpSender {
             && self.lost_bytes == 0
             && self.retrans_bytes == 0
             && self.state == CaState::Open
-            && (!self.tlp_on || self.tlp.may_probe());
+            && (!self.tlp_on || self.tlp.may_probe())
+            && !self.general_only();
         let (sacked, sack_newest, sack_orig) = if self.sack_on && !quiet {
             if let Some(d) = h.dsack() {
                 self.on_dsack(d);
@@ -847,6 +853,17 @@ impl TcpSender {
             }
         }
         self.arm_probe(now);
+    }
+
+    #[cfg(test)]
+    fn general_only(&self) -> bool {
+        self.general_only
+    }
+
+    #[cfg(not(test))]
+    #[inline(always)]
+    fn general_only(&self) -> bool {
+        false
     }
 
     #[inline]
