@@ -159,6 +159,12 @@ impl AckHeader {
         true
     }
 
+    /// Whether the ACK carries any SACK block (a D-SACK included).
+    #[inline]
+    pub fn has_sack(&self) -> bool {
+        self.n_sack != 0
+    }
+
     /// The first block if it reports a duplicate (RFC 2883 §4): it lies below the cumulative
     /// ACK, or within the second block.
     pub fn dsack(&self) -> Option<SackBlock> {

@@ -4,7 +4,10 @@
 //! (`reference_rack_scan`), so every sender test checks it too; the property test drives a
 //! sender and a receiver through random loss, reordering, delay spikes, zero-delay paths and
 //! lost ACKs, which reach D-SACKs (reordering windows open in recovery), lost
-//! retransmissions, loss probes, timeouts and F-RTO's undo.
+//! retransmissions, loss probes, timeouts and F-RTO's undo. The same run checks the sender's
+//! fast path for the common ACK (`on_ack_coupled`): a second sender taking the general path
+//! on every ACK is driven alongside and must send the same segments and be in the same state
+//! after every event.
 
 use super::*;
 use crate::net::AckHeader;
@@ -89,8 +92,11 @@ impl Path {
     }
 }
 
-fn send_all(s: &mut TcpSender, now: SimTime, net: &mut Net, path: &Path, d: &mut Draws) {
-    while let Some(t) = s.next_segment(now) {
+fn send_all(s: &mut TcpSender, g: &mut TcpSender, now: SimTime, net: &mut Net, path: &Path, d: &mut Draws) {
+    loop {
+        let t = s.next_segment(now);
+        assert_eq!(t, g.next_segment(now), "segment sent (fast path, general path)");
+        let Some(t) = t else { break };
         if d.next() >= path.loss {
             let at = now + path.delay(d);
             net.at(at, Arrival::Data(t.seq, t.len));
@@ -98,16 +104,34 @@ fn send_all(s: &mut TcpSender, now: SimTime, net: &mut Net, path: &Path, d: &mut
     }
 }
 
+/// The sender that took the fast path for the common ACK and the one that took the general
+/// path for every ACK are in the same state.
+fn assert_same_sender(s: &TcpSender, g: &TcpSender) {
+    let state = |x: &TcpSender| {
+        format!(
+            "una {} nxt {} cwnd {} ssthresh {} state {:?} rto {:?} probe {:?} reo {:?} sacked {} lost {} retrans {} dupacks {} undo {} frto_new {} timer {:?} srtt {:?} ranges {:?}",
+            x.snd_una, x.snd_nxt, x.w.cwnd, x.w.ssthresh, x.state, x.rto_deadline, x.probe_deadline, x.reo_deadline,
+            x.sacked_bytes, x.lost_bytes, x.retrans_bytes, x.dupacks, x.undo.is_some(), x.frto_send_new, x.timer_deadline(),
+            x.rtt.srtt(), x.sacked_ranges,
+        )
+    };
+    assert_eq!(state(s), state(g), "sender state (fast path, general path)");
+}
+
 /// Runs a transfer of `segments` over `path`, checking the scoreboard after every event.
 fn run(bytes: &[u8], path: Path, segments: u64, tlp: bool) -> Result<(), TestCaseError> {
     let cfg = SenderConfig { mss: MSS as u32, initial_window: 10, tlp, ..SenderConfig::default() };
     let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+    // the same sender taking the general path on every ACK: both must decide alike
+    let mut g = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+    g.general_only = true;
     let mut rx = TcpReceiver::new(ReceiverConfig { buffer: 1 << 30, ..ReceiverConfig::default() });
     let mut net = Net { queue: BinaryHeap::new(), acks: Vec::new(), n: 0 };
     let mut d = Draws { bytes, k: 0 };
     s.write(segments * MSS);
+    g.write(segments * MSS);
     let mut now = SimTime::ZERO;
-    send_all(&mut s, now, &mut net, &path, &mut d);
+    send_all(&mut s, &mut g, now, &mut net, &path, &mut d);
     for _ in 0..20_000 {
         if s.snd_una() == segments * MSS {
             break;
@@ -131,17 +155,20 @@ fn run(bytes: &[u8], path: Path, segments: u64, tlp: bool) -> Result<(), TestCas
                     Arrival::Ack(k) => {
                         let h = net.acks[k as usize];
                         s.on_ack(now, &h);
+                        g.on_ack(now, &h);
+                        assert_same_sender(&s, &g);
                     }
                 }
             }
             (false, Some(t)) => {
                 now = now.max(t);
-                s.on_timer(now);
+                assert_eq!(s.on_timer(now), g.on_timer(now), "timer (fast path, general path)");
+                assert_same_sender(&s, &g);
             }
             (false, None) => prop_assert!(false, "stalled at {now:?}"),
         }
         prop_assert_eq!(s.check_invariants(), Ok(()));
-        send_all(&mut s, now, &mut net, &path, &mut d);
+        send_all(&mut s, &mut g, now, &mut net, &path, &mut d);
     }
     Ok(())
 }

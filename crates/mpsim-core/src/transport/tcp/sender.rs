@@ -217,6 +217,9 @@ pub struct TcpSender {
     /// Segments dropped from the front of `segs` so far (cumulatively acknowledged): segment
     /// number n (counted from the first ever sent) is `segs[n - segs_dropped]`.
     segs_dropped: u64,
+    /// Test builds only: take the general path for every ACK (the fast path's reference).
+    #[cfg(test)]
+    general_only: bool,
     /// RACK's candidates in send order (with RACK on).
     rack_order: SendOrder,
     /// The SACKed segments as merged sequence ranges [start, end), ascending: an index over
@@ -289,6 +292,8 @@ impl TcpSender {
             rwnd: cfg.initial_rwnd,
             segs: VecDeque::new(),
             segs_dropped: 0,
+            #[cfg(test)]
+            general_only: false,
             rack_order: SendOrder::default(),
             sacked_ranges: Vec::new(),
             sacked_bytes: 0,
@@ -709,7 +714,22 @@ impl TcpSender {
             }
         }
 
-        let (sacked, sack_newest, sack_orig) = if self.sack_on {
+        // The common ACK: it advances snd_una, carries no SACK block, and finds nothing
+        // SACKed, lost or retransmitted outstanding, the Open state and no loss probe
+        // outstanding. Every check below the RTT sample is idle on it (no SACK to apply, no
+        // loss to mark, no RACK scan, no probe to judge, no F-RTO, no recovery to end), so it
+        // goes from the RTT sample straight to growing the window. Without SACK the
+        // duplicate-ACK credit is kept up to date below, so such ACKs take the general path.
+        let quiet = ack_advanced
+            && self.sack_on
+            && !h.has_sack()
+            && self.sacked_bytes == 0
+            && self.lost_bytes == 0
+            && self.retrans_bytes == 0
+            && self.state == CaState::Open
+            && (!self.tlp_on || self.tlp.may_probe())
+            && !self.general_only();
+        let (sacked, sack_newest, sack_orig) = if self.sack_on && !quiet {
             if let Some(d) = h.dsack() {
                 self.on_dsack(d);
             }
@@ -734,6 +754,16 @@ impl TcpSender {
         if self.cc.wants_deliveries() {
             let ctx = self.ack_context(now, delivered, prior_in_flight, subflows, me);
             self.cc.on_delivery(&ctx);
+        }
+        if quiet {
+            // what the general path below does for this ACK, without its idle checks
+            debug_assert!(h.dsack().is_none() && self.sacked_ranges.is_empty() && self.dupacks == 0);
+            self.reo_deadline = None;
+            self.frto_send_new = false;
+            self.try_undo_dsack();
+            self.grow(now, delivered, prior_in_flight, subflows, me);
+            self.arm_probe(now);
+            return;
         }
         let mut newly_lost = 0;
         if self.sacked_bytes > 0 {
@@ -823,6 +853,17 @@ impl TcpSender {
             }
         }
         self.arm_probe(now);
+    }
+
+    #[cfg(test)]
+    fn general_only(&self) -> bool {
+        self.general_only
+    }
+
+    #[cfg(not(test))]
+    #[inline(always)]
+    fn general_only(&self) -> bool {
+        false
     }
 
     #[inline]
