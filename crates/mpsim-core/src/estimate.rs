@@ -418,6 +418,16 @@ mod tests {
         Scenario::from_toml(&text, "t").unwrap()
     }
 
+    /// Runs `s` and asserts that its estimated events are within [lo, hi) times those run;
+    /// returns the estimate.
+    fn events_estimated_within(s: &Scenario, lo: f64, hi: f64) -> Estimate {
+        let est = s.estimate();
+        let events = crate::Simulation::new(s).run().summary.events;
+        let ratio = est.events as f64 / events as f64;
+        assert!((lo..hi).contains(&ratio), "{events} events, estimated {}", est.events);
+        est
+    }
+
     #[test]
     fn memory_grows_with_the_flow_count_not_the_send_buffer() {
         let small = scenario("", 1, "10s").estimate();
@@ -449,10 +459,7 @@ mod tests {
         // found by fuzzing: 1-byte CBR writes at 50 kbit/s are 6,250 packets a second, each
         // with 40 bytes of headers; counting the rate in wire bytes had estimated 41 times fewer
         let s = scenario("app = { kind = \"cbr\", rate = \"50kbps\", packet = \"1B\" }", 1, "1192ms");
-        let est = s.estimate();
-        let out = crate::Simulation::new(&s).run();
-        let ratio = est.events as f64 / out.summary.events as f64;
-        assert!((0.8..4.0).contains(&ratio), "{} events, estimated {}", out.summary.events, est.events);
+        let est = events_estimated_within(&s, 0.8, 4.0);
         assert!((7_000..8_000).contains(&est.packets), "{est:?}");
     }
 
@@ -462,10 +469,7 @@ mod tests {
         // the full send buffer, but each is an event (24.6 million a second)
         let text = "duration = \"184ms\"\n[[link]]\nname = \"l\"\nrate = \"81kbps\"\ndelay = \"67ms\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\npath = \"p\"\napp = { kind = \"onoff\", rate = \"197Mbps\", packet = \"1B\", on = \"1ms\", off = \"0ms\" }\n";
         let s = Scenario::from_toml(text, "t").unwrap();
-        let est = s.estimate();
-        let out = crate::Simulation::new(&s).run();
-        let ratio = est.events as f64 / out.summary.events as f64;
-        assert!((0.8..4.0).contains(&ratio), "{} events, estimated {}", out.summary.events, est.events);
+        events_estimated_within(&s, 0.8, 4.0);
     }
 
     #[test]
@@ -521,10 +525,7 @@ mod tests {
         // against an estimate of 2)
         let text = "duration = \"1528ms\"\nseed = 9\n[metrics]\ninterval = 0\n[[link]]\nname = \"l\"\nrate = \"7918085bps\"\ndelay = \"0ms\"\nqueue = \"1947B\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\npaths = [\"p\"]\nscheduler = \"mptcp_rec\"\nbackup = [\"p\"]\napp = { kind = \"bulk\", bytes = 1 }\n";
         let s = Scenario::from_toml(text, "t").unwrap();
-        let est = s.estimate();
-        let out = crate::Simulation::new(&s).run();
-        let ratio = est.events as f64 / out.summary.events as f64;
-        assert!((0.8..4.0).contains(&ratio), "{} events, estimated {}", out.summary.events, est.events);
+        events_estimated_within(&s, 0.8, 4.0);
     }
 
     #[test]
@@ -558,10 +559,7 @@ mod tests {
         // estimate of 3,324, which counted only the 17 ms)
         let text = "duration = \"1084ms\"\nseed = 255\n[metrics]\ninterval = false\n[[link]]\nname = \"l\"\nrate = \"147Mbps\"\ndelay = \"0ms\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\npath = \"p\"\nstart = \"235ms\"\nstop = \"252ms\"\ntcp = { mss = 167, initial_window = 1, snd_buf = \"1MB\" }\n";
         let s = Scenario::from_toml(text, "t").unwrap();
-        let est = s.estimate();
-        let out = crate::Simulation::new(&s).run();
-        let ratio = est.events as f64 / out.summary.events as f64;
-        assert!((1.0 / 1.5..1.5).contains(&ratio), "{} events, estimated {}", out.summary.events, est.events);
+        let est = events_estimated_within(&s, 1.0 / 1.5, 1.5);
         // without a stop the buffer is part of what the flow sends over the whole run
         let mut whole = s.clone();
         whole.flows[0].stop = None;
