@@ -465,6 +465,11 @@ fn finite(x: f64, what: &str) {
 
 fuzz_target!(|inp: Input| {
     let Some(v) = scenario(&inp) else { return };
+    // to see what an input builds (`FUZZ_SHOW_SCENARIO=1 cargo fuzz run ... INPUT`): the
+    // scenario as a TOML file, which `mpsim run` takes
+    if std::env::var_os("FUZZ_SHOW_SCENARIO").is_some() {
+        eprintln!("{}", toml::to_string(&v).expect("a scenario value is TOML"));
+    }
     let s = match Scenario::from_value(&v, "fuzz") {
         Ok(s) => s,
         // some combinations are invalid by design (a UDP flow with a bulk application, a

@@ -290,8 +290,8 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
         trace_rows += pkts * (2.4 + hops);
         if !matches!(f.app, AppSpec::Bulk { .. }) {
             // a paced application can offer more packets than the path carries: UDP sends all
-            // it writes, and TCP sends tiny writes as tiny segments while the window (counted
-            // in bytes) has room; the excess leaves a send and a drop row each
+            // it writes, and TCP sends tiny writes as tiny segments while the window has room;
+            // the excess leaves a send and a drop row each
             let offered = app_rate[i].min(1e15) * active[i] / 8.0 / wire_size[i];
             trace_rows += 2.0 * (offered - pkts).max(0.0);
         }
@@ -337,6 +337,16 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
                 }
                 let bdp = (rate[i] / f.paths.len() as f64 * 2.0 * delay / 8.0) as u64;
                 path_bytes = path_bytes.saturating_add(bdp.saturating_add(queue));
+                if keeps_window_on_loss(s, f, p) {
+                    // a controller that takes every loss for a random one keeps its window
+                    // when the queue overflows: the window grows up to the buffers, and each
+                    // round trip sends it whole while the path carries its pipe and queue;
+                    // the rest leaves a send and a drop row per segment (found lost and sent
+                    // again the next round)
+                    let window = f.tcp.rcv_buf.min(f.tcp.snd_buf) as f64;
+                    let overshoot = window / bdp.saturating_add(queue).max(mss) as f64;
+                    trace_rows += 2.0 * pkts * path_part(f, p) * (overshoot - 1.0).max(0.0);
+                }
                 // a backlogged TCP subflow that gets too small a share of its path to
                 // fast-retransmit waits for its timer after each loss
                 let share = bdp.saturating_add(queue) / mss.max(1);
@@ -395,6 +405,13 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
     e.packets = packets as u64;
     e.memory_bytes = e.state_bytes.saturating_add(e.series_bytes).saturating_add(e.trace_bytes);
     e
+}
+
+/// Whether flow `f`'s controller may keep its window on every loss on path `p`: TCP New
+/// Jersey reduces it only for losses its routers warned of, so without a warning on every
+/// link of the path it takes queue overflows for random losses.
+fn keeps_window_on_loss(s: &Scenario, f: &FlowSpec, p: usize) -> bool {
+    f.transport == Transport::Tcp && f.cc == "new_jersey" && s.paths[p].links.iter().any(|&l| s.links[l].congestion_warning.is_none())
 }
 
 impl Scenario {
@@ -495,6 +512,26 @@ mod tests {
         let est = s.estimate();
         let rows = crate::Simulation::new(&s).run().trace.unwrap().rows() as f64;
         assert!(est.trace_rows as f64 >= 0.8 * rows, "{rows} trace rows, estimated {}", est.trace_rows);
+    }
+
+    #[test]
+    fn a_controller_blind_to_overflow_is_traced_with_its_resends() {
+        // found by fuzzing: TCP New Jersey without congestion warnings takes every queue
+        // overflow for a random loss and keeps its window, which grows towards the receive
+        // buffer (1,726 segments) on a zero-delay path holding about 100: each round trip
+        // sends the window and the queue drops most of it, 621,195 trace rows against an
+        // estimate of 76,134 (fuzz/regressions/run_scenario/trace-estimate-new-jersey-resends)
+        let text = "duration = \"1984ms\"\nseed = 255\n[metrics]\ntrace = true\n[[link]]\nname = \"l\"\nrate = \"173041673bps\"\nloss = \"7.85%\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\npath = \"p\"\ncc = \"new_jersey\"\nstart = \"375ms\"\nstop = \"1414ms\"\ntcp = { delayed_ack = false, initial_window = 59, min_rto = \"1ms\", mss = 1139, rcv_buf = \"1965864B\", snd_buf = \"3793768B\" }\n";
+        let s = Scenario::from_toml(text, "t").unwrap();
+        let est = s.estimate();
+        let rows = crate::Simulation::new(&s).run().trace.unwrap().rows() as f64;
+        let ratio = est.trace_rows as f64 / rows;
+        assert!((0.8..4.0).contains(&ratio), "{rows} trace rows, estimated {}", est.trace_rows);
+        // warned of congestion on its link, it reduces its window, and the estimate is the
+        // ordinary one
+        let warned = text.replace("loss = ", "congestion_warning = { threshold = \"20pkt\" }\nloss = ");
+        let warned = Scenario::from_toml(&warned, "t").unwrap().estimate();
+        assert!(warned.trace_rows * 5 < est.trace_rows, "{warned:?}");
     }
 
     #[test]

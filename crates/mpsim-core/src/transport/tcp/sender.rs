@@ -229,6 +229,11 @@ pub struct TcpSender {
     sacked_bytes: u64,
     lost_bytes: u64,
     retrans_bytes: u64,
+    /// The same three counts in segments: the window is also counted in packets (see
+    /// `in_flight_segments`).
+    sacked_segs: u64,
+    lost_segs: u64,
+    retrans_segs: u64,
     dupacks: u32,
     recovery_point: u64,
     highest_sacked: u64,
@@ -299,6 +304,9 @@ impl TcpSender {
             sacked_bytes: 0,
             lost_bytes: 0,
             retrans_bytes: 0,
+            sacked_segs: 0,
+            lost_segs: 0,
+            retrans_segs: 0,
             dupacks: 0,
             recovery_point: 0,
             highest_sacked: 0,
@@ -383,6 +391,11 @@ impl TcpSender {
     pub fn in_flight(&self) -> u64 {
         self.outstanding() - self.sacked_bytes - self.lost_bytes - self.reno_sacked + self.retrans_bytes
     }
+    /// Segments presumed in the network: the pipe counted in packets, as Linux counts it
+    /// (`tcp_packets_in_flight`), each duplicate ACK without SACK taking one off.
+    pub fn in_flight_segments(&self) -> u64 {
+        self.segs.len() as u64 - self.sacked_segs - self.lost_segs + self.retrans_segs - self.reno_sacked / self.mss
+    }
     /// Bytes written by the application and not yet sent for the first time.
     pub fn unsent(&self) -> u64 {
         self.app_limit - self.snd_nxt
@@ -461,6 +474,13 @@ impl TcpSender {
         if pipe >= self.w.cwnd {
             return None;
         }
+        // The window is counted in packets too, as Linux counts it: a segment in flight takes
+        // a full segment of the window however short it is. With full segments this is the
+        // byte rule below; with short ones (small writes) it keeps the number of packets in
+        // flight within the window.
+        if pipe > 0 && (self.in_flight_segments() + 1) * self.mss > self.w.cwnd {
+            return None;
+        }
         let room = self.w.cwnd - pipe;
         // RFC 6675 NextSeg rule 1: the first lost segment not yet retransmitted (F-RTO's
         // step 2b sends new data instead)
@@ -519,6 +539,7 @@ impl TcpSender {
         self.enter_send_order(i, now);
         self.rtx_scan_seq = seq + len as u64;
         self.retrans_bytes += len as u64;
+        self.retrans_segs += 1;
         self.count_undo_retrans();
         self.stats.retransmits += 1;
         self.stats.bytes_retransmitted += len as u64;
@@ -597,6 +618,7 @@ impl TcpSender {
         }
         s.flags |= LOST;
         self.lost_bytes += s.len as u64;
+        self.lost_segs += 1;
         s.len as u64
     }
 
@@ -907,12 +929,15 @@ impl TcpSender {
         let len = s.len as u64;
         if s.flags & SACKED != 0 {
             self.sacked_bytes -= len;
+            self.sacked_segs -= 1;
         }
         if s.flags & LOST != 0 {
             self.lost_bytes -= len;
+            self.lost_segs -= 1;
         }
         if s.flags & RETRANS != 0 {
             self.retrans_bytes -= len;
+            self.retrans_segs -= 1;
         }
     }
 
@@ -959,6 +984,7 @@ impl TcpSender {
                     self.drop_flags(&s);
                     self.segs[i].flags = (s.flags & EVER_RETX) | SACKED;
                     self.sacked_bytes += s.len as u64;
+                    self.sacked_segs += 1;
                     newly += s.len as u64;
                     run = Some((run.map_or(s.seq, |r| r.0), s_end));
                     let retx = s.flags & EVER_RETX != 0;
@@ -1043,6 +1069,7 @@ impl TcpSender {
                 }
                 self.segs[i - 1].flags |= LOST;
                 self.lost_bytes += s.len as u64;
+                self.lost_segs += 1;
                 marked += s.len as u64;
                 if s.seq < self.rtx_scan_seq {
                     self.rtx_scan_seq = s.seq;
@@ -1130,9 +1157,11 @@ impl TcpSender {
                     // a lost retransmission: lost again, awaiting another
                     self.segs[i].flags &= !RETRANS;
                     self.retrans_bytes -= len;
+                    self.retrans_segs -= 1;
                 } else {
                     self.segs[i].flags |= LOST;
                     self.lost_bytes += len;
+                    self.lost_segs += 1;
                 }
                 marked += len;
                 if s.seq < self.rtx_scan_seq {
@@ -1232,6 +1261,7 @@ impl TcpSender {
             if s.flags & (SACKED | LOST) == 0 {
                 s.flags |= LOST;
                 self.lost_bytes += s.len as u64;
+                self.lost_segs += 1;
             }
             self.rtx_scan_seq = self.snd_una;
         }
@@ -1347,11 +1377,13 @@ impl TcpSender {
             if s.flags & SACKED == 0 {
                 if s.flags & LOST == 0 {
                     self.lost_bytes += s.len as u64;
+                    self.lost_segs += 1;
                 }
                 s.flags = (s.flags & EVER_RETX) | LOST;
             }
         }
         self.retrans_bytes = 0;
+        self.retrans_segs = 0;
         self.reno_sacked = 0;
         self.rtx_scan_seq = self.snd_una;
         // no segment is a RACK candidate any more (each is SACKed or lost and awaiting a
@@ -1403,6 +1435,7 @@ impl TcpSender {
             if s.flags & (LOST | RETRANS) == LOST {
                 s.flags &= !LOST;
                 self.lost_bytes -= s.len as u64;
+                self.lost_segs -= 1;
             }
         }
         self.rebuild_send_order();
@@ -1420,6 +1453,7 @@ impl TcpSender {
     /// Checks the scoreboard's counters against the segments (debug and tests).
     pub fn check_invariants(&self) -> Result<(), String> {
         let (mut sacked, mut lost, mut retrans) = (0u64, 0u64, 0u64);
+        let mut counts = (0u64, 0u64, 0u64);
         let mut expect = self.snd_una;
         for s in &self.segs {
             if s.seq != expect {
@@ -1429,12 +1463,15 @@ impl TcpSender {
             let l = s.len as u64;
             if s.flags & SACKED != 0 {
                 sacked += l;
+                counts.0 += 1;
             }
             if s.flags & LOST != 0 {
                 lost += l;
+                counts.1 += 1;
             }
             if s.flags & RETRANS != 0 {
                 retrans += l;
+                counts.2 += 1;
                 if s.flags & LOST == 0 {
                     return Err("retransmitted segment not marked lost".into());
                 }
@@ -1461,6 +1498,12 @@ impl TcpSender {
             return Err(format!(
                 "counters ({}, {}, {}) != scoreboard ({sacked}, {lost}, {retrans})",
                 self.sacked_bytes, self.lost_bytes, self.retrans_bytes
+            ));
+        }
+        if counts != (self.sacked_segs, self.lost_segs, self.retrans_segs) {
+            return Err(format!(
+                "segment counters ({}, {}, {}) != scoreboard {counts:?}",
+                self.sacked_segs, self.lost_segs, self.retrans_segs
             ));
         }
         if self.w.cwnd == 0 {
@@ -1525,6 +1568,30 @@ mod tests {
         assert_eq!(segs.len(), 4);
         assert_eq!(s.in_flight(), 4 * MSS);
         assert!(s.rto_deadline().is_some());
+    }
+
+    #[test]
+    fn the_window_counts_short_segments_as_packets() {
+        // 1-byte writes, each sent at once while the window has room: the window of 4
+        // segments admits 4 of them (not 4,000 bytes' worth), and the writes made meanwhile
+        // leave together in the next segment
+        let mut s = sender(4);
+        let mut sent = Vec::new();
+        for _ in 0..10 {
+            s.write(1);
+            sent.extend(drain(&mut s, SimTime::ZERO));
+        }
+        assert_eq!(sent.iter().map(|t| t.len).collect::<Vec<_>>(), vec![1; 4]);
+        assert_eq!((s.in_flight(), s.in_flight_segments()), (4, 4));
+        s.on_ack(SimTime(1_000_000), &ack(1, &[]));
+        let next = drain(&mut s, SimTime(1_000_000));
+        assert_eq!(next.iter().map(|t| (t.seq, t.len)).collect::<Vec<_>>(), vec![(4, 6)]);
+        assert!(s.check_invariants().is_ok());
+        // full segments: the same limit as in bytes
+        let mut s = sender(4);
+        s.write(10 * MSS);
+        assert_eq!(drain(&mut s, SimTime::ZERO).len(), 4);
+        assert_eq!(s.in_flight_segments() * MSS, s.in_flight());
     }
 
     #[test]
