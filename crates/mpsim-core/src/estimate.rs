@@ -505,8 +505,9 @@ mod tests {
     #[test]
     fn tiny_tcp_writes_beyond_the_path_are_traced_as_drops() {
         // found by fuzzing: 1-byte CBR writes at 7.2 Mbit/s over TCP into a 116 kbit/s link
-        // go out as 1-byte segments while the window (in bytes) has room, and are dropped:
-        // 29,306 trace rows against an estimate of 337
+        // went out as 1-byte segments while the window, then counted in bytes only, had room,
+        // and were dropped: 29,306 trace rows against an estimate of 337 (the window now
+        // counts packets too, and the estimate stays an upper one)
         let text = "duration = \"280ms\"\n[metrics]\ntrace = true\n[[link]]\nname = \"l\"\nrate = \"116kbps\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\npath = \"p\"\napp = { kind = \"cbr\", rate = \"7.2Mbps\", packet = \"1B\" }\n";
         let s = Scenario::from_toml(text, "t").unwrap();
         let est = s.estimate();
