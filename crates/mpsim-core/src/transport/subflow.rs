@@ -170,6 +170,12 @@ impl Subflow {
                     self.sender.in_flight(),
                     w.cwnd
                 );
+                assert!(
+                    seg.forced || self.sender.in_flight_segments() * w.mss <= w.cwnd.max(w.mss),
+                    "subflow {me}: {} segments in flight above cwnd {}",
+                    self.sender.in_flight_segments(),
+                    w.cwnd
+                );
                 assert!(seg.retx || dsn + seg.len as u64 <= edge, "subflow {me}: sent beyond the receive window");
             }
             sent += 1;

@@ -477,8 +477,10 @@ impl TcpSender {
         // The window is counted in packets too, as Linux counts it: a segment in flight takes
         // a full segment of the window however short it is. With full segments this is the
         // byte rule below; with short ones (small writes) it keeps the number of packets in
-        // flight within the window.
-        if pipe > 0 && (self.in_flight_segments() + 1) * self.mss > self.w.cwnd {
+        // flight within the window. (Without SACK the duplicate-ACK credit may leave no bytes
+        // in the pipe while a short segment still counts as a packet.)
+        let packets = self.in_flight_segments();
+        if packets > 0 && (packets + 1) * self.mss > self.w.cwnd {
             return None;
         }
         let room = self.w.cwnd - pipe;
