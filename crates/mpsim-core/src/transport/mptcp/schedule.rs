@@ -37,6 +37,7 @@ impl MptcpConn {
             }
         }
         self.stale_views = 0;
+        debug_assert!(views.iter().zip(&self.subs).all(|(v, s)| *v == s.view()));
         // every pass hands out a chunk or stops; the bound only guards against a faulty
         // scheduler. A pass changes at most one subflow, whose view alone is rebuilt.
         for _ in 0..100_000 {
