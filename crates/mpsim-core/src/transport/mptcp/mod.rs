@@ -25,7 +25,7 @@ use super::{arm, Action, Arrival, Progress, Sink, Subflow, TimerKind};
 use crate::cc::SubflowState;
 use crate::metrics::TraceKind;
 use crate::net::Header;
-use crate::sched::{AckInfo, PathEventKind, Sched, SubflowView};
+use crate::sched::{AckInfo, PathEventKind, Properties, Sched, SubflowView};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::{ReceiverConfig, TcpReceiver, TimerEvent};
 use std::collections::VecDeque;
@@ -89,7 +89,10 @@ pub fn dsn_of(map: &VecDeque<Mapping>, seq: u64) -> Option<u64> {
 /// sender and receiver halves of the connection level.
 pub struct MptcpConn {
     pub subs: Vec<Subflow>,
+    /// The scheduler; replaced only before the connection first sends, when its
+    /// [`Properties`] are read.
     pub sched: Sched,
+    props: Properties,
     /// Bytes of TCP/IP headers on every segment and ACK (the MPTCP options come on top).
     pub header: u32,
     pub mss: u32,
@@ -143,8 +146,9 @@ pub struct MptcpConn {
     states: Vec<SubflowState>,
     stale_views: u64,
     stale_states: u64,
-    /// The join timers of subflows that join late have been armed.
-    joins_armed: bool,
+    /// The connection has sent: the scheduler's properties are read and the join timers of
+    /// subflows that join late armed.
+    started: bool,
 }
 
 impl MptcpConn {
@@ -154,6 +158,7 @@ impl MptcpConn {
         MptcpConn {
             subs,
             sched,
+            props: Properties::default(),
             header,
             mss,
             check: false,
@@ -182,7 +187,7 @@ impl MptcpConn {
             states: Vec::new(),
             stale_views: u64::MAX,
             stale_states: u64::MAX,
-            joins_armed: false,
+            started: false,
         }
     }
 
@@ -252,15 +257,16 @@ impl MptcpConn {
 
     /// Schedules new data (and pending reinjections), then lets every subflow transmit.
     pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
-        if !self.joins_armed {
-            self.joins_armed = true;
+        if !self.started {
+            self.started = true;
+            self.props = self.sched.properties();
             for (i, s) in self.subs.iter().enumerate().filter(|(_, s)| !s.joined) {
                 tx.push(Action::Timer { sub: i as u16, kind: TimerKind::Join, at: s.join_at.max(now) });
             }
         }
         // a paced scheduler hands out one chunk per subflow per pass: pass again while it
         // hands out (each pass sends what it handed out first)
-        let passes = if self.sched.paced() { 64 } else { 1 };
+        let passes = if self.props.paced { 64 } else { 1 };
         for _ in 0..passes {
             let assigned_before = self.dsn_nxt;
             let reinjections_before = self.reinject.len();

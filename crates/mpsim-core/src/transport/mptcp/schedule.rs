@@ -49,7 +49,7 @@ impl MptcpConn {
                 continue;
             }
             // prioritised data first, when the scheduler asks for a priority dequeue
-            let dequeue = self.sched.priority_dequeue();
+            let dequeue = self.props.priority_dequeue;
             if dequeue {
                 match self.serve_priority(now, views) {
                     Some(true) => continue,
@@ -64,7 +64,7 @@ impl MptcpConn {
             }
             let len = if dequeue { self.ordinary_chunk_len(mss) } else { (self.app_limit - self.dsn_nxt).min(mss) };
             let blocked = self.dsn_nxt + len > self.right_edge;
-            if !blocked && self.sched.sends_only_when_available() && !views.iter().any(|v| v.available()) {
+            if !blocked && self.props.sends_only_when_available && !views.iter().any(|v| v.available()) {
                 // the scheduler would wait: no need to ask it
                 self.note_blocked(now, false);
                 return;
