@@ -105,9 +105,7 @@ impl MptcpConn {
                     if dequeue {
                         self.skip_scheduled_ahead();
                     }
-                    for j in (0..self.subs.len().min(64)).filter(|&j| copies & (1 << j) != 0) {
-                        self.reinject.push_back(Reinject { dsn, len: len as u32, target: Some(j), exclude: None });
-                    }
+                    self.queue_copies(copies, dsn, len);
                 }
                 _ => return,
             }
@@ -143,12 +141,24 @@ impl MptcpConn {
                 views[i] = self.subs[i].view();
                 self.stale_views &= !(1 << i);
                 self.priority_chunk_scheduled(dsn, len);
-                for j in (0..self.subs.len().min(64)).filter(|&j| copies & (1 << j) != 0) {
-                    self.reinject.push_back(Reinject { dsn, len: len as u32, target: Some(j), exclude: None });
-                }
+                self.queue_copies(copies, dsn, len);
                 Some(true)
             }
             _ => Some(false),
+        }
+    }
+
+    /// Queues a copy of the chunk [dsn, dsn+len) for each subflow in `copies` (bit i:
+    /// subflow i), lowest index first. Most schedulers ask for none: only the bits set are
+    /// visited.
+    #[inline]
+    fn queue_copies(&mut self, copies: u64, dsn: u64, len: u64) {
+        let n = self.subs.len();
+        let mut m = if n >= 64 { copies } else { copies & ((1 << n) - 1) };
+        while m != 0 {
+            let j = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.reinject.push_back(Reinject { dsn, len: len as u32, target: Some(j), exclude: None });
         }
     }
 
