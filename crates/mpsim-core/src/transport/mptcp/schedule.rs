@@ -167,6 +167,10 @@ impl MptcpConn {
     /// back the ones behind it). Entries already acknowledged are dropped. Some(the subflow
     /// that took it) if an entry was served, Some(None) if one was dropped, None otherwise.
     fn serve_reinjection(&mut self, views: &mut [SubflowView]) -> Option<Option<usize>> {
+        // asked at every pass, and there is usually nothing to reinject
+        if self.reinject.is_empty() {
+            return None;
+        }
         while self.reinject.front().is_some_and(|r| r.dsn + r.len as u64 <= self.data_una) {
             self.reinject.pop_front();
         }
