@@ -65,7 +65,23 @@ pub struct AckInfo {
     pub window: u64,
 }
 
+/// How a scheduler is to be driven, as it declares once ([`Scheduler::paced`],
+/// [`Scheduler::priority_dequeue`], [`Scheduler::sends_only_when_available`]): the connection
+/// reads these before it first sends and keeps them, instead of asking on every ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Properties {
+    pub paced: bool,
+    pub priority_dequeue: bool,
+    pub sends_only_when_available: bool,
+}
+
 /// A packet scheduler.
+///
+/// `paced`, `priority_dequeue` and `sends_only_when_available` are properties, not questions
+/// about the moment: the connection asks them once, before it first sends, and never again, so
+/// their answers must not change during a run. Their defaults (false) are the conservative
+/// answers, right for any scheduler: a scheduler written in Python keeps them, except that it
+/// is paced if it defines `wake_at`.
 pub trait Scheduler {
     /// Short name, as used in scenario files.
     fn name(&self) -> &'static str;
@@ -85,6 +101,7 @@ pub trait Scheduler {
 
     /// Whether the connection should hand out unscheduled prioritised data (priority above
     /// 0) before older ordinary data (a priority dequeue), rather than strictly in DSN order.
+    /// Asked once ([`Properties`]).
     fn priority_dequeue(&self) -> bool {
         false
     }
@@ -100,13 +117,15 @@ pub trait Scheduler {
 
     /// A paced scheduler hands out at most one chunk per subflow at a time: the connection
     /// asks it again as soon as what it handed out has left, while it keeps handing out.
+    /// Asked once ([`Properties`]).
     fn paced(&self) -> bool {
         false
     }
 
     /// `pick` sends only on an available subflow ([`SubflowView::available`]) and changes
     /// nothing when it waits: when no subflow is available the connection waits without
-    /// asking (a pass that would only confirm the wait is skipped on every ACK).
+    /// asking (a pass that would only confirm the wait is skipped on every ACK). Asked once
+    /// ([`Properties`]).
     fn sends_only_when_available(&self) -> bool {
         false
     }
@@ -161,11 +180,36 @@ macro_rules! schedulers {
                 }
             }
 
+            /// See [`Properties`].
+            pub fn properties(&self) -> Properties {
+                match self {
+                    $(Sched::$ty(s) => Properties {
+                        paced: s.paced(),
+                        priority_dequeue: s.priority_dequeue(),
+                        sends_only_when_available: s.sends_only_when_available(),
+                    },)+
+                    Sched::Custom(s) => Properties {
+                        paced: s.paced(),
+                        priority_dequeue: s.priority_dequeue(),
+                        sends_only_when_available: s.sends_only_when_available(),
+                    },
+                }
+            }
+
             #[inline]
             pub fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
                 match self {
                     $(Sched::$ty(s) => s.pick(ctx),)+
                     Sched::Custom(s) => s.pick(ctx),
+                }
+            }
+
+            /// See [`Scheduler::copies`] (every chunk handed out: static dispatch).
+            #[inline]
+            pub fn copies(&mut self, ctx: &SchedContext<'_>, chosen: usize) -> u64 {
+                match self {
+                    $(Sched::$ty(s) => s.copies(ctx, chosen),)+
+                    Sched::Custom(s) => s.copies(ctx, chosen),
                 }
             }
 
@@ -188,7 +232,6 @@ macro_rules! schedulers {
             }
 
             /// See [`Scheduler::paced`].
-            #[inline]
             pub fn paced(&self) -> bool {
                 match self {
                     $(Sched::$ty(s) => s.paced(),)+
@@ -197,7 +240,6 @@ macro_rules! schedulers {
             }
 
             /// See [`Scheduler::sends_only_when_available`].
-            #[inline]
             pub fn sends_only_when_available(&self) -> bool {
                 match self {
                     $(Sched::$ty(s) => s.sends_only_when_available(),)+
@@ -274,10 +316,6 @@ pub use mptcp_rec::{PathEvent, PathEventKind, PcderConfig};
 pub use po_mptcp::Standard;
 
 impl Sched {
-    pub fn copies(&mut self, ctx: &SchedContext<'_>, chosen: usize) -> u64 {
-        self.inner().copies(ctx, chosen)
-    }
-
     pub fn on_window_blocked(&mut self, ctx: &SchedContext<'_>) -> BlockedAction {
         self.inner().on_window_blocked(ctx)
     }

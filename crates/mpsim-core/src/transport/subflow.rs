@@ -3,13 +3,13 @@
 //! per path, each with the DSS mappings of the chunks handed to it.
 
 use super::{arm, Action, Sink, TimerKind};
-use crate::cc::Controller;
+use crate::cc::{Controller, SubflowState};
 use crate::metrics::SubflowSummary;
 use crate::net::{AckHeader, DataHeader, Feedback, Header};
 use crate::time::{Dur, SimTime};
 use crate::transport::mptcp::{dsn_of, Mapping};
 use crate::transport::tcp::{ReceiverConfig, SenderConfig, TcpReceiver, TcpSender};
-use crate::view::SubflowView;
+use crate::view::{CaState, SubflowView};
 use std::collections::VecDeque;
 
 /// Bytes of the option carrying receiver feedback on an ACK: kind, length, path id, a
@@ -130,6 +130,64 @@ impl Subflow {
             segments_sent: self.sender.stats.segments_sent,
             retransmits: self.sender.stats.retransmits,
         }
+    }
+
+    /// Brings `v`, this subflow's view as it stood before an ACK, up to date after it, field
+    /// by field: an ACK changes the RTT estimates and the RTO, the window and the congestion
+    /// state, what is in flight, and whether the subflow is usable; not the MSS, the backup
+    /// mark, the data queued or the segments sent (which [`update_view_on_transmit`]
+    /// follows). Checked against a rebuilt view in debug builds.
+    ///
+    /// [`update_view_on_transmit`]: Self::update_view_on_transmit
+    #[inline]
+    pub fn update_view_on_ack(&self, v: &mut SubflowView) {
+        let w = self.sender.window();
+        let rtt = self.sender.rtt();
+        v.srtt = rtt.srtt();
+        v.latest_rtt = rtt.latest();
+        v.rtt_samples = rtt.samples();
+        v.rttvar = rtt.rttvar();
+        v.min_rtt = rtt.min_rtt();
+        v.rto = rtt.rto();
+        v.cwnd = w.cwnd;
+        v.ssthresh = w.ssthresh;
+        v.in_flight = self.sender.in_flight();
+        v.ca_state = self.sender.state();
+        v.usable = self.usable && self.joined;
+        debug_assert_eq!(*v, self.view());
+    }
+
+    /// Brings `v`, this subflow's view as it stood before [`transmit`](Self::transmit), up to
+    /// date after it: sending changes only what is in flight and queued and the counts of
+    /// segments sent and retransmitted. Checked against a rebuilt view in debug builds.
+    #[inline]
+    pub fn update_view_on_transmit(&self, v: &mut SubflowView) {
+        v.in_flight = self.sender.in_flight();
+        v.queued = self.sender.unsent();
+        v.segments_sent = self.sender.stats.segments_sent;
+        v.retransmits = self.sender.stats.retransmits;
+        debug_assert_eq!(*v, self.view());
+    }
+
+    /// What the coupled controllers see of this subflow: it takes part in the coupling while
+    /// usable, joined and not a backup.
+    pub fn state(&self) -> SubflowState {
+        self.sender.subflow_state(self.usable && self.joined && !self.backup)
+    }
+
+    /// Brings `s`, this subflow's [`state`](Self::state) as it stood before an ACK, up to date
+    /// after it: everything but the MSS may have changed. Checked against a rebuilt state in
+    /// debug builds.
+    #[inline]
+    pub fn update_state_on_ack(&self, s: &mut SubflowState) {
+        let w = self.sender.window();
+        s.cwnd = w.cwnd;
+        s.ssthresh = w.ssthresh;
+        s.srtt = self.sender.rtt().srtt();
+        s.active = self.usable && self.joined && !self.backup;
+        s.in_recovery = self.sender.state() != CaState::Open;
+        s.inter_loss_bytes = self.sender.cc.inter_loss_bytes();
+        debug_assert_eq!(*s, self.state());
     }
 
     /// Multipath TCP: hands the chunk [dsn, dsn+len) to this subflow.

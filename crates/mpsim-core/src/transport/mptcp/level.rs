@@ -22,6 +22,10 @@ impl MptcpConn {
     /// The priority of the byte at `dsn` (0 unless the application raised it). Ranges wholly
     /// below both `dsn` and the next unscheduled byte are forgotten.
     pub fn priority_at(&mut self, dsn: u64) -> u8 {
+        // asked at every scheduling pass; most applications never raise a priority
+        if self.priorities.is_empty() {
+            return 0;
+        }
         let horizon = self.dsn_nxt.min(dsn);
         while self.priorities.front().is_some_and(|&(_, end, _)| end <= horizon) {
             self.priorities.pop_front();

@@ -25,7 +25,7 @@ use super::{arm, Action, Arrival, Progress, Sink, Subflow, TimerKind};
 use crate::cc::SubflowState;
 use crate::metrics::TraceKind;
 use crate::net::Header;
-use crate::sched::{AckInfo, PathEventKind, Sched, SubflowView};
+use crate::sched::{AckInfo, PathEventKind, Properties, Sched, SubflowView};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::{ReceiverConfig, TcpReceiver, TimerEvent};
 use std::collections::VecDeque;
@@ -89,7 +89,10 @@ pub fn dsn_of(map: &VecDeque<Mapping>, seq: u64) -> Option<u64> {
 /// sender and receiver halves of the connection level.
 pub struct MptcpConn {
     pub subs: Vec<Subflow>,
+    /// The scheduler; replaced only before the connection first sends, when its
+    /// [`Properties`] are read.
     pub sched: Sched,
+    props: Properties,
     /// Bytes of TCP/IP headers on every segment and ACK (the MPTCP options come on top).
     pub header: u32,
     pub mss: u32,
@@ -135,14 +138,17 @@ pub struct MptcpConn {
     /// or handed data since they last transmitted. The others would find nothing to send.
     dirty: u64,
     /// What the scheduler and the coupled controllers see of each subflow, kept from one use
-    /// to the next; a subflow's entries are rebuilt only after it changed (bit i of the
-    /// `stale_*` masks), so the work per ACK does not grow with the number of subflows.
+    /// to the next. The changes of every ACK and every transmission are followed in place,
+    /// field by field (`follow_ack`, `follow_transmit`); after anything rarer (a timer, a
+    /// penalty, a join) a subflow's entries are rebuilt before their next use (bit i of the
+    /// `stale_*` masks). The work per ACK does not grow with the number of subflows.
     views: Vec<SubflowView>,
     states: Vec<SubflowState>,
     stale_views: u64,
     stale_states: u64,
-    /// The join timers of subflows that join late have been armed.
-    joins_armed: bool,
+    /// The connection has sent: the scheduler's properties are read and the join timers of
+    /// subflows that join late armed.
+    started: bool,
 }
 
 impl MptcpConn {
@@ -152,6 +158,7 @@ impl MptcpConn {
         MptcpConn {
             subs,
             sched,
+            props: Properties::default(),
             header,
             mss,
             check: false,
@@ -180,16 +187,36 @@ impl MptcpConn {
             states: Vec::new(),
             stale_views: u64::MAX,
             stale_states: u64::MAX,
-            joins_armed: false,
+            started: false,
         }
     }
 
-    /// Subflow `i` changed (an ACK, a timer, data handed to it or sent, its window cut): its
-    /// view and state must be rebuilt before their next use.
+    /// Subflow `i` changed otherwise than by an ACK or a transmission (a timer, its window
+    /// cut, its joining): its view and state must be rebuilt before their next use.
     #[inline]
     fn touch(&mut self, i: usize) {
         self.stale_views |= 1 << i;
         self.stale_states |= 1 << i;
+    }
+
+    /// Subflow `i` took an ACK: its state (current before it, see `subflow_states`) and its
+    /// view, unless that is to be rebuilt anyway, follow in place.
+    #[inline]
+    fn follow_ack(&mut self, i: usize) {
+        let sub = &self.subs[i];
+        sub.update_state_on_ack(&mut self.states[i]);
+        if self.stale_views & (1 << i) == 0 {
+            sub.update_view_on_ack(&mut self.views[i]);
+        }
+    }
+
+    /// Subflow `i` transmitted: its view follows in place, unless it is to be rebuilt anyway
+    /// (its state does not change by sending).
+    #[inline]
+    fn follow_transmit(&mut self, i: usize) {
+        if self.stale_views & (1 << i) == 0 {
+            self.subs[i].update_view_on_transmit(&mut self.views[i]);
+        }
     }
 
     pub fn progress(&self) -> Progress {
@@ -201,19 +228,27 @@ impl MptcpConn {
         }
     }
 
-    /// What the coupled controllers see of every subflow.
+    /// Brings what the coupled controllers see of every subflow up to date: only after
+    /// something rarer than an ACK is there anything to rebuild.
+    #[inline]
     fn subflow_states(&mut self) {
-        let state = |s: &Subflow| s.sender.subflow_state(s.usable && s.joined && !s.backup);
+        if self.stale_states != 0 || self.states.len() != self.subs.len() {
+            self.rebuild_states();
+        }
+        debug_assert!(self.states.iter().zip(&self.subs).all(|(s, sub)| *s == sub.state()));
+    }
+
+    fn rebuild_states(&mut self) {
         if self.states.len() != self.subs.len() {
             self.states.clear();
-            self.states.extend(self.subs.iter().map(state));
+            self.states.extend(self.subs.iter().map(Subflow::state));
         } else {
             let mut stale = self.stale_states;
             while stale != 0 {
                 let i = stale.trailing_zeros() as usize;
                 stale &= stale - 1;
                 if i < self.subs.len() {
-                    self.states[i] = state(&self.subs[i]);
+                    self.states[i] = self.subs[i].state();
                 }
             }
         }
@@ -222,15 +257,16 @@ impl MptcpConn {
 
     /// Schedules new data (and pending reinjections), then lets every subflow transmit.
     pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
-        if !self.joins_armed {
-            self.joins_armed = true;
+        if !self.started {
+            self.started = true;
+            self.props = self.sched.properties();
             for (i, s) in self.subs.iter().enumerate().filter(|(_, s)| !s.joined) {
                 tx.push(Action::Timer { sub: i as u16, kind: TimerKind::Join, at: s.join_at.max(now) });
             }
         }
         // a paced scheduler hands out one chunk per subflow per pass: pass again while it
         // hands out (each pass sends what it handed out first)
-        let passes = if self.sched.paced() { 64 } else { 1 };
+        let passes = if self.props.paced { 64 } else { 1 };
         for _ in 0..passes {
             let assigned_before = self.dsn_nxt;
             let reinjections_before = self.reinject.len();
@@ -242,7 +278,7 @@ impl MptcpConn {
                 let i = dirty.trailing_zeros() as usize;
                 dirty &= dirty - 1;
                 self.subs[i].transmit(now, i, header, true, edge, tx);
-                self.touch(i);
+                self.follow_transmit(i);
             }
             if self.dsn_nxt == assigned_before && self.reinject.len() == reinjections_before {
                 break;
@@ -253,11 +289,12 @@ impl MptcpConn {
         arm(tx, &mut self.pace_pending, wake, 0, TimerKind::Pace);
     }
 
-    /// Hands the chunk [dsn, dsn+len) to subflow `i`.
+    /// Hands the chunk [dsn, dsn+len) to subflow `i` (which changes what is queued on it, in
+    /// its view, and nothing of its state).
     fn assign(&mut self, i: usize, dsn: u64, len: u64) {
         self.subs[i].assign(dsn, len);
         self.dirty |= 1 << i;
-        self.touch(i);
+        self.stale_views |= 1 << i;
     }
 
     pub fn on_packet(&mut self, now: SimTime, i: usize, header: &Header, tx: &mut impl Sink) -> Arrival {
@@ -313,7 +350,7 @@ impl MptcpConn {
                         sub.map.pop_front();
                     }
                 }
-                self.touch(i);
+                self.follow_ack(i);
                 self.on_data_ack(h.data_ack, h.wnd());
                 let feedback = h.feedback(now);
                 if let Some(f) = feedback {

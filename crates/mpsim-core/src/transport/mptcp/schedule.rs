@@ -3,7 +3,7 @@
 //! window blocks new data, and the reinjection of a timed-out subflow's data.
 
 use super::{dsn_of, MptcpConn, Reinject};
-use crate::sched::{lowest_rtt_available, BlockedAction, Decision, SchedContext, SubflowView};
+use crate::sched::{lowest_rtt_available, BlockedAction, Decision, SchedContext};
 use crate::time::SimTime;
 use crate::transport::Subflow;
 
@@ -14,43 +14,36 @@ impl MptcpConn {
     /// Hands chunks of new data (and pending reinjections) to subflows as the scheduler
     /// decides, until it says wait, the data runs out or the receive window blocks.
     pub(super) fn schedule(&mut self, now: SimTime) {
-        // the views live in a buffer the connection keeps, taken out while the scheduler
-        // borrows them
-        let mut views = std::mem::take(&mut self.views);
-        self.schedule_with(now, &mut views);
-        self.views = views;
-    }
-
-    fn schedule_with(&mut self, now: SimTime, views: &mut Vec<SubflowView>) {
         let mss = self.mss as u64;
-        if views.len() != self.subs.len() {
-            views.clear();
-            views.extend(self.subs.iter().map(Subflow::view));
+        if self.views.len() != self.subs.len() {
+            self.views.clear();
+            self.views.extend(self.subs.iter().map(Subflow::view));
         } else {
             let mut stale = self.stale_views;
             while stale != 0 {
                 let i = stale.trailing_zeros() as usize;
                 stale &= stale - 1;
                 if i < self.subs.len() {
-                    views[i] = self.subs[i].view();
+                    self.views[i] = self.subs[i].view();
                 }
             }
         }
         self.stale_views = 0;
+        debug_assert!(self.views.iter().zip(&self.subs).all(|(v, s)| *v == s.view()));
         // every pass hands out a chunk or stops; the bound only guards against a faulty
         // scheduler. A pass changes at most one subflow, whose view alone is rebuilt.
         for _ in 0..100_000 {
-            if let Some(t) = self.serve_reinjection(views) {
+            if let Some(t) = self.serve_reinjection() {
                 if let Some(t) = t {
-                    views[t] = self.subs[t].view();
+                    self.views[t] = self.subs[t].view();
                     self.stale_views &= !(1 << t);
                 }
                 continue;
             }
             // prioritised data first, when the scheduler asks for a priority dequeue
-            let dequeue = self.sched.priority_dequeue();
+            let dequeue = self.props.priority_dequeue;
             if dequeue {
-                match self.serve_priority(now, views) {
+                match self.serve_priority(now) {
                     Some(true) => continue,
                     Some(false) => return,
                     None => {}
@@ -63,50 +56,49 @@ impl MptcpConn {
             }
             let len = if dequeue { self.ordinary_chunk_len(mss) } else { (self.app_limit - self.dsn_nxt).min(mss) };
             let blocked = self.dsn_nxt + len > self.right_edge;
-            if !blocked && self.sched.sends_only_when_available() && !views.iter().any(|v| v.available()) {
+            if !blocked && self.props.sends_only_when_available && !self.views.iter().any(|v| v.available()) {
                 // the scheduler would wait: no need to ask it
                 self.note_blocked(now, false);
                 return;
             }
-            let mut ctx = SchedContext {
+            let unscheduled = self.unscheduled();
+            let next_priority = self.priority_at(self.dsn_nxt);
+            // receive-buffer blocking: there is data, a subflow could send, the window says no
+            let any_room = blocked && self.views.iter().any(|v| v.available());
+            self.note_blocked(now, any_room);
+            let (hol_subflow, hol_sent_on) = if any_room { head_of_line(&self.subs, self.data_una) } else { (None, 0) };
+            let ctx = SchedContext {
                 now,
-                subflows: views.as_slice(),
-                unscheduled: self.unscheduled(),
+                subflows: &self.views,
+                unscheduled,
                 window_room: self.right_edge.saturating_sub(self.dsn_nxt),
                 next_len: len,
-                next_priority: self.priority_at(self.dsn_nxt),
-                hol_subflow: None,
-                hol_sent_on: 0,
+                next_priority,
+                hol_subflow,
+                hol_sent_on,
                 send_window: self.right_edge.saturating_sub(self.data_una),
             };
             if blocked {
-                // receive-buffer blocking: there is data, a subflow could send, the window says no
-                let any_room = views.iter().any(|v| v.available());
-                self.note_blocked(now, any_room);
                 if any_room {
-                    (ctx.hol_subflow, ctx.hol_sent_on) = head_of_line(&self.subs, self.data_una);
                     let act = self.sched.on_window_blocked(&ctx);
                     self.act_on_block(act);
                 }
                 return;
             }
-            self.note_blocked(now, false);
             match self.sched.pick(&ctx) {
-                Decision::Send(i) if i < self.subs.len() && views[i].usable => {
+                Decision::Send(i) if i < self.subs.len() && self.views[i].usable => {
                     let copies = self.sched.copies(&ctx, i);
                     let dsn = self.dsn_nxt;
                     self.assign(i, dsn, len);
                     // handing over a chunk changes only what is queued on the subflow
-                    views[i].queued = self.subs[i].sender.unsent();
-                    debug_assert_eq!(views[i], self.subs[i].view());
+                    self.views[i].queued = self.subs[i].sender.unsent();
+                    debug_assert_eq!(self.views[i], self.subs[i].view());
                     self.stale_views &= !(1 << i);
                     self.dsn_nxt += len;
                     if dequeue {
                         self.skip_scheduled_ahead();
                     }
-                    for j in (0..self.subs.len().min(64)).filter(|&j| copies & (1 << j) != 0) {
-                        self.reinject.push_back(Reinject { dsn, len: len as u32, target: Some(j), exclude: None });
-                    }
+                    self.queue_copies(copies, dsn, len);
                 }
                 _ => return,
             }
@@ -118,7 +110,7 @@ impl MptcpConn {
     /// Some(false) if the scheduler waits (ordinary data then waits too: important data
     /// leaves first), None if there is no such chunk or the receive window does not admit
     /// it yet (ordinary data below it may still fit).
-    fn serve_priority(&mut self, now: SimTime, views: &mut [SubflowView]) -> Option<bool> {
+    fn serve_priority(&mut self, now: SimTime) -> Option<bool> {
         let (dsn, len, priority) = self.next_priority_chunk(self.mss as u64)?;
         if dsn + len > self.right_edge {
             return None;
@@ -126,7 +118,7 @@ impl MptcpConn {
         self.note_blocked(now, false);
         let ctx = SchedContext {
             now,
-            subflows: views,
+            subflows: &self.views,
             unscheduled: self.unscheduled(),
             window_room: self.right_edge.saturating_sub(dsn),
             next_len: len,
@@ -136,18 +128,30 @@ impl MptcpConn {
             send_window: self.right_edge.saturating_sub(self.data_una),
         };
         match self.sched.pick(&ctx) {
-            Decision::Send(i) if i < self.subs.len() && views[i].usable => {
+            Decision::Send(i) if i < self.subs.len() && self.views[i].usable => {
                 let copies = self.sched.copies(&ctx, i);
                 self.assign(i, dsn, len);
-                views[i] = self.subs[i].view();
+                self.views[i] = self.subs[i].view();
                 self.stale_views &= !(1 << i);
                 self.priority_chunk_scheduled(dsn, len);
-                for j in (0..self.subs.len().min(64)).filter(|&j| copies & (1 << j) != 0) {
-                    self.reinject.push_back(Reinject { dsn, len: len as u32, target: Some(j), exclude: None });
-                }
+                self.queue_copies(copies, dsn, len);
                 Some(true)
             }
             _ => Some(false),
+        }
+    }
+
+    /// Queues a copy of the chunk [dsn, dsn+len) for each subflow in `copies` (bit i:
+    /// subflow i), lowest index first. Most schedulers ask for none: only the bits set are
+    /// visited.
+    #[inline]
+    fn queue_copies(&mut self, copies: u64, dsn: u64, len: u64) {
+        let n = self.subs.len();
+        let mut m = if n >= 64 { copies } else { copies & ((1 << n) - 1) };
+        while m != 0 {
+            let j = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.reinject.push_back(Reinject { dsn, len: len as u32, target: Some(j), exclude: None });
         }
     }
 
@@ -155,26 +159,30 @@ impl MptcpConn {
     /// subflow can take, such as a copy excluded from the only working subflow, must not hold
     /// back the ones behind it). Entries already acknowledged are dropped. Some(the subflow
     /// that took it) if an entry was served, Some(None) if one was dropped, None otherwise.
-    fn serve_reinjection(&mut self, views: &mut [SubflowView]) -> Option<Option<usize>> {
+    fn serve_reinjection(&mut self) -> Option<Option<usize>> {
+        // asked at every pass, and there is usually nothing to reinject
+        if self.reinject.is_empty() {
+            return None;
+        }
         while self.reinject.front().is_some_and(|r| r.dsn + r.len as u64 <= self.data_una) {
             self.reinject.pop_front();
         }
         for k in 0..self.reinject.len().min(REINJECT_SCAN) {
             let r = self.reinject[k];
             let target = match r.target {
-                Some(t) => (t < views.len() && views[t].available()).then_some(t),
+                Some(t) => (t < self.views.len() && self.views[t].available()).then_some(t),
                 None => match r.exclude {
                     // the excluded subflow is hidden from the choice for a moment
                     Some(x) => {
-                        let usable = std::mem::replace(&mut views[x].usable, false);
-                        let t = lowest_rtt_available(views);
-                        views[x].usable = usable;
+                        let usable = std::mem::replace(&mut self.views[x].usable, false);
+                        let t = lowest_rtt_available(&self.views);
+                        self.views[x].usable = usable;
                         t
                     }
-                    None => lowest_rtt_available(views),
+                    None => lowest_rtt_available(&self.views),
                 },
             };
-            let dead_target = r.target.is_some_and(|t| t >= views.len() || !views[t].usable);
+            let dead_target = r.target.is_some_and(|t| t >= self.views.len() || !self.views[t].usable);
             let live = r.dsn + r.len as u64 > self.data_una;
             if target.is_none() && !dead_target && live {
                 continue;

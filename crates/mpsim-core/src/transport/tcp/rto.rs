@@ -92,11 +92,16 @@ pub struct RtoEstimator {
     /// Linux only: the round ends when snd_una passes this sequence.
     rtt_seq: u64,
     backoff: u32,
+    /// The current RTO, worked out again whenever a sample or the backoff changes it: it is
+    /// read on every ACK and most transmissions, and changes far less often.
+    rto: Dur,
 }
 
 impl RtoEstimator {
     pub fn new(mode: RtoMode, min_rto: Dur, max_rto: Dur, initial_rto: Dur) -> RtoEstimator {
-        RtoEstimator { mode, min_rto, max_rto, initial_rto, srtt: None, mdev: 0, mdev_max: 0, rttvar: 0, rtt_seq: 0, backoff: 0 }
+        let mut e = RtoEstimator { mode, min_rto, max_rto, initial_rto, srtt: None, mdev: 0, mdev_max: 0, rttvar: 0, rtt_seq: 0, backoff: 0, rto: Dur::ZERO };
+        e.rto = e.backed_off_rto();
+        e
     }
 
     pub fn mode(&self) -> RtoMode {
@@ -111,6 +116,7 @@ impl RtoEstimator {
             RtoMode::Linux => self.linux_sample(r.0.max(1), snd_una, snd_nxt),
             RtoMode::Rfc6298 => self.rfc_sample(r.0),
         }
+        self.rto = self.backed_off_rto();
     }
 
     fn linux_sample(&mut self, m: u64, snd_una: u64, snd_nxt: u64) {
@@ -188,7 +194,13 @@ impl RtoEstimator {
     }
 
     /// Current RTO including exponential backoff (RFC 6298 §5.5), capped at `max_rto`.
+    #[inline]
     pub fn rto(&self) -> Dur {
+        debug_assert_eq!(self.rto, self.backed_off_rto());
+        self.rto
+    }
+
+    fn backed_off_rto(&self) -> Dur {
         let base = self.base_rto().0;
         let shifted = base.checked_shl(self.backoff.min(32)).unwrap_or(u64::MAX);
         Dur(shifted.min(self.max_rto.0.max(base)))
@@ -196,9 +208,14 @@ impl RtoEstimator {
 
     pub fn back_off(&mut self) {
         self.backoff = (self.backoff + 1).min(32);
+        self.rto = self.backed_off_rto();
     }
+    #[inline]
     pub fn reset_backoff(&mut self) {
-        self.backoff = 0;
+        if self.backoff != 0 {
+            self.backoff = 0;
+            self.rto = self.backed_off_rto();
+        }
     }
     pub fn backoff(&self) -> u32 {
         self.backoff
