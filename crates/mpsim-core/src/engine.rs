@@ -8,7 +8,8 @@ use crate::time::SimTime;
 /// A deterministic priority queue of events: a 4-ary min-heap on the key (time, sequence),
 /// packed into one `u128` so each step of a sift is a single comparison. Four children per
 /// node halve the depth of a binary heap; with a few dozen pending events the whole heap
-/// stays in a handful of cache lines.
+/// stays in a handful of cache lines. Each entry keeps its key and its event side by side, so
+/// a step of a sift moves one entry.
 ///
 /// `pop` leaves the root's slot empty (a hole) instead of moving the last entry up at once:
 /// handling an event usually schedules the next one (a link's next packet, a timer), and that
@@ -16,10 +17,8 @@ use crate::time::SimTime;
 /// still there at the next pop or peek is closed then. The keys are unique, so the order in
 /// which events come out does not depend on the heap's layout.
 pub struct EventQueue<E> {
-    keys: Vec<u128>,
-    events: Vec<E>,
+    heap: Vec<(u128, E)>,
     seq: u64,
-    popped: u64,
     /// The root slot is empty (its event was popped).
     hole: bool,
 }
@@ -37,7 +36,7 @@ fn key(time: SimTime, seq: u64) -> u128 {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { keys: Vec::with_capacity(256), events: Vec::with_capacity(256), seq: 0, popped: 0, hole: false }
+        EventQueue { heap: Vec::with_capacity(256), seq: 0, hole: false }
     }
 
     /// Inlined at its few call sites: most pushes fill the hole of the pop just before,
@@ -51,72 +50,67 @@ impl<E: Copy> EventQueue<E> {
             self.sift_down(k, ev);
             return;
         }
-        let mut i = self.keys.len();
-        self.keys.push(k);
-        self.events.push(ev);
+        self.heap.push((k, ev));
+        let h = &mut self.heap[..];
+        let mut i = h.len() - 1;
         // sift up
         while i > 0 {
             let parent = (i - 1) / 4;
-            if self.keys[parent] <= k {
+            if h[parent].0 <= k {
                 break;
             }
-            self.keys[i] = self.keys[parent];
-            self.events[i] = self.events[parent];
+            h[i] = h[parent];
             i = parent;
         }
-        self.keys[i] = k;
-        self.events[i] = ev;
+        h[i] = (k, ev);
     }
 
     /// Puts (k, ev) into the empty root slot and sifts it down to its place.
     #[inline(always)]
     fn sift_down(&mut self, k: u128, ev: E) {
-        let n = self.keys.len();
+        let h = &mut self.heap[..];
+        let n = h.len();
         let mut i = 0;
         loop {
             let first = 4 * i + 1;
-            if first >= n {
-                break;
-            }
             let (best, best_key) = if first + 4 <= n {
                 // four children: a tournament of three comparisons without a loop (the keys
                 // are unique, so the winner is the one minimum)
-                let c = &self.keys[first..first + 4];
-                let (a, ka) = if c[1] < c[0] { (1, c[1]) } else { (0, c[0]) };
-                let (b, kb) = if c[3] < c[2] { (3, c[3]) } else { (2, c[2]) };
+                let c = &h[first..first + 4];
+                let (a, ka) = if c[1].0 < c[0].0 { (1, c[1].0) } else { (0, c[0].0) };
+                let (b, kb) = if c[3].0 < c[2].0 { (3, c[3].0) } else { (2, c[2].0) };
                 if kb < ka {
                     (first + b, kb)
                 } else {
                     (first + a, ka)
                 }
-            } else {
+            } else if first < n {
                 let mut best = first;
-                let mut best_key = self.keys[first];
-                for c in first + 1..n {
-                    let kc = self.keys[c];
-                    if kc < best_key {
+                let mut best_key = h[first].0;
+                for (c, e) in h.iter().enumerate().skip(first + 1) {
+                    if e.0 < best_key {
                         best = c;
-                        best_key = kc;
+                        best_key = e.0;
                     }
                 }
                 (best, best_key)
+            } else {
+                break;
             };
             if k <= best_key {
                 break;
             }
-            self.keys[i] = best_key;
-            self.events[i] = self.events[best];
+            h[i] = h[best];
             i = best;
         }
-        self.keys[i] = k;
-        self.events[i] = ev;
+        h[i] = (k, ev);
     }
 
     /// Closes the hole left by a pop: the last entry fills the root slot.
     fn close_hole(&mut self) {
         self.hole = false;
-        let (Some(k), Some(ev)) = (self.keys.pop(), self.events.pop()) else { return };
-        if !self.keys.is_empty() {
+        let Some((k, ev)) = self.heap.pop() else { return };
+        if !self.heap.is_empty() {
             self.sift_down(k, ev);
         }
     }
@@ -126,38 +120,44 @@ impl<E: Copy> EventQueue<E> {
         if self.hole {
             self.close_hole();
         }
-        let (&k, &ev) = (self.keys.first()?, self.events.first()?);
+        let &(k, ev) = self.heap.first()?;
         self.hole = true;
-        self.popped += 1;
         Some((SimTime((k >> 64) as u64), ev))
     }
 
     /// Removes and returns the earliest event if it is due no later than `end`.
+    #[inline]
     pub fn pop_until(&mut self, end: SimTime) -> Option<(SimTime, E)> {
-        if self.peek_time()? > end {
+        if self.hole {
+            self.close_hole();
+        }
+        let &(k, ev) = self.heap.first()?;
+        let t = SimTime((k >> 64) as u64);
+        if t > end {
             return None;
         }
-        self.pop()
+        self.hole = true;
+        Some((t, ev))
     }
 
     pub fn peek_time(&mut self) -> Option<SimTime> {
         if self.hole {
             self.close_hole();
         }
-        self.keys.first().map(|k| SimTime((k >> 64) as u64))
+        self.heap.first().map(|k| SimTime((k.0 >> 64) as u64))
     }
 
     pub fn len(&self) -> usize {
-        self.keys.len() - self.hole as usize
+        self.heap.len() - self.hole as usize
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Number of events processed so far.
+    /// Number of events processed so far: every event pushed has been popped or is pending.
     pub fn events_processed(&self) -> u64 {
-        self.popped
+        self.seq - self.len() as u64
     }
 }
 
