@@ -326,7 +326,7 @@ impl Simulation {
         }
         l.pipe.pop_front();
         if let Some(&(next, _)) = l.pipe.front() {
-            self.net.queue.push(next, Event::LinkHead(link));
+            self.net.queue.push_frequent(next, Event::LinkHead(link));
         }
         let p = self.net.arena.get_mut(id);
         if (p.hop as usize) + 1 < self.net.routes[p.route as usize].links.len() {
@@ -481,7 +481,7 @@ impl Net {
         let id = self.arena.alloc(p);
         let l = &mut self.links[link as usize];
         if l.pipe.is_empty() {
-            self.queue.push(t, Event::LinkHead(link));
+            self.queue.push_frequent(t, Event::LinkHead(link));
         }
         l.pipe.push_back((t, id));
     }
@@ -519,7 +519,7 @@ impl Net {
                 }
                 let l = &mut self.links[link as usize];
                 if l.pipe.is_empty() {
-                    self.queue.push(t, Event::LinkHead(link));
+                    self.queue.push_frequent(t, Event::LinkHead(link));
                 }
                 l.pipe.push_back((t, id));
                 return;
