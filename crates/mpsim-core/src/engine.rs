@@ -1,25 +1,42 @@
-//! The event queue: a heap keyed by (time, insertion sequence).
+//! The event queue: two heaps keyed by (time, insertion sequence).
 //!
 //! Ties in time are broken by insertion order, so a run is deterministic. There is no global
 //! state: the simulation owns its queue and passes `now` to every component.
 
 use crate::time::SimTime;
 
-/// A deterministic priority queue of events: a 4-ary min-heap on the key (time, sequence),
-/// packed into one `u128` so each step of a sift is a single comparison. Four children per
-/// node halve the depth of a binary heap; with a few dozen pending events the whole heap
-/// stays in a handful of cache lines.
+/// A deterministic priority queue of events, keyed by (time, sequence), in two lanes.
 ///
-/// `pop` leaves the root's slot empty (a hole) instead of moving the last entry up at once:
-/// handling an event usually schedules the next one (a link's next packet, a timer), and that
-/// push fills the hole with a single sift down, where a pop and a push would sift twice. A hole
-/// still there at the next pop or peek is closed then. The keys are unique, so the order in
-/// which events come out does not depend on the heap's layout.
+/// Events are pushed into one of two lanes, each its own heap, and a pop takes the earlier of
+/// the two heads. The lane changes nothing in the order events come out: the keys are unique
+/// over both lanes. It keeps the heap that most pops and pushes touch small: the simulation
+/// puts its frequent events (a link's next packet) in one lane and the rest (timers, which
+/// mostly wait long, samples, applications) in the other, so the frequent lane holds about
+/// one entry per busy link (in a two-path transfer four instead of seven, one level of the
+/// heap instead of two).
 pub struct EventQueue<E> {
-    keys: Vec<u128>,
-    events: Vec<E>,
+    /// The lane of frequent events ([`push_frequent`](Self::push_frequent)).
+    frequent: Heap<E>,
+    other: Heap<E>,
+    /// The head key of `other`, kept up to date as it changes (rarely), so that a pop looks
+    /// into one heap.
+    other_head: u128,
     seq: u64,
-    popped: u64,
+}
+
+/// A 4-ary min-heap on the key (time, sequence), packed into one `u128` so each step of a sift
+/// is a single comparison. Four children per node halve the depth of a binary heap; with a few
+/// dozen pending events the whole heap stays in a handful of cache lines. Each entry keeps its
+/// key and its event side by side, so a step of a sift moves one entry.
+///
+/// A pop from the frequent lane leaves the root's slot empty (a hole) instead of moving the
+/// last entry up at once: handling a link's event usually schedules its next one, and that
+/// push fills the hole with a single sift down, where a pop and a push would sift twice. A hole
+/// still there at the next pop or peek is closed then (the other lane closes its hole at once,
+/// to keep its head known). The keys are unique, so the order in which events come out does
+/// not depend on the heap's layout.
+struct Heap<E> {
+    entries: Vec<(u128, E)>,
     /// The root slot is empty (its event was popped).
     hole: bool,
 }
@@ -35,129 +52,174 @@ fn key(time: SimTime, seq: u64) -> u128 {
     ((time.0 as u128) << 64) | seq as u128
 }
 
-impl<E: Copy> EventQueue<E> {
-    pub fn new() -> Self {
-        EventQueue { keys: Vec::with_capacity(256), events: Vec::with_capacity(256), seq: 0, popped: 0, hole: false }
+#[inline]
+fn time_of(k: u128) -> SimTime {
+    SimTime((k >> 64) as u64)
+}
+
+/// The head key of an empty lane: later than every key (a sequence number never reaches it).
+const NONE: u128 = u128::MAX;
+
+impl<E: Copy> Heap<E> {
+    fn new() -> Self {
+        Heap { entries: Vec::with_capacity(64), hole: false }
     }
 
-    /// Inlined at its few call sites: most pushes fill the hole of the pop just before,
-    /// a short sift down, where a call's overhead is a good part of the cost.
     #[inline(always)]
-    pub fn push(&mut self, time: SimTime, ev: E) {
-        self.seq += 1;
-        let k = key(time, self.seq);
+    fn push(&mut self, k: u128, ev: E) {
         if self.hole {
             self.hole = false;
             self.sift_down(k, ev);
             return;
         }
-        let mut i = self.keys.len();
-        self.keys.push(k);
-        self.events.push(ev);
+        self.entries.push((k, ev));
+        let h = &mut self.entries[..];
+        let mut i = h.len() - 1;
         // sift up
         while i > 0 {
             let parent = (i - 1) / 4;
-            if self.keys[parent] <= k {
+            if h[parent].0 <= k {
                 break;
             }
-            self.keys[i] = self.keys[parent];
-            self.events[i] = self.events[parent];
+            h[i] = h[parent];
             i = parent;
         }
-        self.keys[i] = k;
-        self.events[i] = ev;
+        h[i] = (k, ev);
     }
 
     /// Puts (k, ev) into the empty root slot and sifts it down to its place.
     #[inline(always)]
     fn sift_down(&mut self, k: u128, ev: E) {
-        let n = self.keys.len();
+        let h = &mut self.entries[..];
+        let n = h.len();
         let mut i = 0;
         loop {
             let first = 4 * i + 1;
-            if first >= n {
-                break;
-            }
             let (best, best_key) = if first + 4 <= n {
                 // four children: a tournament of three comparisons without a loop (the keys
                 // are unique, so the winner is the one minimum)
-                let c = &self.keys[first..first + 4];
-                let (a, ka) = if c[1] < c[0] { (1, c[1]) } else { (0, c[0]) };
-                let (b, kb) = if c[3] < c[2] { (3, c[3]) } else { (2, c[2]) };
+                let c = &h[first..first + 4];
+                let (a, ka) = if c[1].0 < c[0].0 { (1, c[1].0) } else { (0, c[0].0) };
+                let (b, kb) = if c[3].0 < c[2].0 { (3, c[3].0) } else { (2, c[2].0) };
                 if kb < ka {
                     (first + b, kb)
                 } else {
                     (first + a, ka)
                 }
-            } else {
-                let mut best = first;
-                let mut best_key = self.keys[first];
-                for c in first + 1..n {
-                    let kc = self.keys[c];
-                    if kc < best_key {
-                        best = c;
-                        best_key = kc;
-                    }
+            } else if first < n {
+                // one to three children, the last ones
+                let c = &h[first..];
+                let (mut best, mut best_key) = (0, c[0].0);
+                if let Some(e) = c.get(1).filter(|e| e.0 < best_key) {
+                    (best, best_key) = (1, e.0);
                 }
-                (best, best_key)
+                if let Some(e) = c.get(2).filter(|e| e.0 < best_key) {
+                    (best, best_key) = (2, e.0);
+                }
+                (first + best, best_key)
+            } else {
+                break;
             };
             if k <= best_key {
                 break;
             }
-            self.keys[i] = best_key;
-            self.events[i] = self.events[best];
+            h[i] = h[best];
             i = best;
         }
-        self.keys[i] = k;
-        self.events[i] = ev;
+        h[i] = (k, ev);
     }
 
     /// Closes the hole left by a pop: the last entry fills the root slot.
     fn close_hole(&mut self) {
         self.hole = false;
-        let (Some(k), Some(ev)) = (self.keys.pop(), self.events.pop()) else { return };
-        if !self.keys.is_empty() {
+        let Some((k, ev)) = self.entries.pop() else { return };
+        if !self.entries.is_empty() {
             self.sift_down(k, ev);
         }
     }
 
-    /// Removes and returns the earliest event.
-    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+    /// The key of the earliest entry, or `NONE`.
+    #[inline(always)]
+    fn head(&mut self) -> u128 {
         if self.hole {
             self.close_hole();
         }
-        let (&k, &ev) = (self.keys.first()?, self.events.first()?);
+        self.entries.first().map_or(NONE, |e| e.0)
+    }
+
+    /// Takes the earliest entry (`head` was asked first and is not `NONE`).
+    #[inline(always)]
+    fn take(&mut self) -> E {
         self.hole = true;
-        self.popped += 1;
-        Some((SimTime((k >> 64) as u64), ev))
+        self.entries[0].1
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len() - self.hole as usize
+    }
+}
+
+impl<E: Copy> EventQueue<E> {
+    pub fn new() -> Self {
+        EventQueue { frequent: Heap::new(), other: Heap::new(), other_head: NONE, seq: 0 }
+    }
+
+    /// Pushes into the other lane (see the type).
+    pub fn push(&mut self, time: SimTime, ev: E) {
+        self.seq += 1;
+        self.other.push(key(time, self.seq), ev);
+        self.other_head = self.other.head();
+    }
+
+    /// Pushes into the lane of frequent events (see the type). Inlined at its few call sites:
+    /// most pushes fill the hole of the pop just before, a short sift down, where a call's
+    /// overhead is a good part of the cost.
+    #[inline(always)]
+    pub fn push_frequent(&mut self, time: SimTime, ev: E) {
+        self.seq += 1;
+        self.frequent.push(key(time, self.seq), ev);
+    }
+
+    /// Removes and returns the earliest event.
+    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        self.pop_until(SimTime(u64::MAX))
     }
 
     /// Removes and returns the earliest event if it is due no later than `end`.
+    #[inline]
     pub fn pop_until(&mut self, end: SimTime) -> Option<(SimTime, E)> {
-        if self.peek_time()? > end {
+        let f = self.frequent.head();
+        if f < self.other_head {
+            if time_of(f) > end {
+                return None;
+            }
+            return Some((time_of(f), self.frequent.take()));
+        }
+        let o = self.other_head;
+        if o == NONE || time_of(o) > end {
             return None;
         }
-        self.pop()
+        let ev = self.other.take();
+        self.other_head = self.other.head();
+        Some((time_of(o), ev))
     }
 
     pub fn peek_time(&mut self) -> Option<SimTime> {
-        if self.hole {
-            self.close_hole();
-        }
-        self.keys.first().map(|k| SimTime((k >> 64) as u64))
+        let k = self.frequent.head().min(self.other_head);
+        (k != NONE).then(|| time_of(k))
     }
 
     pub fn len(&self) -> usize {
-        self.keys.len() - self.hole as usize
+        self.frequent.len() + self.other.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Number of events processed so far.
+    /// Number of events processed so far: every event pushed has been popped or is pending.
     pub fn events_processed(&self) -> u64 {
-        self.popped
+        self.seq - self.len() as u64
     }
 }
 
@@ -186,12 +248,17 @@ mod tests {
         for round in 0..2000 {
             for _ in 0..rng.below(5) {
                 let t = SimTime(rng.below(50) + round);
-                q.push(t, n);
+                if rng.below(2) == 0 {
+                    q.push(t, n);
+                } else {
+                    q.push_frequent(t, n);
+                }
                 reference.push((t, n));
                 n += 1;
             }
             if rng.below(3) > 0 {
                 reference.sort();
+                assert_eq!(q.peek_time(), reference.first().map(|r| r.0));
                 let want = (!reference.is_empty()).then(|| reference.remove(0));
                 assert_eq!(q.pop(), want);
             }

@@ -232,16 +232,18 @@ impl Link {
             in_service += 1;
         }
         self.done_by_last_offer = in_service;
-        let (q_pkts, q_bytes) = self.waiting(in_service, self.backlog.len());
-        let busy = in_service < self.backlog.len();
+        let len = self.backlog.len();
+        let busy = in_service < len;
         let now = at;
         if self.warning.is_some() {
+            let (q_pkts, q_bytes) = self.waiting(in_service, len);
             self.update_average(now, busy, q_pkts, q_bytes, size);
         }
+        // the bytes waiting are worked out only for a limit in bytes
         let full = busy
             && match self.limit {
-                QueueLimit::Packets(n) => q_pkts + 1 > n,
-                QueueLimit::Bytes(b) => q_bytes + size as u64 > b,
+                QueueLimit::Packets(n) => (len - in_service) as u64 > n,
+                QueueLimit::Bytes(b) => self.waiting(in_service, len).1 + size as u64 > b,
             };
         if full {
             self.stats.queue_drops += 1;

@@ -57,8 +57,18 @@ impl LossProcess {
         &self.model
     }
 
-    /// Decides the fate of the next packet: true if it is lost.
+    /// Decides the fate of the next packet: true if it is lost. A link without losses (the
+    /// reverse direction of most) decides without a call.
+    #[inline]
     pub fn lose_next(&mut self) -> bool {
+        if let LossModel::None = self.model {
+            self.offered += 1;
+            return false;
+        }
+        self.draw()
+    }
+
+    fn draw(&mut self) -> bool {
         let idx = self.offered;
         self.offered += 1;
         match &self.model {

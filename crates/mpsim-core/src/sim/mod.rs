@@ -81,30 +81,7 @@ impl Sink for Wire<'_> {
         let net = &mut *self.net;
         let (f, now) = (self.flow, net.now);
         match a {
-            Action::Packet { sub, route, size, header } => {
-                if net.rec.tracing() {
-                    let (kind, seq, dsn, len) = match header {
-                        Header::TcpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.seq, h.dsn, h.len),
-                        Header::Datagram(h) => (TraceKind::Send, h.seq, h.dsn, h.len),
-                        Header::TcpAck(h) => (TraceKind::Ack, h.ack, h.data_ack, 0),
-                        Header::SctpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.offset, h.tsn, h.len),
-                        Header::SctpSack(h) => (TraceKind::Ack, h.delivered, h.cum_tsn, 0),
-                        Header::SctpControl(_) => (TraceKind::Ack, 0, 0, 0),
-                    };
-                    net.rec.trace(now, f, sub, kind, seq, dsn, len, u32::MAX);
-                }
-                if !net.pcap.is_empty() {
-                    match &header {
-                        Header::TcpData(h) | Header::Datagram(h) => net.pcap[f as usize].data(now, sub as usize, h),
-                        Header::SctpData(h) => net.pcap[f as usize].sctp_data(now, sub as usize, h),
-                        // a HEARTBEAT as it leaves; its ACK and SACKs when they arrive back
-                        Header::SctpControl(h) if !h.ack => net.pcap[f as usize].sctp_heartbeat(now, sub as usize, false, h.sent_at),
-                        _ => {}
-                    }
-                }
-                let id = net.arena.alloc(Packet { flow: f, route, hop: 0, sub, size, header });
-                net.forward(id);
-            }
+            Action::Packet { sub, route, size, ref header } => net.send(f, sub, route, size, header),
             Action::Timer { sub, kind, at } => net.queue.push(at, Event::Timer { flow: f, sub, kind }),
             Action::Note { sub, kind, seq, dsn } => net.rec.trace(now, f, sub, kind, seq, dsn, 0, u32::MAX),
         }
@@ -349,7 +326,7 @@ impl Simulation {
         }
         l.pipe.pop_front();
         if let Some(&(next, _)) = l.pipe.front() {
-            self.net.queue.push(next, Event::LinkHead(link));
+            self.net.queue.push_frequent(next, Event::LinkHead(link));
         }
         let p = self.net.arena.get_mut(id);
         if (p.hop as usize) + 1 < self.net.routes[p.route as usize].links.len() {
@@ -455,9 +432,68 @@ impl Simulation {
 }
 
 impl Net {
+    /// Puts a packet of flow `flow` on the first link of `route` (and on through cut-through
+    /// links). The packet is written into the arena once, when the link accepts it, with the
+    /// link's mark; a packet the first link drops never enters it.
+    #[inline]
+    fn send(&mut self, flow: u32, sub: u8, route: u32, size: u32, header: &Header) {
+        let now = self.now;
+        if self.rec.tracing() {
+            let (kind, seq, dsn, len) = match header {
+                Header::TcpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.seq, h.dsn, h.len),
+                Header::Datagram(h) => (TraceKind::Send, h.seq, h.dsn, h.len),
+                Header::TcpAck(h) => (TraceKind::Ack, h.ack, h.data_ack, 0),
+                Header::SctpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.offset, h.tsn, h.len),
+                Header::SctpSack(h) => (TraceKind::Ack, h.delivered, h.cum_tsn, 0),
+                Header::SctpControl(_) => (TraceKind::Ack, 0, 0, 0),
+            };
+            self.rec.trace(now, flow, sub, kind, seq, dsn, len, u32::MAX);
+        }
+        if !self.pcap.is_empty() {
+            match header {
+                Header::TcpData(h) | Header::Datagram(h) => self.pcap[flow as usize].data(now, sub as usize, h),
+                Header::SctpData(h) => self.pcap[flow as usize].sctp_data(now, sub as usize, h),
+                // a HEARTBEAT as it leaves; its ACK and SACKs when they arrive back
+                Header::SctpControl(h) if !h.ack => self.pcap[flow as usize].sctp_heartbeat(now, sub as usize, false, h.sent_at),
+                _ => {}
+            }
+        }
+        let links = &self.routes[route as usize].links;
+        let (link, next) = (links[0], links.get(1).copied());
+        let l = &mut self.links[link as usize];
+        let t = match l.offer_at(now, now, size) {
+            Fate::Arrives(t) => t,
+            fate => {
+                let (seq, dsn) = trace_ids(header);
+                return self.rec.trace(now, flow, sub, drop_kind(fate), seq, dsn, size, link);
+            }
+        };
+        let mut p = Packet { flow, route, hop: 0, sub, size, header: *header };
+        if l.marks_last() {
+            p.header.set_cw();
+        }
+        // (see `forward_at`)
+        if t <= self.end && next.is_some_and(|n| self.links[n as usize].cut_through) {
+            p.hop = 1;
+            let id = self.arena.alloc(p);
+            return self.forward_at(id, t);
+        }
+        let id = self.arena.alloc(p);
+        let l = &mut self.links[link as usize];
+        if l.pipe.is_empty() {
+            self.queue.push_frequent(t, Event::LinkHead(link));
+        }
+        l.pipe.push_back((t, id));
+    }
+
     /// Offers packet `id` to the link of its current hop, and on through cut-through links.
     fn forward(&mut self, id: PacketId) {
-        let mut at = self.now;
+        self.forward_at(id, self.now);
+    }
+
+    /// Offers packet `id` to the link of its current hop at `at` (later than now for a
+    /// cut-through link), and on through cut-through links.
+    fn forward_at(&mut self, id: PacketId, mut at: SimTime) {
         let (size, route) = {
             let p = self.arena.get(id);
             (p.size, p.route as usize)
@@ -483,7 +519,7 @@ impl Net {
                 }
                 let l = &mut self.links[link as usize];
                 if l.pipe.is_empty() {
-                    self.queue.push(t, Event::LinkHead(link));
+                    self.queue.push_frequent(t, Event::LinkHead(link));
                 }
                 l.pipe.push_back((t, id));
                 return;
@@ -494,23 +530,31 @@ impl Net {
     }
 
     fn drop_packet(&mut self, id: PacketId, fate: Fate, link: u32, at: SimTime) {
-        let kind = match fate {
-            Fate::QueueDrop => TraceKind::QueueDrop,
-            Fate::Lost => TraceKind::LossDrop,
-            Fate::Down | Fate::Arrives(_) => TraceKind::DownDrop,
-        };
         let p = *self.arena.get(id);
-        let (seq, dsn) = match p.header {
-            Header::TcpData(h) | Header::Datagram(h) => (h.seq, h.dsn),
-            Header::TcpAck(h) => (h.ack, h.data_ack),
-            Header::SctpData(h) => (h.offset, h.tsn),
-            Header::SctpSack(h) => (h.delivered, h.cum_tsn),
-            Header::SctpControl(_) => (0, 0),
-        };
+        let (seq, dsn) = trace_ids(&p.header);
         self.arena.free(id);
-        self.rec.trace(at, p.flow, p.sub, kind, seq, dsn, p.size, link);
+        self.rec.trace(at, p.flow, p.sub, drop_kind(fate), seq, dsn, p.size, link);
     }
+}
 
+/// The trace kind of a packet a link did not accept.
+fn drop_kind(fate: Fate) -> TraceKind {
+    match fate {
+        Fate::QueueDrop => TraceKind::QueueDrop,
+        Fate::Lost => TraceKind::LossDrop,
+        Fate::Down | Fate::Arrives(_) => TraceKind::DownDrop,
+    }
+}
+
+/// The sequence numbers a trace row shows for a packet (subflow level, connection level).
+fn trace_ids(header: &Header) -> (u64, u64) {
+    match *header {
+        Header::TcpData(h) | Header::Datagram(h) => (h.seq, h.dsn),
+        Header::TcpAck(h) => (h.ack, h.data_ack),
+        Header::SctpData(h) => (h.offset, h.tsn),
+        Header::SctpSack(h) => (h.delivered, h.cum_tsn),
+        Header::SctpControl(_) => (0, 0),
+    }
 }
 
 /// Round-trip time of the connection handshake on a path: propagation both ways plus the
