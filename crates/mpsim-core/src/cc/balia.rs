@@ -33,7 +33,7 @@
 //! the windows at the moment of the loss, before the cut.
 
 use super::{
-    coupled_on_ack, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling, LossContext,
+    ceil_u64, coupled_on_ack, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling, LossContext,
     Window,
 };
 
@@ -88,7 +88,7 @@ impl Balia {
             return own;
         }
         // t ≥ cwnd holds exactly; the max only absorbs rounding
-        (t.ceil() as u64).max(own)
+        ceil_u64(t).max(own)
     }
 
     /// ssthresh after a loss: `flight − (flight/2)·min(alpha, 3/2)`, at least 2 MSS.

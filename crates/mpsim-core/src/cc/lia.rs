@@ -23,7 +23,7 @@
 //! threshold is the caller's own window and LIA is Reno to the byte.
 
 use super::{
-    halved_ssthresh, coupled_on_ack, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling,
+    ceil_u64, halved_ssthresh, coupled_on_ack, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling,
     LossContext, Window,
 };
 
@@ -52,13 +52,11 @@ impl Lia {
     pub(crate) fn threshold(c: &Coupling) -> u64 {
         let own = c.own().cwnd;
         // one pass: the sums, and whether the caller is alone in the coupling
-        let (mut n, mut sum_rate, mut max_ratio) = (0usize, 0.0f64, 0.0f64);
-        for p in c.paths() {
+        // (internal iteration: `fold` runs each part of the chain in its own loop)
+        let (n, sum_rate, max_ratio) = c.paths().fold((0usize, 0.0f64, 0.0f64), |(n, sum_rate, max_ratio), p| {
             let (cwnd, rtt) = (p.cwnd as f64, p.rtt_secs());
-            n += 1;
-            sum_rate += cwnd / rtt;
-            max_ratio = max_ratio.max(cwnd / (rtt * rtt));
-        }
+            (n + 1, sum_rate + cwnd / rtt, max_ratio.max(cwnd / (rtt * rtt)))
+        });
         if n <= 1 {
             return own;
         }
@@ -67,7 +65,7 @@ impl Lia {
             return own;
         }
         // rounding up never makes the path more aggressive than the formula
-        (total_over_alpha.ceil() as u64).max(own)
+        ceil_u64(total_over_alpha).max(own)
     }
 }
 

@@ -290,6 +290,19 @@ pub(crate) fn increase_by_threshold(acked_in_ca: &mut u64, w: Window, bytes_acke
     w
 }
 
+/// `x.ceil() as u64`, for every `x` (negative and NaN give 0, beyond `u64::MAX` saturates),
+/// without a call to the math library's `ceil`: the coupled thresholds are worked out on many
+/// ACKs. An `f64` of 2^53 or more is already an integer, and below that the truncation is exact.
+#[inline]
+pub(crate) fn ceil_u64(x: f64) -> u64 {
+    let t = x as u64;
+    if (t as f64) < x {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
 /// One path of a coupled controller's connection, reduced to what the coupling reads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Path {
@@ -544,6 +557,30 @@ pub(crate) mod test_support {
             assert!(w.cwnd >= mss, "{}: cwnd {} below one MSS at step {step} ({ev:?})", cc.name(), w.cwnd);
             assert!(w.ssthresh >= 2 * mss, "{}: ssthresh {} below 2 MSS at step {step} ({ev:?})", cc.name(), w.ssthresh);
             assert_eq!(w.mss, mss);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ceil_u64_is_ceil_then_cast() {
+        let special = [
+            0.0, -0.0, 0.5, 1.0, 1.5, -0.5, -3.0, 2.0f64.powi(52) + 0.5, 2.0f64.powi(53), 2.0f64.powi(53) + 2.0,
+            2.0f64.powi(63), 2.0f64.powi(64), 2.0f64.powi(64) * 3.0, f64::MAX, f64::INFINITY, f64::NEG_INFINITY,
+            f64::NAN, f64::MIN_POSITIVE, 1e-300, 123_456_789.000_001,
+        ];
+        for x in special {
+            assert_eq!(ceil_u64(x), x.ceil() as u64, "{x}");
+        }
+        let mut rng = crate::rng::Rng::from_seed(7);
+        for _ in 0..100_000 {
+            let x = f64::from_bits(rng.next_u64());
+            assert_eq!(ceil_u64(x), x.ceil() as u64, "{x:e}");
+            let y = rng.next_f64() * 1e7;
+            assert_eq!(ceil_u64(y), y.ceil() as u64, "{y}");
         }
     }
 }
