@@ -240,8 +240,10 @@ pub struct TcpSender {
     /// No segment below this sequence is lost and awaiting retransmission.
     rtx_scan_seq: u64,
     rto_deadline: Option<SimTime>,
-    /// Ends of chunks written with `write_chunk`: a new segment never crosses one, so each
-    /// segment carries exactly one chunk (one MPTCP data-sequence mapping).
+    /// Ends of the chunks shorter than an MSS written with `write_chunk` (a full chunk ends
+    /// one MSS after its start, where a segment from there ends anyway): a new segment never
+    /// crosses a chunk's end, so each segment carries exactly one chunk (one MPTCP
+    /// data-sequence mapping).
     chunk_ends: VecDeque<u64>,
     ignore_rwnd: bool,
     /// The fast retransmission owed on entering recovery without PRR (RFC 6675 §5 step 4.3:
@@ -412,7 +414,11 @@ impl TcpSender {
         debug_assert!(bytes > 0 && bytes <= self.mss);
         let start = self.app_limit;
         self.app_limit += bytes;
-        self.chunk_ends.push_back(self.app_limit);
+        // a full chunk ends where a full segment from its start would: only the end of a
+        // shorter one needs keeping
+        if bytes < self.mss {
+            self.chunk_ends.push_back(self.app_limit);
+        }
         start
     }
 
@@ -420,11 +426,16 @@ impl TcpSender {
     pub fn take_back_unsent(&mut self) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
         let mut start = self.snd_nxt;
-        for &end in self.chunk_ends.iter() {
-            if end > start {
-                out.push((start, end - start));
-                start = end;
-            }
+        let from = start;
+        let mut short_ends = self.chunk_ends.iter().copied().filter(|&e| e > from).peekable();
+        while start < self.app_limit {
+            // the chunk from `start` is a short one whose end is kept, or a full one
+            let end = match short_ends.next_if(|&e| e < start + self.mss) {
+                Some(e) => e,
+                None => (start + self.mss).min(self.app_limit),
+            };
+            out.push((start, end - start));
+            start = end;
         }
         self.chunk_ends.clear();
         self.app_limit = self.snd_nxt;
@@ -1836,6 +1847,25 @@ mod tests {
         assert_eq!(s.unsent(), 0);
         assert!(s.check_invariants().is_ok());
         assert_eq!(s.unacked_segments().collect::<Vec<_>>(), vec![(0, MSS as u32)]);
+    }
+
+    proptest::proptest! {
+        /// Chunks of any sizes up to an MSS, full and short mixed: every segment carries
+        /// exactly one chunk, and the chunks taken back are exactly those not sent.
+        #[test]
+        fn segments_and_chunks_taken_back_follow_the_chunks(
+            lens in proptest::collection::vec(proptest::prop_oneof![proptest::strategy::Just(MSS), 1..=MSS], 1..40),
+            iw in 1u32..50,
+        ) {
+            let mut s = sender(iw);
+            let mut chunks = Vec::new();
+            for &len in &lens {
+                chunks.push((s.write_chunk(len), len));
+            }
+            let sent: Vec<(u64, u64)> = drain(&mut s, SimTime::ZERO).iter().map(|t| (t.seq, t.len as u64)).collect();
+            proptest::prop_assert_eq!(&sent[..], &chunks[..sent.len()]);
+            proptest::prop_assert_eq!(s.take_back_unsent(), chunks[sent.len()..].to_vec());
+        }
     }
 
     #[test]
