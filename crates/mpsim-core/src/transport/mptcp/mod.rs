@@ -70,7 +70,7 @@ pub struct Reinject {
 }
 
 /// The DSN carried by subflow bytes at `seq`, from a subflow's mappings (oldest first).
-#[inline]
+#[inline(always)]
 pub fn dsn_of(map: &VecDeque<Mapping>, seq: u64) -> Option<u64> {
     // new data is sent from the newest mappings: look at the last two before searching (a
     // chunk often waits behind a window with room for less than a segment while the next
@@ -81,6 +81,13 @@ pub fn dsn_of(map: &VecDeque<Mapping>, seq: u64) -> Option<u64> {
             return Some(m.dsn + (seq - m.seq));
         }
     }
+    dsn_by_search(map, seq)
+}
+
+/// [`dsn_of`] for bytes that are not in the newest two mappings (a retransmission, a
+/// reinjection): a binary search.
+#[inline(never)]
+fn dsn_by_search(map: &VecDeque<Mapping>, seq: u64) -> Option<u64> {
     let i = map.partition_point(|m| m.seq + m.len as u64 <= seq);
     map.get(i).filter(|m| m.seq <= seq).map(|m| m.dsn + (seq - m.seq))
 }
