@@ -298,6 +298,7 @@ impl MptcpConn {
 
     /// Hands the chunk [dsn, dsn+len) to subflow `i` (which changes what is queued on it, in
     /// its view, and nothing of its state).
+    #[inline]
     fn assign(&mut self, i: usize, dsn: u64, len: u64) {
         self.subs[i].assign(dsn, len);
         self.dirty |= 1 << i;
