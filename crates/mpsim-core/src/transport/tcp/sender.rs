@@ -517,6 +517,7 @@ impl TcpSender {
 
     /// A new segment, if there is data and the receive window has room; `window` is the room
     /// in the congestion window and the pipe, None for a probe that ignores it.
+    #[inline(always)]
     fn new_segment(&mut self, now: SimTime, window: Option<(u64, u64)>) -> Option<TxSegment> {
         if self.snd_nxt >= self.app_limit {
             return None;
