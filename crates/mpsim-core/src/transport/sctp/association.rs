@@ -45,6 +45,12 @@ struct Chunk {
     transmissions: u16,
     /// Acked by a gap block.
     acked: bool,
+    /// For an acked chunk: a TSN above it such that every TSN from this one up to it (not
+    /// included) is acked too, the next one to look at when skipping acked chunks. Pointers
+    /// are shortened where walks start, so a SACK that repeats the gap blocks of the last one
+    /// skips each acked run at once instead of visiting its chunks. Kept as the distance
+    /// from this TSN (at least 1), so the chunk stays 32 bytes.
+    skip: u32,
     /// Counted in its destination's flight.
     in_flight: bool,
     /// In the retransmission queue.
@@ -195,6 +201,25 @@ impl SctpConn {
         &mut self.chunks[(tsn - self.cum_ack - 1) as usize]
     }
 
+    /// From the gap-acked chunk `tsn` (whose skip pointer is `skip`), the first TSN that is
+    /// not gap-acked, or `limit` if that comes first, following skip pointers; a walk of
+    /// more than one hop leaves `tsn` pointing straight to its end, so a later SACK repeating
+    /// the block skips it in one.
+    #[inline]
+    fn skip_acked(&mut self, tsn: u64, skip: u32, limit: u64) -> u64 {
+        let mut to = tsn + skip as u64;
+        let mut hops = 1;
+        while to < limit && self.chunk(to).acked {
+            to += self.chunk(to).skip as u64;
+            hops += 1;
+        }
+        if hops > 1 {
+            // a shorter pointer is still a valid one
+            self.chunk_mut(tsn).skip = (to - tsn).min(u32::MAX as u64) as u32;
+        }
+        to
+    }
+
     pub fn in_flight(&self) -> u64 {
         self.dests.iter().map(|d| d.flight).sum()
     }
@@ -321,13 +346,15 @@ impl SctpConn {
                 self.newly_acked(tsn, &c, &mut newly, &mut bytes_acked, &mut rtt_sample, &mut dest_mask);
             }
         }
-        // gap-ack blocks
+        // gap-ack blocks: the chunks in them not acked yet, acked runs skipped
         for &(s, e) in &rec.gaps {
             let lo = s.max(self.cum_ack + 1);
             let hi = e.min(self.next_tsn - 1);
-            for tsn in lo..=hi {
+            let mut tsn = lo;
+            while tsn <= hi {
                 let c = *self.chunk(tsn);
                 if c.acked {
+                    tsn = self.skip_acked(tsn, c.skip, hi + 1);
                     continue;
                 }
                 if c.marked {
@@ -338,6 +365,7 @@ impl SctpConn {
                 cm.marked = false;
                 cm.in_flight = false;
                 self.newly_acked(tsn, &c, &mut newly, &mut bytes_acked, &mut rtt_sample, &mut dest_mask);
+                tsn += 1;
             }
         }
         newly.dests = dest_mask.count_ones();
@@ -364,8 +392,17 @@ impl SctpConn {
         let mut lost: Vec<Option<(u64, SimTime)>> = vec![None; n];
         if let Some(htna) = newly.htna {
             let thresh = self.cfg.fast_rtx_threshold;
-            for tsn in self.cum_ack + 1..htna {
+            // acked chunks are not in flight: only the ones not acked below htna can be missing
+            let mut next = self.cum_ack + 1;
+            while next < htna {
+                let tsn = next;
                 let c = self.chunk(tsn);
+                if c.acked {
+                    let skip = c.skip;
+                    next = self.skip_acked(tsn, skip, htna);
+                    continue;
+                }
+                next = tsn + 1;
                 if !c.in_flight || c.fast_retransmitted {
                     continue;
                 }
@@ -792,6 +829,7 @@ impl SctpConn {
                     sent_at: now,
                     transmissions: 0,
                     acked: false,
+                    skip: 1,
                     in_flight: false,
                     marked: false,
                     missing: 0,
@@ -848,10 +886,21 @@ impl SctpConn {
         let mut flight = vec![0u64; self.dests.len()];
         let mut outstanding = vec![0u32; self.dests.len()];
         let mut unacked = 0;
+        let mut marked = 0;
+        // every skip pointer stays within the acked run it starts in
+        let mut run_end = self.next_tsn;
+        for (k, c) in self.chunks.iter().enumerate().rev() {
+            let tsn = self.cum_ack + 1 + k as u64;
+            if !c.acked {
+                run_end = tsn;
+            } else {
+                assert!(c.skip >= 1 && tsn + c.skip as u64 <= run_end, "TSN {tsn}: skip pointer +{} beyond its acked run", c.skip);
+            }
+        }
         for (k, c) in self.chunks.iter().enumerate() {
             let tsn = self.cum_ack + 1 + k as u64;
             assert!(!(c.in_flight && (c.acked || c.marked)), "TSN {tsn}: in flight and acked or queued");
-            assert_eq!(c.marked, self.rtx.contains(&tsn), "TSN {tsn}: retransmission queue out of step");
+            marked += c.marked as usize;
             if c.in_flight {
                 flight[c.dest as usize] += c.len as u64;
                 outstanding[c.dest as usize] += 1;
@@ -861,6 +910,10 @@ impl SctpConn {
             }
         }
         assert_eq!(unacked, self.unacked_bytes);
+        // the retransmission queue holds exactly the marked chunks (counted, and each member
+        // checked: a lookup per member, not one per chunk)
+        assert_eq!(marked, self.rtx.len(), "retransmission queue out of step");
+        assert!(self.rtx.iter().all(|&t| t > self.cum_ack && t < self.next_tsn && self.chunk(t).marked), "retransmission queue out of step");
         for (d, dst) in self.dests.iter().enumerate() {
             assert_eq!(dst.flight, flight[d], "destination {d}: flight");
             assert_eq!(dst.outstanding, outstanding[d], "destination {d}: outstanding");
