@@ -218,6 +218,7 @@ impl Link {
 
     /// Offers a packet that enters the link at `at`, no earlier than the simulation's `now`
     /// (later for cut-through links). Offers to one link come in non-decreasing `at`.
+    #[inline(always)]
     pub fn offer_at(&mut self, now: SimTime, at: SimTime, size: u32) -> Fate {
         self.stats.offered += 1;
         if !self.up {
