@@ -329,7 +329,7 @@ impl Simulation {
             self.net.queue.push_frequent(next, Event::LinkHead(link));
         }
         let p = self.net.arena.get_mut(id);
-        if (p.hop as usize) + 1 < self.net.routes[p.route as usize].links.len() {
+        if !p.last {
             p.hop += 1;
             self.net.forward(id);
             return;
@@ -468,7 +468,7 @@ impl Net {
                 return self.rec.trace(now, flow, sub, drop_kind(fate), seq, dsn, size, link);
             }
         };
-        let mut p = Packet { flow, route, hop: 0, sub, size, header: *header };
+        let mut p = Packet { flow, route, hop: 0, last: next.is_none(), sub, size, header: *header };
         if l.marks_last() {
             p.header.set_cw();
         }
@@ -517,6 +517,7 @@ impl Net {
                     at = t;
                     continue;
                 }
+                self.arena.get_mut(id).last = next.is_none();
                 let l = &mut self.links[link as usize];
                 if l.pipe.is_empty() {
                     self.queue.push_frequent(t, Event::LinkHead(link));
