@@ -218,6 +218,7 @@ impl Link {
 
     /// Offers a packet that enters the link at `at`, no earlier than the simulation's `now`
     /// (later for cut-through links). Offers to one link come in non-decreasing `at`.
+    #[inline(always)]
     pub fn offer_at(&mut self, now: SimTime, at: SimTime, size: u32) -> Fate {
         self.stats.offered += 1;
         if !self.up {
@@ -257,20 +258,22 @@ impl Link {
         self.accepted_bytes += size as u64;
         self.stats.bytes_sent += size as u64;
         self.stats.busy = self.stats.busy + tx;
-        if let Some(w) = &mut self.warning {
-            w.marked = match w.cfg.threshold {
-                QueueLimit::Packets(n) => w.avg > n as f64,
-                QueueLimit::Bytes(b) => w.avg > b as f64,
-            };
-        }
+        let marked = match &mut self.warning {
+            Some(w) => {
+                w.marked = match w.cfg.threshold {
+                    QueueLimit::Packets(n) => w.avg > n as f64,
+                    QueueLimit::Bytes(b) => w.avg > b as f64,
+                };
+                w.marked
+            }
+            None => false,
+        };
         if self.loss.lose_next() {
             self.stats.loss_drops += 1;
             return Fate::Lost;
         }
         self.stats.delivered += 1;
-        if self.marks_last() {
-            self.stats.cw_marks += 1;
-        }
+        self.stats.cw_marks += marked as u64;
         let mut arrival = end + self.delay;
         if let Some((max, rng)) = &mut self.jitter {
             arrival = (arrival + Dur(rng.below(max.0 + 1))).max(self.last_arrival);

@@ -58,14 +58,20 @@ impl LossProcess {
     }
 
     /// Decides the fate of the next packet: true if it is lost. A link without losses (the
-    /// reverse direction of most) decides without a call.
+    /// reverse direction of most) or with independent losses decides without a call.
     #[inline]
     pub fn lose_next(&mut self) -> bool {
-        if let LossModel::None = self.model {
-            self.offered += 1;
-            return false;
+        match self.model {
+            LossModel::None => {
+                self.offered += 1;
+                false
+            }
+            LossModel::Uniform { p } => {
+                self.offered += 1;
+                self.rng.bernoulli(p)
+            }
+            _ => self.draw(),
         }
-        self.draw()
     }
 
     fn draw(&mut self) -> bool {

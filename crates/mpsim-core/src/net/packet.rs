@@ -264,6 +264,8 @@ pub struct Packet {
     /// Route the packet follows and the hop it is on.
     pub route: u32,
     pub hop: u16,
+    /// The hop it is on is the last of its route.
+    pub last: bool,
     /// Index of the subflow within its flow (0 for plain TCP).
     pub sub: u8,
     /// Bytes on the wire, headers included.

@@ -66,6 +66,8 @@ struct Net {
     rec: Recorder,
     /// One capture per flow, or none when captures are off.
     pcap: Vec<Capture>,
+    /// Packets sent are traced or captured (set once, when the simulation is built).
+    watched: bool,
 }
 
 /// The sink a connection's actions go to: packets are put on their first link at once,
@@ -173,6 +175,7 @@ impl Simulation {
                 arena: PacketArena::default(),
                 links,
                 routes,
+                watched: s.metrics.trace || !pcap.is_empty(),
                 rec: Recorder::new(s),
                 pcap,
             },
@@ -319,17 +322,17 @@ impl Simulation {
 
     fn on_link_head(&mut self, link: u32) {
         let l = &mut self.net.links[link as usize];
-        // a link that went down and came back may leave a stale event behind
-        let Some(&(t, id)) = l.pipe.front() else { return };
+        let Some((t, id)) = l.pipe.pop_front() else { return };
         if t != self.net.now {
+            // a stale event, left behind by a link that went down and came back
+            l.pipe.push_front((t, id));
             return;
         }
-        l.pipe.pop_front();
         if let Some(&(next, _)) = l.pipe.front() {
             self.net.queue.push_frequent(next, Event::LinkHead(link));
         }
         let p = self.net.arena.get_mut(id);
-        if (p.hop as usize) + 1 < self.net.routes[p.route as usize].links.len() {
+        if !p.last {
             p.hop += 1;
             self.net.forward(id);
             return;
@@ -432,11 +435,9 @@ impl Simulation {
 }
 
 impl Net {
-    /// Puts a packet of flow `flow` on the first link of `route` (and on through cut-through
-    /// links). The packet is written into the arena once, when the link accepts it, with the
-    /// link's mark; a packet the first link drops never enters it.
-    #[inline]
-    fn send(&mut self, flow: u32, sub: u8, route: u32, size: u32, header: &Header) {
+    /// Traces and captures a packet as it is sent (see `send`).
+    #[inline(never)]
+    fn watch_send(&mut self, flow: u32, sub: u8, header: &Header) {
         let now = self.now;
         if self.rec.tracing() {
             let (kind, seq, dsn, len) = match header {
@@ -458,6 +459,17 @@ impl Net {
                 _ => {}
             }
         }
+    }
+
+    /// Puts a packet of flow `flow` on the first link of `route` (and on through cut-through
+    /// links). The packet is written into the arena once, when the link accepts it, with the
+    /// link's mark; a packet the first link drops never enters it.
+    #[inline]
+    fn send(&mut self, flow: u32, sub: u8, route: u32, size: u32, header: &Header) {
+        let now = self.now;
+        if self.watched {
+            self.watch_send(flow, sub, header);
+        }
         let links = &self.routes[route as usize].links;
         let (link, next) = (links[0], links.get(1).copied());
         let l = &mut self.links[link as usize];
@@ -468,7 +480,7 @@ impl Net {
                 return self.rec.trace(now, flow, sub, drop_kind(fate), seq, dsn, size, link);
             }
         };
-        let mut p = Packet { flow, route, hop: 0, sub, size, header: *header };
+        let mut p = Packet { flow, route, hop: 0, last: next.is_none(), sub, size, header: *header };
         if l.marks_last() {
             p.header.set_cw();
         }
@@ -517,6 +529,7 @@ impl Net {
                     at = t;
                     continue;
                 }
+                self.arena.get_mut(id).last = next.is_none();
                 let l = &mut self.links[link as usize];
                 if l.pipe.is_empty() {
                     self.queue.push_frequent(t, Event::LinkHead(link));
