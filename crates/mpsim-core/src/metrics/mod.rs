@@ -36,6 +36,7 @@ const N_BUCKETS: usize = (64 << SUB_BITS) as usize;
 
 impl DelayStats {
     /// Bucket of a value: its power of two and the next SUB_BITS bits below the top bit.
+    #[inline]
     fn bucket(d: Dur) -> usize {
         let v = d.0;
         if v < (1 << SUB_BITS) {
@@ -58,12 +59,24 @@ impl DelayStats {
         low + (1u64 << (exp - SUB_BITS as u64)) - 1
     }
 
+    #[inline]
     pub fn record(&mut self, d: Dur) {
         self.count += 1;
         self.sum_ns += d.0 as u128;
         self.max = self.max.max(d);
         let b = Self::bucket(d);
         debug_assert!(b < N_BUCKETS);
+        // a delay within the buckets kept (nearly every one): counted in place
+        match self.buckets.get_mut(b.wrapping_sub(self.first as usize)) {
+            Some(c) => *c += 1,
+            None => self.grow_to(b),
+        }
+    }
+
+    /// Counts a delay in bucket `b`, outside the buckets kept so far: extends them to it.
+    #[cold]
+    #[inline(never)]
+    fn grow_to(&mut self, b: usize) {
         let first = self.first as usize;
         if self.buckets.is_empty() {
             self.first = b as u16;
@@ -73,8 +86,6 @@ impl DelayStats {
             self.buckets.splice(0..0, std::iter::repeat_n(0, first - b));
             self.first = b as u16;
             self.buckets[0] = 1;
-        } else if b - first < self.buckets.len() {
-            self.buckets[b - first] += 1;
         } else {
             self.buckets.resize(b - first + 1, 0);
             self.buckets[b - first] = 1;
