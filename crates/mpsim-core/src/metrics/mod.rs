@@ -126,7 +126,8 @@ impl DelayStats {
 /// RFC 3550 §6.4.1 inter-arrival jitter: J += (|D(i-1,i)| − J)/16, in seconds.
 #[derive(Clone, Debug, Default)]
 pub struct Jitter {
-    last: Option<(SimTime, SimTime)>,
+    /// The previous unit's times sent and received, in nanoseconds as floats (converted once).
+    last: Option<(f64, f64)>,
     jitter_s: f64,
     samples: u64,
 }
@@ -134,12 +135,13 @@ pub struct Jitter {
 impl Jitter {
     /// A unit sent at `sent` and received at `received`.
     pub fn record(&mut self, sent: SimTime, received: SimTime) {
+        let (s, r) = (sent.0 as f64, received.0 as f64);
         if let Some((s0, r0)) = self.last {
-            let d = (received.0 as f64 - r0.0 as f64) - (sent.0 as f64 - s0.0 as f64);
+            let d = (r - r0) - (s - s0);
             self.jitter_s += (d.abs() * 1e-9 - self.jitter_s) / 16.0;
             self.samples += 1;
         }
-        self.last = Some((sent, received));
+        self.last = Some((s, r));
     }
 
     pub fn value(&self) -> Option<Dur> {
