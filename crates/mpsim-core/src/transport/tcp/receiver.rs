@@ -285,6 +285,27 @@ impl TcpReceiver {
     /// Merges [start, end) into the out-of-order ranges.
     fn insert(&mut self, start: u64, end: u64) {
         self.touch += 1;
+        // data mostly arrives at or beyond the highest range: it extends that range or opens
+        // one above it (answered here unless the index is kept)
+        if self.by_touch.is_none() {
+            let n = self.ooo.len();
+            match self.ooo.last_mut() {
+                Some(l) if l.end == start => {
+                    l.end = end;
+                    l.touched = self.touch;
+                    self.ooo_bytes += end - start;
+                    self.last_touched = Some(n - 1);
+                    return;
+                }
+                Some(l) if l.end > start => {}
+                _ => {
+                    self.ooo.push(Range { start, end, touched: self.touch });
+                    self.ooo_bytes += end - start;
+                    self.last_touched = Some(n);
+                    return;
+                }
+            }
+        }
         let i = self.first_ending_from(start);
         // ranges i.. that overlap or touch [start, end) are merged into one
         let mut j = i;
@@ -324,7 +345,11 @@ impl TcpReceiver {
             k += 1;
         }
         if k > 0 {
-            self.ooo.drain(..k);
+            if k == self.ooo.len() {
+                self.ooo.clear();
+            } else {
+                self.ooo.drain(..k);
+            }
             if self.ooo.len() < INDEX_BELOW {
                 self.by_touch = None;
             }
