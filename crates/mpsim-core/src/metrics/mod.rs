@@ -36,6 +36,7 @@ const N_BUCKETS: usize = (64 << SUB_BITS) as usize;
 
 impl DelayStats {
     /// Bucket of a value: its power of two and the next SUB_BITS bits below the top bit.
+    #[inline]
     fn bucket(d: Dur) -> usize {
         let v = d.0;
         if v < (1 << SUB_BITS) {
@@ -58,12 +59,24 @@ impl DelayStats {
         low + (1u64 << (exp - SUB_BITS as u64)) - 1
     }
 
+    #[inline]
     pub fn record(&mut self, d: Dur) {
         self.count += 1;
         self.sum_ns += d.0 as u128;
         self.max = self.max.max(d);
         let b = Self::bucket(d);
         debug_assert!(b < N_BUCKETS);
+        // a delay within the buckets kept (nearly every one): counted in place
+        match self.buckets.get_mut(b.wrapping_sub(self.first as usize)) {
+            Some(c) => *c += 1,
+            None => self.grow_to(b),
+        }
+    }
+
+    /// Counts a delay in bucket `b`, outside the buckets kept so far: extends them to it.
+    #[cold]
+    #[inline(never)]
+    fn grow_to(&mut self, b: usize) {
         let first = self.first as usize;
         if self.buckets.is_empty() {
             self.first = b as u16;
@@ -73,8 +86,6 @@ impl DelayStats {
             self.buckets.splice(0..0, std::iter::repeat_n(0, first - b));
             self.first = b as u16;
             self.buckets[0] = 1;
-        } else if b - first < self.buckets.len() {
-            self.buckets[b - first] += 1;
         } else {
             self.buckets.resize(b - first + 1, 0);
             self.buckets[b - first] = 1;
@@ -115,7 +126,8 @@ impl DelayStats {
 /// RFC 3550 §6.4.1 inter-arrival jitter: J += (|D(i-1,i)| − J)/16, in seconds.
 #[derive(Clone, Debug, Default)]
 pub struct Jitter {
-    last: Option<(SimTime, SimTime)>,
+    /// The previous unit's times sent and received, in nanoseconds as floats (converted once).
+    last: Option<(f64, f64)>,
     jitter_s: f64,
     samples: u64,
 }
@@ -123,12 +135,13 @@ pub struct Jitter {
 impl Jitter {
     /// A unit sent at `sent` and received at `received`.
     pub fn record(&mut self, sent: SimTime, received: SimTime) {
+        let (s, r) = (sent.0 as f64, received.0 as f64);
         if let Some((s0, r0)) = self.last {
-            let d = (received.0 as f64 - r0.0 as f64) - (sent.0 as f64 - s0.0 as f64);
+            let d = (r - r0) - (s - s0);
             self.jitter_s += (d.abs() * 1e-9 - self.jitter_s) / 16.0;
             self.samples += 1;
         }
-        self.last = Some((sent, received));
+        self.last = Some((s, r));
     }
 
     pub fn value(&self) -> Option<Dur> {

@@ -289,6 +289,7 @@ impl Flow {
 
     /// The application writes `n` bytes at `now`, in units of at most `unit` bytes for the
     /// delay records (a segment for bulk transfers; None: the whole write is one unit).
+    #[inline]
     pub fn app_write(&mut self, now: SimTime, n: u64, unit: Option<u32>, priority: u8, class: u8) {
         let start = self.conn.written();
         if n > 0 {

@@ -163,7 +163,34 @@ impl TcpReceiver {
     }
 
     /// Accepts a data segment [seq, seq+len).
+    #[inline]
     pub fn on_segment(&mut self, now: SimTime, seq: u64, len: u32) -> Received {
+        let end = seq + len as u64;
+        // the common case, answered here: the next bytes expected, with nothing held out of
+        // order and RFC 5681's delayed ACKs (or none)
+        if seq == self.rcv_nxt
+            && end > seq
+            && self.ooo.is_empty()
+            && self.linux.is_none()
+            && end <= self.right_edge.max(self.rcv_nxt + self.cfg.buffer)
+        {
+            self.stats.segments += 1;
+            self.last_arrival = now;
+            self.rcv_nxt = end;
+            self.unacked_segments += 1;
+            let ack_now = self.unacked_segments >= self.cfg.ack_every;
+            if !ack_now && self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + self.cfg.delack_timeout);
+            }
+            return Received { delivered: len as u64, ack_now };
+        }
+        self.on_other_segment(now, seq, len)
+    }
+
+    /// [`on_segment`](Self::on_segment) for every other segment: duplicate, beyond the
+    /// window, out of order, filling a hole, or under Linux's delayed ACKs.
+    #[inline(never)]
+    fn on_other_segment(&mut self, now: SimTime, seq: u64, len: u32) -> Received {
         self.stats.segments += 1;
         self.last_arrival = now;
         let end = seq + len as u64;
@@ -258,6 +285,27 @@ impl TcpReceiver {
     /// Merges [start, end) into the out-of-order ranges.
     fn insert(&mut self, start: u64, end: u64) {
         self.touch += 1;
+        // data mostly arrives at or beyond the highest range: it extends that range or opens
+        // one above it (answered here unless the index is kept)
+        if self.by_touch.is_none() {
+            let n = self.ooo.len();
+            match self.ooo.last_mut() {
+                Some(l) if l.end == start => {
+                    l.end = end;
+                    l.touched = self.touch;
+                    self.ooo_bytes += end - start;
+                    self.last_touched = Some(n - 1);
+                    return;
+                }
+                Some(l) if l.end > start => {}
+                _ => {
+                    self.ooo.push(Range { start, end, touched: self.touch });
+                    self.ooo_bytes += end - start;
+                    self.last_touched = Some(n);
+                    return;
+                }
+            }
+        }
         let i = self.first_ending_from(start);
         // ranges i.. that overlap or touch [start, end) are merged into one
         let mut j = i;
@@ -297,7 +345,11 @@ impl TcpReceiver {
             k += 1;
         }
         if k > 0 {
-            self.ooo.drain(..k);
+            if k == self.ooo.len() {
+                self.ooo.clear();
+            } else {
+                self.ooo.drain(..k);
+            }
             if self.ooo.len() < INDEX_BELOW {
                 self.by_touch = None;
             }
@@ -311,6 +363,7 @@ impl TcpReceiver {
     }
 
     /// Builds the ACK to send now and resets the delayed-ACK state.
+    #[inline]
     pub fn make_ack(&mut self) -> AckHeader {
         self.unacked_segments = 0;
         self.delack_deadline = None;
@@ -321,9 +374,16 @@ impl TcpReceiver {
         let mut h = AckHeader::new(self.rcv_nxt, self.window());
         h.received_at = self.last_arrival;
         h.cw_echo = std::mem::take(&mut self.cw_pending);
-        if !self.cfg.sack {
-            return h;
+        // SACK blocks only for a duplicate to report or data held out of order
+        if self.cfg.sack && (self.dsack.is_some() || !self.ooo.is_empty()) {
+            self.push_sack_blocks(&mut h);
         }
+        h
+    }
+
+    /// Puts the D-SACK block and the SACK blocks on `h`.
+    #[inline(never)]
+    fn push_sack_blocks(&mut self, h: &mut AckHeader) {
         let mut n = 0usize;
         // D-SACK first, then the range holding it if it lies above the cumulative ACK
         let mut dsack_range = None;
@@ -366,7 +426,7 @@ impl TcpReceiver {
                     h.push_sack(SackBlock { start: self.ooo[k].start, end: self.ooo[k].end });
                     n += 1;
                 }
-                return h;
+                return;
             }
             let mut rest: [(u64, usize); 8] = [(0, usize::MAX); 8];
             let mut m = 0;
@@ -394,7 +454,6 @@ impl TcpReceiver {
                 n += 1;
             }
         }
-        h
     }
 }
 
