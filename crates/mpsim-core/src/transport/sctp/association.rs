@@ -553,6 +553,10 @@ impl SctpConn {
     pub fn on_timer(&mut self, now: SimTime, sub: usize, kind: TimerKind, tx: &mut impl Sink) {
         match kind {
             TimerKind::DelAck => {
+                if self.delack_event != Some(now) {
+                    // superseded by an earlier event, which re-armed the timer
+                    return;
+                }
                 self.delack_event = None;
                 match self.delack {
                     Some(t) if t <= now => {
@@ -568,6 +572,10 @@ impl SctpConn {
             }
             TimerKind::Rto => {
                 let Some(dst) = self.dests.get_mut(sub) else { return };
+                if dst.t3_event != Some(now) {
+                    // superseded by an earlier event, which re-armed the timer
+                    return;
+                }
                 dst.t3_event = None;
                 let t3_due = dst.t3.is_some_and(|t| t <= now);
                 if t3_due {

@@ -67,6 +67,26 @@ fn immediate_sacks() -> SctpConfig {
 }
 
 #[test]
+fn a_superseded_timer_event_is_ignored() {
+    // a timer event left behind when the timer was armed earlier must not arm it again: each
+    // stale event would leave one more behind (a fuzzed JSCTP run with a 1 ms minimum RTO
+    // had 55,025 events for 8,036 packets sent, 7,504 with stale events ignored)
+    let mut c = assoc(1, immediate_sacks());
+    let mut tx = Tx::default();
+    c.write(10 * CHUNK);
+    c.poll_transmit(SimTime::ZERO, &mut tx);
+    data(&mut tx);
+    let t3 = c.dests[0].t3.expect("armed");
+    tx.out.clear();
+    c.on_timer(SimTime::ZERO + Dur::from_secs(1), 0, TimerKind::Rto, &mut tx);
+    assert!(tx.out.is_empty(), "a stale event armed the timer again: {:?}", tx.out);
+    assert_eq!(c.dests[0].t3, Some(t3));
+    // the event armed for the deadline still acts
+    c.on_timer(t3, 0, TimerKind::Rto, &mut tx);
+    assert_eq!(c.dests[0].stats.timeouts, 1);
+}
+
+#[test]
 fn a_t3_expiry_collapses_its_destination_and_retransmits_to_the_alternate() {
     let mut c = assoc(2, immediate_sacks());
     let mut tx = Tx::default();
