@@ -231,6 +231,11 @@ impl SctpConn {
             Header::SctpData(h) => self.on_data(now, sub, h, tx),
             Header::SctpSack(h) => {
                 self.on_sack(now, h);
+                // a restarted T3-rtx may now be due before the timer event pending for it
+                for d in 0..self.dests.len() {
+                    let next = self.dests[d].next_deadline();
+                    arm(tx, &mut self.dests[d].t3_event, next, d, TimerKind::Rto);
+                }
                 Arrival::Nothing
             }
             Header::SctpControl(h) if !h.ack => {

@@ -87,6 +87,32 @@ fn a_superseded_timer_event_is_ignored() {
 }
 
 #[test]
+fn a_t3_restarted_earlier_by_a_sack_is_armed_for_its_new_time() {
+    // the first T3-rtx runs 3 s (the initial RTO); the first SACK brings an RTT sample and
+    // restarts it with the 1 s minimum RTO: a timer event must be armed for that deadline,
+    // not left to the one pending at 3 s
+    let mut c = assoc(1, immediate_sacks());
+    let mut tx = Tx::default();
+    c.write(10 * CHUNK);
+    c.poll_transmit(SimTime::ZERO, &mut tx);
+    let sent = data(&mut tx);
+    assert_eq!(c.dests[0].t3, Some(SimTime::ZERO + Dur::from_secs(3)));
+    let t = SimTime::ZERO + Dur::from_millis(10);
+    c.on_packet(t, 0, &Header::SctpData(sent[0].1), &mut tx);
+    let back = sacks(&mut tx);
+    tx.out.clear();
+    let t2 = t + Dur::from_millis(1);
+    c.on_packet(t2, 0, &Header::SctpSack(back[0].1), &mut tx);
+    let t3 = c.dests[0].t3.expect("restarted");
+    assert_eq!(t3, t2 + Dur::from_secs(1));
+    let armed: Vec<SimTime> = tx.out.iter().filter_map(|a| match a {
+        Action::Timer { kind: TimerKind::Rto, at, .. } => Some(*at),
+        _ => None,
+    }).collect();
+    assert_eq!(armed, vec![t3], "the earlier deadline has no timer event");
+}
+
+#[test]
 fn a_t3_expiry_collapses_its_destination_and_retransmits_to_the_alternate() {
     let mut c = assoc(2, immediate_sacks());
     let mut tx = Tx::default();
