@@ -783,10 +783,13 @@ impl SctpConn {
                 rtx_waiting = Some(d);
                 break;
             }
+            let count = self.retransmission_bundle(tsn, d, self.rtx_allowance);
             self.rtx_allowance = false;
-            self.rtx.remove(&tsn);
-            self.chunk_mut(tsn).marked = false;
-            self.transmit(now, tsn, 1, d, true, tx);
+            for t in tsn..tsn + count as u64 {
+                self.rtx.remove(&t);
+                self.chunk_mut(t).marked = false;
+            }
+            self.transmit(now, tsn, count, d, true, tx);
         }
         self.rtx_allowance = false;
         if rtx_waiting.is_some() && !self.cfg.cmt {
@@ -858,6 +861,43 @@ impl SctpConn {
         }
     }
 
+    /// How many chunks from `tsn` on, all marked for retransmission, go in one packet to `d`
+    /// (RFC 4960 §6.3.3 E3 and §7.2.4: as many of the earliest marked chunks as fit in the
+    /// MTU). Only runs of consecutive TSNs last sent to the same destination for the same cause
+    /// are bundled, full chunks but the last, as a packet of new data holds them; without
+    /// bundling every chunk goes alone. The packet an expiry or a fast retransmission allows
+    /// (`allowed`) is filled whatever the cwnd; later ones stop once the cwnd is full.
+    fn retransmission_bundle(&self, tsn: u64, d: usize, allowed: bool) -> u16 {
+        let first = *self.chunk(tsn);
+        if !self.cfg.bundling {
+            return 1;
+        }
+        let space = self.cfg.mtu - super::config::PACKET_HEADER - if self.cfg.timestamps { super::config::TIMESTAMP_CHUNK } else { 0 };
+        let (mut count, mut wire) = (1u16, SctpConfig::data_chunk_wire(first.len));
+        let (mut flight, cwnd) = (self.dests[d].flight + first.len as u64, self.dests[d].w.cwnd);
+        let mut prev = first;
+        let mut t = tsn + 1;
+        while t < self.next_tsn && count < u16::MAX {
+            let c = *self.chunk(t);
+            let w = SctpConfig::data_chunk_wire(c.len);
+            if !c.marked
+                || c.dest != first.dest
+                || c.fast_retransmitted != first.fast_retransmitted
+                || prev.len != self.cfg.chunk
+                || wire + w > space
+                || (!allowed && flight >= cwnd)
+            {
+                break;
+            }
+            count += 1;
+            wire += w;
+            flight += c.len as u64;
+            prev = c;
+            t += 1;
+        }
+        count
+    }
+
     /// Puts chunks `tsn`..`tsn + count` (consecutive in the stream) on the wire to `d`.
     fn transmit(&mut self, now: SimTime, tsn: u64, count: u16, d: usize, retx: bool, tx: &mut impl Sink) {
         let mut len = 0u32;
@@ -880,7 +920,7 @@ impl SctpConn {
         dst.stats.packets_sent += 1;
         dst.stats.bytes_sent += len as u64;
         if retx {
-            dst.stats.retransmits += count as u64;
+            dst.stats.retransmits += 1;
         }
         if dst.t3.is_none() {
             dst.t3 = Some(now + dst.rto.rto());

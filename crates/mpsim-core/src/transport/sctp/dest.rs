@@ -86,6 +86,7 @@ impl DestState {
 pub struct DestStats {
     pub packets_sent: u64,
     pub bytes_sent: u64,
+    /// Packets of retransmitted chunks (a packet bundles several when bundling is on).
     pub retransmits: u64,
     pub fast_retransmits: u64,
     /// Fast recoveries entered (window reductions on a fast retransmit).

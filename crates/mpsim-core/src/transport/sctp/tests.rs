@@ -140,6 +140,35 @@ fn a_t3_expiry_collapses_its_destination_and_retransmits_to_the_alternate() {
 }
 
 #[test]
+fn with_bundling_an_expiry_retransmits_the_earliest_marked_chunks_in_one_packet() {
+    // 200-byte chunks: 6 fit in a packet (32 + 6 x 216 <= 1500, 7 do not)
+    let cfg = SctpConfig { bundling: true, chunk: 200, ..immediate_sacks() };
+    let mut c = assoc(1, cfg.clone());
+    let mut tx = Tx::default();
+    c.write(40 * 200);
+    c.poll_transmit(SimTime::ZERO, &mut tx);
+    let sent = data(&mut tx);
+    let chunks: u16 = sent.iter().map(|(_, h)| h.chunks).sum();
+    assert!(sent.len() > 1 && chunks > 14, "{sent:?}");
+    let t3 = c.dests[0].t3.expect("armed");
+    c.on_timer(t3, 0, TimerKind::Rto, &mut tx);
+    let rtx: Vec<_> = data(&mut tx).into_iter().filter(|(_, h)| h.retx).collect();
+    // E3: one packet at once whatever the cwnd, with as many of the earliest chunks as fit;
+    // then the collapsed cwnd (one MTU, 1,200 bytes of it used) takes chunks until it is
+    // full, the last one overshooting as with new data
+    assert_eq!(rtx.iter().map(|(_, h)| (h.tsn, h.chunks)).collect::<Vec<_>>(), vec![(1, 6), (7, 2)], "{rtx:?}");
+    assert_eq!(c.dests[0].stats.retransmits, 2, "retransmissions are counted in packets");
+    // without bundling every chunk goes alone
+    let mut c = assoc(1, SctpConfig { bundling: false, ..cfg });
+    c.write(40 * 200);
+    c.poll_transmit(SimTime::ZERO, &mut tx);
+    data(&mut tx);
+    let t3 = c.dests[0].t3.expect("armed");
+    c.on_timer(t3, 0, TimerKind::Rto, &mut tx);
+    assert!(data(&mut tx).iter().filter(|(_, h)| h.retx).all(|(_, h)| h.chunks == 1));
+}
+
+#[test]
 fn path_max_retrans_expiries_make_the_primary_inactive_and_new_data_fails_over() {
     let cfg = SctpConfig { path_max_retrans: 2, ..immediate_sacks() };
     let mut c = assoc(2, cfg);
