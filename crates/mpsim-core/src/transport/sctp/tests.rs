@@ -119,8 +119,9 @@ fn a_t3_expiry_collapses_its_destination_and_retransmits_to_the_alternate() {
     c.write(10 * CHUNK);
     c.poll_transmit(SimTime::ZERO, &mut tx);
     let sent = data(&mut tx);
-    // initial cwnd 4380 B: four chunks, all to the primary
-    assert_eq!(sent.iter().map(|(d, h)| (*d, h.tsn)).collect::<Vec<_>>(), vec![(0, 1), (0, 2), (0, 3), (0, 4)]);
+    // initial cwnd 4380 B: three chunks of 1,472 booked bytes (1,456 and a 16-byte header),
+    // all to the primary
+    assert_eq!(sent.iter().map(|(d, h)| (*d, h.tsn)).collect::<Vec<_>>(), vec![(0, 1), (0, 2), (0, 3)]);
     let t3 = c.dests[0].t3.expect("armed");
     assert_eq!(t3, SimTime::ZERO + Dur::from_secs(3));
     let alt_before = c.dests[1].w;
@@ -134,9 +135,9 @@ fn a_t3_expiry_collapses_its_destination_and_retransmits_to_the_alternate() {
     // goes to the primary (one MTU of cwnd: two chunks, as §6.1 B lets the last one overshoot)
     let (rtx, new): (Vec<_>, Vec<_>) = rtx.into_iter().partition(|(_, h)| h.retx);
     assert!(rtx.iter().all(|(d, _)| *d == 1), "{rtx:?}");
-    assert_eq!(rtx.iter().map(|(_, h)| h.tsn).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
-    assert_eq!(new.iter().map(|(d, h)| (*d, h.tsn)).collect::<Vec<_>>(), vec![(0, 5), (0, 6)]);
-    assert_eq!(c.dests[1].stats.retransmits, 4);
+    assert_eq!(rtx.iter().map(|(_, h)| h.tsn).collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(new.iter().map(|(d, h)| (*d, h.tsn)).collect::<Vec<_>>(), vec![(0, 4), (0, 5)]);
+    assert_eq!(c.dests[1].stats.retransmits, 3);
 }
 
 #[test]
@@ -154,10 +155,11 @@ fn with_bundling_an_expiry_retransmits_the_earliest_marked_chunks_in_one_packet(
     c.on_timer(t3, 0, TimerKind::Rto, &mut tx);
     let rtx: Vec<_> = data(&mut tx).into_iter().filter(|(_, h)| h.retx).collect();
     // E3: one packet at once whatever the cwnd, with as many of the earliest chunks as fit;
-    // then the collapsed cwnd (one MTU, 1,200 bytes of it used) takes chunks until it is
-    // full, the last one overshooting as with new data
-    assert_eq!(rtx.iter().map(|(_, h)| (h.tsn, h.chunks)).collect::<Vec<_>>(), vec![(1, 6), (7, 2)], "{rtx:?}");
+    // then the collapsed cwnd (one MTU, 6 x 216 booked bytes of it used) takes chunks until
+    // it is full, the last one overshooting as with new data
+    assert_eq!(rtx.iter().map(|(_, h)| (h.tsn, h.chunks)).collect::<Vec<_>>(), vec![(1, 6), (7, 1)], "{rtx:?}");
     assert_eq!(c.dests[0].stats.retransmits, 2, "retransmissions are counted in packets");
+    assert_eq!(c.dests[0].flight, 7 * 216, "a chunk counts its header and payload in the flight");
     // without bundling every chunk goes alone
     let mut c = assoc(1, SctpConfig { bundling: false, ..cfg });
     c.write(40 * 200);
@@ -206,15 +208,15 @@ fn path_max_retrans_expiries_make_the_primary_inactive_and_new_data_fails_over()
 #[test]
 fn cuc_grows_a_destination_whose_pseudo_cumack_advances() {
     let run = |cuc: bool| {
-        // four missing reports: TSN 1 gets three (from 3, 5, 7) and stays unretransmitted
+        // four missing reports: TSN 1 gets two (from 3 and 5) and stays unretransmitted
         let cfg = SctpConfig { cmt: true, cuc, fast_rtx_threshold: 4, ..immediate_sacks() };
         let mut c = assoc(2, cfg);
         let mut tx = Tx::default();
-        c.write(8 * CHUNK);
+        c.write(6 * CHUNK);
         c.poll_transmit(SimTime::ZERO, &mut tx);
         let sent = data(&mut tx);
-        // round robin: odd TSNs to destination 0, even ones to 1
-        assert_eq!(sent.iter().map(|(d, h)| (*d, h.tsn)).collect::<Vec<_>>(), (1..=8).map(|t| ((t as usize + 1) % 2, t)).collect::<Vec<_>>());
+        // round robin: odd TSNs to destination 0, even ones to 1 (three each fill the cwnds)
+        assert_eq!(sent.iter().map(|(d, h)| (*d, h.tsn)).collect::<Vec<_>>(), (1..=6).map(|t| ((t as usize + 1) % 2, t)).collect::<Vec<_>>());
         let before = (c.dests[0].w.cwnd, c.dests[1].w.cwnd);
         // TSN 1 (destination 0) is lost: the cumulative ack stays at 0
         exchange(&mut c, SimTime(1_000_000), &sent, &[1]);
@@ -223,9 +225,9 @@ fn cuc_grows_a_destination_whose_pseudo_cumack_advances() {
     };
     let ((a0, b0), (a1, b1)) = run(true);
     assert_eq!(a1, a0, "destination 0's pseudo-cumack (TSN 1) did not move");
-    // TSN 2's SACK: one chunk (min(bytes acked, MTU)); TSN 4's: the cwnd was no longer fully
-    // used
-    assert_eq!(b1, b0 + 1456, "destination 1's pseudo-cumack moved: slow start");
+    // TSN 2's SACK: one chunk's booked bytes (min(bytes acked, MTU)); TSN 4's and 6's: the
+    // cwnd was no longer fully used
+    assert_eq!(b1, b0 + 1472, "destination 1's pseudo-cumack moved: slow start");
     let ((a0, b0), (a1, b1)) = run(false);
     assert_eq!((a1, b1), (a0, b0), "without CUC nothing grows until the cumulative ack moves");
 }
@@ -270,7 +272,7 @@ fn timestamps_reach_the_controller_hook_with_send_and_receive_times() {
 fn a_sack_older_than_the_ack_point_is_ignored() {
     let mut c = assoc(1, immediate_sacks());
     let mut tx = Tx::default();
-    c.write(4 * CHUNK);
+    c.write(3 * CHUNK);
     c.poll_transmit(SimTime::ZERO, &mut tx);
     let sent = data(&mut tx);
     let mut collected = Vec::new();
@@ -279,9 +281,9 @@ fn a_sack_older_than_the_ack_point_is_ignored() {
         collected.extend(sacks(&mut tx));
     }
     // the last SACK first, then an older one
-    c.on_packet(SimTime(20), 0, &Header::SctpSack(collected[3].1), &mut tx);
-    assert_eq!(c.cum_ack, 4);
+    c.on_packet(SimTime(20), 0, &Header::SctpSack(collected[2].1), &mut tx);
+    assert_eq!(c.cum_ack, 3);
     let w = c.dests[0].w;
     c.on_packet(SimTime(30), 0, &Header::SctpSack(collected[0].1), &mut tx);
-    assert_eq!((c.cum_ack, c.dests[0].w), (4, w));
+    assert_eq!((c.cum_ack, c.dests[0].w), (3, w));
 }
