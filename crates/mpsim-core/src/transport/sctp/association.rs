@@ -823,7 +823,7 @@ impl SctpConn {
             }
             self.note_blocked(now, false);
             // chunks for this packet: one, or with bundling as many as fit in the MTU
-            let space = self.cfg.mtu - super::config::PACKET_HEADER - if self.cfg.timestamps { super::config::TIMESTAMP_CHUNK } else { 0 };
+            let space = self.cfg.chunk_space();
             let (mut count, mut bytes, mut wire) = (0u16, 0u64, 0u32);
             let mut rwnd = self.peer_rwnd;
             let mut flight = self.dests[d].flight;
@@ -883,7 +883,7 @@ impl SctpConn {
         if !self.cfg.bundling {
             return 1;
         }
-        let space = self.cfg.mtu - super::config::PACKET_HEADER - if self.cfg.timestamps { super::config::TIMESTAMP_CHUNK } else { 0 };
+        let space = self.cfg.chunk_space();
         let (mut count, mut wire) = (1u16, SctpConfig::data_chunk_wire(first.len));
         let (mut flight, cwnd) = (self.dests[d].flight + Self::booked(first.len), self.dests[d].w.cwnd);
         let mut prev = first;

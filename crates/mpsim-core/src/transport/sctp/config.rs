@@ -118,6 +118,12 @@ impl Default for SctpConfig {
 }
 
 impl SctpConfig {
+    /// Room for DATA chunks in a packet: the MTU less the common header and, with timestamps,
+    /// the timestamp chunk.
+    pub fn chunk_space(&self) -> u32 {
+        self.mtu - PACKET_HEADER - if self.timestamps { TIMESTAMP_CHUNK } else { 0 }
+    }
+
     /// Bytes on the wire of a DATA chunk carrying `len` user bytes (padded to 4 bytes).
     pub fn data_chunk_wire(len: u32) -> u32 {
         DATA_CHUNK_HEADER + len.div_ceil(4) * 4
