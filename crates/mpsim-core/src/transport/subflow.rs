@@ -210,9 +210,11 @@ impl Subflow {
     /// to 100 % of cases, single segments carry it in 0 to 4 %, bursts of three carry it on
     /// the second segment only.
     pub fn transmit(&mut self, now: SimTime, me: usize, header: u32, mapped: bool, check: Option<u64>, tx: &mut impl Sink) {
-        let w = self.sender.window();
-        let rtt = self.sender.rtt();
-        let per_packet = gso_segments(w.cwnd, w.ssthresh, self.sender.in_flight(), w.mss, rtt.srtt(), rtt.min_rtt());
+        // the packet size is that of the round's start; it only matters from the second
+        // segment on (a packet holds at least MIN_TSO_SEGS), and most rounds send one
+        // (sending changes neither the window nor the RTT estimates)
+        let (w, in_flight) = (self.sender.window(), self.sender.in_flight());
+        let mut per_packet = u64::MAX;
         let mut sent = 0u64;
         while let Some(seg) = self.sender.next_segment(now) {
             let dsn = if mapped {
@@ -237,7 +239,12 @@ impl Subflow {
                 assert!(seg.retx || dsn + seg.len as u64 <= edge, "subflow {me}: sent beyond the receive window");
             }
             sent += 1;
-            let psh = sent % per_packet == 0;
+            if sent == MIN_TSO_SEGS {
+                debug_assert_eq!(self.sender.window(), w);
+                let rtt = self.sender.rtt();
+                per_packet = gso_segments(w.cwnd, w.ssthresh, in_flight, w.mss, rtt.srtt(), rtt.min_rtt());
+            }
+            let psh = sent >= MIN_TSO_SEGS && sent % per_packet == 0;
             let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, psh, sent_at: now, cw: false, echo: self.echo };
             tx.push(Action::Packet { sub: me as u8, route: self.fwd, size: seg.len + header, header: Header::TcpData(h) });
         }
