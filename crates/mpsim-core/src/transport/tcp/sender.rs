@@ -234,6 +234,11 @@ pub struct TcpSender {
     sacked_segs: u64,
     lost_segs: u64,
     retrans_segs: u64,
+    /// What the pipe leaves out of the bytes outstanding, kept as the counts change:
+    /// SACKed + lost + the duplicate-ACK credit - retransmitted (`in_flight` is read many
+    /// times per ACK). In segments, without the credit.
+    out_of_pipe: u64,
+    out_of_pipe_segs: u64,
     dupacks: u32,
     recovery_point: u64,
     highest_sacked: u64,
@@ -309,6 +314,8 @@ impl TcpSender {
             sacked_segs: 0,
             lost_segs: 0,
             retrans_segs: 0,
+            out_of_pipe: 0,
+            out_of_pipe_segs: 0,
             dupacks: 0,
             recovery_point: 0,
             highest_sacked: 0,
@@ -391,12 +398,12 @@ impl TcpSender {
     }
     /// Bytes presumed in the network (RFC 6675 pipe).
     pub fn in_flight(&self) -> u64 {
-        self.outstanding() - self.sacked_bytes - self.lost_bytes - self.reno_sacked + self.retrans_bytes
+        self.outstanding() - self.out_of_pipe
     }
     /// Segments presumed in the network: the pipe counted in packets, as Linux counts it
     /// (`tcp_packets_in_flight`), each duplicate ACK without SACK taking one off.
     pub fn in_flight_segments(&self) -> u64 {
-        self.segs.len() as u64 - self.sacked_segs - self.lost_segs + self.retrans_segs - self.reno_sacked / self.mss
+        self.segs.len() as u64 - self.out_of_pipe_segs - self.reno_sacked / self.mss
     }
     /// Bytes written by the application and not yet sent for the first time.
     pub fn unsent(&self) -> u64 {
@@ -552,8 +559,7 @@ impl TcpSender {
         let (seq, len) = (s.seq, s.len);
         self.enter_send_order(i, now);
         self.rtx_scan_seq = seq + len as u64;
-        self.retrans_bytes += len as u64;
-        self.retrans_segs += 1;
+        self.count(RETRANS, len as u64, true);
         self.count_undo_retrans();
         self.stats.retransmits += 1;
         self.stats.bytes_retransmitted += len as u64;
@@ -631,16 +637,16 @@ impl TcpSender {
             return 0;
         }
         s.flags |= LOST;
-        self.lost_bytes += s.len as u64;
-        self.lost_segs += 1;
-        s.len as u64
+        let len = s.len as u64;
+        self.count(LOST, len, true);
+        len
     }
 
     /// Without SACK: the duplicate-ACK credit never covers the holes (Linux
     /// `tcp_limit_reno_sacked`: at least one segment, or every lost one, stays outstanding).
     fn limit_reno_sacked(&mut self) {
         let holes = self.lost_bytes.max(self.mss).min(self.outstanding());
-        self.reno_sacked = self.reno_sacked.min(self.outstanding() - holes);
+        self.set_reno_sacked(self.reno_sacked.min(self.outstanding() - holes));
     }
 
     fn first_lost_unretransmitted(&self) -> Option<usize> {
@@ -730,7 +736,7 @@ impl TcpSender {
                 // itself delivers at least one segment (Linux `tcp_remove_reno_sacks`)
                 let acked = ack - self.snd_una;
                 delivered = acked.saturating_sub(self.reno_sacked).max(acked.min(self.mss));
-                self.reno_sacked -= self.reno_sacked.min(acked.saturating_sub(self.mss));
+                self.set_reno_sacked(self.reno_sacked - self.reno_sacked.min(acked.saturating_sub(self.mss)));
             }
             self.snd_una = ack;
             self.drop_ranges_below(ack);
@@ -745,7 +751,7 @@ impl TcpSender {
             if !self.sack_on {
                 // a duplicate ACK: one more segment has left the network (Linux
                 // `tcp_add_reno_sack`)
-                self.reno_sacked += self.mss;
+                self.set_reno_sacked(self.reno_sacked + self.mss);
                 dup_delivered = self.mss;
             }
         }
@@ -939,19 +945,52 @@ impl TcpSender {
         }
     }
 
+    /// Counts one segment of `len` bytes as newly marked `flag` (SACKED, LOST or RETRANS),
+    /// or (`add` false) as no longer marked.
+    #[inline(always)]
+    fn count(&mut self, flag: u8, len: u64, add: bool) {
+        self.count_many(flag, len, 1, add);
+    }
+
+    /// [`count`](Self::count) for `segs` segments of `bytes` bytes in all. A retransmission
+    /// puts a lost segment back in the pipe; SACKed and lost segments leave it.
+    #[inline(always)]
+    fn count_many(&mut self, flag: u8, bytes: u64, segs: u64, add: bool) {
+        let (b, n) = match flag {
+            SACKED => (&mut self.sacked_bytes, &mut self.sacked_segs),
+            LOST => (&mut self.lost_bytes, &mut self.lost_segs),
+            _ => (&mut self.retrans_bytes, &mut self.retrans_segs),
+        };
+        if add {
+            *b += bytes;
+            *n += segs;
+        } else {
+            *b -= bytes;
+            *n -= segs;
+        }
+        // (the sum is never negative, its parts may briefly be so while it changes)
+        if add == (flag != RETRANS) {
+            self.out_of_pipe = self.out_of_pipe.wrapping_add(bytes);
+            self.out_of_pipe_segs = self.out_of_pipe_segs.wrapping_add(segs);
+        } else {
+            self.out_of_pipe = self.out_of_pipe.wrapping_sub(bytes);
+            self.out_of_pipe_segs = self.out_of_pipe_segs.wrapping_sub(segs);
+        }
+    }
+
+    /// Sets the duplicate-ACK credit (without SACK), which the pipe leaves out too.
+    #[inline]
+    fn set_reno_sacked(&mut self, v: u64) {
+        self.out_of_pipe = self.out_of_pipe.wrapping_sub(self.reno_sacked).wrapping_add(v);
+        self.reno_sacked = v;
+    }
+
     fn drop_flags(&mut self, s: &Seg) {
         let len = s.len as u64;
-        if s.flags & SACKED != 0 {
-            self.sacked_bytes -= len;
-            self.sacked_segs -= 1;
-        }
-        if s.flags & LOST != 0 {
-            self.lost_bytes -= len;
-            self.lost_segs -= 1;
-        }
-        if s.flags & RETRANS != 0 {
-            self.retrans_bytes -= len;
-            self.retrans_segs -= 1;
+        for flag in [SACKED, LOST, RETRANS] {
+            if s.flags & flag != 0 {
+                self.count(flag, len, false);
+            }
         }
     }
 
@@ -997,8 +1036,7 @@ impl TcpSender {
                     debug_assert!(s.flags & SACKED == 0);
                     self.drop_flags(&s);
                     self.segs[i].flags = (s.flags & EVER_RETX) | SACKED;
-                    self.sacked_bytes += s.len as u64;
-                    self.sacked_segs += 1;
+                    self.count(SACKED, s.len as u64, true);
                     newly += s.len as u64;
                     run = Some((run.map_or(s.seq, |r| r.0), s_end));
                     let retx = s.flags & EVER_RETX != 0;
@@ -1082,8 +1120,7 @@ impl TcpSender {
                     return marked;
                 }
                 self.segs[i - 1].flags |= LOST;
-                self.lost_bytes += s.len as u64;
-                self.lost_segs += 1;
+                self.count(LOST, s.len as u64, true);
                 marked += s.len as u64;
                 if s.seq < self.rtx_scan_seq {
                     self.rtx_scan_seq = s.seq;
@@ -1170,12 +1207,10 @@ impl TcpSender {
                 if s.flags & RETRANS != 0 {
                     // a lost retransmission: lost again, awaiting another
                     self.segs[i].flags &= !RETRANS;
-                    self.retrans_bytes -= len;
-                    self.retrans_segs -= 1;
+                    self.count(RETRANS, len, false);
                 } else {
                     self.segs[i].flags |= LOST;
-                    self.lost_bytes += len;
-                    self.lost_segs += 1;
+                    self.count(LOST, len, true);
                 }
                 marked += len;
                 if s.seq < self.rtx_scan_seq {
@@ -1274,8 +1309,8 @@ impl TcpSender {
         if let Some(s) = self.segs.front_mut() {
             if s.flags & (SACKED | LOST) == 0 {
                 s.flags |= LOST;
-                self.lost_bytes += s.len as u64;
-                self.lost_segs += 1;
+                let len = s.len as u64;
+                self.count(LOST, len, true);
             }
             self.rtx_scan_seq = self.snd_una;
         }
@@ -1387,18 +1422,19 @@ impl TcpSender {
         self.reo_deadline = None;
         self.tlp.reset();
         // every unSACKed segment is presumed lost, retransmissions included
+        let (mut bytes, mut segs) = (0, 0);
         for s in self.segs.iter_mut() {
             if s.flags & SACKED == 0 {
                 if s.flags & LOST == 0 {
-                    self.lost_bytes += s.len as u64;
-                    self.lost_segs += 1;
+                    bytes += s.len as u64;
+                    segs += 1;
                 }
                 s.flags = (s.flags & EVER_RETX) | LOST;
             }
         }
-        self.retrans_bytes = 0;
-        self.retrans_segs = 0;
-        self.reno_sacked = 0;
+        self.count_many(LOST, bytes, segs, true);
+        self.count_many(RETRANS, self.retrans_bytes, self.retrans_segs, false);
+        self.set_reno_sacked(0);
         self.rtx_scan_seq = self.snd_una;
         // no segment is a RACK candidate any more (each is SACKed or lost and awaiting a
         // retransmission)
@@ -1445,13 +1481,15 @@ impl TcpSender {
             self.w.cwnd = self.w.cwnd.max(cwnd);
             self.w.ssthresh = self.w.ssthresh.max(ssthresh);
         }
+        let (mut bytes, mut segs) = (0, 0);
         for s in self.segs.iter_mut() {
             if s.flags & (LOST | RETRANS) == LOST {
                 s.flags &= !LOST;
-                self.lost_bytes -= s.len as u64;
-                self.lost_segs -= 1;
+                bytes += s.len as u64;
+                segs += 1;
             }
         }
+        self.count_many(LOST, bytes, segs, false);
         self.rebuild_send_order();
         self.state = CaState::Open;
         self.recovery_point = self.snd_una;
@@ -1518,6 +1556,15 @@ impl TcpSender {
             return Err(format!(
                 "segment counters ({}, {}, {}) != scoreboard {counts:?}",
                 self.sacked_segs, self.lost_segs, self.retrans_segs
+            ));
+        }
+        let gone = (sacked + lost + self.reno_sacked).wrapping_sub(retrans);
+        if (gone, counts.0 + counts.1 - counts.2) != (self.out_of_pipe, self.out_of_pipe_segs) {
+            return Err(format!(
+                "out of the pipe ({}, {} segments) != scoreboard ({gone}, {} segments)",
+                self.out_of_pipe,
+                self.out_of_pipe_segs,
+                counts.0 + counts.1 - counts.2
             ));
         }
         if self.w.cwnd == 0 {
