@@ -403,7 +403,9 @@ impl TcpSender {
     /// Segments presumed in the network: the pipe counted in packets, as Linux counts it
     /// (`tcp_packets_in_flight`), each duplicate ACK without SACK taking one off.
     pub fn in_flight_segments(&self) -> u64 {
-        self.segs.len() as u64 - self.out_of_pipe_segs - self.reno_sacked / self.mss
+        // (the credit is there without SACK only)
+        let credit = if self.reno_sacked == 0 { 0 } else { self.reno_sacked / self.mss };
+        self.segs.len() as u64 - self.out_of_pipe_segs - credit
     }
     /// Bytes written by the application and not yet sent for the first time.
     pub fn unsent(&self) -> u64 {
