@@ -711,7 +711,9 @@ impl TcpSender {
                 }
                 let s = self.segs.pop_front().unwrap();
                 self.segs_dropped += 1;
-                self.drop_flags(&s);
+                if s.flags & (SACKED | LOST | RETRANS) != 0 {
+                    self.drop_flags(&s);
+                }
                 // a segment SACKed earlier was delivered then: it says nothing about now
                 if s.flags & SACKED == 0 {
                     delivered += s.len as u64;
@@ -987,6 +989,7 @@ impl TcpSender {
         self.reno_sacked = v;
     }
 
+    #[inline(never)]
     fn drop_flags(&mut self, s: &Seg) {
         let len = s.len as u64;
         for flag in [SACKED, LOST, RETRANS] {
