@@ -73,6 +73,12 @@ pub struct Properties {
     pub paced: bool,
     pub priority_dequeue: bool,
     pub sends_only_when_available: bool,
+    /// [`Scheduler::copies`] may ask for copies: asked for every chunk handed out. False for
+    /// the built-in schedulers that keep the default (no copies), which are then not asked.
+    pub sends_copies: bool,
+    /// [`Scheduler::on_ack_info`] does something: called on every ACK. False for the
+    /// built-in schedulers that keep the default (nothing).
+    pub wants_ack_info: bool,
 }
 
 /// A packet scheduler.
@@ -180,20 +186,37 @@ macro_rules! schedulers {
                 }
             }
 
+            /// The scheduler's state, written out (tests compare it before and after a call).
+            #[cfg(test)]
+            fn state_text(&self) -> String {
+                match self {
+                    $(Sched::$ty(s) => format!("{s:?}"),)+
+                    Sched::Custom(_) => String::new(),
+                }
+            }
+
             /// See [`Properties`].
             pub fn properties(&self) -> Properties {
-                match self {
+                let mut p = match self {
                     $(Sched::$ty(s) => Properties {
                         paced: s.paced(),
                         priority_dequeue: s.priority_dequeue(),
                         sends_only_when_available: s.sends_only_when_available(),
+                        ..Properties::default()
                     },)+
                     Sched::Custom(s) => Properties {
                         paced: s.paced(),
                         priority_dequeue: s.priority_dequeue(),
                         sends_only_when_available: s.sends_only_when_available(),
+                        ..Properties::default()
                     },
-                }
+                };
+                // the built-in schedulers that override `copies` and `on_ack_info` (the test
+                // `only_the_listed_schedulers_ask_for_copies_or_listen_to_acks` checks that
+                // the others keep the defaults); one from outside is always asked
+                p.sends_copies = matches!(self, Sched::Redundant(_) | Sched::Custom(_));
+                p.wants_ack_info = matches!(self, Sched::MptcpRec(_) | Sched::Custom(_));
+                p
             }
 
             #[inline]
@@ -441,6 +464,49 @@ mod tests {
             }
         }
         assert!(claimed > 0);
+    }
+
+    #[test]
+    fn only_the_listed_schedulers_ask_for_copies_or_listen_to_acks() {
+        // the connection skips `copies` and `on_ack_info` for the schedulers whose properties
+        // say so: for those, the defaults (no copies, nothing done) must be what they do
+        let mut rng = crate::rng::Rng::from_seed(12);
+        let (mut copying, mut listening) = (0, 0);
+        for &(name, _) in SCHEDULERS {
+            let mut s = Sched::by_name(name).unwrap();
+            let p = s.properties();
+            copying += p.sends_copies as usize;
+            listening += p.wants_ack_info as usize;
+            for k in 0..2000 {
+                let n = 1 + rng.below(4) as usize;
+                let subs: Vec<SubflowView> = (0..n)
+                    .map(|_| {
+                        let mut v = sf(1 + rng.below(200), 1 + rng.below(20), rng.below(22));
+                        v.usable = rng.below(5) > 0;
+                        v.backup = rng.below(8) == 0;
+                        v
+                    })
+                    .collect();
+                let mut c = ctx(&subs);
+                c.now = SimTime(k * 1_000_000);
+                if let Decision::Send(i) = s.pick(&c) {
+                    if !p.sends_copies {
+                        assert_eq!(s.copies(&c, i), 0, "{name} asks for copies");
+                    }
+                }
+                if !p.wants_ack_info {
+                    let before = s.state_text();
+                    let feedback = (rng.below(2) == 0).then(|| crate::net::Feedback {
+                        stamp: c.now,
+                        path: rng.below(n as u64) as u8,
+                        rate_bps: 1e6 * (1 + rng.below(100)) as f64,
+                    });
+                    s.on_ack_info(&AckInfo { now: c.now, sub: rng.below(n as u64) as usize, feedback, window: rng.below(1 << 20) });
+                    assert_eq!(s.state_text(), before, "{name} acts on ACKs");
+                }
+            }
+        }
+        assert_eq!((copying, listening), (1, 1));
     }
 
     #[test]

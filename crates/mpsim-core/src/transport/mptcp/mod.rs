@@ -366,7 +366,9 @@ impl MptcpConn {
                         s.echo = s.echo.max(f.stamp);
                     }
                 }
-                self.sched.on_ack_info(&AckInfo { now, sub: i, feedback, window: h.wnd() });
+                if self.props.wants_ack_info || !self.started {
+                    self.sched.on_ack_info(&AckInfo { now, sub: i, feedback, window: h.wnd() });
+                }
                 self.note_path_events(tx);
                 if self.check {
                     let sub = &self.subs[i];

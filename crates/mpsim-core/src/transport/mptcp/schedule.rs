@@ -87,7 +87,7 @@ impl MptcpConn {
             }
             match self.sched.pick(&ctx) {
                 Decision::Send(i) if i < self.subs.len() && self.views[i].usable => {
-                    let copies = self.sched.copies(&ctx, i);
+                    let copies = if self.props.sends_copies { self.sched.copies(&ctx, i) } else { 0 };
                     let dsn = self.dsn_nxt;
                     self.assign(i, dsn, len);
                     // handing over a chunk changes only what is queued on the subflow
@@ -129,7 +129,7 @@ impl MptcpConn {
         };
         match self.sched.pick(&ctx) {
             Decision::Send(i) if i < self.subs.len() && self.views[i].usable => {
-                let copies = self.sched.copies(&ctx, i);
+                let copies = if self.props.sends_copies { self.sched.copies(&ctx, i) } else { 0 };
                 self.assign(i, dsn, len);
                 self.views[i] = self.subs[i].view();
                 self.stale_views &= !(1 << i);
