@@ -31,6 +31,10 @@ const GSO_MAX_SIZE: u64 = 65536;
 /// than [`MIN_TSO_SEGS`]. The pacing rate is `tcp_update_pacing_rate`'s: 200 % of
 /// `max(cwnd, in flight) / srtt` below half of ssthresh, 120 % above. Before an RTT sample
 /// the rate is unlimited.
+///
+/// Out of line: `Subflow::transmit` needs it only when a round sends a second segment, and
+/// inlined, its loop-invariant products were worked out ahead of every round.
+#[inline(never)]
 pub fn gso_segments(cwnd: u64, ssthresh: u64, in_flight: u64, mss: u64, srtt: Option<Dur>, min_rtt: Option<Dur>) -> u64 {
     use crate::sched::linux_upstream::{PACING_CA_RATIO, PACING_SS_RATIO};
     let mss = mss.max(1);
