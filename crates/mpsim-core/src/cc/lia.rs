@@ -53,9 +53,11 @@ impl Lia {
         let own = c.own().cwnd;
         // one pass: the sums, and whether the caller is alone in the coupling
         // (internal iteration: `fold` runs each part of the chain in its own loop)
+        // (no ratio is NaN, the RTT being at least a nanosecond: a comparison is `f64::max`)
         let (n, sum_rate, max_ratio) = c.paths().fold((0usize, 0.0f64, 0.0f64), |(n, sum_rate, max_ratio), p| {
-            let (cwnd, rtt) = (p.cwnd as f64, p.rtt_secs());
-            (n + 1, sum_rate + cwnd / rtt, max_ratio.max(cwnd / (rtt * rtt)))
+            let (cwnd, rtt) = (p.cwnd_f64(), p.rtt_secs());
+            let ratio = cwnd / (rtt * rtt);
+            (n + 1, sum_rate + cwnd / rtt, if ratio > max_ratio { ratio } else { max_ratio })
         });
         if n <= 1 {
             return own;
