@@ -337,10 +337,12 @@ impl Path {
 /// many ACKs. Equal to `x as f64` for every `x`.
 #[inline(always)]
 pub(crate) fn to_f64(x: u64) -> f64 {
-    if (x as i64) >= 0 {
-        x as i64 as f64
-    } else {
+    // (written so that the compiler does not turn it back into the unsigned conversion)
+    let f = x as i64 as f64;
+    if f < 0.0 {
         x as f64
+    } else {
+        f
     }
 }
 
