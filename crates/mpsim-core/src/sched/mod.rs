@@ -96,6 +96,8 @@ pub trait Scheduler {
     fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision;
 
     /// Subflows that should also carry a copy of the chunk just sent on `chosen` (bit mask).
+    /// A built-in scheduler that overrides this is listed in `Sched::properties`
+    /// ([`Properties::sends_copies`]); a scheduler from outside is always asked.
     fn copies(&mut self, _ctx: &SchedContext<'_>, _chosen: usize) -> u64 {
         0
     }
@@ -112,7 +114,9 @@ pub trait Scheduler {
         false
     }
 
-    /// An ACK arrived (after the connection processed it).
+    /// An ACK arrived (after the connection processed it). A built-in scheduler that
+    /// overrides this is listed in `Sched::properties` ([`Properties::wants_ack_info`]); a
+    /// scheduler from outside is always told.
     fn on_ack_info(&mut self, _info: &AckInfo) {}
 
     /// When the connection should ask again even if no ACK arrives (a paced scheduler's next

@@ -712,7 +712,7 @@ impl TcpSender {
                 let s = self.segs.pop_front().unwrap();
                 self.segs_dropped += 1;
                 if s.flags & (SACKED | LOST | RETRANS) != 0 {
-                    self.drop_flags(&s);
+                    self.drop_flags(&s); // (rarely: see there)
                 }
                 // a segment SACKed earlier was delivered then: it says nothing about now
                 if s.flags & SACKED == 0 {
@@ -989,6 +989,9 @@ impl TcpSender {
         self.reno_sacked = v;
     }
 
+    /// Uncounts the marks of segment `s`, leaving the scoreboard. Out of line: inlined into
+    /// the loop over the segments an ACK acknowledges, it had that loop hold all six counters
+    /// in registers (and spill them) on every ACK, where most segments carry no mark.
     #[inline(never)]
     fn drop_flags(&mut self, s: &Seg) {
         let len = s.len as u64;
