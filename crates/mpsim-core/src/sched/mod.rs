@@ -439,6 +439,20 @@ mod tests {
     use super::test_util::*;
     use super::*;
 
+    /// One to four subflows with random RTTs, windows, flight, states and marks.
+    fn random_views(rng: &mut crate::rng::Rng) -> Vec<SubflowView> {
+        let n = 1 + rng.below(4) as usize;
+        (0..n)
+            .map(|_| {
+                let mut v = sf(1 + rng.below(200), 1 + rng.below(20), rng.below(22));
+                v.usable = rng.below(5) > 0;
+                v.backup = rng.below(4) == 0;
+                v.ca_state = [CaState::Open, CaState::Recovery, CaState::Loss][rng.below(3) as usize];
+                v
+            })
+            .collect()
+    }
+
     #[test]
     fn a_scheduler_that_sends_only_when_available_waits_when_none_is() {
         // the connection skips asking such a scheduler when no subflow is available: its
@@ -452,16 +466,7 @@ mod tests {
             }
             claimed += 1;
             for _ in 0..2000 {
-                let n = 1 + rng.below(4) as usize;
-                let subs: Vec<SubflowView> = (0..n)
-                    .map(|_| {
-                        let mut v = sf(1 + rng.below(200), 1 + rng.below(20), rng.below(22));
-                        v.usable = rng.below(5) > 0;
-                        v.backup = rng.below(4) == 0;
-                        v.ca_state = [CaState::Open, CaState::Recovery, CaState::Loss][rng.below(3) as usize];
-                        v
-                    })
-                    .collect();
+                let subs = random_views(&mut rng);
                 if let Decision::Send(i) = s.pick(&ctx(&subs)) {
                     assert!(subs[i].available(), "{name} sent on unavailable subflow {i}: {subs:?}");
                 }
@@ -482,15 +487,8 @@ mod tests {
             copying += p.sends_copies as usize;
             listening += p.wants_ack_info as usize;
             for k in 0..2000 {
-                let n = 1 + rng.below(4) as usize;
-                let subs: Vec<SubflowView> = (0..n)
-                    .map(|_| {
-                        let mut v = sf(1 + rng.below(200), 1 + rng.below(20), rng.below(22));
-                        v.usable = rng.below(5) > 0;
-                        v.backup = rng.below(8) == 0;
-                        v
-                    })
-                    .collect();
+                let subs = random_views(&mut rng);
+                let n = subs.len();
                 let mut c = ctx(&subs);
                 c.now = SimTime(k * 1_000_000);
                 if let Decision::Send(i) = s.pick(&c) {
