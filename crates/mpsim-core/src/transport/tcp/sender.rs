@@ -990,8 +990,8 @@ impl TcpSender {
     }
 
     /// Uncounts the marks of segment `s`, leaving the scoreboard. Out of line: inlined into
-    /// the loop over the segments an ACK acknowledges, it had that loop hold all six counters
-    /// in registers (and spill them) on every ACK, where most segments carry no mark.
+    /// the loop over the segments an ACK acknowledges, it had that loop hold the counters in
+    /// registers (and spill them) on every ACK, where most segments carry no mark.
     #[inline(never)]
     fn drop_flags(&mut self, s: &Seg) {
         let len = s.len as u64;
