@@ -5,6 +5,10 @@
 //! next tick. Random choices (on/off durations, VBR arrivals and sizes, load factors) come from
 //! the application's own streams, so they never disturb another component's draws.
 
+mod queue;
+
+pub use queue::{Frame, FrameQueue, Outcome};
+
 use crate::rng::Rng;
 use crate::scenario::{AppSpec, MediaSpec, Vary};
 use crate::time::{Dur, SimTime};
