@@ -316,6 +316,12 @@ fn bad_sctp_settings_get_one_clear_error() {
     assert!(e.message.contains("jsctp"), "{}", e.message);
     let e = bad(&sctp_one_link("1s", "", "cc = \"jsctp\"\nsctp = { timestamps = false }"));
     assert_eq!(e.key, "flow[0].sctp.timestamps");
+    // the loss-rule controls: a known name, and JSCTP's only
+    let e = bad(&sctp_one_link("1s", "", "cc = \"jsctp\"\nsctp = { jsctp_losses = \"random\" }"));
+    assert_eq!(e.key, "flow[0].sctp.jsctp_losses");
+    assert!(e.message.contains("wireless") && e.message.contains("congestion"), "{}", e.message);
+    let e = bad(&sctp_one_link("1s", "", "sctp = { jsctp_losses = \"wireless\" }"));
+    assert_eq!(e.key, "flow[0].sctp.jsctp_losses");
 }
 
 /// Two paths through one shared bottleneck (separate access links), a CMT association over

@@ -195,13 +195,52 @@ pub enum LossClass {
 pub struct JsctpResponse {
     /// The k of the k/w threshold, bytes (the paper's best: one MSS).
     pub k_bytes: u64,
+    /// Who decides the class of a loss: the jitter ratio (JSCTP), or a control that takes
+    /// every loss for one class.
+    pub rule: LossRule,
     /// When the window was last adjusted (the "Next RTT" check).
     adjusted_at: Option<SimTime>,
 }
 
+/// How JSCTP classes a loss (`sctp.jsctp_losses`). The two controls switch the jitter-ratio
+/// differentiation off and keep everything else of JSCTP (its responses, TABE for JSCTP-ABE,
+/// the Next-RTT check): they tell what the differentiation itself contributes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LossRule {
+    /// The paper's: congestion when the smoothed jitter ratio reaches k/w.
+    #[default]
+    Jitter,
+    /// Control: every loss is taken for a wireless loss.
+    Wireless,
+    /// Control: every loss is taken for congestion.
+    Congestion,
+}
+
+impl LossRule {
+    pub const NAMES: [(&'static str, LossRule); 3] = [("jitter", LossRule::Jitter), ("wireless", LossRule::Wireless), ("congestion", LossRule::Congestion)];
+
+    pub fn by_name(name: &str) -> Option<LossRule> {
+        Self::NAMES.iter().find(|(n, _)| *n == name).map(|&(_, r)| r)
+    }
+}
+
 impl JsctpResponse {
     pub fn new(k_bytes: u64) -> JsctpResponse {
-        JsctpResponse { k_bytes, adjusted_at: None }
+        JsctpResponse { k_bytes, rule: LossRule::Jitter, adjusted_at: None }
+    }
+
+    /// The same response with the losses classed by `rule`.
+    pub fn with_rule(k_bytes: u64, rule: LossRule) -> JsctpResponse {
+        JsctpResponse { rule, ..JsctpResponse::new(k_bytes) }
+    }
+
+    /// Whether a loss at window `cwnd_bytes` is taken for congestion.
+    pub fn is_congestion(&self, jr: &JitterRatio, cwnd_bytes: u64) -> bool {
+        match self.rule {
+            LossRule::Jitter => jr.is_congestion(self.k_bytes, cwnd_bytes),
+            LossRule::Wireless => false,
+            LossRule::Congestion => true,
+        }
     }
 
     /// Algorithm 1: the fast-retransmit threshold of missing reports was reached. `ownd` is
@@ -210,7 +249,7 @@ impl JsctpResponse {
         if self.adjusted_at.is_some_and(|t| now < t + rtt) {
             return (w, LossClass::SameRtt);
         }
-        if !jr.is_congestion(self.k_bytes, w.cwnd) {
+        if !self.is_congestion(jr, w.cwnd) {
             return (w, LossClass::Wireless);
         }
         self.adjusted_at = Some(now);
@@ -224,7 +263,7 @@ impl JsctpResponse {
     pub fn on_timeout(&mut self, now: SimTime, w: Window, jr: &JitterRatio, ownd: u64) -> (Window, LossClass) {
         self.adjusted_at = Some(now);
         let ssthresh = ownd.max(2 * w.mss);
-        if jr.is_congestion(self.k_bytes, w.cwnd) {
+        if self.is_congestion(jr, w.cwnd) {
             (Window { cwnd: w.mss, ssthresh, mss: w.mss }, LossClass::Congestion)
         } else {
             (Window { cwnd: ssthresh, ssthresh, mss: w.mss }, LossClass::Wireless)
@@ -375,6 +414,29 @@ mod tests {
         assert_eq!((b.cwnd, b.ssthresh, c), (25 * MSS, 25 * MSS, LossClass::Wireless));
         // a timeout counts as an adjustment for the Next-RTT check
         assert_eq!(r.on_fast_retransmit(ms(50), rtt, b, &congested, MSS).1, LossClass::SameRtt);
+    }
+
+    #[test]
+    fn the_controls_take_every_loss_for_one_class() {
+        let rtt = Dur::from_millis(100);
+        let mut congested = JitterRatio::new(1.0, true);
+        feed(&mut congested, 0..11, |i| 9 * i);
+        congested.maybe_sample(ms(200), rtt, 10);
+        let quiet = JitterRatio::default();
+        let w = Window { cwnd: 40 * MSS, ssthresh: 20 * MSS, mss: MSS };
+        for jr in [&congested, &quiet] {
+            let mut wl = JsctpResponse::with_rule(MSS, LossRule::Wireless);
+            assert_eq!(wl.on_fast_retransmit(ms(1000), rtt, w, jr, 25 * MSS), (w, LossClass::Wireless));
+            assert_eq!(wl.on_timeout(ms(2000), w, jr, 25 * MSS).1, LossClass::Wireless);
+            let mut cg = JsctpResponse::with_rule(MSS, LossRule::Congestion);
+            assert_eq!(cg.on_fast_retransmit(ms(1000), rtt, w, jr, 25 * MSS).1, LossClass::Congestion);
+            assert_eq!(cg.on_timeout(ms(2000), w, jr, 25 * MSS).1, LossClass::Congestion);
+        }
+        // the default asks the jitter ratio
+        assert_eq!(JsctpResponse::new(MSS).rule, LossRule::Jitter);
+        assert_eq!(JsctpResponse::new(MSS).on_fast_retransmit(ms(1000), rtt, w, &quiet, MSS).1, LossClass::Wireless);
+        assert_eq!(LossRule::by_name("congestion"), Some(LossRule::Congestion));
+        assert_eq!(LossRule::by_name("all"), None);
     }
 
     proptest! {

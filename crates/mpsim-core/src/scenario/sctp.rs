@@ -33,10 +33,11 @@ const KEYS: &[&str] = &[
     "hb_interval",
     "jsctp_k",
     "jsctp_ignore_zero",
+    "jsctp_losses",
 ];
 
 /// The keys only JSCTP and JSCTP-ABE read.
-const JSCTP_KEYS: &[&str] = &["jsctp_k", "jsctp_ignore_zero"];
+const JSCTP_KEYS: &[&str] = &["jsctp_k", "jsctp_ignore_zero", "jsctp_losses"];
 
 /// The CMT-only keys of the `sctp` table.
 const CMT_KEYS: &[&str] = &["sfr", "cuc", "dac", "rtx_policy", "cmt_pf"];
@@ -155,6 +156,11 @@ impl Reader<'_> {
                 return Err(self.e(&join(&sk, "jsctp_k"), format!("the k of JSCTP's k/w threshold must be from 1 B to 1 MB (the paper's best is one data chunk, 1456 B), found {x}")));
             }
             c.jsctp_k = Some(k);
+        }
+        if let Some(r) = self.opt_string(&t, "jsctp_losses")? {
+            c.jsctp_losses = crate::cc::jitter_ratio::LossRule::by_name(&r).ok_or_else(|| {
+                self.e(&join(&sk, "jsctp_losses"), format!("unknown loss rule '{r}'; expected jitter (JSCTP's), wireless or congestion (controls: every loss one class)"))
+            })?;
         }
         if let Some(p) = self.opt_string(&t, "primary")? {
             c.primary = path_names.iter().position(|n| *n == p).ok_or_else(|| self.e(&join(&sk, "primary"), format!("'{p}' is not one of this flow's paths ({})", path_names.join(", "))))?;

@@ -68,6 +68,10 @@
 //!   so a path that loses nearly everything would rank first. `dqs_exact` does not have this
 //!   flaw (it tends to `FT + 1.5·RTO`). We keep the printed form as the default, as the
 //!   paper uses it; such loss rates are far outside the regime it was designed for.
+//! * **A control without the ranking.** `dqs_round_robin` keeps the paper's window-bounded
+//!   sub-path queues and candidate rule but takes the candidates in turn, like
+//!   `round_robin`, instead of by `T_i`. The seed-001 reproduction runs it to tell what the
+//!   ranking itself contributes from what the queue bound does.
 //! * There is no receive-buffer optimisation: the paper addresses receive-buffer blocking by
 //!   the choice of path alone, so when the receive window blocks, DQS does nothing special.
 
@@ -125,22 +129,40 @@ pub enum QueueBound {
     Ahead,
 }
 
+/// How DQS orders the candidate subflows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ranking {
+    /// The paper's: ascending expected delivery time `T_i`.
+    ExpectedDelivery,
+    /// A control with the ranking switched off: candidates in turn, starting after the one
+    /// served last.
+    RoundRobin,
+}
+
 #[derive(Clone, Debug)]
 pub struct Dqs {
     pub form: DqsForm,
     pub bound: QueueBound,
+    pub ranking: Ranking,
     rtt: Vec<RttAvg>,
+    /// With [`Ranking::RoundRobin`]: the subflow after the one served last.
+    next: usize,
 }
 
 impl Dqs {
     /// DQS with the paper's queue bound.
     pub fn new(form: DqsForm) -> Dqs {
-        Dqs { form, bound: QueueBound::Window, rtt: Vec::new() }
+        Dqs::with_bound(form, QueueBound::Window)
     }
 
     /// DQS with the given queue bound.
     pub fn with_bound(form: DqsForm, bound: QueueBound) -> Dqs {
-        Dqs { form, bound, rtt: Vec::new() }
+        Dqs { form, bound, ranking: Ranking::ExpectedDelivery, rtt: Vec::new(), next: 0 }
+    }
+
+    /// The paper's queue bound and candidates with the candidates taken in turn (a control).
+    pub fn round_robin() -> Dqs {
+        Dqs { ranking: Ranking::RoundRobin, ..Dqs::new(DqsForm::Printed) }
     }
 
     /// The β-weighted RTT average of subflow `i`, if it has had a sample.
@@ -196,6 +218,9 @@ impl Dqs {
 
 impl Scheduler for Dqs {
     fn name(&self) -> &'static str {
+        if self.ranking == Ranking::RoundRobin {
+            return "dqs_round_robin";
+        }
         match (self.form, self.bound) {
             (DqsForm::Printed, QueueBound::Window) => "dqs",
             (DqsForm::Exact, QueueBound::Window) => "dqs_exact",
@@ -210,11 +235,21 @@ impl Scheduler for Dqs {
         self.observe(ctx.subflows);
         let backups = backups_in_use(ctx.subflows);
         let bound = self.bound;
+        let room = |s: &SubflowView| s.eligible(backups) && Self::candidate(s) && Self::queue_has_room(bound, s, ctx.next_len);
+        if self.ranking == Ranking::RoundRobin {
+            let n = ctx.subflows.len();
+            return match (0..n).map(|k| (self.next + k) % n).find(|&i| room(&ctx.subflows[i])) {
+                Some(i) => {
+                    self.next = (i + 1) % n;
+                    Decision::Send(i)
+                }
+                None => Decision::Wait,
+            };
+        }
         ctx.subflows
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.eligible(backups) && Self::candidate(s))
-            .filter(|(_, s)| Self::queue_has_room(bound, s, ctx.next_len))
+            .filter(|(_, s)| room(s))
             .map(|(i, s)| (self.expected_delivery(i, s), i))
             .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
             .map_or(Decision::Wait, |(_, i)| Decision::Send(i))
@@ -281,6 +316,28 @@ mod tests {
         }
         assert_eq!(Dqs::with_bound(DqsForm::Printed, QueueBound::Ahead).name(), "dqs_ahead");
         assert_eq!(super::super::Sched::by_name("dqs_ahead").map(|s| s.name()), Some("dqs_ahead"));
+    }
+
+    #[test]
+    fn the_round_robin_control_takes_turns_within_the_window_bound() {
+        let mut d = Dqs::round_robin();
+        assert_eq!(d.name(), "dqs_round_robin");
+        assert_eq!(super::super::Sched::by_name("dqs_round_robin").map(|s| s.name()), Some("dqs_round_robin"));
+        // the ranking would always pick subflow 2 (lowest RTT): the control takes turns
+        let subs = [sf(100, 10, 0), sf(50, 10, 0), sf(10, 10, 0)];
+        let picks: Vec<_> = (0..4).map(|_| d.pick(&ctx(&subs))).collect();
+        assert_eq!(picks, vec![Decision::Send(0), Decision::Send(1), Decision::Send(2), Decision::Send(0)]);
+        assert_eq!(Dqs::new(DqsForm::Printed).pick(&ctx(&subs)), Decision::Send(2));
+        // the paper's bound is kept: in flight plus queued plus the chunk within the window
+        let mut full = sf(100, 10, 9);
+        full.queued = MSS;
+        let subs = [full, sf(50, 10, 0)];
+        assert_eq!(d.pick(&ctx(&subs)), Decision::Send(1));
+        assert_eq!(d.pick(&ctx(&subs)), Decision::Send(1));
+        // a subflow in Loss is no candidate, as for DQS
+        let mut lossy = sf(10, 10, 0);
+        lossy.ca_state = CaState::Loss;
+        assert_eq!(d.pick(&ctx(&[lossy])), Decision::Wait);
     }
 
     #[test]

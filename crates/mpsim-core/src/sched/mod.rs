@@ -320,6 +320,8 @@ schedulers! {
             "DQS (eq. 9 as printed) whose subflow queues may hold one cwnd beyond what is in flight";
         "dqs_exact_ahead" => Dqs::with_bound(DqsForm::Exact, QueueBound::Ahead), "dqs_exact with queues one cwnd beyond the flight";
         "dqs_backoff_ahead" => Dqs::with_bound(DqsForm::Backoff, QueueBound::Ahead), "dqs_backoff with queues one cwnd beyond the flight";
+        "dqs_round_robin" => Dqs::round_robin(),
+            "control for DQS: its window-bounded subflow queues, subflows taken in turn instead of by expected delivery time";
     }
     po_mptcp::PoMptcp {
         "po_mptcp" => PoMptcp::default(),

@@ -179,7 +179,7 @@ impl SctpCc {
         match c.cc {
             SctpCcKind::Jsctp | SctpCcKind::JsctpAbe => {
                 let k = c.jsctp_k.unwrap_or(c.chunk as u64);
-                SctpCc::Jsctp(Box::new(Jsctp::new(k, c.chunk, c.cc == SctpCcKind::JsctpAbe, c.jsctp_ignore_zero)))
+                SctpCc::Jsctp(Box::new(Jsctp::with_rule(k, c.chunk, c.cc == SctpCcKind::JsctpAbe, c.jsctp_ignore_zero, c.jsctp_losses)))
             }
             kind => SctpCc::new(kind),
         }

@@ -60,6 +60,8 @@ pub struct SctpConfig {
     pub jsctp_k: Option<u64>,
     /// JSCTP's fix: jitter-ratio samples of exactly zero leave the smoothed ratio alone.
     pub jsctp_ignore_zero: bool,
+    /// Who classes JSCTP's losses: the jitter ratio, or a control (every loss one class).
+    pub jsctp_losses: crate::cc::jitter_ratio::LossRule,
 }
 
 /// The schedulers a CMT association can run (`sched/`, over one view per destination), the
@@ -113,6 +115,7 @@ impl Default for SctpConfig {
             cc: SctpCcKind::Rfc4960,
             jsctp_k: None,
             jsctp_ignore_zero: true,
+            jsctp_losses: crate::cc::jitter_ratio::LossRule::Jitter,
         }
     }
 }

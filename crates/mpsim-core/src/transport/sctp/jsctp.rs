@@ -12,6 +12,9 @@
 //! * the loss response (`cc::jitter_ratio::JsctpResponse`, Algorithms 1 and 2): a loss is
 //!   congestion when the smoothed ratio reaches `k/w` (k = `sctp.jsctp_k` bytes, default one
 //!   data chunk, the paper's 1456 B; w = cwnd in bytes), a wireless loss otherwise;
+//! * the controls: `sctp.jsctp_losses = "wireless"` or `"congestion"` takes every loss for that
+//!   class instead of asking the jitter ratio (`"jitter"`, the default), all else unchanged;
+//!   the seed-003 reproduction runs both to tell what the differentiation itself does;
 //! * JSCTP-ABE only: TABE (`cc::tabe::Tabe`) fed with the echoed receive time and size of every
 //!   packet; its window `ownd = srtt · R_n` is the ssthresh of both algorithms.
 //!
@@ -28,7 +31,7 @@
 //!   gated on a fully used window), as in the paper, which changes only the loss response.
 
 use super::cc::{rfc4960_growth, AckEvent, DestWindow, LossEvent, LossKind, LossVerdict, TimestampSample};
-use crate::cc::jitter_ratio::{JitterRatio, JsctpResponse, LossClass, ALPHA};
+use crate::cc::jitter_ratio::{JitterRatio, JsctpResponse, LossClass, LossRule, ALPHA};
 use crate::cc::tabe::Tabe;
 use crate::cc::Window;
 use crate::time::Dur;
@@ -52,9 +55,14 @@ impl Jsctp {
     /// `k_bytes` is the k of the k/w threshold; `abe` adds TABE; `ignore_zero` is the
     /// zero-sample fix.
     pub fn new(k_bytes: u64, chunk: u32, abe: bool, ignore_zero: bool) -> Jsctp {
+        Jsctp::with_rule(k_bytes, chunk, abe, ignore_zero, LossRule::Jitter)
+    }
+
+    /// The same with the losses classed by `rule` (`sctp.jsctp_losses`: the controls).
+    pub fn with_rule(k_bytes: u64, chunk: u32, abe: bool, ignore_zero: bool, rule: LossRule) -> Jsctp {
         Jsctp {
             jr: JitterRatio::new(ALPHA, ignore_zero),
-            response: JsctpResponse::new(k_bytes),
+            response: JsctpResponse::with_rule(k_bytes, rule),
             tabe: abe.then(Tabe::new),
             chunk: chunk.max(1) as u64,
             congestion: 0,
