@@ -312,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rp.add_argument("paper", metavar="PAPER", help="a paper's name (see 'mpsim reproduce --list') or 'all'", nargs="?")
     rp.add_argument("--list", action="store_true", help="list the papers that can be reproduced")
-    rp.add_argument("--seeds", type=int, default=5, metavar="N", help="seeds per case (default: 5)")
+    rp.add_argument("--seeds", type=int, default=None, metavar="N", help="seeds per case (default: each paper's own, shown by --list; the committed reports use it)")
     rp.add_argument("--out", default="results", metavar="DIR", help="output folder; each paper gets a subfolder (default: results)")
     rp.add_argument("--quick", action="store_true", help="shorter runs only, for a first look")
     rp.add_argument("--processes", type=int, default=None, metavar="P", help="worker processes (default: all cores)")
@@ -598,13 +598,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     if args.list or not args.paper:
         for name, mod in reproduce.PAPERS.items():
-            _out(f"  {name:14s}{mod.TITLE}")
+            _out(f"  {name:14s}{mod.TITLE} ({mod.DEFAULT_SEEDS} seeds by default)")
         if not args.list:
             raise UsageError("name a paper to reproduce (or 'all'); the list is above")
         return EXIT_OK
     if args.paper != "all" and args.paper not in reproduce.PAPERS:
         raise UsageError(f"unknown paper {args.paper!r}; expected one of: {', '.join(reproduce.PAPERS)} or all")
-    if args.seeds < 1:
+    if args.seeds is not None and args.seeds < 1:
         raise UsageError("--seeds must be at least 1")
     for report in reproduce.run(args.paper, args.out, seeds=args.seeds, quick=args.quick, processes=args.processes):
         _out(f"wrote {report} (figures and data beside it)")

@@ -25,6 +25,7 @@ from . import common
 from ..shipped import scenario_file
 
 NAME = "buffer-size"
+DEFAULT_SEEDS = 5
 TITLE = "Seed 002: router buffer size and MPTCP throughput (lowest-RTT first + OLIA)"
 SCENARIO = scenario_file("buffer_size/two_paths.toml")
 DURATIONS = ("20s", "60s")
@@ -147,7 +148,7 @@ def _goodputs(frame: Any, column: str = "goodput_bps") -> dict[str, tuple[float,
     return {case: common.mean_ci(g[column]) for case, g in frame.groupby("case", sort=False)}
 
 
-def run(out_dir: Path, seeds: int = 5, quick: bool = False, processes: int | None = None) -> Path:
+def run(out_dir: Path, seeds: int = DEFAULT_SEEDS, quick: bool = False, processes: int | None = None) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     durations = DURATIONS[:1] if quick else DURATIONS

@@ -4,6 +4,7 @@ confidence intervals, drawing time series, writing tables."""
 from __future__ import annotations
 
 import copy
+import json
 import math
 from pathlib import Path
 from typing import Any, Iterable
@@ -77,3 +78,22 @@ def md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return out
+
+
+PROVENANCE = "<!-- mpsim reproduce "
+
+
+def provenance(name: str, seeds: int, quick: bool, default_seeds: int) -> tuple[str, str]:
+    """The command that wrote a report, and a machine-readable line with its parameters (the
+    tests compare the committed reports' parameters with the defaults)."""
+    cmd = f"mpsim reproduce {name}" + (f" --seeds {seeds}" if seeds != default_seeds else "") + (" --quick" if quick else "")
+    line = PROVENANCE + json.dumps({"paper": name, "seeds": seeds, "quick": quick}, sort_keys=True) + " -->"
+    return cmd, line
+
+
+def read_provenance(report_text: str) -> dict[str, Any] | None:
+    """The parameters a report was written with, from its provenance line."""
+    for ln in report_text.splitlines():
+        if ln.startswith(PROVENANCE) and ln.endswith("-->"):
+            return json.loads(ln[len(PROVENANCE):-3])
+    return None

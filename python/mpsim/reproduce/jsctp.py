@@ -30,6 +30,7 @@ from ..shipped import scenario_file
 from . import common
 
 NAME = "jsctp"
+DEFAULT_SEEDS = 5
 TITLE = "Seed 003: JSCTP, jitter-based SCTP congestion control over wired-wireless paths"
 SINGLE = scenario_file("jsctp/single_hop.toml")
 MULTI = scenario_file("jsctp/multihop.toml")
@@ -364,7 +365,7 @@ def _friendly_figure(agg: Any, path: Path, loss: float) -> list[Path]:
 # the run and the report
 
 
-def run(out_dir: Path, seeds: int = 5, quick: bool = False, processes: int | None = None) -> Path:
+def run(out_dir: Path, seeds: int = DEFAULT_SEEDS, quick: bool = False, processes: int | None = None) -> Path:
     import pandas as pd
 
     out_dir = Path(out_dir)

@@ -28,6 +28,7 @@ from . import common
 from ..shipped import scenario_file
 
 NAME = "po-mptcp"
+DEFAULT_SEEDS = 20
 TITLE = "Seed 004: PO-MPTCP (priority-aware scheduling of streaming media) against standard MPTCP"
 SCENARIO = scenario_file("po_mptcp/wifi_wimax.toml")
 LOSSES = ("0%", "1%", "2%", "5%")
@@ -88,7 +89,7 @@ def _add_class_rates(video: Any) -> None:
         video[f"class_{c}_late_pct"] = 100 * video[f"class_{c}_late"] / gen
 
 
-def run(out_dir: Path, seeds: int = 5, quick: bool = False, processes: int | None = None) -> Path:
+def run(out_dir: Path, seeds: int = DEFAULT_SEEDS, quick: bool = False, processes: int | None = None) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     losses = QUICK_LOSSES if quick else LOSSES
