@@ -235,7 +235,11 @@ def credit(verdict: str, control_verdicts: Mapping[str, str]) -> str:
 
 def _one(job: tuple[dict[str, Any], int]) -> Any:
     scen, seed = job
-    return api.sweep(scen, None, [seed], processes=1, progress=False, validate=False)
+    frame = api.sweep(scen, None, [seed], processes=1, progress=False, validate=False)
+    failed = frame.attrs.get("failed")
+    if failed or frame.empty:
+        raise RuntimeError(f"a claim run failed (seed {seed}): {failed[0] if failed else 'no rows'}")
+    return frame
 
 
 def _jobs(study: Study, seeds: int, perturbations: Sequence[Perturbation]) -> list[tuple[tuple[str, str, str, int], dict[str, Any], int]]:
