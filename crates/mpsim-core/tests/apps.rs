@@ -180,3 +180,186 @@ fn bad_app_parameters_are_named() {
     .unwrap_err();
     assert_eq!(e.key, "background[0].sizes");
 }
+
+/// `scenarios/po_mptcp/wifi_wimax.toml` with both router links at `loss`, cut to `duration`,
+/// with `extra` added to the video's application table (e.g. `backlog = "2MB", `).
+fn wifi_wimax(loss: &str, duration: &str, extra: &str) -> mpsim_core::Scenario {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/po_mptcp/wifi_wimax.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = text.replace("loss = \"1%\"", &format!("loss = \"{loss}\"")).replace("duration = \"60s\"", &format!("duration = \"{duration}\""));
+    let text = text.replace("app = { kind = \"media\", ", &format!("app = {{ kind = \"media\", {extra}"));
+    assert_eq!(text.matches(&format!("loss = \"{loss}\"")).count(), 2);
+    parse(&text)
+}
+
+#[test]
+fn a_media_sender_discards_b_and_p_frames_before_any_i_frame() {
+    // seed 004's stream (9.5 Mbit/s, I frames 150 KB with priority 1, P 60 KB and B 30 KB with
+    // priority 0) over paths that carry about 3 Mbit/s at 2% loss: the sender must discard
+    // frames. Its application queue holds what the 256 KB send buffer cannot take yet, up to
+    // `backlog`, and discards the lowest priority first, so with room for several I frames
+    // it discards B and P frames and not one I frame (I frames wait instead: the paths carry
+    // little more than the I frames' own 2.5 Mbit/s)
+    let classes = |backlog: &str| {
+        let out = run_checked(&wifi_wimax("2%", "8s", &format!("backlog = \"{backlog}\", ")));
+        let f = out.summary.flows.iter().find(|f| f.flow == "video").unwrap();
+        let by = |name: &str| f.classes.iter().find(|c| c.class == name).unwrap().clone();
+        (by("I"), by("P"), by("B"), f.app_bytes_refused)
+    };
+    let (i, p, b, bytes) = classes("2MB");
+    assert_eq!(i.refused, 0, "I frames discarded: {i:?}");
+    assert!(p.refused + b.refused > 50, "P {p:?}, B {b:?}");
+    assert_eq!(bytes, 60_000 * p.refused + 30_000 * b.refused);
+    // every frame generated (25 frames/s from 0 to 8 s inclusive, GOP IBBPBBPBBPBB: 17 I,
+    // 50 P, 134 B) is written, discarded or still queued; written frames are delivered or not
+    for (c, generated) in [(&i, 17), (&p, 50), (&b, 134)] {
+        assert_eq!(c.frames + c.refused + c.queued, generated, "{c:?}");
+        assert!(c.delivered <= c.frames && c.late <= c.delivered, "{c:?}");
+    }
+    assert!(i.delivered > 0 && i.queued > 0, "{i:?}");
+    // without a queue (the sender before it had one), a frame the send buffer cannot take at
+    // once is refused: the large I frames first, far more often than the others
+    let (i, p, b, _) = classes("0B");
+    assert_eq!(i.queued + p.queued + b.queued, 0);
+    let share = |c: &mpsim_core::metrics::ClassSummary| c.refused as f64 / (c.frames + c.refused) as f64;
+    assert!(share(&i) > 0.8 && share(&i) > share(&b) + 0.2, "I {i:?}, B {b:?}");
+}
+
+/// The first transmissions of the video flow in the trace, in order: (path, DSN, length).
+fn first_sends(out: &mpsim_core::Output) -> Vec<(String, u64, u64)> {
+    use mpsim_core::metrics::Column;
+    let tr = out.trace.as_ref().expect("a trace");
+    let (Some(Column::Str(flow)), Some(Column::Str(path)), Some(Column::Str(event)), Some(Column::U64(dsn)), Some(Column::U64(len))) =
+        (tr.column("flow"), tr.column("path"), tr.column("event"), tr.column("dsn"), tr.column("len"))
+    else {
+        panic!("trace columns")
+    };
+    (0..tr.rows())
+        .filter(|&k| flow[k] == "video" && event[k] == "send" && len[k] > 0)
+        .map(|k| (path[k].clone(), dsn[k], len[k]))
+        .collect()
+}
+
+#[test]
+fn media_priorities_reach_the_connection_through_the_application_queue() {
+    // a backlogged stream (9.5 Mbit/s over two 4 Mbit/s paths) whose frames mostly wait in the
+    // application queue and are written when ACKs free the send buffer; a 1 MB send buffer
+    // holds unsent data, and the backlog is large enough that no frame is discarded, so the
+    // byte stream is the GOP's frames one after the other. PO-MPTCP's priority dequeue hands
+    // the I frames' bytes to the subflows ahead of older B and P bytes still in the send
+    // buffer; its FIFO form hands out the bytes in order, so each subflow sends its bytes in
+    // order. If the frames lost their priority on the way (every write at priority 0), both
+    // would hand out in order.
+    //
+    // (The I frames' delay at the receiving application is not the test: one byte stream is
+    // delivered in order, so an I frame that leaves early still waits for the older bytes,
+    // and its mean delay differs between the two by less than the runs' noise.)
+    let text = |sched: &str| {
+        format!(
+            r#"
+duration = "6s"
+[tcp]
+snd_buf = "1MB"
+rcv_buf = "16MB"
+[metrics]
+trace = true
+interval = "0s"
+[[link]]
+name = "a"
+rate = "4Mbps"
+delay = "15ms"
+queue = "50pkt"
+[[link]]
+name = "b"
+rate = "4Mbps"
+delay = "35ms"
+queue = "50pkt"
+[[path]]
+name = "pa"
+links = ["a"]
+[[path]]
+name = "pb"
+links = ["b"]
+[[flow]]
+name = "video"
+paths = ["pa", "pb"]
+scheduler = "{sched}"
+cc = "lia"
+app = {{ kind = "media", fps = 25, gop = "IBBPBBPBBPBB", backlog = "100MB", classes = {{ I = {{ size = "150KB", priority = 1 }}, P = {{ size = "60KB" }}, B = {{ size = "30KB" }} }} }}
+"#
+        )
+    };
+    // the frame (GOP number, class) of the byte at `dsn`: frames follow the GOP without gaps
+    let gop: Vec<(char, u64)> = "IBBPBBPBBPBB".chars().map(|c| (c, if c == 'I' { 150_000 } else if c == 'P' { 60_000 } else { 30_000 })).collect();
+    let per_gop: u64 = gop.iter().map(|g| g.1).sum();
+    let frame_at = |dsn: u64| {
+        let mut off = dsn % per_gop;
+        for &(c, size) in &gop {
+            if off < size {
+                return (dsn / per_gop, c);
+            }
+            off -= size;
+        }
+        unreachable!()
+    };
+    // the bytes a subflow sent after newer bytes (each overtaken chunk's frame), and the
+    // frames of the newer bytes that overtook them
+    let overtaken = |sched: &str| {
+        let out = run_checked(&parse(&text(sched)));
+        let f = &out.summary.flows[0];
+        assert!(f.classes.iter().all(|c| c.refused == 0 && c.queued > 0), "{sched}: {:?}", f.classes);
+        let mut newest: std::collections::HashMap<String, (u64, u64)> = Default::default();
+        let (mut behind, mut ahead) = (Vec::new(), std::collections::BTreeSet::new());
+        for (path, dsn, len) in first_sends(&out) {
+            let top = newest.entry(path).or_insert((0, 0));
+            if dsn < top.0 {
+                behind.push(frame_at(dsn));
+                ahead.insert(frame_at(top.1));
+            } else {
+                *top = (dsn + len, dsn);
+            }
+        }
+        (behind, ahead, f.classes.iter().find(|c| c.class == "I").unwrap().frames)
+    };
+    let (behind, _, _) = overtaken("po_mptcp_fifo");
+    assert!(behind.is_empty(), "po_mptcp_fifo sent older bytes after newer ones: {:?}", &behind[..behind.len().min(5)]);
+    let (behind, ahead, i_written) = overtaken("po_mptcp");
+    // only I frames overtake, and only B and P bytes are overtaken
+    assert!(ahead.iter().all(|&(_, c)| c == 'I'), "{ahead:?}");
+    assert!(!behind.is_empty() && behind.iter().all(|&(_, c)| c != 'I'), "{:?}", &behind[..behind.len().min(5)]);
+    // most I frames written overtook older data
+    assert!(ahead.len() as u64 * 2 > i_written, "{} of {i_written} I frames overtook older data", ahead.len());
+}
+
+#[test]
+fn a_media_backlog_is_read_and_checked() {
+    let with = |extra: &str| media("", extra);
+    let backlog = |s: &mpsim_core::Scenario| match &s.flows[0].app {
+        mpsim_core::scenario::AppSpec::Media(m) => m.backlog,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(backlog(&parse(&with(""))), None);
+    assert_eq!(backlog(&parse(&with(", backlog = \"0B\""))), Some(0));
+    assert_eq!(backlog(&parse(&with(", backlog = \"1.5MB\""))), Some(1_500_000));
+    assert_eq!(backlog(&parse(&with(", backlog = 4096"))), Some(4096));
+    let bad = |extra: &str| mpsim_core::Scenario::from_toml(&with(extra), "s").unwrap_err();
+    for (extra, says) in [
+        (", backlog = \"2TB\"", "at most 1 TB"),
+        (", backlog = \"2PB\"", "at most 1 PB"),
+        (", backlog = \"-1KB\"", "negative"),
+        (", backlog = \"10ms\"", "unknown size unit"),
+        (", backlog = true", "expected a quantity"),
+    ] {
+        let e = bad(extra);
+        assert_eq!(e.key, "flow[0].app.backlog", "{extra}: {e}");
+        assert!(e.message.contains(says), "{extra}: {e}");
+    }
+    // a parameter of media applications only
+    let e = mpsim_core::Scenario::from_toml(
+        &link_scenario("", "[[flow]]\npath = \"p\"\napp = { kind = \"cbr\", rate = \"1Mbps\", backlog = \"1MB\" }"),
+        "s",
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "flow[0].app.backlog");
+    assert!(e.message.contains("not a parameter of the cbr application"), "{e}");
+}

@@ -316,6 +316,7 @@ mod tests {
             ],
             frames: vec![(0, 20_000), (1, 5_000), (1, 5_000)],
             deadline: None,
+            backlog: None,
         };
         assert!((spec.rate_bps() - 30_000.0 * 8.0 / 0.12).abs() < 1e-6);
         let mut a = App::new(&AppSpec::Media(spec), 1, "v", 40);

@@ -32,10 +32,15 @@ pub struct SubflowSummary {
 pub struct ClassSummary {
     pub class: String,
     pub priority: u8,
-    /// Frames written, refused by a full send buffer, delivered, and delivered after the
-    /// playback deadline.
+    /// Frames written to the socket; discarded at the sender (refused by a full send buffer
+    /// or dropped from the application's queue); still in the application's queue at the end
+    /// of the run (neither written nor discarded). The frames the application generated are
+    /// `frames + refused + queued`.
     pub frames: u64,
     pub refused: u64,
+    pub queued: u64,
+    /// Of the frames written: delivered, and delivered after the playback deadline (written
+    /// frames not delivered by the end of the run are `frames - delivered`).
     pub delivered: u64,
     pub late: u64,
     pub delay_mean_ms: Option<f64>,
@@ -101,7 +106,8 @@ pub struct FlowSummary {
     /// RFC 3550 inter-arrival jitter of delivered application writes.
     pub jitter_ms: Option<f64>,
     pub cwnd_final_bytes: u64,
-    /// Bytes the application could not write because the send buffer was full (CBR only).
+    /// Bytes discarded at the sender: writes of a paced application refused by a full send
+    /// buffer, and media frames refused by it or dropped from the application's queue.
     pub app_bytes_refused: u64,
     pub out_of_order_segments: u64,
     pub duplicate_segments: u64,

@@ -2,7 +2,7 @@
 
 use super::{
     err, join, kind, AppSpec, FlowSpec, FrameClass, LinkSpec, MediaSpec, PathSpec, Reader, ScenarioError, Table, TcpSpec,
-    Transport, Vary,
+    Transport, Vary, MAX_SND_BUF,
 };
 use crate::time::{Dur, SimTime};
 use crate::units;
@@ -54,7 +54,7 @@ impl<'a> Reader<'a> {
         let t = self.table(
             v,
             key,
-            &["kind", "bytes", "rate", "packet", "on", "off", "distribution", "sizes", "vary", "fps", "gop", "frames", "classes", "deadline"],
+            &["kind", "bytes", "rate", "packet", "on", "off", "distribution", "sizes", "vary", "fps", "gop", "frames", "classes", "deadline", "backlog"],
         )?;
         let kind_name = self.req_string(&t, "kind")?;
         match kind_name.as_str() {
@@ -149,7 +149,7 @@ impl<'a> Reader<'a> {
     }
 
     fn media(&self, t: &Table, key: &str) -> Result<MediaSpec, ScenarioError> {
-        self.only(t, key, "media", &["fps", "gop", "frames", "classes", "deadline"])?;
+        self.only(t, key, "media", &["fps", "gop", "frames", "classes", "deadline", "backlog"])?;
         let fps = match t.map.get("fps") {
             None => 25.0,
             Some(_) => self.req_f64(t, "fps")?,
@@ -222,7 +222,12 @@ impl<'a> Reader<'a> {
             return Err(self.e(&join(key, "gop"), "the pattern needs at least one frame"));
         }
         let deadline = self.opt(t, "deadline", units::duration)?;
-        Ok(MediaSpec { frame_interval: Dur((1e9 / fps).round() as u64), classes, frames, deadline })
+        // the application's queue; absent: the flow's send buffer size (known with its transport)
+        let backlog = self.opt(t, "backlog", units::bytes)?;
+        if let Some(b) = backlog.filter(|&b| b > MAX_SND_BUF) {
+            return Err(self.e(&join(key, "backlog"), format!("must be at most 1 TB (got {b} B); \"0B\" holds no frame")));
+        }
+        Ok(MediaSpec { frame_interval: Dur((1e9 / fps).round() as u64), classes, frames, deadline, backlog })
     }
 
     /// Expands a `[[background]]` table into TCP and UDP flows generating a traffic mix.

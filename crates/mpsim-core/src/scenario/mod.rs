@@ -142,6 +142,10 @@ pub struct MediaSpec {
     pub frames: Vec<(usize, u32)>,
     /// A frame delivered later than this after it was produced is late.
     pub deadline: Option<Dur>,
+    /// Bytes of frames the sender may hold while the send buffer cannot take them (its
+    /// application queue, `app::FrameQueue`); None: the flow's send buffer size. 0: no queue, a
+    /// frame the send buffer cannot take at once is discarded.
+    pub backlog: Option<u64>,
 }
 
 impl MediaSpec {
@@ -295,7 +299,7 @@ pub const APPS: &[(&str, &str)] = &[
     ("cbr", "constant bit rate: `packet` bytes every packet*8/rate seconds"),
     ("onoff", "CBR during on periods and silent during off periods (`on`, `off`, constant or exponential)"),
     ("vbr", "Poisson packets of random sizes (`sizes` mix or preset) at a mean `rate`, optionally varying in time"),
-    ("media", "video frames at `fps` following a GOP pattern or a frame list, with per-type sizes and priorities"),
+    ("media", "video frames at `fps` following a GOP pattern or a frame list, with per-type sizes and priorities; frames the send buffer cannot take wait in a queue of `backlog` bytes, the lowest priority discarded first"),
 ];
 
 // ----------------------------------------------------------------------------------------

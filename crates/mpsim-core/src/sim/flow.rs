@@ -2,7 +2,7 @@
 //! data (write-to-delivery delay, jitter, per-class figures of a media stream).
 
 use super::handshake_rtt;
-use crate::app::App;
+use crate::app::{App, Frame, FrameQueue, Outcome};
 use crate::cc::Controller;
 use crate::metrics::{DelayStats, Jitter};
 use crate::net::{Link, Route};
@@ -21,7 +21,10 @@ use std::collections::VecDeque;
 pub(super) struct ClassStats {
     pub name: String,
     pub priority: u8,
+    /// Frames written to the socket.
     pub written: u64,
+    /// Frames discarded at the sender (refused by a full send buffer or dropped from the
+    /// application's queue).
     pub refused: u64,
     pub delivered: u64,
     pub late: u64,
@@ -130,6 +133,9 @@ pub(super) struct Flow {
     pub snd_buf: u64,
     pub background: bool,
     pub app: App,
+    /// The frames a media application holds while the send buffer cannot take them (None for
+    /// other applications, and over UDP, which has no send buffer).
+    pub queue: Option<FrameQueue>,
     /// Per frame type of a media stream (empty for other applications).
     pub classes: Vec<ClassStats>,
     pub deadline: Option<Dur>,
@@ -144,6 +150,8 @@ pub(super) struct Flow {
     pub jitter: Jitter,
     /// Sum and count of the write delays since the last sample (for the delay series).
     pub interval_delay: (u128, u64),
+    /// Bytes discarded at the sender: paced writes refused by a full send buffer, and media
+    /// frames dropped from the application's queue.
     pub refused: u64,
     pub completed_at: Option<SimTime>,
 }
@@ -253,6 +261,10 @@ impl Flow {
             ),
             _ => (Vec::new(), None, None),
         };
+        let queue = match &f.app {
+            AppSpec::Media(m) if !matches!(conn, Connection::Udp(_)) => Some(FrameQueue::new(m.backlog.unwrap_or(f.tcp.snd_buf))),
+            _ => None,
+        };
         Flow {
             name: f.name.clone(),
             conn,
@@ -260,6 +272,7 @@ impl Flow {
             snd_buf: f.tcp.snd_buf,
             background: f.background,
             app: App::new(&f.app, s.seed, &f.name, header),
+            queue,
             classes,
             deadline,
             media_rate_bps,
@@ -287,8 +300,9 @@ impl Flow {
         self.conn.unacked()
     }
 
-    /// The application writes `n` bytes at `now`, in units of at most `unit` bytes for the
-    /// delay records (a segment for bulk transfers; None: the whole write is one unit).
+    /// The application writes `n` bytes produced at `now` (earlier for a media frame that
+    /// waited in the application's queue), in units of at most `unit` bytes for the delay
+    /// records (a segment for bulk transfers; None: the whole write is one unit).
     #[inline]
     pub fn app_write(&mut self, now: SimTime, n: u64, unit: Option<u32>, priority: u8, class: u8) {
         let start = self.conn.written();
@@ -301,31 +315,71 @@ impl Flow {
         self.conn.write(n, priority);
     }
 
-    /// Tops up the send buffer of a bulk application.
+    /// Whether room freed in the send buffer is the application's to fill: a bulk
+    /// application's, or a media application's holding frames.
+    #[inline]
+    pub fn refills(&self) -> bool {
+        matches!(self.app, App::Bulk { .. }) || self.queue.as_ref().is_some_and(|q| !q.is_empty())
+    }
+
+    /// Tops up the send buffer of a bulk application, or writes the frames a media
+    /// application holds, from the oldest, as long as the next one fits whole. After the
+    /// application stops (`active` false) it writes nothing more.
     pub fn refill(&mut self, now: SimTime) {
         if !self.active {
             return;
         }
         let space = self.snd_buf.saturating_sub(self.unacked());
+        if let Some(mut q) = self.queue.take() {
+            q.drain(space, |f, o| self.frame_out(f, o));
+            self.queue = Some(q);
+            return;
+        }
         let n = self.app.bulk_write(space, self.mss as u64);
         if n > 0 {
             self.app_write(now, n, Some(self.mss), 0, 0);
         }
     }
 
-    /// A paced application's write of `len` bytes: accepted if the send buffer has room,
-    /// otherwise refused (dropped at the sender). UDP has no send buffer.
+    /// A paced application's write of `len` bytes. A media frame goes through the
+    /// application's queue (`FrameQueue`): written whole when the send buffer has room for it
+    /// and no older frame waits, otherwise held, and if the queue is over its bound the
+    /// lowest-priority frames are discarded. Another paced write is accepted if the send
+    /// buffer has room, otherwise refused (dropped at the sender). UDP has no send buffer.
     pub fn paced_write(&mut self, now: SimTime, len: u64, priority: u8, class: u8) {
         if let Connection::Udp(_) = self.conn {
             self.conn.write(len, priority);
+        } else if let Some(mut q) = self.queue.take() {
+            let space = self.snd_buf.saturating_sub(self.unacked());
+            q.offer(Frame { len, priority, class, at: now }, space, self.snd_buf, |f, o| self.frame_out(f, o));
+            self.queue = Some(q);
         } else if self.unacked() + len <= self.snd_buf {
             self.app_write(now, len, None, priority, class);
         } else {
-            self.refused += len;
-            if let Some(c) = self.classes.get_mut(class as usize) {
-                c.refused += 1;
-            }
+            self.discarded(len, class);
         }
+    }
+
+    /// A media frame leaves the application's queue: written to the socket (its delay counts
+    /// from when it was produced), or discarded.
+    fn frame_out(&mut self, f: Frame, o: Outcome) {
+        match o {
+            Outcome::Written => self.app_write(f.at, f.len, None, f.priority, f.class),
+            Outcome::Discarded => self.discarded(f.len, f.class),
+        }
+    }
+
+    /// A write of `len` bytes of class `class` discarded at the sender.
+    fn discarded(&mut self, len: u64, class: u8) {
+        self.refused += len;
+        if let Some(c) = self.classes.get_mut(class as usize) {
+            c.refused += 1;
+        }
+    }
+
+    /// Frames of class `class` still in the application's queue.
+    pub fn queued(&self, class: usize) -> u64 {
+        self.queue.as_ref().map_or(0, |q| q.iter().filter(|f| f.class as usize == class).count() as u64)
     }
 
     /// Records that the application's bytes up to `upto` reached the receiving application.

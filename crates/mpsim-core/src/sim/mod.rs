@@ -420,14 +420,14 @@ impl Simulation {
                 }
             }
             let fl = &mut self.flows[f];
-            if matches!(fl.app, App::Bulk { .. }) {
+            if fl.refills() {
                 fl.refill(now);
             }
             self.send_data(f);
         }
         if let Header::SctpSack(_) | Header::SctpControl(_) = header {
             let fl = &mut self.flows[f];
-            if matches!(fl.app, App::Bulk { .. }) {
+            if fl.refills() {
                 fl.refill(now);
             }
             self.send_data(f);

@@ -400,11 +400,13 @@ impl Recorder {
             s.classes = fl
                 .classes
                 .iter()
-                .map(|c| ClassSummary {
+                .enumerate()
+                .map(|(k, c)| ClassSummary {
                     class: c.name.clone(),
                     priority: c.priority,
                     frames: c.written,
                     refused: c.refused,
+                    queued: fl.queued(k),
                     delivered: c.delivered,
                     late: c.late,
                     delay_mean_ms: msd(c.delay.mean()),
