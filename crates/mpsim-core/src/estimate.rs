@@ -22,6 +22,9 @@ use serde::Serialize;
 /// bulk application writes once at the start, then once per ACK that frees room; a paced one
 /// once per write), kept until the write is wholly delivered.
 pub const SEND_BUFFER_RECORD_BYTES: u64 = 24;
+/// Bytes per frame held in a media flow's application queue (`app::FrameQueue`): the frame
+/// and its production number.
+pub const FRAME_QUEUE_RECORD_BYTES: u64 = 32;
 /// Bytes per segment of the sender's scoreboard (sequence, length, flags, time sent), and per
 /// data-sequence mapping of a Multipath TCP subflow.
 pub const SCOREBOARD_SEGMENT_BYTES: u64 = 24;
@@ -337,6 +340,17 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
                 _ => buffered.div_ceil(write_size[i]),
             };
             state += capacity(records) * SEND_BUFFER_RECORD_BYTES;
+            if let AppSpec::Media(m) = &f.app {
+                if app_rate[i] > rate[i] * 1.01 {
+                    // a media stream faster than its paths also holds frames in its
+                    // application queue: at most its backlog's worth of its smallest frames,
+                    // and at most the frames it produces
+                    let smallest = m.frames.iter().map(|fr| fr.1 as u64).min().unwrap_or(1).max(1);
+                    let bound = m.backlog.unwrap_or(f.tcp.snd_buf);
+                    let produced = (active[i] / m.frame_interval.as_secs_f64().max(1e-9)) as u64 + 1;
+                    state += capacity((bound / smallest).min(produced)) * FRAME_QUEUE_RECORD_BYTES;
+                }
+            }
             // in flight: at most the receive window, the send buffer and what the path holds:
             // its pipe at the flow's rate and the flow's share of each queue (flows crossing
             // a link share its queue as they share its rate)
@@ -466,6 +480,24 @@ mod tests {
         let ratio = est.events as f64 / events as f64;
         assert!((lo..hi).contains(&ratio), "{events} events, estimated {}", est.events);
         est
+    }
+
+    #[test]
+    fn a_media_queue_costs_a_record_per_frame_it_can_hold() {
+        assert!(std::mem::size_of::<(u64, crate::app::Frame)>() as u64 <= FRAME_QUEUE_RECORD_BYTES);
+        // 8 Mbit/s of 1000-byte frames into a 1 Mbit/s link for 2.5 s: 2,501 frames
+        let media = |backlog: &str| {
+            let app = format!("app = {{ kind = \"media\", fps = 1000, gop = \"P\", classes = {{ P = {{ size = \"1000B\" }} }}{backlog} }}");
+            let text = format!("duration = \"2.5s\"\n[metrics]\ninterval = \"0s\"\n[[link]]\nname = \"l\"\nrate = \"1Mbps\"\ndelay = \"10ms\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\npath = \"p\"\n{app}\n");
+            Scenario::from_toml(&text, "t").unwrap().estimate().state_bytes
+        };
+        let none = media(", backlog = \"0B\"");
+        let held = |backlog: &str| (media(backlog) - none) / FRAME_QUEUE_RECORD_BYTES;
+        // the default (the 4 MB send buffer) and a huge backlog: as many frames as are made
+        assert!((2_500..=2_502).contains(&held("")), "{}", held(""));
+        assert!((2_500..=2_502).contains(&held(", backlog = \"1TB\"")));
+        // a smaller one: its worth of frames
+        assert_eq!(held(", backlog = \"300KB\""), 300);
     }
 
     #[test]
