@@ -380,8 +380,11 @@ class Result:
     @cached_property
     def classes(self) -> "pd.DataFrame":
         """One row per frame type of each media flow (``flow``, ``class``, ``priority``,
-        ``frames``, ``refused``, ``delivered``, ``late``, ``delay_mean_ms``, ``delay_p95_ms``,
-        ``jitter_ms``); empty when no flow streams media."""
+        ``frames`` written to the socket, ``refused``: discarded at the sender (refused by a
+        full send buffer or dropped from the application's queue), ``queued``: still in that
+        queue at the end, ``delivered``, ``late``, ``delay_mean_ms``, ``delay_p95_ms``,
+        ``jitter_ms``); the frames generated are ``frames + refused + queued``. Empty when no
+        flow streams media."""
         import pandas as pd
 
         rows = [{"flow": f["flow"], **c} for f in self.summary.get("flows", []) for c in f.get("classes", [])]

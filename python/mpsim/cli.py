@@ -561,11 +561,12 @@ def _print_run(res: Any) -> None:
     media = [f for f in s.get("flows", []) if f.get("classes")]
     if media:
         _out()
-        headers = ["flow", "frame type", "priority", "frames", "delivered", "late", "refused", "delay ms", "p95 ms", "jitter ms"]
+        headers = ["flow", "frame type", "priority", "frames", "delivered", "late", "refused", "queued", "delay ms", "p95 ms",
+                   "jitter ms"]
         rows = [
             [str(f.get("flow")), str(c.get("class")), str(c.get("priority")), _int(c.get("frames")), _int(c.get("delivered")),
-             _int(c.get("late")), _int(c.get("refused")), _num(c.get("delay_mean_ms"), 1), _num(c.get("delay_p95_ms"), 1),
-             _num(c.get("jitter_ms"), 2)]
+             _int(c.get("late")), _int(c.get("refused")), _int(c.get("queued")), _num(c.get("delay_mean_ms"), 1),
+             _num(c.get("delay_p95_ms"), 1), _num(c.get("jitter_ms"), 2)]
             for f in media for c in f.get("classes", [])
         ]
         for line in _table(headers, rows, left=3):

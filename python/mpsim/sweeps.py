@@ -253,11 +253,15 @@ def _flow_rows(summary: Mapping[str, Any], wall_s: float | None = None) -> list[
         for c in f.get("classes", []):
             row[f"class_{c['class']}_delay_mean_ms"] = c.get("delay_mean_ms")
             row[f"class_{c['class']}_late"] = c.get("late")
-            # frames the application generated: accepted (``frames``) plus refused by a full
-            # send buffer; accepted frames not delivered by the end of the run are ``lost``
+            # frames the application generated: written to the socket (``frames``), discarded
+            # at the sender (``refused``: refused by a full send buffer or dropped from the
+            # application's queue) or still in that queue at the end (``queued``); written
+            # frames not delivered by the end of the run are ``lost``
             frames, refused, delivered = c.get("frames", 0), c.get("refused", 0), c.get("delivered", 0)
-            row[f"class_{c['class']}_generated"] = frames + refused
+            queued = c.get("queued", 0)
+            row[f"class_{c['class']}_generated"] = frames + refused + queued
             row[f"class_{c['class']}_refused"] = refused
+            row[f"class_{c['class']}_queued"] = queued
             row[f"class_{c['class']}_lost"] = frames - delivered
         for i, sf in enumerate(f.get("subflows", [])):
             if len(f["subflows"]) > 1:
