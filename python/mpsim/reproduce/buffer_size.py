@@ -436,10 +436,12 @@ def _robustness_section(rob: Any, dur: str) -> list[str]:
 
 
 def _report(measured: dict, sweep: Any, stacks: dict[str, Any], rob: Any, durations: tuple, seeds: int, quick: bool, spread: float) -> str:
-    cmd = f"mpsim reproduce {NAME}" + (f" --seeds {seeds}" if seeds != 5 else "") + (" --quick" if quick else "")
+    cmd, prov = common.provenance(NAME, seeds, quick, DEFAULT_SEEDS)
     rtt, bdp = path1_bdp()
     L = [
         f"# {TITLE}",
+        "",
+        prov,
         "",
         f"Produced by `{cmd}`: {seeds} seeds per case; goodput after the start of the run, Mbit/s,",
         "mean ± 95% confidence interval. Scenario: `scenarios/buffer_size/two_paths.toml` (its comments",

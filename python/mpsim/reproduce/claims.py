@@ -96,9 +96,14 @@ class Perturbation:
     delay: float = 1.0
     queue: float = 1.0
     seed_offset: int = 0
+    #: a study's own change of the scenario dict (e.g. another stream rate), applied after
+    #: the scaling; it must return the changed dict
+    edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def apply(self, d: dict[str, Any]) -> dict[str, Any]:
         out = copy.deepcopy(d)
+        if self.edit is not None:
+            out = self.edit(out)
         for link in out.get("link", []):
             for key, factor in (("rate", self.rate), ("delay", self.delay), ("queue", self.queue)):
                 if factor != 1.0 and key in link:
