@@ -11,7 +11,9 @@
 //! `window_aware_timeout` (true or false; default true): no timeout of the receiver's
 //! emulation while its own window is closed. `restore_after` (observations, at least 1;
 //! default 1) and `restore_hold` (a duration; default "0s"): the hysteresis of the path
-//! list's return to Full-MPTCP. See `transport/tear.rs` and `sched/mptcp_rec.rs` for what the
+//! list's return to Full-MPTCP. `fixed_rates` (a list of rates, one per path in the flow's
+//! order): a control that paces each path at a fixed rate instead of the receiver's estimate.
+//! See `transport/tear.rs` and `sched/mptcp_rec.rs` for what the
 //! paper says and what was chosen.
 
 use super::reader::{join, kind, Reader};
@@ -44,6 +46,7 @@ const KEYS: &[&str] = &[
     "window_aware_timeout",
     "restore_after",
     "restore_hold",
+    "fixed_rates",
 ];
 
 impl Reader<'_> {
@@ -124,6 +127,19 @@ impl Reader<'_> {
         if let Some(d) = self.opt(&t, "restore_hold", units::duration)? {
             s.pcder.restore_hold = d;
         }
+        if let Some(v) = t.map.get("fixed_rates") {
+            let k = join(key, "fixed_rates");
+            let arr = v.as_array().filter(|a| !a.is_empty()).ok_or_else(|| self.e(&k, "expected a list of rates, one per path, e.g. [\"384kbps\", \"11Mbps\"]"))?;
+            for (j, x) in arr.iter().enumerate() {
+                let jk = format!("{k}[{j}]");
+                let text = x.as_str().ok_or_else(|| self.e(&jk, format!("expected a rate like \"10Mbps\", found {}", kind(x))))?;
+                let r = units::rate(text).map_err(|m| self.e(&jk, m))?;
+                if r == 0 {
+                    return Err(self.e(&jk, "a path's fixed rate must be above zero"));
+                }
+                s.pcder.fixed_rates.push(r as f64);
+            }
+        }
         Ok(s)
     }
 }
@@ -171,6 +187,9 @@ scheduler = "mptcp_rec"
         let r = s.flows[0].rec.as_ref().unwrap();
         assert!(!r.tear.window_aware_timeout);
         assert_eq!((r.pcder.restore_after, r.pcder.restore_hold), (4, crate::time::Dur::from_millis(300)));
+        assert!(r.pcder.fixed_rates.is_empty());
+        let s = parse("mptcp_rec = { fixed_rates = [\"384kbps\", \"11Mbps\"] }\n").unwrap();
+        assert_eq!(s.flows[0].rec.as_ref().unwrap().pcder.fixed_rates, vec![384e3, 11e6]);
     }
 
     #[test]
@@ -187,6 +206,10 @@ scheduler = "mptcp_rec"
             ("mptcp_rec = { restore_after = 2.5 }\n", "flow[0].mptcp_rec.restore_after"),
             ("mptcp_rec = { restore_hold = \"-1s\" }\n", "flow[0].mptcp_rec.restore_hold"),
             ("mptcp_rec = { restore_hold = \"soon\" }\n", "flow[0].mptcp_rec.restore_hold"),
+            ("mptcp_rec = { fixed_rates = [] }\n", "flow[0].mptcp_rec.fixed_rates"),
+            ("mptcp_rec = { fixed_rates = [\"1Mbps\"] }\n", "flow[0].mptcp_rec.fixed_rates"),
+            ("mptcp_rec = { fixed_rates = [\"1Mbps\", 5] }\n", "flow[0].mptcp_rec.fixed_rates[1]"),
+            ("mptcp_rec = { fixed_rates = [\"1Mbps\", \"0bps\"] }\n", "flow[0].mptcp_rec.fixed_rates[1]"),
         ] {
             let e = parse(extra).unwrap_err();
             assert_eq!(e.key, key, "{extra}: {e}");

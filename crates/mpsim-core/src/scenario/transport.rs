@@ -105,6 +105,12 @@ impl Reader<'_> {
             (false, None) => None,
             (true, v) => Some(self.mptcp_rec(v, &join(key, "mptcp_rec"))?),
         };
+        if let Some(r) = rec.as_ref().filter(|r| !r.pcder.fixed_rates.is_empty() && r.pcder.fixed_rates.len() != flow_paths.len()) {
+            return Err(self.e(
+                &join(&join(key, "mptcp_rec"), "fixed_rates"),
+                format!("give one rate per path: {} rates for {} paths", r.pcder.fixed_rates.len(), flow_paths.len()),
+            ));
+        }
         let sctp_sched = if is_sctp { self.opt_string(&t, "scheduler")? } else { None };
         if sctp_sched.as_deref() == Some("mptcp_rec") {
             return Err(self.e(&join(key, "scheduler"), "mptcp_rec is a Multipath TCP scheduler; an SCTP flow cannot use it"));

@@ -49,11 +49,15 @@ pub struct PcderConfig {
     pub restore_after: u32,
     /// Time the indicator must have stayed clear before removed paths return.
     pub restore_hold: Dur,
+    /// A control, not the paper's scheme: each path's rate fixed (bit/s, by path index) instead
+    /// of the receiver's estimate; empty: the receiver's estimate (the default). The feedback
+    /// still marks the time of each estimate and drives the path list.
+    pub fixed_rates: Vec<f64>,
 }
 
 impl Default for PcderConfig {
     fn default() -> Self {
-        PcderConfig { awnd_samples: 16, min_paths: 1, initial_window: 10, burst: 2, restore_after: 1, restore_hold: Dur::ZERO }
+        PcderConfig { awnd_samples: 16, min_paths: 1, initial_window: 10, burst: 2, restore_after: 1, restore_hold: Dur::ZERO, fixed_rates: Vec::new() }
     }
 }
 
@@ -121,6 +125,9 @@ impl MptcpRec {
     /// The rate path `i` is paced at, bit/s: its advertised DSR, or before any feedback
     /// `initial_window` segments per srtt.
     pub fn rate_of(&self, i: usize, v: &SubflowView) -> f64 {
+        if let Some(&r) = self.cfg.fixed_rates.get(i) {
+            return r;
+        }
         match self.rate.get(i).copied().flatten() {
             Some((r, _)) => r,
             None => {
@@ -262,7 +269,8 @@ impl Scheduler for MptcpRec {
             self.fit(p + 1);
             // feedback older than what was already taken is stale
             if self.rate[p].is_none_or(|(_, at)| f.stamp >= at) {
-                self.rate[p] = Some((f.rate_bps, f.stamp));
+                let rate = self.cfg.fixed_rates.get(p).copied().unwrap_or(f.rate_bps);
+                self.rate[p] = Some((rate, f.stamp));
                 self.observe(info.now);
             }
         }
@@ -290,6 +298,17 @@ mod tests {
 
     fn ack(r: &mut MptcpRec, at_ms: u64, sub: usize, window: u64) {
         r.on_ack_info(&AckInfo { now: SimTime(Dur::from_millis(at_ms).0), sub, feedback: None, window });
+    }
+
+    #[test]
+    fn fixed_rates_replace_the_receivers_estimate_but_not_the_list() {
+        let mut r = MptcpRec::new(PcderConfig { fixed_rates: vec![1e6, 5e6], ..PcderConfig::default() });
+        r.on_ack_info(&AckInfo { now: SimTime(Dur::from_millis(10).0), sub: 0, feedback: Some(Feedback { stamp: SimTime(Dur::from_millis(10).0), path: 0, rate_bps: 9e6 }), window: 1000 });
+        assert_eq!(r.advertised(), vec![Some(1e6)]);
+        let v = super::super::test_util::sf(100, 10, 0);
+        assert_eq!((r.rate_of(0, &v), r.rate_of(1, &v)), (1e6, 5e6), "the fixed rate also before any feedback");
+        let plain = MptcpRec::new(PcderConfig::default());
+        assert!(plain.rate_of(1, &v) > 0.0 && plain.rate_of(1, &v) != 5e6);
     }
 
     #[test]
