@@ -282,3 +282,21 @@ def test_provenance_round_trips():
     assert common.read_provenance(f"# t\n\n{line}\n") == {"paper": "dqs", "seeds": 3, "quick": True}
     assert common.provenance("dqs", 5, False, 5)[0] == "mpsim reproduce dqs"
     assert common.read_provenance("no line") is None
+
+
+def test_mptcp_rec_path_list_acts_and_its_controls_change_the_runs():
+    # the mechanisms seed 000 credits, seen in the runs: the path list removes paths (none
+    # with `min_paths = 3`), and both controls give other runs than MPTCP-rec's. Red if the
+    # path list is switched off by default, or if the receiver's estimate stops reaching the
+    # sender's pacing
+    from mpsim import api
+    from mpsim.reproduce import mptcp_rec as m
+
+    def row(arm):
+        df = api.sweep(m.arm_scenario(arm, "16KB, uniform 1%", 1, "30s"), None, [1], processes=1, progress=False)
+        return df[df["flow"] == "mp"].iloc[0]
+
+    rec, no_list, fixed = row("mptcp_rec"), row("mptcp_rec_no_path_list"), row("mptcp_rec_fixed_rates")
+    assert rec["path_removals"] > 0 and no_list["path_removals"] == 0
+    assert rec["goodput_bps"] != no_list["goodput_bps"]
+    assert rec["goodput_bps"] != fixed["goodput_bps"]
