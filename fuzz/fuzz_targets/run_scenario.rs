@@ -1,6 +1,7 @@
 //! Structure-aware: builds a random scenario of a few links, paths and flows (every
-//! scheduler, controller, application, loss model, outage and TCP setting is reachable,
-//! MPTCP-rec's receiver logic with every key of its `mptcp_rec` table, links' congestion
+//! scheduler, controller, application (a media stream's `backlog` included), loss model,
+//! outage and TCP setting is reachable, MPTCP-rec's receiver logic with every key of its
+//! `mptcp_rec` table (the `fixed_rates` control included), links' congestion
 //! warning, and SCTP associations, with and without CMT, with every key of their `sctp`
 //! table, their controllers and schedulers),
 //! reads it through the scenario reader, and runs it with the simulator's invariant checks
@@ -21,8 +22,9 @@ const MAX_MEMORY: u64 = 256 << 20;
 
 const SCHEDULERS: &[&str] = &[
     "lowest_rtt", "lowest_rtt_plain", "round_robin", "redundant", "single_path", "blest", "ecf", "otias", "dqs",
-    "dqs_exact", "dqs_backoff", "dqs_ahead", "dqs_exact_ahead", "dqs_backoff_ahead", "po_mptcp", "po_mptcp_rr",
-    "mptcp_rec",
+    "dqs_exact", "dqs_backoff", "dqs_ahead", "dqs_exact_ahead", "dqs_backoff_ahead", "dqs_round_robin", "po_mptcp",
+    "po_mptcp_fifo", "po_mptcp_in_order", "po_mptcp_in_order_fifo", "po_mptcp_rr", "po_mptcp_rr_fifo", "in_order",
+    "linux_upstream", "mptcp_rec",
 ];
 const CONTROLLERS: &[&str] = &["reno", "lia", "olia", "balia", "receiver_rate", "cubic", "westwood", "new_jersey"];
 /// SCTP's controllers, and names it must refuse with a message.
@@ -58,7 +60,8 @@ struct Sctp {
     scheduler: Option<u8>,
     /// Which keys of the `sctp` table are given (one bit each, in the order of `sctp()`).
     keys: u32,
-    /// bundling, delayed_sack, sfr, cuc, dac, timestamps, nr_sack, cmt_pf, jsctp_ignore_zero
+    /// bundling, delayed_sack, sfr, cuc, dac, timestamps, nr_sack, cmt_pf, jsctp_ignore_zero;
+    /// bits 9-10 pick jsctp_losses
     flags: u16,
     chunk: u16,
     mtu: u16,
@@ -111,6 +114,8 @@ fn sctp(c: &Sctp, ps: &[usize]) -> Value {
         ("hb_interval", json!(format!("{}ms", c.hb_interval as u64 * 20))),
         ("jsctp_k", json!(format!("{}B", c.jsctp_k as u64 * 20))),
         ("jsctp_ignore_zero", json!(flag(8))),
+        // JSCTP's loss rule, and a name it must refuse
+        ("jsctp_losses", json!(["jitter", "wireless", "congestion", "random"][(c.flags >> 9) as usize % 4])),
     ];
     let mut t = serde_json::Map::new();
     for (i, (k, v)) in all.into_iter().enumerate() {
@@ -183,10 +188,13 @@ struct Rec {
     window_aware_timeout: bool,
     restore_after: u8,
     restore_hold: u8,
+    /// The fixed-rate control: rates for some paths (a count that differs from the flow's
+    /// paths is refused)
+    fixed_rates: Option<Vec<u8>>,
 }
 
 fn rec(r: &Rec) -> Value {
-    json!({
+    let mut v = json!({
         "sigma": r.sigma as u64 % 70,
         "phi": r.phi as f64 / 100.0,
         "theta": r.theta as f64 / 100.0,
@@ -199,7 +207,11 @@ fn rec(r: &Rec) -> Value {
         "window_aware_timeout": r.window_aware_timeout,
         "restore_after": r.restore_after as u64 % 20,
         "restore_hold": format!("{}ms", r.restore_hold as u64 * 8),
-    })
+    });
+    if let Some(rates) = &r.fixed_rates {
+        v["fixed_rates"] = json!(rates.iter().take(9).map(|&x| rate(x)).collect::<Vec<_>>());
+    }
+    v
 }
 
 #[derive(Arbitrary, Debug)]
@@ -208,7 +220,7 @@ enum App {
     Cbr { rate: u8, packet: u16 },
     OnOff { rate: u8, packet: u16, on: u8, off: u8, constant: bool },
     Vbr { rate: u8, preset: u8, vary: Option<(u8, u8, u8)> },
-    Media { fps: u8, gop: Vec<u8>, deadline: Option<u8> },
+    Media { fps: u8, gop: Vec<u8>, deadline: Option<u8>, backlog: Option<u16> },
 }
 
 #[derive(Arbitrary, Debug)]
@@ -263,7 +275,7 @@ fn app(a: &App) -> Value {
             }
             v
         }
-        App::Media { fps, gop, deadline } => {
+        App::Media { fps, gop, deadline, backlog } => {
             let gop: String = gop.iter().take(30).map(|&c| ['I', 'P', 'B'][c as usize % 3]).collect();
             let mut v = json!({"kind": "media", "fps": 1 + *fps as u64 % 60});
             if !gop.is_empty() {
@@ -271,6 +283,9 @@ fn app(a: &App) -> Value {
             }
             if let Some(d) = deadline {
                 v["deadline"] = json!(format!("{}ms", 10 + *d as u64 * 4));
+            }
+            if let Some(b) = backlog {
+                v["backlog"] = json!(format!("{}B", *b as u64 * 64));
             }
             v
         }
