@@ -156,3 +156,14 @@ def test_summary_reports_the_mechanism_where_the_claim_holds_only_in_part():
     (row,) = C.summary_rows([r])
     assert row[4] == "where it holds (1 of 2 points): needs it at 1, holds without it at 0"
     assert row[5] == "vs off: better at 1 of 2"
+
+
+def test_the_index_gathers_every_papers_summary(tmp_path):
+    (r,) = results = C.evaluate([CLAIM], _table(1.0, 0.0))
+    for paper in ("a", "b"):
+        (tmp_path / paper).mkdir()
+        C.write(results, tmp_path / paper, paper)
+    text = "\n".join(C.index_markdown(tmp_path, ["a", "b", "missing"]))
+    assert "Verdicts: holds 2, does not hold 0, not resolved 0 of 2 claims." in text
+    assert text.count("| scheme raises m | base | holds (2 of 2 points hold) |") == 2
+    assert C.index_markdown(tmp_path, ["missing"]) == []

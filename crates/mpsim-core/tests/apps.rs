@@ -242,10 +242,10 @@ fn first_sends(out: &mpsim_core::Output) -> Vec<(String, u64, u64)> {
 
 #[test]
 fn media_priorities_reach_the_connection_through_the_application_queue() {
-    // a backlogged stream (9.5 Mbit/s over two 4 Mbit/s paths) whose frames mostly wait in the
-    // application queue and are written when ACKs free the send buffer; a 1 MB send buffer
-    // holds unsent data, and the backlog is large enough that no frame is discarded, so the
-    // byte stream is the GOP's frames one after the other. PO-MPTCP's priority dequeue hands
+    // a backlogged stream (9.5 Mbit/s over two 4 Mbit/s paths) whose frames all fit in a
+    // 100 MB send buffer: none waits in the application's queue (which would write I frames
+    // ahead of older ones) or is discarded, so the byte stream is the GOP's frames one after
+    // the other and the unsent data piles up in the send buffer. PO-MPTCP's priority dequeue hands
     // the I frames' bytes to the subflows ahead of older B and P bytes still in the send
     // buffer; its FIFO form hands out the bytes in order, so each subflow sends its bytes in
     // order. If the frames lost their priority on the way (every write at priority 0), both
@@ -259,7 +259,7 @@ fn media_priorities_reach_the_connection_through_the_application_queue() {
             r#"
 duration = "6s"
 [tcp]
-snd_buf = "1MB"
+snd_buf = "100MB"
 rcv_buf = "16MB"
 [metrics]
 trace = true
@@ -307,7 +307,7 @@ app = {{ kind = "media", fps = 25, gop = "IBBPBBPBBPBB", backlog = "100MB", clas
     let overtaken = |sched: &str| {
         let out = run_checked(&parse(&text(sched)));
         let f = &out.summary.flows[0];
-        assert!(f.classes.iter().all(|c| c.refused == 0 && c.queued > 0), "{sched}: {:?}", f.classes);
+        assert!(f.classes.iter().all(|c| c.refused == 0 && c.queued == 0), "{sched}: {:?}", f.classes);
         let mut newest: std::collections::HashMap<String, (u64, u64)> = Default::default();
         let (mut behind, mut ahead) = (Vec::new(), std::collections::BTreeSet::new());
         for (path, dsn, len) in first_sends(&out) {

@@ -25,4 +25,9 @@ def run(name: str, out_root: str | Path = "results", seeds: int | None = None, q
     unknown = [n for n in names if n not in PAPERS]
     if unknown:
         raise KeyError(f"unknown paper {unknown[0]!r}; expected one of: {', '.join(PAPERS)} or all")
-    return [PAPERS[n].run(Path(out_root) / n, seeds=seeds or PAPERS[n].DEFAULT_SEEDS, quick=quick, processes=processes) for n in names]
+    reports = [PAPERS[n].run(Path(out_root) / n, seeds=seeds or PAPERS[n].DEFAULT_SEEDS, quick=quick, processes=processes) for n in names]
+    if name == "all":
+        from .claims import index_markdown
+
+        (Path(out_root) / "README.md").write_text("\n".join(index_markdown(Path(out_root), names)))
+    return reports

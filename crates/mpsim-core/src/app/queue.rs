@@ -7,13 +7,17 @@
 //! "Quality-adaptive media streaming by priority drop", NOSSDAV 2003; the rule of MPEG frame
 //! discarding, B before P before I). The rules:
 //!
-//! * Frames are written whole, from the front of the queue, in the order they were produced,
-//!   as long as the front frame fits in the send buffer (`unacked + len <= snd_buf`).
+//! * Frames are written whole, highest priority first and oldest first among equals, as long
+//!   as the next one fits in the send buffer (`unacked + len <= snd_buf`): the less important
+//!   frames are the ones delayed (priority-progress streaming, Krasic and Walpole, 2001-2003:
+//!   the sender sends in priority order within its window and drops what the window cannot
+//!   carry). A frame of lower priority that would fit is not written past one that does not:
+//!   the room is kept for the more important frame.
 //! * The frames waiting hold at most `bound` bytes. When an arriving frame would put the queue
 //!   over the bound, frames are discarded until the rest fit, each time the one with the lowest
 //!   priority among the queued frames and the arriving one, the newest among equals (so the
-//!   arriving frame goes first among its peers). After each discard the front is written again
-//!   if it now fits (a discarded front frame may have been what held the queue).
+//!   arriving frame goes first among its peers). After each discard the next frame is written
+//!   if it now fits (a discarded frame may have been what held the queue).
 //! * A frame that can never be held whole is discarded on arrival, alone: one larger than the
 //!   send buffer (it could never be written), or one the send buffer cannot take now that is
 //!   larger than the bound (it could never wait). No discard could make room for it, so no
@@ -24,7 +28,7 @@
 //! can never be held, above), and a frame written to the socket is never discarded.
 //!
 //! Frames are kept per priority level, each level in production order, so that the frame to
-//! write (the oldest of the level fronts) and the frame to discard (the newest of the lowest
+//! write (the front of the highest level) and the frame to discard (the newest of the lowest
 //! level) are found in time proportional to the number of levels, whatever the queue's length.
 
 use crate::time::SimTime;
@@ -116,8 +120,9 @@ impl FrameQueue {
         }
     }
 
-    /// The send buffer has `space` bytes free: writes the frames at the front of the queue as
-    /// long as the front one fits, telling `out` of each. Returns the space left.
+    /// The send buffer has `space` bytes free: writes the waiting frames, highest priority
+    /// first and oldest first among equals, as long as the next one fits, telling `out` of
+    /// each. Returns the space left.
     pub fn drain(&mut self, mut space: u64, mut out: impl FnMut(Frame, Outcome)) -> u64 {
         while let Some(k) = self.front_level() {
             let (_, frame) = *self.levels[k].1.front().expect("a non-empty level");
@@ -147,9 +152,9 @@ impl FrameQueue {
         self.len += 1;
     }
 
-    /// The level holding the oldest waiting frame.
+    /// The level holding the next frame to write: the highest priority held.
     fn front_level(&self) -> Option<usize> {
-        self.levels.iter().enumerate().filter_map(|(k, (_, l))| l.front().map(|f| (f.0, k))).min().map(|(_, k)| k)
+        self.levels.iter().rposition(|(_, l)| !l.is_empty())
     }
 
     /// Removes and returns the newest frame of the lowest priority held.
@@ -180,8 +185,13 @@ mod tests {
         }
 
         fn drain(&mut self, mut space: u64, out: &mut Vec<(Frame, Outcome)>) -> u64 {
-            while let Some(&f) = self.frames.first().filter(|f| f.len <= space) {
-                self.frames.remove(0);
+            // the highest priority; the oldest among equals (the first in production order)
+            while let Some(high) = self.frames.iter().map(|f| f.priority).max() {
+                let k = self.frames.iter().position(|f| f.priority == high).unwrap();
+                if self.frames[k].len > space {
+                    break;
+                }
+                let f = self.frames.remove(k);
                 space -= f.len;
                 out.push((f, Outcome::Written));
             }
@@ -300,12 +310,16 @@ mod tests {
                 prop_assert!(q.bytes() <= bound);
                 prop_assert_eq!(q.bytes(), q.iter().map(|f| f.len).sum::<u64>());
                 prop_assert_eq!(q.len(), q.iter().count());
-                // what is left waits because its front does not fit
-                let front = q.iter().min_by_key(|f| f.at);
-                prop_assert!(front.is_none_or(|f| f.len > sock.capacity - sock.unacked));
+                // what is left waits because the next frame to write (the highest priority, the
+                // oldest among equals) does not fit
+                let next = q.iter().max_by_key(|f| (f.priority, std::cmp::Reverse(f.at)));
+                prop_assert!(next.is_none_or(|f| f.len > sock.capacity - sock.unacked));
             }
-            // frames are written in the order they were produced
-            prop_assert!(written.windows(2).all(|w| w[0].at < w[1].at));
+            // frames of one priority are written in the order they were produced
+            for p in 0..4u8 {
+                let level: Vec<&Frame> = written.iter().filter(|f| f.priority == p).collect();
+                prop_assert!(level.windows(2).all(|w| w[0].at < w[1].at));
+            }
             // every frame is written, discarded or still waiting, exactly once
             let mut all: Vec<SimTime> = written.iter().chain(&discarded).chain(q.iter()).map(|f| f.at).collect();
             all.sort();
@@ -339,7 +353,7 @@ mod tests {
         out.clear();
         q.offer(f(40, 2, 4), 0, 1000, |f, o| out.push((f.at.0, o)));
         assert_eq!(out, vec![(2, Outcome::Discarded), (1, Outcome::Discarded)]);
-        // room frees: the frames leave in production order, whole, as long as they fit
+        // room frees: the frames leave highest priority first, whole, as long as they fit
         out.clear();
         assert_eq!(q.drain(99, |f, o| out.push((f.at.0, o))), 39);
         assert_eq!(out, vec![(0, Outcome::Written)]);
@@ -370,14 +384,26 @@ mod tests {
     }
 
     #[test]
-    fn a_discarded_front_frame_lets_the_next_one_through() {
-        // the front (low priority) does not fit; discarding it frees the way for the rest,
-        // which then need no further discard
+    fn a_discarded_frame_lets_the_next_one_through() {
+        // the I frame (next to write) does not fit; an arriving B frame overflows the bound, the
+        // newest B goes, and so on until the rest fit
         let mut q = FrameQueue::new(60);
         let mut out = Vec::new();
-        q.offer(f(50, 0, 0), 30, 1000, |f, o| out.push((f.at.0, o)));
-        q.offer(f(20, 1, 1), 30, 1000, |f, o| out.push((f.at.0, o)));
-        assert_eq!(out, vec![(0, Outcome::Discarded), (1, Outcome::Written)]);
-        assert!(q.is_empty());
+        q.offer(f(50, 1, 0), 30, 1000, |f, o| out.push((f.at.0, o)));
+        q.offer(f(20, 0, 1), 30, 1000, |f, o| out.push((f.at.0, o)));
+        assert_eq!(out, vec![(1, Outcome::Discarded)]);
+        assert_eq!(q.len(), 1);
+        // a frame of higher priority than all held, that fits, goes first
+        out.clear();
+        q.offer(f(5, 2, 2), 30, 1000, |f, o| out.push((f.at.0, o)));
+        assert_eq!(out, vec![(2, Outcome::Written)]);
+        // a lower-priority frame that would fit waits behind the I frame that does not
+        let mut q = FrameQueue::new(100);
+        out.clear();
+        q.offer(f(50, 1, 0), 30, 1000, |f, o| out.push((f.at.0, o)));
+        q.offer(f(10, 0, 1), 30, 1000, |f, o| out.push((f.at.0, o)));
+        assert!(out.is_empty() && q.len() == 2);
+        assert_eq!(q.drain(60, |f, o| out.push((f.at.0, o))), 0);
+        assert_eq!(out, vec![(0, Outcome::Written), (1, Outcome::Written)]);
     }
 }

@@ -299,7 +299,7 @@ pub const APPS: &[(&str, &str)] = &[
     ("cbr", "constant bit rate: `packet` bytes every packet*8/rate seconds"),
     ("onoff", "CBR during on periods and silent during off periods (`on`, `off`, constant or exponential)"),
     ("vbr", "Poisson packets of random sizes (`sizes` mix or preset) at a mean `rate`, optionally varying in time"),
-    ("media", "video frames at `fps` following a GOP pattern or a frame list, with per-type sizes and priorities; frames the send buffer cannot take wait in a queue of `backlog` bytes, the lowest priority discarded first"),
+    ("media", "video frames at `fps` following a GOP pattern or a frame list, with per-type sizes and priorities; frames the send buffer cannot take wait in a queue of `backlog` bytes, written highest priority first, the lowest priority discarded first"),
 ];
 
 // ----------------------------------------------------------------------------------------
