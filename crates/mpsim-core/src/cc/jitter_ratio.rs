@@ -374,12 +374,18 @@ mod tests {
         assert!(JitterRatio::default().is_congestion(0, 10) , "k = 0 makes every loss congestion");
     }
 
+    /// A ratio well above k/w: a queue that grows by 9 ms per packet, sampled once.
+    fn congested(rtt: Dur) -> JitterRatio {
+        let mut jr = JitterRatio::new(1.0, true);
+        feed(&mut jr, 0..11, |i| 9 * i);
+        jr.maybe_sample(ms(200), rtt, 10);
+        jr
+    }
+
     #[test]
     fn algorithm_1_congestion_wireless_and_next_rtt() {
         let rtt = Dur::from_millis(100);
-        let mut congested = JitterRatio::new(1.0, true);
-        feed(&mut congested, 0..11, |i| 9 * i);
-        congested.maybe_sample(ms(200), rtt, 10);
+        let congested = congested(rtt);
         let quiet = JitterRatio::default();
         let w = Window { cwnd: 40 * MSS, ssthresh: 20 * MSS, mss: MSS };
         let mut r = JsctpResponse::new(MSS);
@@ -403,9 +409,7 @@ mod tests {
     #[test]
     fn algorithm_2_timeouts() {
         let rtt = Dur::from_millis(100);
-        let mut congested = JitterRatio::new(1.0, true);
-        feed(&mut congested, 0..11, |i| 9 * i);
-        congested.maybe_sample(ms(200), rtt, 10);
+        let congested = congested(rtt);
         let w = Window { cwnd: 40 * MSS, ssthresh: 20 * MSS, mss: MSS };
         let mut r = JsctpResponse::new(MSS);
         let (a, c) = r.on_timeout(ms(5), w, &congested, 25 * MSS);
@@ -419,9 +423,7 @@ mod tests {
     #[test]
     fn the_controls_take_every_loss_for_one_class() {
         let rtt = Dur::from_millis(100);
-        let mut congested = JitterRatio::new(1.0, true);
-        feed(&mut congested, 0..11, |i| 9 * i);
-        congested.maybe_sample(ms(200), rtt, 10);
+        let congested = congested(rtt);
         let quiet = JitterRatio::default();
         let w = Window { cwnd: 40 * MSS, ssthresh: 20 * MSS, mss: MSS };
         for jr in [&congested, &quiet] {
