@@ -300,3 +300,18 @@ def test_mptcp_rec_path_list_acts_and_its_controls_change_the_runs():
     assert rec["path_removals"] > 0 and no_list["path_removals"] == 0
     assert rec["goodput_bps"] != no_list["goodput_bps"]
     assert rec["goodput_bps"] != fixed["goodput_bps"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("paper", ["dqs", "buffer-size"])
+def test_the_default_command_writes_exactly_the_committed_report(paper, tmp_path):
+    # `mpsim reproduce X` on its defaults gives the committed report and checks byte for byte
+    # (the two cheapest papers; about 40 s together)
+    from pathlib import Path
+
+    committed = Path(__file__).resolve().parent.parent / "docs" / "reproductions" / paper
+    if not committed.exists():
+        pytest.skip("no checkout beside the tests")
+    (report,) = reproduce.run(paper, tmp_path)
+    for name in ("report.md", "claims.csv", "claims_summary.csv"):
+        assert (report.parent / name).read_text() == (committed / name).read_text(), name
