@@ -669,8 +669,10 @@ def _report(plan: Plan, seeds: int, e1: Any, e2: Any, e3: Any, e4: Any, e5: Any,
         losses = (g["congestion_losses"] + g["wireless_losses"]).mean()
         rows.append([cross, "on" if fix else "off", f"{losses:.0f}", f"{cs[0]:.3f}", f"{at[0]:.3f}", f"{zeros:.3f}", _mbps(gp)])
     L += common.md_table(["UDP cross traffic", "fix", "losses per run", "taken for congestion", "share of time jr ≥ k/w", "zero samples / samples", "JSCTP goodput"], rows)
-    on = e2[e2["fix"]]
-    zero_share = on["jitter_zero_samples"].sum() / max(on["jitter_samples"].sum(), 1)
+    zero_share = ", ".join(
+        f"{g['jitter_zero_samples'].sum() / max(g['jitter_samples'].sum(), 1):.1%} " + ("alone" if cross == "none" else f"beside {cross} of UDP")
+        for cross, g in e2[e2["fix"]].groupby("cross_traffic", sort=False)
+    )
     spread = e2.groupby(["cross_traffic", "fix"])["goodput_bps"].agg(lambda x: x.max() - x.min()).max()
     L += [
         "",
@@ -678,7 +680,7 @@ def _report(plan: Plan, seeds: int, e1: Any, e2: Any, e3: Any, e4: Any, e5: Any,
         "loss: every loss is a queue overflow at the bottleneck, so every loss taken for wireless is a",
         "misjudgement. The paper's ineffective jitter ratio is a sample of exactly zero (a window whose",
         "first and last packets met the same queue); the fix skips such samples. In the model",
-        f"{zero_share:.1%} of the samples with the fix on were exactly zero (the runs without the fix do not",
+        f"of the samples with the fix on, {zero_share} were exactly zero (the runs without the fix do not",
         "count theirs, since they are not told apart there).",
         "Beside constant-rate UDP cross traffic the queue stays nearly full: its delay hardly grows",
         "across a window, the samples are small but not zero, and the smoothed ratio stays below k/w;",
