@@ -147,6 +147,20 @@ def test_check(small_path, write, capsys):
     assert one_error_line(captured.err).startswith(f"error: {bad}: link[1].rate: ")
 
 
+def test_names_that_would_escape_the_output_folder_are_refused_by_check(small_path, write, capsys, tmp_path):
+    # a flow's capture is <flow>.pcap in the folder given: a name with '/' or a newline is
+    # refused before anything runs, in one line naming the key
+    text = small_path.read_text()
+    for name, why in (('"../escaped"', "'/'"), ('"two\\nlines"', "control character")):
+        bad = write("names.toml", text.replace('name = "f1"', f"name = {name}", 1))
+        for argv in (["check", str(bad)], ["run", str(bad), "--pcap", str(tmp_path / "caps"), "-q"]):
+            assert main(argv) == 2
+            line = one_error_line(capsys.readouterr().err)
+            assert line.startswith(f"error: {bad}: flow[0].name: ") and why in line, line
+    assert not (tmp_path / "escaped.pcap").exists()
+    assert not (tmp_path / "caps").exists() or not any((tmp_path / "caps").iterdir())
+
+
 def test_list(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out

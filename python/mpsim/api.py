@@ -302,6 +302,9 @@ def _write_captures(captures: Iterable[tuple[str, bytes, int, int]], out: Path) 
     written = []
     for flow, data, packets, dropped in captures:
         p = out / f"{flow}.pcap"
+        # the reader refuses names that are no file name; never write outside the folder
+        if p.resolve().parent != out.resolve():
+            raise ValueError(f"flow name {flow!r} would put its capture outside {out}")
         p.write_bytes(data)
         written.append(p)
         if dropped:

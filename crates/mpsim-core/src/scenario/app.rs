@@ -247,7 +247,7 @@ impl<'a> Reader<'a> {
             key,
             &["name", "path", "rate", "load", "tcp_share", "tcp_flows", "udp_flows", "sizes", "vary", "start", "stop", "cc"],
         )?;
-        let name = self.req_string(&t, "name")?;
+        let name = self.req_name(&t, "name")?;
         let pname = self.req_string(&t, "path")?;
         let path = *paths.get(&pname).ok_or_else(|| self.e(&join(key, "path"), format!("no path named '{pname}'")))?;
         let bottleneck = path_specs[path].links.iter().map(|&l| links[l].rate_bps).min().unwrap_or(0);

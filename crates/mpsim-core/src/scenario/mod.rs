@@ -450,6 +450,33 @@ mod tests {
     }
 
     #[test]
+    fn names_that_cannot_be_file_names_are_refused_naming_the_key() {
+        let flow = |name: &str| GOOD.replace("[[flow]]\n        path = \"p\"", &format!("[[flow]]\n        name = {name}\n        path = \"p\""));
+        for (name, why) in [
+            ("\"../escaped\"", "'/'"),
+            ("\"a/b\"", "'/'"),
+            ("\"a\\\\b\"", "'\\\\'"),
+            ("\"two\\nlines\"", "control character"),
+            ("\".hidden\"", "start with '.'"),
+            (&format!("\"{}\"", "x".repeat(101)), "100 characters"),
+        ] {
+            let e = bad(&flow(name));
+            assert_eq!(e.key, "flow[0].name", "{name}: {e}");
+            assert!(e.message.contains(why), "{name}: {e}");
+            assert!(!e.to_string().contains('\n'), "one line: {e}");
+        }
+        for ok in ["\"wifi path\"", "\"bg_a.tcp1\"", "\"flow-2+\"", "\"ünï\""] {
+            assert!(Scenario::from_toml(&flow(ok), "s").is_ok(), "{ok}");
+        }
+        let e = bad(&GOOD.replace("name = \"l1\"", "name = \"../l1\"").replace("links = [\"l1\"]", "links = [\"../l1\"]"));
+        assert_eq!(e.key, "link[0].name");
+        let e = bad(&GOOD.replace("name = \"p\"", "name = \"/p\"").replace("path = \"p\"", "path = \"/p\""));
+        assert_eq!(e.key, "path[0].name");
+        let e = bad(&format!("name = \"a/b\"\n{GOOD}"));
+        assert_eq!(e.key, "name");
+    }
+
+    #[test]
     fn counts_are_capped() {
         let mut text = GOOD.replace("links = [\"l1\"]", "links = [\"l1\"]\n[[path]]\nname = \"q\"\nlinks = [\"l1\"]");
         text.push_str("[[background]]\nname = \"bg\"\npath = \"q\"\nload = \"10%\"\ntcp_flows = 1001\n");

@@ -13,7 +13,7 @@ pub const DEFAULT_CW_WEIGHT: f64 = 0.02;
 impl Reader<'_> {
     pub(super) fn link(&self, v: &Value, key: &str, duration: Dur) -> Result<LinkSpec, ScenarioError> {
         let t = self.table(v, key, &["name", "rate", "delay", "queue", "loss", "reverse_loss", "down", "congestion_warning", "jitter"])?;
-        let name = self.req_string(&t, "name")?;
+        let name = self.req_name(&t, "name")?;
         let rate_bps = self.req(&t, "rate", units::rate)?;
         if rate_bps == 0 {
             return Err(self.e(&join(key, "rate"), "must be greater than zero"));
@@ -157,7 +157,7 @@ impl Reader<'_> {
 
     pub(super) fn path(&self, v: &Value, key: &str, links: &HashMap<String, usize>) -> Result<PathSpec, ScenarioError> {
         let t = self.table(v, key, &["name", "links"])?;
-        let name = self.req_string(&t, "name")?;
+        let name = self.req_name(&t, "name")?;
         let lk = join(key, "links");
         let arr = t
             .map

@@ -8,6 +8,9 @@ use crate::units;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
+/// The longest name of a scenario, link, path, flow or background mix, in characters.
+pub const MAX_NAME_CHARS: usize = 100;
+
 pub(super) fn err(origin: &str, key: &str, message: impl Into<String>) -> ScenarioError {
     ScenarioError { origin: origin.to_string(), key: key.to_string(), message: message.into() }
 }
@@ -48,7 +51,7 @@ impl<'a> Reader<'a> {
             return Err(self.e("", "the scenario is empty; it needs at least `duration`, a [[link]], a [[path]] and a [[flow]]"));
         }
         let t = self.table(v, "", &["name", "duration", "seed", "tcp", "metrics", "link", "path", "flow", "background"])?;
-        let name = self.opt_string(&t, "name")?.unwrap_or_else(|| "scenario".into());
+        let name = self.opt_name(&t, "name")?.unwrap_or_else(|| "scenario".into());
         let duration = self.req(&t, "duration", |s| units::duration(s))?;
         if duration == Dur::ZERO {
             return Err(self.e("duration", "must be longer than zero"));
@@ -200,6 +203,34 @@ impl<'a> Reader<'a> {
 
     pub(super) fn req_string(&self, t: &Table, k: &str) -> Result<String, ScenarioError> {
         self.opt_string(t, k)?.ok_or_else(|| self.e(&join(&t.path, k), "missing"))
+    }
+
+    /// An optional name (of the scenario, a link, a path, a flow or a background mix): names
+    /// become file names (a flow's capture is `<flow>.pcap`) and stand in one-line messages,
+    /// so they hold no `/`, `\\` or control character, do not start with `.`, and are at most
+    /// [`MAX_NAME_CHARS`] characters long.
+    pub(super) fn opt_name(&self, t: &Table, k: &str) -> Result<Option<String>, ScenarioError> {
+        let Some(name) = self.opt_string(t, k)? else { return Ok(None) };
+        let problem = if name.chars().count() > MAX_NAME_CHARS {
+            Some(format!("is longer than {MAX_NAME_CHARS} characters"))
+        } else if let Some(c) = name.chars().find(|c| c.is_control() || *c == '/' || *c == '\\') {
+            Some(format!("holds {c:?}, which a file name cannot"))
+        } else if name.starts_with('.') {
+            Some("starts with '.'".into())
+        } else {
+            None
+        };
+        match problem {
+            Some(p) => Err(self.e(
+                &join(&t.path, k),
+                format!("the name {:?} {p}: names become file names, so they hold no '/', '\\' or control character, do not start with '.', and are at most {MAX_NAME_CHARS} characters long", name.escape_debug().to_string()),
+            )),
+            None => Ok(Some(name)),
+        }
+    }
+
+    pub(super) fn req_name(&self, t: &Table, k: &str) -> Result<String, ScenarioError> {
+        self.opt_name(t, k)?.ok_or_else(|| self.e(&join(&t.path, k), "missing"))
     }
 
     pub(super) fn req_f64(&self, t: &Table, k: &str) -> Result<f64, ScenarioError> {

@@ -21,7 +21,7 @@ impl Reader<'_> {
     ) -> Result<FlowSpec, ScenarioError> {
         let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "join_delay", "join_at", "cc", "transport", "cmt", "start", "stop", "app", "tcp", "sctp", "mptcp_rec", "receiver"])?;
         let is_sctp = self.opt_string(&t, "transport")?.as_deref() == Some("sctp");
-        let name = self.opt_string(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
+        let name = self.opt_name(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
         let lookup = |pname: &str, k: &str| -> Result<usize, ScenarioError> {
             paths.get(pname).copied().ok_or_else(|| {
                 let mut names: Vec<&str> = paths.keys().map(|s| s.as_str()).collect();
