@@ -306,6 +306,11 @@ def test_unresolvable_names_are_scenario_errors_naming_file_and_key(tmp_path):
         ('scheduler = "lowest_rtt"', 'scheduler = "mpsim.examples.round_robin:Nope"', "flow[0].scheduler", "has no 'Nope'"),
         ('scheduler = "lowest_rtt"', 'scheduler = "greedy"', "flow[0].scheduler", "unknown scheduler 'greedy'"),
         ('cc = "lia"', 'cc = "mpsim.examples.round_robin:RoundRobin"', "flow[0].cc", "has no on_ack(), on_congestion() method"),
+        # a function is no class: it is refused before it is ever called
+        ('cc = "lia"', 'cc = "os:getcwd"', "flow[0].cc", "'os:getcwd' is a built-in function, not a class"),
+        ('cc = "lia"', 'cc = "math:sqrt"', "flow[0].cc", "not a class"),
+        ('scheduler = "lowest_rtt"', 'scheduler = "os:system"', "flow[0].scheduler", "'os:system' is a built-in function, not a class"),
+        ('scheduler = "lowest_rtt"', 'scheduler = "json:dumps"', "flow[0].scheduler", "'json:dumps' is a function, not a class"),
     ]
     for old, new, key, msg in cases:
         f = tmp_path / "bad.toml"
@@ -317,7 +322,7 @@ def test_unresolvable_names_are_scenario_errors_naming_file_and_key(tmp_path):
             assert (e.origin, e.key) == (str(f), key) and msg in e.message, str(e)
     # from the command line: one line, exit status 2, no traceback
     r = subprocess.run([sys.executable, "-m", "mpsim", "check", str(f)], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and "flow[0].cc" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2 and key in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_module_beside_the_scenario_file_is_found_by_the_cli(tmp_path):

@@ -36,7 +36,11 @@ feedback)`` (every ACK: the subflow it came on, the advertised window in bytes, 
 without an ACK; a scheduler with it is paced, asked again as soon as its chunk has left).
 
 A scenario names a Python implementation like a built-in one, by a registered name or as
-``"module:Class"``::
+``"module:Class"``. **Naming Python code in a scenario runs it**, as running a Python file
+would: its module is imported (executing its top level) and the class is instantiated. Run
+only scenarios whose code you trust. A ``"module:Class"`` name must be a class with the
+protocol's methods, checked before anything of it is called (a function such as
+``os:system`` is refused); factories that are not classes can be registered from Python::
 
     [[flow]]
     paths = ["p1", "p2"]
@@ -221,11 +225,34 @@ def resolve(kind: str, name: str, *, search: Iterable[str | os.PathLike[str]] = 
         if not hasattr(obj, part):
             raise LookupError(f"module '{module}' has no '{qual}' (for {what} '{name}')")
         obj = getattr(obj, part)
+    # a name in a scenario must be a class implementing the protocol, checked here before
+    # anything of it is called (a function such as os:system is never called as a factory)
+    if not isinstance(obj, type):
+        raise LookupError(
+            f"{what} '{name}' is {_describe(obj)}, not a class: a scenario names a class with "
+            + ", ".join(m + "()" for m in _REQUIRED[kind])
+            + " (factories can be registered in Python with register_"
+            + {"scheduler": "scheduler", "cc": "controller", "receiver": "receiver"}[kind]
+            + ")"
+        )
     try:
         _check_class(kind, name, obj)
     except TypeError as e:
         raise LookupError(str(e)) from None
     return obj  # type: ignore[no-any-return]
+
+
+def _describe(obj: Any) -> str:
+    """What an object is, in a few words, for an error message."""
+    import inspect
+
+    if inspect.isbuiltin(obj):
+        return "a built-in function"
+    if inspect.isfunction(obj):
+        return "a function"
+    if inspect.ismodule(obj):
+        return "a module"
+    return f"a {type(obj).__name__}"
 
 
 def for_scenario(d: Mapping[str, Any], origin: str) -> tuple[list[tuple[str, str, str, Callable[[], Any]]], list[tuple[str, str]]]:
