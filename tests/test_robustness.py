@@ -66,7 +66,7 @@ def check_error(capsys, write, text: str) -> str:
 @pytest.mark.parametrize(
     "change, key, limit",
     [
-        ('[tcp]\nsnd_buf = "999999999999999GB"\n', "tcp.snd_buf", "at most 1 PB"),
+        ('[tcp]\nsnd_buf = "999999999999999GB"\n', "tcp.snd_buf", "at most 1 TB"),
         ('[tcp]\nsnd_buf = "5TB"\n', "tcp.snd_buf", "at most 1 TB"),
         ('[tcp]\nrcv_buf = "2GB"\n', "tcp.rcv_buf", "at most 1 GB"),
     ],

@@ -429,7 +429,9 @@ mod tests {
         let with_tcp = |tcp: &str| GOOD.replace("path = \"p\"\n", &format!("path = \"p\"\ntcp = {{ {tcp} }}\n"));
         let e = bad(&with_tcp("snd_buf = \"999999999999999GB\""));
         assert_eq!(e.key, "flow[0].tcp.snd_buf");
-        assert!(e.message.contains("at most 1 PB"), "{e}");
+        assert!(e.message.contains("at most 1 TB"), "its own limit, not the parser's: {e}");
+        let e = bad(&with_tcp("snd_buf = \"lots\""));
+        assert!(!e.message.contains("1 TB"), "{e}");
         let e = bad(&with_tcp("snd_buf = \"2TB\""));
         assert_eq!(e.key, "flow[0].tcp.snd_buf");
         assert!(e.message.contains("at most 1 TB"), "{e}");
@@ -474,6 +476,18 @@ mod tests {
         assert_eq!(e.key, "path[0].name");
         let e = bad(&format!("name = \"a/b\"\n{GOOD}"));
         assert_eq!(e.key, "name");
+    }
+
+    #[test]
+    fn weak_inputs_get_messages_that_show_them() {
+        let e = bad(&GOOD.replace("duration = \"10s\"", "duration = \"10s\"\nseed = -1"));
+        assert_eq!(e.key, "seed");
+        assert!(e.message.contains("found -1"), "{e}");
+        let e = bad(&format!("\"\" = 1\n{GOOD}"));
+        assert!(e.message.contains("unknown key \"\""), "{e}");
+        let e = bad(&GOOD.replace("duration = \"10s\"", "duration = \"1s\"\n[metrics]\nwarmup = \"2s\""));
+        assert_eq!(e.key, "metrics.warmup");
+        assert!(e.message.contains("warmup 2.000s against duration 1.000s"), "{e}");
     }
 
     #[test]

@@ -40,7 +40,7 @@ impl<'a> Reader<'a> {
             if !allowed.contains(&k.as_str()) {
                 let key = join(path, k);
                 let hint = closest(k, allowed).map(|c| format!(" (did you mean '{c}'?)")).unwrap_or_default();
-                return Err(self.e(&key, format!("unknown key{hint}; expected one of: {}", allowed.join(", "))));
+                return Err(self.e(&key, format!("unknown key {:?}{hint}; expected one of: {}", k.escape_debug().to_string(), allowed.join(", "))));
             }
         }
         Ok(Table { path: path.to_string(), map, allowed })
@@ -58,7 +58,7 @@ impl<'a> Reader<'a> {
         }
         let seed = match t.map.get("seed") {
             None => 1,
-            Some(v) => v.as_u64().ok_or_else(|| self.e("seed", format!("expected a non-negative integer, found {}", kind(v))))?,
+            Some(v) => v.as_u64().ok_or_else(|| self.e("seed", format!("expected a whole number from 0 to {}, found {}", u64::MAX, shown(v))))?,
         };
         let tcp_defaults = match t.map.get("tcp") {
             None => TcpSpec::default(),
@@ -130,7 +130,7 @@ impl<'a> Reader<'a> {
             }
         }
         if metrics.warmup >= duration {
-            return Err(self.e("metrics.warmup", "must be shorter than the duration"));
+            return Err(self.e("metrics.warmup", format!("must be shorter than the duration: warmup {} against duration {}", metrics.warmup, duration)));
         }
         let _ = t.allowed;
         Ok(Scenario { name, duration, seed, links: link_specs, paths: path_specs, flows: flow_specs, metrics })
@@ -273,6 +273,15 @@ pub(super) fn kind(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "a list",
         Value::Object(_) => "a table",
+    }
+}
+
+/// A value as a message shows it: numbers and short strings as they are, others by kind.
+pub(super) fn shown(v: &Value) -> String {
+    match v {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) if s.chars().count() <= 40 => format!("{:?}", s.escape_debug().to_string()),
+        other => kind(other).to_string(),
     }
 }
 

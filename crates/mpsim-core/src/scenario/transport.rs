@@ -320,10 +320,14 @@ impl Reader<'_> {
         if let Some(b) = self.opt(&t, "rcv_buf", units::bytes)? {
             s.rcv_buf = b;
         }
-        if let Some(b) = self.opt(&t, "snd_buf", units::bytes)? {
-            if b > MAX_SND_BUF {
-                return Err(self.e(&join(key, "snd_buf"), format!("must be at most 1 TB (got {b} B)")));
-            }
+        // read with the send buffer's own limit, whatever the size of the number
+        let snd_buf = |s: &str| match units::bytes(s) {
+            Ok(b) if b <= MAX_SND_BUF => Ok(b),
+            Ok(b) => Err(format!("must be at most 1 TB (got {b} B)")),
+            Err(e) if e.contains("at most") => Err(format!("must be at most 1 TB (got '{s}')")),
+            Err(e) => Err(e),
+        };
+        if let Some(b) = self.opt(&t, "snd_buf", snd_buf)? {
             s.snd_buf = b;
         }
         if let Some(b) = self.opt(&t, "header", units::bytes)? {
