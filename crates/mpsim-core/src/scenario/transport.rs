@@ -323,8 +323,8 @@ impl Reader<'_> {
         // read with the send buffer's own limit, whatever the size of the number
         let snd_buf = |s: &str| match units::bytes(s) {
             Ok(b) if b <= MAX_SND_BUF => Ok(b),
-            Ok(b) => Err(format!("must be at most 1 TB (got {b} B)")),
-            Err(e) if e.contains("at most") => Err(format!("must be at most 1 TB (got '{s}')")),
+            Ok(_) => Err("must be at most 1 TB".to_string()),
+            Err(e) if e.contains("at most") => Err("must be at most 1 TB".to_string()),
             Err(e) => Err(e),
         };
         if let Some(b) = self.opt(&t, "snd_buf", snd_buf)? {
