@@ -459,3 +459,78 @@ def test_dask_accepts_a_client_a_cluster_or_an_address(small_path, cluster):
     c = mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "2%"]}, seeds=2, processes=1, progress=False)
     pd.testing.assert_frame_equal(comparable(a), comparable(c))
     pd.testing.assert_frame_equal(comparable(b), comparable(c))
+
+
+# ----- runs that would not end: run_timeout, and Ctrl-C
+
+
+STALL = """
+name = "stall"
+duration = "2s"
+[[link]]
+name = "l"
+rate = "10Mbps"
+delay = "5ms"
+[[path]]
+name = "p"
+links = ["l"]
+[[flow]]
+name = "f"
+path = "p"
+transport = "udp"
+app = { kind = "onoff", rate = "1Mbps", packet = "100B", on = "1ns", off = "1ns" }
+"""
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_a_run_past_run_timeout_is_recorded_and_the_sweep_goes_on(small_path, tmp_path, processes):
+    # an on/off source switching every nanosecond takes minutes for 2 simulated seconds: the
+    # run is stopped after 1 s and recorded, and the other grid point finishes normally
+    stall = tmp_path / "stall.toml"
+    stall.write_text(STALL)
+    grid = {"flow.f.app": [{"kind": "onoff", "rate": "1Mbps", "packet": "100B", "on": "1ns", "off": "1ns"}, {"kind": "cbr", "rate": "1Mbps"}]}
+    t = time.monotonic()
+    with pytest.warns(RuntimeWarning, match="1 of 2 sweep runs failed"):
+        frame = mpsim.sweep(stall, grid, 1, processes=processes, progress=False, run_timeout=1.0)
+    assert time.monotonic() - t < 30
+    (failed,) = frame.attrs["failed"]
+    assert failed["error_type"] == "RunTimeout" and "run_timeout" in failed["error"], failed
+    assert len(frame) == 1 and frame["goodput_bps"].iloc[0] > 0
+    rep = mpsim.sweep(stall, None, 1, processes=processes, progress=False, run_timeout=1.0, out=tmp_path / "folder")
+    assert (rep.done, rep.failed) == (0, 1)
+    assert mpsim.load_sweep(tmp_path / "folder", table="failed")["error_type"].tolist() == ["RunTimeout"]
+    for bad in (0, -1.0, float("nan"), "10s", True):
+        with pytest.raises(ValueError, match="run_timeout"):
+            mpsim.sweep(small_path, None, 1, run_timeout=bad)
+
+
+def test_cli_run_timeout_reads_durations_and_refuses_others(small_path, tmp_path, capsys):
+    from mpsim.cli import _seconds
+
+    assert _seconds("90", "x") == 90 and _seconds("1.5min", "x") == 90 and _seconds("500ms", "x") == 0.5
+    assert main(["sweep", str(small_path), "--run-timeout", "soon", "--out", str(tmp_path / "a.csv")]) == 2
+    assert "--run-timeout expects a positive duration" in capsys.readouterr().err
+    stall = tmp_path / "stall.toml"
+    stall.write_text(STALL)
+    assert main(["sweep", str(stall), "--run-timeout", "1s", "--processes", "1", "-q", "--out", str(tmp_path / "b.csv")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "1 run failed" in err[0] and "run_timeout" in err[0], err
+
+
+def test_ctrl_c_stops_a_sweep_of_long_runs_at_once(tmp_path):
+    # both workers are deep in runs that take minutes; Ctrl-C ends the sweep within seconds,
+    # with one line and no traceback (the workers are terminated, not left to finish)
+    stall = tmp_path / "stall.toml"
+    stall.write_text(STALL)
+    p = subprocess.Popen([sys.executable, "-m", "mpsim", "sweep", str(stall), "--seeds", "4", "--processes", "2", "--out", str(tmp_path / "f")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(5)
+    t = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise AssertionError("the sweep did not stop within 30 s of Ctrl-C")
+    assert time.monotonic() - t < 15
+    assert p.returncode == 130 and "Traceback" not in err and err.strip().splitlines()[-1] == "interrupted", err

@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable, NoReturn, Sequence
 
@@ -258,6 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --out FOLDER: delete what the folder holds and run everything")
     s.add_argument("--series", action="store_true",
                    help="with --out FOLDER: also keep each run's time series (flow_series, ... tables)")
+    s.add_argument("--run-timeout", metavar="T", default=None,
+                   help="stop any run after T of wall time (seconds, or with a unit: 90s, 10min) and record it "
+                   "as failed (RunTimeout); the sweep goes on")
     s.add_argument("--no-validate", dest="validate", action="store_false",
                    help="do not check every grid point first: a bad point is recorded as a failed run instead "
                    "of stopping the sweep before it starts")
@@ -612,6 +616,16 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _seconds(text: str, option: str) -> float:
+    """A positive duration in seconds from "90", "90s", "1.5min", "2h" or "500ms"."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ms|s|min|h)?\s*", text)
+    if not m or float(m.group(1)) <= 0:
+        raise UsageError(f"{option} expects a positive duration like 90s, 10min or 500ms, got {text!r}")
+    return float(m.group(1)) * {"ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, None: 1.0}[m.group(2)]
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .api import _stderr_is_tty, aggregate, sweep
     from .sweep_store import SweepFolderError
@@ -629,20 +643,25 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {e}") from None
     if kind != "folder" and (args.fresh or args.series):
         raise UsageError(f"--{'fresh' if args.fresh else 'series'} needs --out FOLDER (a name without suffix)")
+    run_timeout = None if args.run_timeout is None else _seconds(args.run_timeout, "--run-timeout")
 
     try:
-        res = sweep(
-            ScenarioFile(args.scenario),
-            grid,
-            seeds=args.seeds,
-            processes=args.processes,
-            progress=not args.quiet and _stderr_is_tty(),
-            dask=args.dask,
-            out=args.out,
-            overrides=overrides,
-            validate=args.validate,
-            **({"fresh": args.fresh, "series": args.series} if kind == "folder" else {}),
-        )
+        with warnings.catch_warnings():
+            # the failed runs are reported below, in one line
+            warnings.filterwarnings("ignore", message=r".* sweep runs failed", category=RuntimeWarning)
+            res = sweep(
+                ScenarioFile(args.scenario),
+                grid,
+                seeds=args.seeds,
+                processes=args.processes,
+                progress=not args.quiet and _stderr_is_tty(),
+                dask=args.dask,
+                out=args.out,
+                overrides=overrides,
+                validate=args.validate,
+                run_timeout=run_timeout,
+                **({"fresh": args.fresh, "series": args.series} if kind == "folder" else {}),
+            )
     except SweepFolderError as e:
         raise UsageError(str(e)) from None
     except ValueError as e:
@@ -652,12 +671,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if kind == "folder":
         return _report_folder_sweep(args, list(grid), res)
     frame = res
-    if args.quiet:
-        return EXIT_OK
-    _print_aggregate(aggregate(frame), list(grid))
-    runs = int(frame["run"].nunique()) if len(frame) else 0
-    _out()
-    _out(f"wrote {_plural(len(frame), 'row')} ({_plural(runs, 'run')}) to {args.out}")
+    failed = frame.attrs.get("failed") or []
+    if not args.quiet and len(frame):
+        _print_aggregate(aggregate(frame), list(grid))
+        runs = int(frame["run"].nunique())
+        _out()
+        _out(f"wrote {_plural(len(frame), 'row')} ({_plural(runs, 'run')}) to {args.out}")
+    if failed:
+        _err(f"{_plural(len(failed), 'run')} failed (their errors are in frame.attrs['failed'] with the Python API; "
+             f"--out FOLDER keeps them in a 'failed' table); the first: {failed[0]['error']}")
+        return EXIT_RUNS_FAILED
     return EXIT_OK
 
 

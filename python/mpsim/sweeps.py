@@ -200,12 +200,30 @@ class _Plan:
 # The task a worker runs
 
 
-def _run_task(scenario_json: str, origin: str, series: bool) -> dict[str, Any]:
+class RunTimeout(Exception):
+    """A sweep run went past ``run_timeout`` seconds of wall time and was stopped."""
+
+
+def _deadline(timeout: float | None, start: float) -> Callable[[float], None] | None:
+    """A progress callback that stops the run once *timeout* seconds have passed since
+    *start* (the core calls it at every thousandth of the simulated time)."""
+    if timeout is None:
+        return None
+
+    def check(frac: float) -> None:
+        if time.perf_counter() - start > timeout:
+            raise RunTimeout(f"stopped after {timeout:g} s of wall time (run_timeout), at {frac:.1%} of its simulated time")
+
+    return check
+
+
+def _run_task(scenario_json: str, origin: str, series: bool, timeout: float | None = None) -> dict[str, Any]:
     """Runs one sweep run (in a worker) and returns ``{"summary": JSON text, "series":
-    {table: columns} or None}``, or ``{"error_type", "error"}`` if the run raised."""
+    {table: columns} or None}``, or ``{"error_type", "error"}`` if the run raised (a run past
+    *timeout* seconds is stopped and recorded as a ``RunTimeout``)."""
     start = time.perf_counter()
     try:
-        raw = run_json(scenario_json, origin)  # imports the schedulers and controllers written in Python
+        raw = run_json(scenario_json, origin, _deadline(timeout, start))  # imports the schedulers and controllers written in Python
     except (KeyboardInterrupt, SystemExit):
         raise
     except _core.ScenarioError as e:  # the core's class does not pickle; keep its text
@@ -484,7 +502,7 @@ def _deliver(sink: Any, bar: _Bar, counts: _Counts, run: _Run, out: Mapping[str,
 
 
 def _execute(
-    plan: _Plan, runs: list[_Run], sink: Any, *, processes: int, dask: Any, series: bool, progress: bool
+    plan: _Plan, runs: list[_Run], sink: Any, *, processes: int, dask: Any, series: bool, progress: bool, timeout: float | None = None
 ) -> _Counts:
     """Runs *runs* on the chosen back end, handing each outcome to *sink* as it comes."""
     counts = _Counts()
@@ -494,21 +512,21 @@ def _execute(
         if not runs:
             pass
         elif dask is not None:
-            _execute_dask(plan, runs, dask, series, emit)
+            _execute_dask(plan, runs, dask, series, emit, timeout)
         elif processes == 1 or len(runs) == 1:
             for run in runs:
-                emit(run, _run_task(plan.scenario_json(run), plan.origin, series))
+                emit(run, _run_task(plan.scenario_json(run), plan.origin, series, timeout))
         else:
-            counts.retried = _execute_local(plan, runs, min(processes, len(runs)), series, emit)
+            counts.retried = _execute_local(plan, runs, min(processes, len(runs)), series, emit, timeout)
     finally:
         bar.close()
         sink.flush()  # whatever finished is kept, also on Ctrl-C or an error
     return counts
 
 
-def _run_chunk(payloads: list[str], origin: str, series: bool) -> list[dict[str, Any]]:
+def _run_chunk(payloads: list[str], origin: str, series: bool, timeout: float | None = None) -> list[dict[str, Any]]:
     """Runs several sweep runs in one task of a back end (see :func:`_chunk_size`)."""
-    return [_run_task(p, origin, series) for p in payloads]
+    return [_run_task(p, origin, series, timeout) for p in payloads]
 
 
 def _chunk_size(mean_run_s: float | None, target_s: float) -> int:
@@ -536,7 +554,7 @@ class _Timing:
         return self.wall / self.runs if self.runs else None
 
 
-def _execute_local(plan: _Plan, runs: list[_Run], processes: int, series: bool, emit: Callable[..., None]) -> int:
+def _execute_local(plan: _Plan, runs: list[_Run], processes: int, series: bool, emit: Callable[..., None], timeout: float | None = None) -> int:
     """Local worker processes; returns how many runs were run again after a worker died."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -549,9 +567,16 @@ def _execute_local(plan: _Plan, runs: list[_Run], processes: int, series: bool, 
                                    initargs=(os.getpid(),))
 
     def stop(pool: ProcessPoolExecutor) -> None:
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        # the processes are taken first: shutdown forgets them, and a worker left in a long
+        # run would go on to its end (and the interpreter would wait for it at exit)
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for proc in procs:
             proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in procs:
+            proc.join(5)
+            if proc.is_alive():
+                proc.kill()
 
     pool = new_pool()
     try:  # workers that cannot even start (an unguarded script, say) are an error, not failed runs
@@ -572,7 +597,7 @@ def _execute_local(plan: _Plan, runs: list[_Run], processes: int, series: bool, 
     def submit(chunk: list[_Run], source: deque[_Run]) -> None:
         payloads = [plan.scenario_json(r) for r in chunk]
         try:
-            fut = pool.submit(_run_chunk, payloads, plan.origin, series)
+            fut = pool.submit(_run_chunk, payloads, plan.origin, series, timeout)
         except BrokenProcessPool:
             source.extendleft(reversed(chunk))  # a pool that broke meanwhile takes nothing: run them later
             raise
@@ -704,7 +729,7 @@ def _check_workers(client: Any) -> None:
         raise ImportError(f"Dask worker {w} runs mpsim {v}, this process {__version__}; install the same version")
 
 
-def _execute_dask(plan: _Plan, runs: list[_Run], dask: Any, series: bool, emit: Callable[..., None]) -> None:
+def _execute_dask(plan: _Plan, runs: list[_Run], dask: Any, series: bool, emit: Callable[..., None], timeout: float | None = None) -> None:
     from distributed import KilledWorker
 
     _, as_completed = _distributed()
@@ -716,6 +741,7 @@ def _execute_dask(plan: _Plan, runs: list[_Run], dask: Any, series: bool, emit: 
         window = max(8, 2 * sum(client.nthreads().values()))
         todo = deque(runs)
         pending: dict[str, list[_Run]] = {}
+        live: dict[str, Any] = {}  # key -> future, cancelled if the sweep is interrupted
         futures = as_completed()
         timing = _Timing()
 
@@ -723,14 +749,16 @@ def _execute_dask(plan: _Plan, runs: list[_Run], dask: Any, series: bool, emit: 
             chunk = [todo.popleft() for _ in range(min(_chunk_size(timing.mean(), DASK_TASK_S), len(todo)))]
             if chunk:
                 payloads = [plan.scenario_json(r) for r in chunk]
-                fut = client.submit(_run_chunk, payloads, plan.origin, series, pure=False)
+                fut = client.submit(_run_chunk, payloads, plan.origin, series, timeout, pure=False)
                 pending[fut.key] = chunk
+                live[fut.key] = fut
                 futures.add(fut)
 
         for _ in range(window):
             submit_next()
         for fut in futures:
             chunk = pending.pop(fut.key)
+            live.pop(fut.key, None)
             try:
                 outs = fut.result()
             except KilledWorker as e:  # the workers running it died allowed-failures times
@@ -740,6 +768,13 @@ def _execute_dask(plan: _Plan, runs: list[_Run], dask: Any, series: bool, emit: 
                 timing.add(out)
                 emit(run, out)
             submit_next()
+    except BaseException:
+        # Ctrl-C or an error: what the cluster still runs for this sweep is cancelled
+        try:
+            client.cancel(list(live.values()))
+        except Exception:  # noqa: BLE001 - the sweep is stopping anyway
+            pass
+        raise
     finally:
         close()
 
@@ -809,6 +844,7 @@ def sweep(
     series: bool = False,
     validate: bool = True,
     flush_every: float = FLUSH_EVERY_S,
+    run_timeout: float | None = None,
 ) -> "pd.DataFrame | SweepReport":
     """Runs a scenario over the Cartesian product of a parameter grid and seeds.
 
@@ -843,6 +879,8 @@ def sweep(
             recorded as failed and the sweep goes on.
         flush_every: with a folder, write finished runs at least this often (seconds; 0
             writes each run as it finishes). A killed sweep loses at most this much work.
+        run_timeout: stop any run after this many seconds of wall time and record it as
+            failed (``error_type`` ``"RunTimeout"``); the sweep goes on. None: no limit.
 
     Returns:
         Without a folder: one row per (run, flow): a column per grid key, ``seed``, ``run``
@@ -862,7 +900,7 @@ def sweep(
             offending key.
         SweepFolderError: the folder holds a sweep of another scenario, other grid keys or
             another ``series`` choice (use ``fresh=True`` or another folder).
-        ValueError: bad ``seeds``, ``processes``, ``dask`` or ``out``.
+        ValueError: bad ``seeds``, ``processes``, ``dask``, ``out`` or ``run_timeout``.
 
     A run that raises does not stop the sweep; it is recorded with its error. A local
     worker process that dies is replaced and its runs are run again (a run that kills its
@@ -886,6 +924,8 @@ def sweep(
         raise ValueError("fresh=True applies to a sweep folder: give out=FOLDER")
     if flush_every < 0 or not math.isfinite(flush_every):
         raise ValueError(f"flush_every must be a non-negative number of seconds, got {flush_every!r}")
+    if run_timeout is not None and (isinstance(run_timeout, bool) or not isinstance(run_timeout, (int, float)) or not run_timeout > 0 or not math.isfinite(run_timeout)):
+        raise ValueError(f"run_timeout must be a positive number of seconds (or None), got {run_timeout!r}")
     if isinstance(dask, str):
         _parse_local(dask)
     if dask is not None:
@@ -898,7 +938,7 @@ def sweep(
         if out is not None:
             Path(out).parent.mkdir(parents=True, exist_ok=True)
         mem = _MemorySink(plan)
-        counts = _execute(plan, plan.runs, mem, processes=processes, dask=dask, series=False, progress=progress)
+        counts = _execute(plan, plan.runs, mem, processes=processes, dask=dask, series=False, progress=progress, timeout=run_timeout)
         frame = mem.frame()
         if counts.failed:
             first = frame.attrs["failed"][0]
@@ -923,7 +963,7 @@ def sweep(
         todo.append(run)
     store.forget_failures(r.run_id for r in todo)
     sink = _FolderSink(plan, store, series, flush_every)
-    counts = _execute(plan, todo, sink, processes=processes, dask=dask, series=series, progress=progress)
+    counts = _execute(plan, todo, sink, processes=processes, dask=dask, series=series, progress=progress, timeout=run_timeout)
     return SweepReport(
         folder=Path(out),
         total=len(plan.runs),
