@@ -76,26 +76,3 @@ def test_the_differentiation_classes_some_overflows_as_congestion_and_differs_fr
     for arm in ("jsctp", "jsctp_all_congestion"):
         gp[arm] = [api.run(jsctp.arm_scenario(arm, "primary, 10%", plan.duration), overrides={"seed": k}, progress=False).summary["flows"][0]["goodput_bps"] for k in (1, 2, 3)]
     assert all(a > 1.2 * b for a, b in zip(gp["jsctp"], gp["jsctp_all_congestion"])), gp
-
-
-def _frame(jsctp_gain):
-    """A synthetic experiment-3 frame: JSCTP variants at `jsctp_gain` times SCTP's goodput."""
-    rows = []
-    for loss in (0, 1, 5):
-        for seed in (1, 2, 3):
-            base = 2e6 / (1 + loss) * (1 + 0.01 * seed)
-            for p, _ in jsctp.SCTP_CCS + jsctp.TCP_CCS:
-                g = base * (jsctp_gain * (1 + 0.1 * loss) if p.startswith("JSCTP") and loss else 1.0)
-                rows.append({"protocol": p, "loss_pct": loss, "seed": seed, "goodput_bps": g, "flow": "assoc"})
-    return pd.DataFrame(rows)
-
-
-def test_primary_path_verdict_follows_the_data():
-    ok, text = jsctp.jsctp_over_sctp(_frame(2.0))
-    assert ok and "above SCTP beyond the CIs" in text
-    # no gain, or a gain that shrinks as loss grows: the claim does not hold
-    assert not jsctp.jsctp_over_sctp(_frame(0.8))[0]
-    shrinking = _frame(2.0)
-    js = shrinking["protocol"].str.startswith("JSCTP") & (shrinking["loss_pct"] == 5)
-    shrinking.loc[js, "goodput_bps"] /= 1.4
-    assert not jsctp.jsctp_over_sctp(shrinking)[0]

@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -361,8 +361,7 @@ class Result:
 
 def _scheme_vs(table: Any, claim: Claim, control: str, point: str) -> Check:
     """The scheme against one of its controls, differences taken like the claim's."""
-    as_baseline = Claim(claim.key, claim.text, claim.metric, claim.better, claim.scheme, control, claim.points, relative=claim.relative)
-    return decide(paired(table, as_baseline, claim.scheme, point), claim.better)
+    return decide(paired(table, replace(claim, baseline=control), claim.scheme, point), claim.better)
 
 
 def evaluate(claims: Sequence[Claim], table: Any) -> list[Result]:
@@ -396,17 +395,17 @@ def rule_markdown(perturbations: Sequence[Perturbation] = PERTURBATIONS) -> list
     pct = f"{CONFIDENCE:.0%}"
     names = ", ".join(p.name for p in perturbations)
     return [
-        f"**How every verdict is decided** (one function for all reproductions, `mpsim.reproduce.claims`):",
+        "**How every verdict is decided** (one function for all reproductions, `mpsim.reproduce.claims`):",
         "",
-        f"- At an operating point: the per-seed paired differences scheme − baseline (same seed, so the same",
+        "- At an operating point: the per-seed paired differences scheme − baseline (same seed, so the same",
         f"  random draws; in % of the baseline where the claim is relative), their mean and {pct} Student-t",
         f"  interval. **{HOLDS}** if the interval lies wholly on the paper's side of zero; **{FAILS}** if it",
         f"  lies wholly on the other side, or if every difference is exactly zero (identical runs); **{OPEN}**",
         "  otherwise, or with fewer than two seeds.",
         f"- Over a claim's operating points: **{HOLDS}** if it holds at every point, **{FAILS}** if it does not",
         f"  hold at one point at least, **{OPEN}** otherwise.",
-        f"- The mechanism: the claim is decided again with the scheme replaced by each control (the scheme",
-        f"  with the credited mechanism switched off). A claim that holds **needs the mechanism** if no control",
+        "- The mechanism: the claim is decided again with the scheme replaced by each control (the scheme",
+        "  with the credited mechanism switched off). A claim that holds **needs the mechanism** if no control",
         f"  holds too; if one does, it **{WITHOUT}**, and the report does not credit the mechanism.",
         f"- Robustness: the scheme and baseline runs repeated under each perturbation ({names};",
         f"  the other seeds are the base seeds + {DISJOINT_OFFSET}). **robust** if no perturbation changes the",

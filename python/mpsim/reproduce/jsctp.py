@@ -493,20 +493,6 @@ def run(out_dir: Path, seeds: int = DEFAULT_SEEDS, quick: bool = False, processe
     return path
 
 
-def jsctp_over_sctp(df: Any) -> tuple[bool, str]:
-    """Experiments 3-4: both JSCTP variants above SCTP beyond the CIs at every loss rate above
-    zero, and their ratio to SCTP larger at the highest loss rate than at the lowest."""
-    a = _agg(df, ["protocol", "loss_pct"])
-    lossy = sorted(p for p in df["loss_pct"].unique() if p > 0)
-    ok = all(_above(a[(j, p)], a[("SCTP", p)]) for j in ("JSCTP", "JSCTP-ABE") for p in lossy)
-    lo, hi = lossy[0], lossy[-1]
-    ratio = {j: (a[(j, lo)][0] / a[("SCTP", lo)][0], a[(j, hi)][0] / a[("SCTP", hi)][0]) for j in ("JSCTP", "JSCTP-ABE")}
-    grows = all(r[1] > r[0] for r in ratio.values())
-    text = "; ".join(f"{j}/SCTP {r[0]:.2f}x at {lo}%, {r[1]:.2f}x at {hi}%" for j, r in ratio.items())
-    text += "; above SCTP beyond the CIs at every loss > 0" if ok else "; not above SCTP beyond the CIs at every loss > 0"
-    return ok and grows, text
-
-
 def verdicts(e1: Any, e2: Any, e3: Any, e4: Any, e5: Any, e6: Any, jain: Any, e8: Any) -> dict[str, tuple[bool, str]]:
     """Each claim of the paper: (holds, the measurement in words), from the data only."""
     out: dict[str, tuple[bool, str]] = {}
@@ -523,21 +509,6 @@ def verdicts(e1: Any, e2: Any, e3: Any, e4: Any, e5: Any, e6: Any, jain: Any, e8
         where = "alone" if cross == "none" else f"beside {cross} UDP"
         parts.append(f"{where}: {fx[0]:.2f} of the (congestion) losses taken for congestion with the fix, {nf[0]:.2f} without")
     out["fix"] = (ok, "; ".join(parts))
-    # 3/4: JSCTP and JSCTP-ABE far above SCTP as loss grows
-    out["primary"] = jsctp_over_sctp(e3)
-    out["both"] = jsctp_over_sctp(e4)
-    # 3 (TCP): JSCTP-ABE above the three TCPs at every loss >= 1%
-    a = _agg(e3, ["protocol", "loss_pct"])
-    lossy = sorted(p for p in e3["loss_pct"].unique() if p > 0)
-    ok = all(_above(a[("JSCTP-ABE", p)], a[(t, p)]) for t, _ in TCP_CCS for p in lossy)
-    hi = lossy[-1]
-    out["tcp"] = (ok, f"at {hi}%: JSCTP-ABE {a[('JSCTP-ABE', hi)][0] / 1e6:.3f}, " + ", ".join(f"{t} {a[(t, hi)][0] / 1e6:.3f}" for t, _ in TCP_CCS) + " Mbit/s")
-    # 5: multihop
-    m = e5[e5["flow"] == "assoc"]
-    a = _agg(m, ["protocol", "loss_pct"])
-    lossy = sorted(p for p in m["loss_pct"].unique() if p > 0)
-    ok = all(_above(a[("JSCTP-ABE", p)], a[("SCTP", p)]) for p in lossy)
-    out["multihop"] = (ok, "; ".join(f"{p}%: {a[('JSCTP-ABE', p)][0] / 1e6:.3f} vs {a[('SCTP', p)][0] / 1e6:.3f}" for p in lossy) + " Mbit/s (JSCTP-ABE vs SCTP)")
     # 6: delay: JSCTP-ABE keeps (within 10%) its goodput from the shortest to the longest
     # delay, SCTP loses more than 10%, and JSCTP-ABE is above SCTP at the longest
     a = _agg(e6, ["protocol", "one_way_ms"])
