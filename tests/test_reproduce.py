@@ -95,15 +95,17 @@ def test_dqs_beats_round_robin_when_the_rtts_spread_and_needs_its_ranking_to():
 
 
 def test_po_mptcp_verdicts_follow_the_confidence_interval():
-    from mpsim.reproduce.po_mptcp import verdict
+    # PO-MPTCP's verdicts go through the shared rule
+    from mpsim.reproduce.claims import FAILS, HOLDS, OPEN, decide
 
-    assert verdict([1.0, 2.0, 1.5, 1.2], "higher")[2] == "holds"
-    assert verdict([1.0, 2.0, 1.5, 1.2], "lower")[2] == "does not hold: opposite direction"
-    assert verdict([-1.0, 2.0, 0.5], "higher")[2] == "not resolved: CI spans 0"
-    assert verdict([0.0, 0.0, 0.0], "lower")[2] == "does not hold: identical runs"
-    assert verdict([3.0], "higher")[2] == "not resolved: one seed"
-    m, ci, _ = verdict([1.0, 3.0], "higher")
-    assert m == 2.0 and ci > 1.0
+    assert decide([1.0, 2.0, 1.5, 1.2], "higher").verdict == HOLDS
+    assert decide([1.0, 2.0, 1.5, 1.2], "lower").verdict == FAILS
+    assert decide([-1.0, 2.0, 0.5], "higher").verdict == OPEN
+    k = decide([0.0, 0.0, 0.0], "lower")
+    assert k.verdict == FAILS and k.identical
+    assert decide([3.0], "higher").verdict == OPEN
+    k = decide([1.0, 3.0], "higher")
+    assert k.mean == 2.0 and k.half > 1.0
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,9 @@ priority dequeue (the paper's scheme) and without it (``_fifo``, to separate the
 effect from the path choice). Every case runs with both path orders (the faster path first,
 and the slower path first), since an index-order scheduler depends on the order.
 
-Every verdict in the report is computed from the data: the per-seed paired difference
-(same seed, so the same loss and background draws) between PO-MPTCP and its baseline, its
-mean and 95% confidence interval over seeds, and "holds" only if the interval lies wholly on
-the paper's side of zero.
+Every verdict in the report is decided by the shared rule of :mod:`mpsim.reproduce.claims`
+(paired differences over seeds against the baseline each names, with controls and
+perturbations).
 """
 
 from __future__ import annotations
@@ -45,7 +44,6 @@ LABELS = {
 #: path order: the flow's `paths` list (path_a: 11 Mbit/s, 15 ms; path_b: 10 Mbit/s, 35 ms)
 ORDERS = {"fast_first": ["path_a", "path_b"], "slow_first": ["path_b", "path_a"]}
 #: (scheme, baseline) pairs compared
-PAIRS = (("po_mptcp_in_order", "in_order"), ("po_mptcp", "lowest_rtt"), ("po_mptcp_in_order", "po_mptcp_in_order_fifo"))
 PAPER_GAIN = {"0%": 2.28, "1%": 8.18, "2%": 2.69, "5%": 8.04}
 CLASSES = ("I", "P", "B")
 
@@ -193,6 +191,7 @@ def run(out_dir: Path, seeds: int = DEFAULT_SEEDS, quick: bool = False, processe
     data.to_csv(out_dir / "data.csv", index=False)
     video = _video(data)
     agg = aggregate(video)
+    queue = sender_queue_table(video, losses, seeds, quick, processes)
     _plot_vs_loss(agg, losses, "goodput_bps", 1e6, "throughput (Mbit/s)", "Fig. 4: average throughput", out_dir / "fig4_throughput.png")
     _plot_vs_loss(agg, losses, "delay_mean_ms", 1, "mean frame delay (ms)", "Fig. 5: average delay", out_dir / "fig5_delay.png")
     _plot_vs_loss(agg, losses, "psnr_db", 1, "PSNR (dB)", "Fig. 8: PSNR from throughput", out_dir / "fig8_psnr.png")
@@ -213,7 +212,7 @@ def run(out_dir: Path, seeds: int = DEFAULT_SEEDS, quick: bool = False, processe
     results = claims.evaluate(st.claims, claims.run(st, seeds, processes, perturbations()))
     claims.write(results, out_dir, NAME)
     path = out_dir / "report.md"
-    path.write_text(_report(video, agg, losses, seeds, quick, results))
+    path.write_text(_report(video, agg, losses, seeds, quick, results, queue))
     return path
 
 
@@ -234,50 +233,6 @@ def aggregate(video: Any) -> dict[tuple[str, str, str, str], tuple[float, float]
             xs = g[m].dropna()
             agg[(s, o, loss, m)] = common.mean_ci(xs) if len(xs) else (math.nan, math.nan)
     return agg
-
-
-def paired(video: Any, scheme: str, base: str, order: str, loss: str, metric: str, relative: bool = True) -> list[float]:
-    """Per-seed differences scheme - base (in % of base if ``relative``), seeds where both
-    have a value."""
-    sel = (video["order"] == order) & (video["loss"] == loss)
-    a = video[sel & (video["scheduler"] == scheme)].set_index("seed")[metric]
-    b = video[sel & (video["scheduler"] == base)].set_index("seed")[metric]
-    both = a.to_frame("a").join(b.to_frame("b"), how="inner").dropna()
-    if relative:
-        both = both[both["b"] != 0]
-        return [float(x) for x in (100 * (both["a"] / both["b"] - 1))]
-    return [float(x) for x in (both["a"] - both["b"])]
-
-
-def verdict(diffs: list[float], better: str) -> tuple[float, float, str]:
-    """Mean, 95% CI half-width and verdict for a claim that the scheme is better ("higher"
-    or "lower") than the baseline, from per-seed paired differences. "holds" only if the
-    whole interval is on the claimed side of zero; "opposite" if it is wholly on the other
-    side; "identical" if every difference is zero; otherwise "not resolved"."""
-    if better not in ("higher", "lower"):
-        raise ValueError(better)
-    if not diffs:
-        return math.nan, math.nan, "no data"
-    m, ci = common.mean_ci(diffs)
-    if all(d == 0 for d in diffs):
-        return m, 0.0, "does not hold: identical runs"
-    if math.isnan(ci):
-        return m, ci, "not resolved: one seed"
-    lo, hi = m - ci, m + ci
-    sign = 1 if better == "higher" else -1
-    if sign * lo > 0 and sign * hi > 0:
-        return m, ci, "holds"
-    if sign * lo < 0 and sign * hi < 0:
-        return m, ci, "does not hold: opposite direction"
-    return m, ci, "not resolved: CI spans 0"
-
-
-def _fmt_diff(m: float, ci: float, unit: str = "%") -> str:
-    if math.isnan(m):
-        return "-"
-    if math.isnan(ci):
-        return f"{m:+.2f}{unit}"
-    return f"{m:+.2f}{unit} [{m - ci:+.2f}, {m + ci:+.2f}]"
 
 
 # ------------------------------------------------------------------------------------------
@@ -331,7 +286,38 @@ def _plot_priority(agg: dict, losses: tuple, path: Path) -> list[Path]:
 # report
 
 
-def _report(video: Any, agg: dict, losses: tuple, seeds: int, quick: bool, results: list[claims.Result]) -> str:
+#: the schedulers of the before/after table of the sender's queue (faster path first)
+QUEUE_TABLE = ("in_order", "po_mptcp_in_order")
+
+
+def sender_queue_table(video: Any, losses: tuple, seeds: int, quick: bool, processes: int | None) -> list[list[str]]:
+    """Per loss and scheduler (faster path first): the shares of I, P and B frames discarded
+    at the sender and delivered late, without the application's queue (``backlog = "0B"``:
+    a frame the send buffer cannot take is refused at once, the sender before the queue) and
+    with it (the scenario's default, the runs of the report)."""
+    cases = []
+    for loss in losses:
+        for s in QUEUE_TABLE:
+            d = scenario(loss, s, quick, "fast_first")
+            d["flow"][0]["app"]["backlog"] = "0B"
+            cases.append((f"{s}|{loss}", d))
+    before = _video(common.run_cases(cases, seeds, processes))
+    parts = before["case"].str.split("|", expand=True)
+    before = before.assign(scheduler=parts[0], order="fast_first", loss=parts[1])
+    _add_class_rates(before)
+    rows = []
+    for loss in losses:
+        for s in QUEUE_TABLE:
+            cells = [loss, LABELS[s]]
+            for frame in (before, video):
+                g = frame[(frame["scheduler"] == s) & (frame["order"] == "fast_first") & (frame["loss"] == loss)]
+                for m in ("refused", "late"):
+                    cells.append("/".join(f"{g[f'class_{c}_{m}_pct'].mean():.1f}" for c in CLASSES))
+            rows.append(cells)
+    return rows
+
+
+def _report(video: Any, agg: dict, losses: tuple, seeds: int, quick: bool, results: list[claims.Result], queue: list[list[str]]) -> str:
     cmd, prov = common.provenance(NAME, seeds, quick, DEFAULT_SEEDS)
     a = lambda s, o, loss, m: agg[(s, o, loss, m)]  # noqa: E731
     L = [
@@ -353,10 +339,7 @@ def _report(video: Any, agg: dict, losses: tuple, seeds: int, quick: bool, resul
         "keep the ranking but hand the send buffer out in byte order. Path orders: `fast_first` lists",
         "path A (15 ms) first, `slow_first` path B (35 ms) first; lowest RTT does not depend on it.",
         "",
-        "Verdicts: for each claim, the per-seed paired difference between the scheme and its baseline",
-        "(same seed: same loss and background draws), its mean and 95% CI. **holds** if the whole",
-        "interval is on the paper's side of zero, **does not hold: opposite direction** if wholly on the",
-        "other side, **not resolved** if it spans zero.",
+        "Verdicts: the section \"Verdicts\" below, by the rule it states.",
         "",
     ]
     # application-limited check
@@ -422,6 +405,16 @@ def _report(video: Any, agg: dict, losses: tuple, seeds: int, quick: bool, resul
     L += common.md_table(
         ["loss", "order", "scheduler", "I delay (ms)", "P delay (ms)", "B delay (ms)", "refused % I/P/B", "lost % I/P/B", "late % I/P/B"], rows
     )
+    L += [
+        "",
+        "## The sender's queue: discarded and late frames without it and with it",
+        "",
+        "Shares (%) of the I/P/B frames generated, faster path first, over the same seeds: without the",
+        "application's queue (`backlog = \"0B\"`: a frame the send buffer cannot take is refused at once,",
+        "as the sender was before it had a queue) and with it (the scenario's default, the runs above).",
+        "",
+    ]
+    L += common.md_table(["loss", "scheduler", "discarded I/P/B, no queue", "late I/P/B, no queue", "discarded I/P/B, queue", "late I/P/B, queue"], queue)
     L += [""] + claims.markdown(results, ARM_TEXT, perturbations())
     L += [
         "The controls isolate what PO-MPTCP credits: the FIFO form keeps the path choice and drops the",
