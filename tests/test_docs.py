@@ -56,3 +56,34 @@ def test_documented_error_message(tutorial_dir):
     assert r.returncode == 2
     assert r.stderr.strip() == expected.strip()
     assert "Traceback" not in r.stderr
+
+
+def tutorial_python() -> list[str]:
+    """The Python snippets of the README's tutorial section."""
+    text = README.read_text()
+    start = text.index("## Five-minute tutorial")
+    section = text[start:text.index("\n## ", start + 1)]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def run_script(path: Path, code: str) -> str:
+    path.write_text(code)
+    r = subprocess.run([sys.executable, path.name], capture_output=True, text=True, timeout=300, cwd=path.parent)
+    assert r.returncode == 0, f"{path.name} failed:\n{r.stderr}"
+    return r.stdout
+
+
+def test_tutorial_python_snippets_alone_and_together(tutorial_dir):
+    # Run as scripts (not exec) so that sweep workers import them again, as they do for users.
+    first, second = tutorial_python()
+    out = run_script(tutorial_dir / "first.py", first)
+    assert out.count("goodput_bps") == 2  # the flows table and the series, once each
+    assert "cwnd_bytes" in out and "srtt_ms" in out and "..." not in out
+    out = run_script(tutorial_dir / "second.py", second)
+    assert (tutorial_dir / "loss.parquet").exists()
+    assert "..." not in out
+    for column in ("link.wifi.loss", "flow", "n", "mean", "ci95", "min", "max"):
+        assert column in out.splitlines()[0].split()
+    both = run_script(tutorial_dir / "both.py", first + "\n" + second)
+    assert both.count("rtt_mean_ms") == 1  # sweep workers do not run the first snippet again
+    assert both.count("ci95") == 1 and "..." not in both
