@@ -85,6 +85,20 @@ def test_run_json_with_overrides(small_path, capsys):
     assert bn["loss_drops"] == 0
 
 
+def test_run_duration_shorter_than_warmup_names_the_option(small_path, capsys):
+    # small.toml has metrics.warmup = 500ms: the option the user gave is what is wrong
+    for given in ("300ms", "0.5s"):
+        assert main(["run", str(small_path), "--duration", given]) == 2
+        assert one_error_line(capsys.readouterr().err) == (
+            f"error: {small_path}: --duration {given} is not longer than metrics.warmup = 500ms")
+    assert main(["run", str(small_path), "--duration", "2s", "--set", "metrics.warmup=2500ms"]) == 2
+    assert one_error_line(capsys.readouterr().err) == (
+        f"error: {small_path}: --duration 2s is not longer than metrics.warmup = 2.5s")
+    # without --duration the scenario's own key is still the one named
+    assert main(["run", str(small_path), "--set", "metrics.warmup=5s"]) == 2
+    assert "metrics.warmup: must be shorter than the duration" in one_error_line(capsys.readouterr().err)
+
+
 def test_run_seed_via_set_is_an_int(small_path, capsys):
     assert main(["run", str(small_path), "--json", "--set", "seed=4"]) == 0
     assert json.loads(capsys.readouterr().out)["seed"] == 4

@@ -452,6 +452,20 @@ def _rate(n: float) -> str:
 # Commands
 
 
+def _duration_error(e: ScenarioError, duration: str | None) -> ScenarioError:
+    """*e* itself, unless it is the scenario's warmup check failing on a duration given with
+    --duration: then the option is what is wrong, and the message names it with both values."""
+    import re
+
+    if duration is None or e.key != "metrics.warmup":
+        return e
+    m = re.search(r"warmup ([0-9.]+)([a-z]+) against duration", e.message)
+    if m is None:
+        return e
+    warmup = (m.group(1).rstrip("0").rstrip(".") if "." in m.group(1) else m.group(1)) + m.group(2)
+    return ScenarioError(e.origin, "", f"--duration {duration} is not longer than metrics.warmup = {warmup}")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .api import parse_formats, run
 
@@ -491,8 +505,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", MemoryWarning)
         warnings.simplefilter("always", CaptureLimitWarning)
-        res = run(ScenarioFile(args.scenario), overrides=overrides, progress=False if args.quiet else None,
-                  memory_check=not args.no_memory_check, pcap=args.pcap, stream=args.out if args.stream else None)
+        try:
+            res = run(ScenarioFile(args.scenario), overrides=overrides, progress=False if args.quiet else None,
+                      memory_check=not args.no_memory_check, pcap=args.pcap, stream=args.out if args.stream else None)
+        except ScenarioError as e:
+            raise _duration_error(e, args.duration) from None
     for w in caught:
         _err(f"warning: {w.message}")
 
