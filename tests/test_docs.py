@@ -87,3 +87,19 @@ def test_tutorial_python_snippets_alone_and_together(tutorial_dir):
     both = run_script(tutorial_dir / "both.py", first + "\n" + second)
     assert both.count("rtt_mean_ms") == 1  # sweep workers do not run the first snippet again
     assert both.count("ci95") == 1 and "..." not in both
+
+
+def test_sctp_sack_counters_say_what_they_count():
+    # gap_blocks_received and dup_tsns_reported leave out the SACKs the sender ignores as stale
+    # (tests/test_pcap.py checks the rule against tshark); both the README and the core's doc
+    # comment must say so, since a capture counts more gap blocks than the summary.
+    root = README.parent
+    readme = " ".join(README.read_text().split())
+    summary = root / "crates/mpsim-core/src/transport/sctp/summary.rs"
+    doc = " ".join(ln.strip().removeprefix("///").strip() for ln in summary.read_text().splitlines())
+    for text in (readme, doc):
+        for field in ("sacks_received", "gap_blocks_received", "dup_tsns_reported"):
+            assert f"`{field}`" in text or f"pub {field}" in text, field
+        assert "stale" in text and "below the sender's cumulative" in text
+        assert "6.2.1" in text
+        assert "repeats a block of an earlier SACK" in text

@@ -63,7 +63,10 @@ struct Chunk {
 /// Association-wide counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AssocStats {
+    /// Every SACK that reached the sender.
     pub sacks_received: u64,
+    /// Gap-ack blocks and duplicate TSNs of the SACKs `on_sack` processed (not stale, not
+    /// after a failure); see `SctpSummary::gap_blocks_received`.
     pub gap_blocks_received: u64,
     pub dup_tsns_reported: u64,
     /// Fast retransmissions that did not reduce a window (a destination already in fast

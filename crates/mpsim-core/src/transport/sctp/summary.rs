@@ -20,9 +20,24 @@ pub struct SctpSummary {
     /// congestion by the controller).
     pub fast_retransmits_without_reduction: u64,
     pub t3_expirations: u64,
+    /// SACKs the receiver sent.
     pub sacks_sent: u64,
+    /// SACKs that reached the sender, every one (those lost on the way excepted), stale ones
+    /// and ones after the association failed included.
     pub sacks_received: u64,
+    /// Gap-ack blocks of the SACKs the sender processed: the blocks a SACK carries (the lowest
+    /// that fit in one packet) count when it reaches the sender, unless the sender ignores it:
+    /// a SACK whose cumulative TSN ack is below the sender's cumulative ack point is stale
+    /// (RFC 4960 §6.2.1 D i; frequent under CMT, where SACKs come back on several paths and
+    /// overtake each other), and every SACK after the association failed is ignored too.
+    /// Every block of a processed SACK counts, also one that repeats a block of an earlier SACK
+    /// (a block is counted once per SACK carrying it). A SACK reaching the sender after 1,024
+    /// later ones were sent counts no blocks. So a capture holds more blocks than this when
+    /// SACKs were reordered; counting, up to a failure, only the SACKs whose cumulative TSN
+    /// ack is at least the highest seen before gives this figure.
     pub gap_blocks_received: u64,
+    /// Duplicate TSNs reported by the SACKs the sender processed (as `gap_blocks_received`:
+    /// stale SACKs and those after a failure are left out).
     pub dup_tsns_reported: u64,
     /// Out-of-order chunks the receiver dropped for want of buffer space.
     pub chunks_dropped_buffer_full: u64,
