@@ -7,6 +7,7 @@ import json
 import os
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -89,6 +90,29 @@ def test_saved_tables_are_the_same_streamed_or_not(in_memory, tmp_path):
             assert pa_.read_bytes() == pb_.read_bytes(), pa_.name
         elif pa_.suffix == ".parquet":
             pd.testing.assert_frame_equal(pd.read_parquet(pa_), pd.read_parquet(pb_))
+
+
+def test_parquet_schemas_are_the_same_streamed_or_not(in_memory, tmp_path):
+    # one Arrow schema per table whichever way it was written: names are plain `string`
+    # (pandas alone would write the in-memory tables' names as `large_string`)
+    out = tmp_path / "s"
+    res = mpsim.run(SCENARIO, progress=False, stream=out)
+    a = {p.stem: p for p in in_memory.save(tmp_path / "a", ["parquet"])}
+    b = {p.stem: p for p in res.save(tmp_path / "b", ["parquet"])}
+    assert a.keys() == b.keys() and set(TABLES) <= a.keys()
+    for table in a:
+        schema = pq.read_schema(a[table]).remove_metadata()
+        assert schema == pq.read_schema(b[table]).remove_metadata(), table
+        if table in TABLES:
+            assert schema == pq.read_schema(out / f"{table}.parquet").remove_metadata(), table
+        assert not [f.name for f in schema if pa.types.is_large_string(f.type)], table
+    for table, names in [("flow_series", ["flow"]), ("subflow_series", ["flow", "path"]), ("link_series", ["link"]),
+                         ("trace", ["flow", "path", "event", "link"]), ("flows", ["flow", "path", "cc"])]:
+        schema = pq.read_schema(a[table])
+        assert [schema.field(n).type for n in names] == [pa.string()] * len(names), table
+    # the tables read back are the same, from either file
+    for table in a:
+        pd.testing.assert_frame_equal(pd.read_parquet(a[table]), pd.read_parquet(b[table]))
 
 
 def test_chunks_are_written_while_the_run_goes_on(tmp_path):

@@ -471,6 +471,8 @@ class Result:
         Returns:
             the paths written, in order.
         """
+        from .stream import write_frame
+
         fmts = parse_formats(formats)
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -507,7 +509,7 @@ class Result:
                 elif fmt == "csv":
                     table().to_csv(p, index=False)
                 else:
-                    _parquet_safe(table()).to_parquet(p, index=False)
+                    write_frame(_parquet_safe(table()), p)  # names as `string`, as when streamed
                 written.append(p)
         return written
 

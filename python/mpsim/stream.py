@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from . import _core
 
-__all__ = ["CHUNK_ROWS", "TABLES", "StreamError", "ParquetSink", "prepare_dir"]
+__all__ = ["CHUNK_ROWS", "TABLES", "StreamError", "ParquetSink", "prepare_dir", "write_frame"]
 
 #: Rows per chunk (and Parquet row group): a chunk is written once a table holds this many
 #: (a sample adds one row per flow at once, so a chunk may hold a few more).
@@ -58,6 +58,24 @@ def _schema(columns: Mapping[str, Any], kinds: Mapping[str, str]) -> Any:
     # integers as int64: the type pandas gives the same column when the run does not stream
     types = {"f64": pa.float64(), "u64": pa.int64(), "str": pa.string()}
     return pa.schema([(name, types[kinds[name]]) for name in columns])
+
+
+def write_frame(frame: Any, path: str | os.PathLike[str]) -> None:
+    """Writes a DataFrame to the Parquet file *path* with the types the streamed tables have:
+    text columns as Arrow ``string`` (pandas' own conversion gives ``large_string`` for its
+    ``str`` columns), so a table has one schema whether it was streamed or held in memory.
+
+    The column is converted in slices of :data:`CHUNK_ROWS` rows, so that no slice holds more
+    text than a ``string`` array can (2 GiB)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    schema = pa.schema([f.with_type(pa.string()) if pa.types.is_large_string(f.type) else f for f in table.schema],
+                       metadata=table.schema.metadata)
+    if schema != table.schema:
+        table = pa.Table.from_batches(table.to_batches(max_chunksize=CHUNK_ROWS), schema=table.schema).cast(schema)
+    pq.write_table(table, path)
 
 
 class ParquetSink:
