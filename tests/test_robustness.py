@@ -200,6 +200,101 @@ def test_check_prints_the_estimate(write, capsys):
     assert re.search(r"estimate: about [\d,]+ events and [\d.]+ [MG]B of memory", out), out
 
 
+# ----- events estimated before a run -----
+
+BLINKER = SCENARIO.split("[[flow]]")[0] + """[[flow]]
+name = "quiet"
+path = "p"
+[[flow]]
+name = "blinker"
+path = "p"
+app = { kind = "onoff", rate = "1Mbps", packet = "1000B", on = "1ns", off = "1ns" }
+"""
+
+
+def test_a_source_ticking_every_nanosecond_is_estimated_and_named():
+    # 2 s of 1 ns on/off periods: about 2e9 ticks (1.7e9 counted by the core), once estimated
+    # at 4,022 events
+    est = mpsim.check(BLINKER)["estimate"]
+    assert 1.9e9 < est["events"] < 2.2e9
+    assert est["top_flow"] == "blinker" and est["top_flow_events"] > 0.99 * est["events"]
+    assert est["top_link"] == "bottleneck"
+
+
+def test_a_run_beyond_the_event_limit_is_refused_naming_the_flow(monkeypatch, write, capsys):
+    from mpsim.resources import SlowRunWarning
+
+    monkeypatch.setenv("MPSIM_EVENT_LIMIT", "1e8")
+    with pytest.raises(ScenarioError, match=r"estimated at [\d,]+ events, most from flow 'blinker' .*limit of 100,000,000"):
+        mpsim.run(BLINKER, progress=False)
+    p = write("blink.toml", BLINKER)
+    assert main(["run", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "--no-event-check" in err and "Traceback" not in err and err.count("\n") == 1
+    # check says so and still validates the file
+    assert main(["check", str(p)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"ok: {p}") and "flow 'blinker'" in captured.err
+    # between the warning threshold and the limit: a warning; off: neither
+    monkeypatch.setenv("MPSIM_EVENT_LIMIT", "1e11")
+    short = BLINKER.replace('duration = "2s"', 'duration = "1ms"')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mpsim.run(short, progress=False)  # 1e6 events: nothing said
+    monkeypatch.setattr("mpsim.resources.EVENT_WARN", 100_000)
+    with pytest.warns(SlowRunWarning, match="flow 'blinker'"):
+        mpsim.run(short, progress=False)
+    monkeypatch.setenv("MPSIM_EVENT_LIMIT", "1000")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = mpsim.run(short, progress=False, event_check=False)
+    assert res.summary["events"] > 800_000
+    assert main(["run", str(write("short.toml", short)), "--quiet", "--no-event-check"]) == 0
+
+
+def test_a_bad_event_limit_is_a_one_line_error(monkeypatch, write, capsys):
+    monkeypatch.setenv("MPSIM_EVENT_LIMIT", "many")
+    assert main(["run", str(write("s.toml", SCENARIO))]) == 2
+    assert capsys.readouterr().err.strip() == "error: MPSIM_EVENT_LIMIT: 'many' is not a positive number of events like 5e9"
+
+
+def test_the_memory_budget_is_the_smallest_of_free_cgroup_and_address_space(tmp_path, monkeypatch):
+    from mpsim import resources
+
+    # a cgroup v2 limit on an ancestor of the process's group
+    (tmp_path / "proc").write_text("0::/batch/job7\n")
+    for d, limit, used in (("batch", "3000000000", "1000000000"), ("batch/job7", "max", "500000000")):
+        (tmp_path / d).mkdir(parents=True, exist_ok=True)
+        (tmp_path / d / "memory.max").write_text(limit + "\n")
+        (tmp_path / d / "memory.current").write_text(used + "\n")
+    assert resources._cgroup_room(str(tmp_path), str(tmp_path / "proc")) == 2_000_000_000
+    # cgroup v1, and no limit at all
+    (tmp_path / "proc").write_text("5:cpu,cpuacct:/x\n4:memory:/x\n")
+    (tmp_path / "memory" / "x").mkdir(parents=True)
+    (tmp_path / "memory" / "x" / "memory.limit_in_bytes").write_text("1000000000\n")
+    (tmp_path / "memory" / "x" / "memory.usage_in_bytes").write_text("250000000\n")
+    assert resources._cgroup_room(str(tmp_path), str(tmp_path / "proc")) == 750_000_000
+    (tmp_path / "memory" / "x" / "memory.limit_in_bytes").write_text(str(2**63 - 4096) + "\n")
+    assert resources._cgroup_room(str(tmp_path), str(tmp_path / "proc")) is None
+    # the smallest of the three wins
+    monkeypatch.delenv("MPSIM_MEMORY_LIMIT", raising=False)
+    monkeypatch.setattr(resources, "_mem_available", lambda: 8_000_000_000)
+    monkeypatch.setattr(resources, "_cgroup_room", lambda: 2_000_000_000)
+    monkeypatch.setattr(resources, "_address_space_room", lambda: None)
+    assert resources.available_memory() == 2_000_000_000
+    monkeypatch.setattr(resources, "_address_space_room", lambda: 1_000_000_000)
+    assert resources.available_memory() == 1_000_000_000
+
+
+def test_an_address_space_limit_bounds_the_budget_in_a_child():
+    # ulimit -v 3 GB: what is left of it, not the machine's memory
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY)); "
+            "from mpsim import resources; print(resources._address_space_room(), resources.available_memory())")
+    room, avail = map(int, subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                          check=True).stdout.split())
+    assert 0 < room < 3 << 30 and avail <= room
+
+
 # ----- the newcomer's first steps -----
 
 

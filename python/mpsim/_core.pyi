@@ -31,6 +31,14 @@ class Estimate(TypedDict):
     trace_rows: int
     series_values: int
     trace_values: int
+    top_flow: str
+    """The flow that costs the most events ("" without flows), and its events."""
+    top_flow_events: int
+    top_link: str
+    """The link that carries the most packet events ("" without links), and its events."""
+    top_link_events: int
+    sample_events: int
+    """Events of the time series' samples (``metrics.interval``)."""
 
 class CheckInfo(TypedDict):
     name: str

@@ -211,6 +211,7 @@ def run(
     overrides: Mapping[str, Any] | None = None,
     progress: ProgressArg = None,
     memory_check: bool = True,
+    event_check: bool = True,
     pcap: str | os.PathLike[str] | None = None,
     stream: str | os.PathLike[str] | None = None,
     **kw: Any,
@@ -228,6 +229,11 @@ def run(
         memory_check: estimate the run's memory before it starts (see :mod:`mpsim.resources`):
             warn (:class:`~mpsim.resources.MemoryWarning`) above half of the available
             memory and refuse above all of it; False skips the check.
+        event_check: estimate the events the run will process: warn
+            (:class:`~mpsim.resources.SlowRunWarning`) above
+            :data:`~mpsim.resources.EVENT_WARN` and refuse above
+            :func:`~mpsim.resources.event_limit`, naming the flow, link or sampling interval
+            that costs the most; False skips the check.
         pcap: a directory: record one packet capture per flow (``metrics.pcap = true``) and
             write them there as ``<flow>.pcap``; a :class:`CaptureLimitWarning` tells when a
             capture reached ``metrics.pcap_limit`` and lost its later packets.
@@ -242,7 +248,8 @@ def run(
 
     Raises:
         ScenarioError: the scenario cannot be read or is invalid, or the run would need more
-            memory than is available (unless ``memory_check=False``).
+            memory than is available (unless ``memory_check=False``) or more events than
+            the limit (unless ``event_check=False``).
         mpsim.stream.StreamError: *stream* is not a new or empty directory that can be written.
         KeyboardInterrupt: Ctrl-C stops the run.
     """
@@ -256,16 +263,17 @@ def run(
     js, plugins = _plugins(d, origin, js, applied)
     name = d.get("name") if isinstance(d.get("name"), str) else None
     estimate = None
-    if memory_check:
+    if memory_check or event_check:
+        import warnings
+
         try:
             estimate = {**_core.check(js, origin, stream is not None)["estimate"], "stream": stream is not None}
         except _core.ScenarioError as e:
             raise _core_error(e, applied) from None
-        warning = resources.check_memory(estimate, origin)
-        if warning:
-            import warnings
-
+        if memory_check and (warning := resources.check_memory(estimate, origin)):
             warnings.warn(warning, resources.MemoryWarning, stacklevel=2)
+        if event_check and (warning := resources.check_events(estimate, origin)):
+            warnings.warn(warning, resources.SlowRunWarning, stacklevel=2)
     # the folder is made once the scenario is known to be good, and before the run
     stream_dir = streaming.prepare_dir(stream) if stream is not None else None
     started = time.time()

@@ -88,7 +88,10 @@ _RUN_EPILOG = (
 memory:
   Before it starts, a run's memory is estimated from the scenario (flows, buffers, duration
   times rates, series interval, trace). Above half of the available memory a warning is
-  printed; above all of it the run is refused, unless --no-memory-check is given.
+  printed; above all of it the run is refused, unless --no-memory-check is given. The
+  events it will process are estimated too (a source ticking far faster than its path
+  carries can take hours): above 1e9 a warning, above 2e10 (MPSIM_EVENT_LIMIT) a refusal
+  naming the flow, link or sampling interval that costs the most, unless --no-event-check.
   A long run with a short metrics.interval, or with --trace, keeps its series and trace in
   memory until the end: --stream (with --out DIR) writes them to DIR as Parquet files while
   the run goes on, in row groups of 65,536 rows, so that they take a bounded amount.
@@ -226,6 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--plot", metavar="FILE.png", help="draw goodput, cwnd and queues over time into FILE.png (and .svg)")
     r.add_argument("--no-memory-check", action="store_true",
                    help="run even if the estimated memory exceeds what the machine has available")
+    r.add_argument("--no-event-check", action="store_true",
+                   help="run even if the estimated events exceed the limit (MPSIM_EVENT_LIMIT, default 2e10)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no table (errors still shown)")
 
     # sweep
@@ -500,14 +505,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     import warnings
 
     from .api import CaptureLimitWarning
-    from .resources import MemoryWarning
+    from .resources import MemoryWarning, SlowRunWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", MemoryWarning)
+        warnings.simplefilter("always", SlowRunWarning)
         warnings.simplefilter("always", CaptureLimitWarning)
         try:
             res = run(ScenarioFile(args.scenario), overrides=overrides, progress=False if args.quiet else None,
-                      memory_check=not args.no_memory_check, pcap=args.pcap, stream=args.out if args.stream else None)
+                      memory_check=not args.no_memory_check, event_check=not args.no_event_check, pcap=args.pcap, stream=args.out if args.stream else None)
         except ScenarioError as e:
             raise _duration_error(e, args.duration) from None
     for w in caught:
@@ -782,7 +788,7 @@ def _cell(v: Any) -> str:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from .api import check
-    from .resources import check_memory, describe
+    from .resources import check_events, check_memory, describe
 
     overrides = parse_sets(args.set)
     status = EXIT_OK
@@ -800,12 +806,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         est = info.get("estimate") or {}
         if args.estimate:
             _out(f"  estimate: {describe(est)}")
-        try:
-            warning = check_memory(est, path)
-        except ScenarioError as e:
-            warning = str(e)
-        if warning:
-            _err(f"warning: {warning}")
+        for checker in (check_memory, check_events):
+            try:
+                warning = checker(est, path)
+            except ScenarioError as e:
+                warning = str(e)
+            if warning:
+                _err(f"warning: {warning}")
     return status
 
 

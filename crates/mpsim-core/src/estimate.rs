@@ -67,6 +67,15 @@ pub struct Estimate {
     /// tables pays for.
     pub series_values: u64,
     pub trace_values: u64,
+    /// Where the events come from: the flow that costs the most of them, with its events
+    /// (its packets over every hop and back, its application's writes and timers), and the
+    /// link that carries the most packet events (""/0 without flows or links), and the
+    /// events of the time series' samples (`metrics.interval`).
+    pub top_flow: String,
+    pub top_flow_events: u64,
+    pub top_link: String,
+    pub top_link_events: u64,
+    pub sample_events: u64,
 }
 
 /// Resident bytes of a buffer of `n` records: the pages written, not the capacity a doubling
@@ -86,22 +95,33 @@ fn app_demand(f: &FlowSpec, active_s: f64) -> (f64, f64, u64) {
     (rate, wire, w)
 }
 
-/// Writes per second of a paced application: each is an event whether the send buffer takes
-/// it or refuses it (0 for bulk transfers, which write when the buffer drains).
-fn app_writes_per_s(f: &FlowSpec) -> f64 {
-    app_model(f, 1.0).3
+/// Timer events per second of a paced application: each write is one whether the send
+/// buffer takes it or refuses it (0 for bulk transfers, which write when the buffer drains),
+/// and an on/off source also ticks at each start and end of an on period, however short.
+fn app_events_per_s(f: &FlowSpec) -> f64 {
+    let writes = app_model(f, 1.0).3;
+    match &f.app {
+        AppSpec::OnOff { on, off, .. } => {
+            // an on period lasts at least 1 ns (see `app::App::tick`)
+            let cycle = on.0.max(1).saturating_add(off.0) as f64 * 1e-9;
+            writes + 2.0 / cycle
+        }
+        _ => writes,
+    }
 }
 
 fn app_model(f: &FlowSpec, active_s: f64) -> (f64, f64, u64, f64) {
     let mss = f.tcp.mss as u64;
     let header = if f.transport == Transport::Udp { UDP_HEADER_BYTES } else { f.tcp.header as u64 };
     let full = (mss + header) as f64;
-    // a write of w payload bytes leaves as ceil(w / mss) packets, each with a header
+    // a write of w payload bytes leaves as ceil(w / mss) packets, each with a header; writes
+    // come at whole nanoseconds, at least 1 apart, so a faster rate is not reached
     let paced = |rate_bps: u64, w: u64| {
         let w = w.max(1);
         let pkts = w.div_ceil(mss);
         let wire = (w + pkts * header) as f64;
-        (rate_bps as f64 * wire / w as f64, wire / pkts as f64, w, rate_bps as f64 / 8.0 / w as f64)
+        let writes = 1e9 / Dur::tx_time(w, rate_bps.max(1)).0.max(1) as f64;
+        (writes * wire * 8.0, wire / pkts as f64, w, writes)
     };
     match &f.app {
         AppSpec::Bulk { bytes: None } => (f64::INFINITY, full, mss, 0.0),
@@ -118,7 +138,8 @@ fn app_model(f: &FlowSpec, active_s: f64) -> (f64, f64, u64, f64) {
                 wire += share * (payload + n * header) as f64;
             }
             let peak = vary.as_ref().map_or(1.0, |v| v.max.max(1.0));
-            let writes = *rate_bps as f64 * peak / 8.0 / declared;
+            // gaps are drawn in whole nanoseconds, at least 1
+            let writes = (*rate_bps as f64 * peak / 8.0 / declared).min(1e9);
             let payload = (wire - pkts * header as f64).max(1.0) as u64;
             (writes * wire * 8.0, wire / pkts.max(1e-9), payload, writes)
         }
@@ -255,7 +276,10 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
     let mut trace_rows = 0.0f64;
     let mut state = BASE_BYTES;
     let mut in_flight_packets = 0u64;
+    let mut link_events = vec![0.0f64; s.links.len()];
+    let (mut top_flow, mut top_flow_events) = (None, 0.0f64);
     for (i, f) in s.flows.iter().enumerate() {
+        let events_before = events;
         let mss = f.tcp.mss as u64;
         let mut pkts = rate[i] * active[i] / 8.0 / wire_size[i];
         pkts += drained_after_stop(s, f, rate[i], app_rate[i], wire_size[i]);
@@ -273,6 +297,13 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
             }
         };
         let mut carried = pkts * per_packet;
+        // each link of a path: the flow's packets over it (and their ACKs back)
+        let per_hop = if f.transport == Transport::Udp { 0.0 } else { (per_packet - 0.2) / hops.max(1.0) };
+        for &p in &f.paths {
+            for &l in &s.paths[p].links {
+                link_events[l] += pkts * path_part(f, p) * per_hop;
+            }
+        }
         if f.transport == Transport::Udp {
             // a datagram crosses each link until one drops it: the links before the path's
             // narrowest (or a link that is down) carry what the application offers, up to
@@ -288,14 +319,16 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
                         .iter()
                         .map(|&l| {
                             cap = cap.min(s.links[l].rate_bps as f64);
-                            (offered * path_part(f, p)).min(cap) * active[i] / 8.0 / wire_size[i]
+                            let n = (offered * path_part(f, p)).min(cap) * active[i] / 8.0 / wire_size[i];
+                            link_events[l] += n;
+                            n
                         })
                         .sum::<f64>()
                 })
                 .sum();
             carried = carried.max(hops);
         }
-        events += carried + app_writes_per_s(f) * active[i] + 2.0;
+        events += carried + app_events_per_s(f) * active[i] + 2.0;
         if f.rec.is_some() {
             // MPTCP-rec's receiver says its feedback again every round trip while no data
             // comes (the round is not over), so a silent or finished flow still costs a timer,
@@ -398,6 +431,9 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
             state += capacity(segs) * per_seg;
             in_flight_packets += 2 * segs;
         }
+        if top_flow.is_none() || events - events_before > top_flow_events {
+            (top_flow, top_flow_events) = (Some(i), events - events_before);
+        }
     }
     // packets live in an arena that keeps its high-water mark; at most the windows of all
     // flows, and at most what the links hold (queue and pipe, both directions)
@@ -438,7 +474,17 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
         e.trace_values = rows.saturating_mul(9);
         e.trace_bytes = capacity(rows).saturating_mul(TRACE_ROW_BYTES).saturating_add(rows.saturating_mul(TRACE_TABLE_ROW_BYTES));
     }
-    e.events = (events + s.metrics.interval.map_or(0.0, |iv| duration_s / iv.as_secs_f64())) as u64;
+    let sample_events = s.metrics.interval.map_or(0.0, |iv| duration_s / iv.as_secs_f64().max(1e-9));
+    e.events = (events + sample_events) as u64;
+    e.sample_events = sample_events as u64;
+    if let Some(i) = top_flow {
+        e.top_flow = s.flows[i].name.clone();
+        e.top_flow_events = top_flow_events as u64;
+    }
+    if let Some((l, n)) = link_events.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
+        e.top_link = s.links[l].name.clone();
+        e.top_link_events = *n as u64;
+    }
     e.packets = packets as u64;
     e.memory_bytes = e.state_bytes.saturating_add(e.series_bytes).saturating_add(e.trace_bytes);
     e
@@ -668,6 +714,43 @@ mod tests {
         let mut whole = s.clone();
         whole.flows[0].stop = None;
         assert!(whole.estimate().events > est.events);
+    }
+
+    #[test]
+    fn sources_far_faster_than_their_paths_cost_what_they_tick() {
+        // the stall inputs: each tick of the source is an event however little it sends; run
+        // for a few milliseconds, the estimate must follow the real count (and name the flow)
+        let cases = [
+            // on/off with 1 ns periods: two ticks per nanosecond-long cycle (estimated at 4,022
+            // events for 2 s when only writes counted; about 1.7e9 in reality)
+            ("app = { kind = \"onoff\", rate = \"1Mbps\", packet = \"1000B\", on = \"1ns\", off = \"1ns\" }", "2ms"),
+            // CBR of 1-byte writes at 1 Tbit/s
+            ("app = { kind = \"cbr\", rate = \"1Tbps\", packet = \"1B\" }", "20us"),
+            // VBR at 1 Tbit/s, full-sized
+            ("app = { kind = \"vbr\", rate = \"1Tbps\", sizes = \"full\" }", "2ms"),
+            ("transport = \"udp\"\napp = { kind = \"vbr\", rate = \"1Tbps\", sizes = \"full\" }", "2ms"),
+        ];
+        for (app, duration) in cases {
+            let text = format!("duration = \"{duration}\"\n[metrics]\ninterval = \"0s\"\n[[link]]\nname = \"l\"\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\nname = \"quiet\"\npath = \"p\"\napp = {{ kind = \"cbr\", rate = \"1Mbps\", packet = \"1000B\" }}\n[[flow]]\nname = \"fast\"\npath = \"p\"\n{app}\n");
+            let s = Scenario::from_toml(&text, "t").unwrap();
+            let est = events_estimated_within(&s, 0.8, 4.0);
+            assert_eq!(est.top_flow, "fast", "{app}: {est:?}");
+            assert!(est.top_flow_events as f64 > 0.9 * est.events as f64, "{app}: {est:?}");
+            assert_eq!(est.top_link, "l");
+        }
+        // 1 ns periods for 2 s: about 2e9 events
+        let text = "duration = \"2s\"\n[[link]]\nname = \"l\"\nrate = \"10Mbps\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\npath = \"p\"\napp = { kind = \"onoff\", rate = \"1Mbps\", packet = \"1000B\", on = \"1ns\", off = \"1ns\" }\n";
+        let est = Scenario::from_toml(text, "t").unwrap().estimate();
+        assert!((1.9e9..2.2e9).contains(&(est.events as f64)), "{est:?}");
+    }
+
+    #[test]
+    fn a_tiny_sampling_interval_is_counted_apart() {
+        let mut s = scenario("", 1, "1s");
+        s.metrics.interval = Some(Dur(1_000));
+        let est = s.estimate();
+        assert_eq!(est.sample_events, 1_000_000);
+        assert!(est.events > est.sample_events + est.top_flow_events / 2);
     }
 
     #[test]

@@ -83,9 +83,14 @@ fn check(py: Python<'_>, scenario_json: &str, origin: &str, stream: bool) -> PyR
         ("trace_rows", e.trace_rows),
         ("series_values", e.series_values),
         ("trace_values", e.trace_values),
+        ("top_flow_events", e.top_flow_events),
+        ("top_link_events", e.top_link_events),
+        ("sample_events", e.sample_events),
     ] {
         est.set_item(k, v)?;
     }
+    est.set_item("top_flow", &e.top_flow)?;
+    est.set_item("top_link", &e.top_link)?;
     d.set_item("estimate", est)?;
     Ok(d.into())
 }
