@@ -8,7 +8,49 @@
 //!
 //! One capture per flow, seen at the sender's interfaces: data segments when they are sent,
 //! ACKs when they arrive back. Sequence numbers are offset by a per-subflow initial sequence
-//! number, and a three-way handshake is synthesised just before each subflow's first packet.
+//! number.
+//!
+//! Handshakes. The simulation has no handshake: a TCP or Multipath TCP flow sends its data
+//! from its start time (`[[flow]] start`), its sender's first RTT sample and its receiver's
+//! RTT already taken from a handshake over the path, and a joining subflow sends from the
+//! time the scenario's `join_delay` / `join_at` gives it (`"linux"`: two round trips of its
+//! path after the start, SYN, SYN/ACK, ACK and the ACK of that ACK, the first subflow being
+//! established at the start). The capture writes each handshake with the timing it has on
+//! the path, seen from the sender, and makes room for it in front of the data:
+//!
+//! * the one-way delays of a path are those the simulation uses for the handshake RTT: the
+//!   propagation delay of every link plus the transmission of a header-sized packet at its
+//!   rate (`R`, the path's handshake RTT, is the forward one plus the reverse one; it is the
+//!   first RTT sample the simulated sender takes);
+//! * the capture's clock runs `1 s + L` ahead of the simulation's: a packet sent or received
+//!   at simulated time `t` is stamped `1 s + t + L`, the same `L` for every packet of the
+//!   capture (the second, `CLOCK_BASE`, keeps a SYN of a flow starting at 0 off the zero
+//!   time stamp, which Wireshark takes for no SYN at all: it would show no initial RTT).
+//!   The SYN is stamped `1 s + S`, at the flow's start time `S`; the SYN/ACK arrives back
+//!   `R0` later (`R0`: the first path's handshake RTT) and the third ACK leaves at that same
+//!   instant, so Wireshark's initial RTT is `R0`; the data, which the simulation sends from
+//!   `S`, follows from `1 s + S + L`;
+//! * for plain TCP `L = R0`: the data starts as the handshake completes;
+//! * for Multipath TCP every other subflow `k` joins with an MP_JOIN exchange of four
+//!   packets, SYN, SYN/ACK and third ACK (`R_k` after the SYN, the ACK at once) and the
+//!   receiver's ACK of that ACK (`2 R_k` after the SYN, RFC 8684 §3.2: the subflow carries
+//!   no data before it). The exchange ends when the simulation lets the subflow send (its
+//!   join time `J_k` after the start, 0 without `join_delay`) and starts no earlier than
+//!   the first subflow's third ACK: `L = max(R0, max over k of (R0 + 2 R_k - J_k))`. With
+//!   `join_delay = "linux"` (`J_k = 2 R_k`) this is `R0` and each MP_JOIN SYN leaves as the
+//!   first subflow is established; with every subflow sending from the start the data of
+//!   all subflows waits for the slowest join (`L = R0 + 2 max R_k`), so the first subflow is
+//!   idle for `2 max R_k` after its handshake, and a join on a shorter path is written as
+//!   late as it can go (its last ACK when its subflow may send).
+//!
+//! Nothing of the simulation changes: the gaps between the simulated packets are theirs and
+//! every record keeps its order, so the file's timestamps never decrease. A handshake packet
+//! is written when the capture's clock reaches it; one that would come after the FIN, or
+//! after the last packet of the run, is not written (a subflow whose join time lies beyond
+//! the run's end). Each capture has its own `L`: the captures of two flows of one run share
+//! a clock only if their `L` are equal (subtract each file's `1 s + L` to compare them with
+//! each other or with the simulated time of the trace and series). UDP and SCTP captures
+//! have no handshake and no offset: their timestamps are the simulated times.
 //!
 //! SCTP associations (RFC 4960) are written as SCTP over IPv4 (protocol 132): the common
 //! header with the peer's verification tag and the CRC32c checksum of Appendix B, DATA chunks
@@ -29,7 +71,8 @@
 //! address pair).
 
 use crate::net::{AckHeader, DataHeader, SctpDataHeader, SctpSackHeader};
-use crate::time::SimTime;
+use crate::time::{Dur, SimTime};
+use std::collections::VecDeque;
 
 /// What kind of connection a capture shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +119,11 @@ pub fn crc32c(data: &[u8]) -> u32 {
     !c
 }
 
+/// Where a TCP or Multipath TCP capture's clock puts the simulation's time 0, before the
+/// handshake's `L` is added: Wireshark takes a SYN stamped 0 for no SYN at all and then shows
+/// no initial RTT.
+pub const CLOCK_BASE: Dur = Dur(1_000_000_000);
+
 /// Window scale announced in the handshake: windows are advertised in units of 1 KiB.
 pub const WSCALE: u8 = 10;
 const LINKTYPE_RAW: u32 = 101;
@@ -92,10 +140,30 @@ pub struct PcapFile {
     pub dropped: u64,
 }
 
+/// What the handshake of a subflow takes on its path, as the simulation computes it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathTiming {
+    /// One-way delays forward (the SYN's) and back (the SYN/ACK's): propagation plus the
+    /// transmission of a header-sized packet on every link.
+    pub fwd: Dur,
+    pub rev: Dur,
+    /// When the simulation lets the subflow send, from the flow's start (0 for the first).
+    pub join: Dur,
+}
+
+impl PathTiming {
+    /// The handshake's round trip.
+    pub fn rtt(&self) -> Dur {
+        self.fwd + self.rev
+    }
+}
+
 /// Per-subflow wire state.
 #[derive(Clone, Debug)]
 struct Sub {
-    started: bool,
+    /// Handshake packets written (SYN, SYN/ACK, third ACK and, on an MP_JOIN subflow, the
+    /// fourth ACK).
+    steps: u8,
     /// Initial sequence numbers of the sender and of the receiver.
     isn: u32,
     peer_isn: u32,
@@ -124,6 +192,13 @@ pub struct Capture {
     pub packets: u64,
     /// SCTP: the association carries timestamp chunks.
     pub sctp_timestamps: bool,
+    /// The capture's clock minus the simulation's (`1 s + L` in the module notes).
+    offset: Dur,
+    /// Handshake packets not yet written, in the order of their times on the capture's
+    /// clock: (time, subflow, step).
+    pending: VecDeque<(SimTime, usize, u8)>,
+    /// The latest DATA_ACK seen (for the fourth ACK of an MP_JOIN exchange).
+    data_ack: u64,
 }
 
 /// The parts of an SCTP SACK that travel beside its header (the association's SACK log).
@@ -192,7 +267,7 @@ impl Capture {
         let base = mix(seed ^ mix(flow as u64 + 1));
         let subs = (0..n_subs)
             .map(|s| Sub {
-                started: false,
+                steps: 0,
                 isn: mix(base ^ (2 * s as u64 + 1)) as u32,
                 peer_isn: mix(base ^ (2 * s as u64 + 2)) as u32,
                 ip_id: [mix(base ^ (s as u64) << 40) as u16, mix(base ^ (s as u64) << 41) as u16],
@@ -213,6 +288,9 @@ impl Capture {
             dropped: 0,
             packets: 0,
             sctp_timestamps: false,
+            offset: Dur::ZERO,
+            pending: VecDeque::new(),
+            data_ack: 0,
         };
         c.buf.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
         c.buf.extend_from_slice(&2u16.to_le_bytes());
@@ -242,6 +320,81 @@ impl Capture {
 
     pub fn kind(&self) -> CaptureKind {
         self.kind
+    }
+
+    /// The capture's clock minus the simulation's: a packet at simulated time `t` is stamped
+    /// `t + offset` (`CLOCK_BASE + L`, see the module notes; 0 until handshakes are planned).
+    pub fn offset(&self) -> Dur {
+        self.offset
+    }
+
+    /// Times the handshakes of a TCP or Multipath TCP flow that starts at `start`, one entry
+    /// of `paths` per subflow, and sets the capture's clock (see the module notes). Call it
+    /// before the first packet; without it a subflow's handshake is written whole at the
+    /// time of its first packet. Does nothing for UDP and SCTP.
+    pub fn plan_handshakes(&mut self, start: SimTime, paths: &[PathTiming]) {
+        if !matches!(self.kind, CaptureKind::Tcp | CaptureKind::Mptcp) || paths.len() != self.subs.len() {
+            return;
+        }
+        debug_assert_eq!(self.packets + self.dropped, 0, "handshakes are planned before the first packet");
+        let r0 = paths[0].rtt();
+        let joins = if self.kind == CaptureKind::Mptcp { &paths[1..] } else { &[][..] };
+        // the data of subflow k may follow from S + J_k + L, its MP_JOIN exchange takes 2 R_k
+        // and starts no earlier than the first subflow's third ACK, at S + R0
+        let lead = joins.iter().map(|p| (r0 + p.rtt() + p.rtt()).saturating_sub(p.join)).fold(r0, Dur::max);
+        self.offset = CLOCK_BASE + lead;
+        // the flow's start on the capture's clock
+        let start = start + CLOCK_BASE;
+        let mut plan = vec![(start, 0, 0), (start + r0, 0, 1), (start + r0, 0, 2)];
+        for (i, p) in joins.iter().enumerate() {
+            let end = start + p.join + lead;
+            let syn = SimTime(end.0.saturating_sub((p.rtt() + p.rtt()).0));
+            debug_assert!(syn >= start + r0);
+            plan.extend([(syn, i + 1, 0), (syn + p.rtt(), i + 1, 1), (syn + p.rtt(), i + 1, 2), (end, i + 1, 3)]);
+        }
+        // by time; at one instant, a subflow's packets in their order, the first subflow first
+        plan.sort_by_key(|&(t, sub, step)| (t, sub, step));
+        self.pending = plan.into();
+    }
+
+    /// The time on the capture's clock of simulated time `t`, after writing the handshake
+    /// packets due by then.
+    fn clock(&mut self, t: SimTime) -> SimTime {
+        let t = t + self.offset;
+        while let Some(&(at, sub, step)) = self.pending.front() {
+            if at > t {
+                break;
+            }
+            self.pending.pop_front();
+            self.handshake_packet(at, sub, step);
+        }
+        t
+    }
+
+    /// Handshake packets of subflow `sub`: 4 for an MP_JOIN exchange, 3 otherwise.
+    fn handshake_len(&self, sub: usize) -> u8 {
+        if self.kind == CaptureKind::Mptcp && sub > 0 {
+            4
+        } else {
+            3
+        }
+    }
+
+    /// The handshake of subflow `sub` has finished (its third ACK is written).
+    fn established(&self, sub: usize) -> bool {
+        self.subs[sub].steps >= 3
+    }
+
+    /// Before a packet of subflow `sub` at `t` (capture clock): the rest of its handshake, at
+    /// `t`, if it is not written yet (only when the handshakes were not planned).
+    fn open(&mut self, t: SimTime, sub: usize) {
+        if self.subs[sub].steps >= self.handshake_len(sub) {
+            return;
+        }
+        self.pending.retain(|&(_, s, _)| s != sub);
+        for step in self.subs[sub].steps..self.handshake_len(sub) {
+            self.handshake_packet(t, sub, step);
+        }
     }
 
     fn addrs(&self, sub: usize) -> ([u8; 4], [u8; 4], u16, u16) {
@@ -447,49 +600,70 @@ impl Capture {
         self.record(t, s.sub, s.rev, 6, &mut h, s.payload);
     }
 
-    /// The three-way handshake of subflow `sub`, just before `t`.
-    fn handshake(&mut self, t: SimTime, sub: usize) {
-        self.subs[sub].started = true;
+    /// Packet `step` of the handshake of subflow `sub` at `t` (capture clock): the SYN, the
+    /// SYN/ACK as it arrives back, the third ACK and, closing an MP_JOIN exchange, the
+    /// receiver's ACK of that ACK as it arrives back.
+    fn handshake_packet(&mut self, t: SimTime, sub: usize, step: u8) {
         let (isn, peer) = (self.subs[sub].isn, self.subs[sub].peer_isn);
-        let at = |k: u64| SimTime(t.0.saturating_sub(k));
         let mss = (self.mss.min(0xffff) as u16).to_be_bytes();
-        // MSS; SACK-permitted unless the flow runs without SACK (a NOP pair in its place);
-        // NOP and window scale
+        // SYN and SYN/ACK: MSS; SACK-permitted unless the flow runs without SACK (a NOP pair
+        // in its place); NOP and window scale
         let sack_perm = if self.sack { [4, 2] } else { [1, 1] };
-        let mut base = vec![2, 4, mss[0], mss[1], sack_perm[0], sack_perm[1], 1, 3, 3, WSCALE];
-        let (mut syn, mut synack, mut third) = (base.clone(), base.clone(), Vec::new());
-        base.clear();
+        let mut opts = Vec::new();
+        if step < 2 {
+            opts.extend_from_slice(&[2, 4, mss[0], mss[1], sack_perm[0], sack_perm[1], 1, 3, 3, WSCALE]);
+        }
         if self.kind == CaptureKind::Mptcp {
             let (ka, kb) = (self.key[0].to_be_bytes(), self.key[1].to_be_bytes());
-            if sub == 0 {
+            let id = sub as u8;
+            let ra = mix(self.key[0] ^ sub as u64) as u32;
+            let rb = mix(self.key[1] ^ sub as u64) as u32;
+            match (sub, step) {
                 // MP_CAPABLE v1, HMAC-SHA256, no DSS checksum
-                syn.extend_from_slice(&[30, 4, 0x01, 0x01]);
-                synack.extend_from_slice(&[30, 12, 0x01, 0x01]);
-                synack.extend_from_slice(&kb);
-                third.extend_from_slice(&[30, 20, 0x01, 0x01]);
-                third.extend_from_slice(&ka);
-                third.extend_from_slice(&kb);
-            } else {
-                let id = sub as u8;
-                let (token_b, _) = token_and_idsn(self.key[1]);
-                let ra = mix(self.key[0] ^ sub as u64) as u32;
-                let rb = mix(self.key[1] ^ sub as u64) as u32;
-                syn.extend_from_slice(&[30, 12, 0x10, id]);
-                syn.extend_from_slice(&token_b.to_be_bytes());
-                syn.extend_from_slice(&ra.to_be_bytes());
-                let mac_b = hmac_sha256(&[kb, ka].concat(), &[rb.to_be_bytes(), ra.to_be_bytes()].concat());
-                synack.extend_from_slice(&[30, 16, 0x10, id]);
-                synack.extend_from_slice(&mac_b[..8]);
-                synack.extend_from_slice(&rb.to_be_bytes());
-                let mac_a = hmac_sha256(&[ka, kb].concat(), &[ra.to_be_bytes(), rb.to_be_bytes()].concat());
-                third.extend_from_slice(&[30, 24, 0x10, 0]);
-                third.extend_from_slice(&mac_a[..20]);
+                (0, 0) => opts.extend_from_slice(&[30, 4, 0x01, 0x01]),
+                (0, 1) => {
+                    opts.extend_from_slice(&[30, 12, 0x01, 0x01]);
+                    opts.extend_from_slice(&kb);
+                }
+                (0, _) => {
+                    opts.extend_from_slice(&[30, 20, 0x01, 0x01]);
+                    opts.extend_from_slice(&ka);
+                    opts.extend_from_slice(&kb);
+                }
+                (_, 0) => {
+                    let (token_b, _) = token_and_idsn(self.key[1]);
+                    opts.extend_from_slice(&[30, 12, 0x10, id]);
+                    opts.extend_from_slice(&token_b.to_be_bytes());
+                    opts.extend_from_slice(&ra.to_be_bytes());
+                }
+                (_, 1) => {
+                    let mac_b = hmac_sha256(&[kb, ka].concat(), &[rb.to_be_bytes(), ra.to_be_bytes()].concat());
+                    opts.extend_from_slice(&[30, 16, 0x10, id]);
+                    opts.extend_from_slice(&mac_b[..8]);
+                    opts.extend_from_slice(&rb.to_be_bytes());
+                }
+                (_, 2) => {
+                    let mac_a = hmac_sha256(&[ka, kb].concat(), &[ra.to_be_bytes(), rb.to_be_bytes()].concat());
+                    opts.extend_from_slice(&[30, 24, 0x10, 0]);
+                    opts.extend_from_slice(&mac_a[..20]);
+                }
+                // the fourth ACK: a DSS with the connection's DATA_ACK
+                _ => {
+                    opts.extend_from_slice(&[30, 12, 0x20, 0x03]);
+                    opts.extend_from_slice(&self.idsn(0).wrapping_add(1).wrapping_add(self.data_ack).to_be_bytes());
+                }
             }
         }
-        self.tcp(at(3), Seg { sub, rev: false, seq: isn, ack: 0, flags: SYN, wnd: 0xffff, opts: &syn, payload: 0 });
-        self.tcp(at(2), Seg { sub, rev: true, seq: peer, ack: isn.wrapping_add(1), flags: SYN | ACK, wnd: 0xffff, opts: &synack, payload: 0 });
         let w = (0xffffu32 >> WSCALE).max(1) as u16;
-        self.tcp(at(1), Seg { sub, rev: false, seq: isn.wrapping_add(1), ack: peer.wrapping_add(1), flags: ACK, wnd: w, opts: &third, payload: 0 });
+        let (isn1, peer1) = (isn.wrapping_add(1), peer.wrapping_add(1));
+        let seg = match step {
+            0 => Seg { sub, rev: false, seq: isn, ack: 0, flags: SYN, wnd: 0xffff, opts: &opts, payload: 0 },
+            1 => Seg { sub, rev: true, seq: peer, ack: isn1, flags: SYN | ACK, wnd: 0xffff, opts: &opts, payload: 0 },
+            2 => Seg { sub, rev: false, seq: isn1, ack: peer1, flags: ACK, wnd: w, opts: &opts, payload: 0 },
+            _ => Seg { sub, rev: true, seq: peer1, ack: isn1, flags: ACK, wnd: w, opts: &opts, payload: 0 },
+        };
+        self.tcp(t, seg);
+        self.subs[sub].steps = step + 1;
     }
 
     /// A data segment (or datagram) of subflow `sub` sent at `t`.
@@ -503,9 +677,8 @@ impl Capture {
             self.record(t, sub, false, 17, &mut u, h.len);
             return;
         }
-        if !self.subs[sub].started {
-            self.handshake(t, sub);
-        }
+        let t = self.clock(t);
+        self.open(t, sub);
         let st = &self.subs[sub];
         let (seq, ack) = (st.isn.wrapping_add(1).wrapping_add(h.seq as u32), st.peer_isn.wrapping_add(1));
         let mut opts = Vec::new();
@@ -523,9 +696,9 @@ impl Capture {
 
     /// An ACK of subflow `sub` arriving at the sender at `t`.
     pub fn ack(&mut self, t: SimTime, sub: usize, h: &AckHeader) {
-        if !self.subs[sub].started {
-            self.handshake(t, sub);
-        }
+        let t = self.clock(t);
+        self.open(t, sub);
+        self.data_ack = self.data_ack.max(h.data_ack);
         let st = &self.subs[sub];
         let (seq, ack) = (st.peer_isn.wrapping_add(1), st.isn.wrapping_add(1).wrapping_add(h.ack as u32));
         let isn1 = st.isn.wrapping_add(1);
@@ -549,15 +722,18 @@ impl Capture {
         self.tcp(t, Seg { sub, rev: true, seq, ack, flags: ACK, wnd: w, opts: &opts, payload: 0 });
     }
 
-    /// A FIN from the sender on every started subflow (with DATA_FIN on Multipath TCP).
+    /// A FIN from the sender on every established subflow (with DATA_FIN on Multipath
+    /// TCP), at simulated time `t`; handshake packets due after it are never written.
     /// Writes it once; later calls do nothing.
     pub fn finish(&mut self, t: SimTime, next_seq: &[u64], next_dsn: u64) {
         if self.kind == CaptureKind::Udp || self.finished {
             return;
         }
         self.finished = true;
+        let t = self.clock(t);
+        self.pending.clear();
         for sub in 0..self.subs.len() {
-            if !self.subs[sub].started {
+            if !self.established(sub) {
                 continue;
             }
             let st = &self.subs[sub];
@@ -703,8 +879,9 @@ mod tests {
         c.ack(SimTime(2_000_000), 0, &a);
         c.finish(SimTime(3_000_000), &[1448, 1448], 2896);
         let r = records(c.bytes());
-        // 2 handshakes of 3, 2 data, 1 ack, 2 FINs
-        assert_eq!(r.len(), 11);
+        // a handshake of 3 and an MP_JOIN exchange of 4 (unplanned: at the first packet),
+        // 2 data, 1 ack, 2 FINs
+        assert_eq!(r.len(), 12);
         for (cap, len, p) in &r {
             assert!(checksums_ok(p, *len), "bad checksum");
             assert!(cap <= len);
@@ -716,10 +893,206 @@ mod tests {
         assert_eq!(join[33], SYN);
         let (token, _) = token_and_idsn(c.key[1]);
         assert!(join.windows(4).any(|w| w == token.to_be_bytes()));
+        // the fourth ACK of the MP_JOIN exchange comes from the receiver
+        assert_eq!((r[7].2[33], &r[7].2[12..16]), (ACK, &[10, 0, 3, 4][..]));
         // the ACK acknowledges ISN + 1 + 1448
-        let ack = &r[8].2;
+        let ack = &r[9].2;
         let isn = c.subs[0].isn;
         assert_eq!(u32::from_be_bytes(ack[28..32].try_into().unwrap()), isn.wrapping_add(1449));
+    }
+
+    /// Timestamps of the records of a capture, on its clock.
+    fn times(b: &[u8]) -> Vec<SimTime> {
+        let mut out = Vec::new();
+        let mut i = PCAP_HEADER;
+        while i < b.len() {
+            let sec = u32::from_le_bytes(b[i..i + 4].try_into().unwrap()) as u64;
+            let ns = u32::from_le_bytes(b[i + 4..i + 8].try_into().unwrap()) as u64;
+            out.push(SimTime(sec * 1_000_000_000 + ns));
+            i += RECORD_HEADER + u32::from_le_bytes(b[i + 8..i + 12].try_into().unwrap()) as usize;
+        }
+        out
+    }
+
+    /// A TCP record's (time, source address, flags).
+    fn tcp_rows(b: &[u8]) -> Vec<(SimTime, [u8; 4], u8)> {
+        times(b).into_iter().zip(records(b)).map(|(t, (_, _, p))| (t, p[12..16].try_into().unwrap(), p[33])).collect()
+    }
+
+    fn non_decreasing(t: &[SimTime]) -> bool {
+        t.windows(2).all(|w| w[0] <= w[1])
+    }
+
+    fn data(seq: u64) -> DataHeader {
+        DataHeader { seq, dsn: seq, sent_at: SimTime::ZERO, len: 1448, retx: false, psh: false, cw: false, echo: SimTime::ZERO }
+    }
+
+    #[test]
+    fn a_tcp_handshake_takes_the_paths_round_trip_before_the_data() {
+        let start = SimTime(500_000_000);
+        let (fwd, rev) = (Dur(10_032_000), Dur(12_032_000));
+        let mut c = Capture::new(CaptureKind::Tcp, 0, 1, 1448, 7, 1 << 30);
+        c.plan_handshakes(start, &[PathTiming { fwd, rev, join: Dur::ZERO }]);
+        let rtt = fwd + rev;
+        assert_eq!(c.offset(), CLOCK_BASE + rtt);
+        // the simulation sends from the flow's start; its first ACK one round trip later
+        c.data(start, 0, &data(0));
+        c.data(start, 0, &data(1448));
+        c.ack(start + rtt, 0, &AckHeader::new(2896, 1 << 20));
+        let rows = tcp_rows(c.bytes());
+        assert_eq!(rows.len(), 6);
+        let (syn, synack, third) = (rows[0], rows[1], rows[2]);
+        assert_eq!((syn.2, synack.2, third.2), (SYN, SYN | ACK, ACK));
+        // (the capture's clock puts the simulation's time 0 at CLOCK_BASE)
+        assert_eq!(syn.0, start + CLOCK_BASE, "the SYN leaves at the flow's start");
+        assert_eq!(synack.0 - syn.0, rtt, "the SYN/ACK arrives back one round trip later");
+        assert_eq!(synack.1, [10, 0, 0, 2]);
+        assert_eq!(third.0, synack.0, "the third ACK leaves as the SYN/ACK arrives");
+        // the data follows the handshake, the gaps between simulated packets unchanged
+        assert_eq!(rows[3].0, start + CLOCK_BASE + rtt);
+        assert_eq!(rows[5].0 - rows[3].0, rtt);
+        assert!(non_decreasing(&times(c.bytes())));
+    }
+
+    #[test]
+    fn mp_joins_follow_the_first_subflows_handshake() {
+        let ms = Dur::from_millis;
+        let start = SimTime::ZERO;
+        // the first path 20 ms, the others 60 ms (joining at the start) and 10 ms (joining
+        // after two of its round trips, as Linux's path manager)
+        let paths = [
+            PathTiming { fwd: ms(10), rev: ms(10), join: Dur::ZERO },
+            PathTiming { fwd: ms(25), rev: ms(35), join: Dur::ZERO },
+            PathTiming { fwd: ms(5), rev: ms(5), join: ms(20) },
+        ];
+        let mut c = Capture::new(CaptureKind::Mptcp, 2, 3, 1448, 9, 1 << 30);
+        c.plan_handshakes(start, &paths);
+        // the data of the 60 ms subflow waits for its MP_JOIN exchange after the first
+        // subflow's handshake: 20 + 2 x 60 ms
+        assert_eq!(c.offset(), CLOCK_BASE + ms(140));
+        // the simulation: the first two subflows send from the start, the third from 20 ms
+        c.data(start, 0, &data(0));
+        c.data(start, 1, &data(0));
+        c.ack(start + ms(20), 0, &AckHeader::new(1448, 1 << 20));
+        c.data(start + ms(20), 2, &data(0));
+        c.ack(start + ms(30), 2, &AckHeader::new(1448, 1 << 20));
+        c.ack(start + ms(60), 1, &AckHeader::new(1448, 1 << 20));
+        let rows = tcp_rows(c.bytes());
+        assert!(non_decreasing(&times(c.bytes())), "{rows:?}");
+        let of = |sub: u8| rows.iter().filter(move |r| r.1[3] == 2 * sub + 1 || r.1[3] == 2 * sub + 2).copied().collect::<Vec<_>>();
+        let (s0, s1, s2) = (of(0), of(1), of(2));
+        assert_eq!((s0.len(), s1.len(), s2.len()), (3 + 2, 4 + 2, 4 + 2));
+        // the first subflow: SYN at the start, SYN/ACK and third ACK one round trip later
+        let base = start + CLOCK_BASE;
+        assert_eq!((s0[0].0, s0[0].2), (base, SYN));
+        assert_eq!((s0[1].0 - s0[0].0, s0[1].2), (ms(20), SYN | ACK));
+        assert_eq!((s0[2].0, s0[2].2), (s0[1].0, ACK));
+        let up = s0[2].0;
+        for (s, p) in [(&s1, paths[1]), (&s2, paths[2])] {
+            // SYN, SYN/ACK a round trip later with the ACK at once, the receiver's ACK of
+            // that ACK another round trip later, then the subflow's data
+            assert!(s[0].0 >= up, "an MP_JOIN starts once the first subflow is established");
+            assert_eq!([s[0].2, s[1].2, s[2].2, s[3].2, s[4].2], [SYN, SYN | ACK, ACK, ACK, ACK | PSH]);
+            assert_eq!(s[1].0 - s[0].0, p.rtt());
+            assert_eq!(s[2].0, s[1].0);
+            assert_eq!(s[3].0 - s[2].0, p.rtt());
+            assert_eq!(s[4].0, start + p.join + c.offset(), "the exchange ends when the subflow may send");
+        }
+        // the slowest join begins as the first subflow is up, the other as late as it can go
+        assert_eq!(s1[0].0, up);
+        assert_eq!(s2[0].0, base + ms(140), "20 + 140 - 2 x 10 ms");
+        // the data of the first subflow waits for the slowest join
+        assert_eq!(s0[3].0, base + ms(140));
+    }
+
+    #[test]
+    fn handshakes_after_the_fin_are_not_written() {
+        let ms = Dur::from_millis;
+        let paths = [PathTiming { fwd: ms(10), rev: ms(10), join: Dur::ZERO }, PathTiming { fwd: ms(10), rev: ms(10), join: ms(5_000) }];
+        let mut c = Capture::new(CaptureKind::Mptcp, 0, 2, 1448, 1, 1 << 30);
+        c.plan_handshakes(SimTime::ZERO, &paths);
+        assert_eq!(c.offset(), CLOCK_BASE + ms(20));
+        c.data(SimTime::ZERO, 0, &data(0));
+        c.ack(SimTime(20_000_000), 0, &AckHeader::new(1448, 1 << 20));
+        c.finish(SimTime(20_000_000), &[1448, 0], 1448);
+        c.ack(SimTime(6_000_000_000), 0, &AckHeader::new(1448, 1 << 20));
+        let rows = tcp_rows(c.bytes());
+        // handshake, data, ACK, FIN on the first subflow only, the late ACK
+        assert_eq!(rows.iter().map(|r| r.2).collect::<Vec<_>>(), [SYN, SYN | ACK, ACK, ACK | PSH, ACK, ACK | FIN, ACK]);
+        assert!(rows.iter().all(|r| r.1[3] <= 2));
+    }
+
+    /// A run of the simulation: the capture's handshakes against the scenario's paths, and the
+    /// summary the same with and without the capture.
+    fn run_two_paths(join: &str) -> (crate::scenario::Scenario, Vec<u8>, Dur, Dur) {
+        let text = format!(
+            r#"
+duration = "2s"
+[metrics]
+interval = false
+[[link]]
+name = "a"
+rate = "10Mbps"
+delay = "10ms"
+[[link]]
+name = "b"
+rate = "5Mbps"
+delay = "30ms"
+[[path]]
+name = "p"
+links = ["a"]
+[[path]]
+name = "q"
+links = ["b"]
+[[flow]]
+name = "mp"
+paths = ["p", "q"]
+start = "300ms"
+{join}
+"#
+        );
+        let s = crate::scenario::Scenario::from_toml(&text, "pcap.toml").unwrap();
+        let plain = crate::sim::Simulation::new(&s).run();
+        let mut with = s.clone();
+        with.metrics.pcap = true;
+        let out = crate::sim::Simulation::new(&with).run();
+        let (a, b) = (&plain.summary, &out.summary);
+        assert_eq!(format!("{:?}", (&a.flows, &a.links, a.events)), format!("{:?}", (&b.flows, &b.links, b.events)));
+        let h = s.flows[0].tcp.header as u64;
+        // a header's one-way delay on each path: propagation and transmission, both ways equal
+        let owd = [Dur::from_millis(10) + Dur::tx_time(h, 10_000_000), Dur::from_millis(30) + Dur::tx_time(h, 5_000_000)];
+        (s, out.pcap[0].bytes.clone(), owd[0], owd[1])
+    }
+
+    #[test]
+    fn a_simulated_capture_shows_the_paths_round_trips() {
+        // without join_delay the data waits for the second path's MP_JOIN exchange (two of
+        // its round trips); with Linux's join time the exchange fits before its data
+        for (join, waits) in [("", 1u64), ("join_delay = \"linux\"", 0)] {
+            let (s, bytes, p, q) = run_two_paths(join);
+            let start = s.flows[0].start;
+            assert_eq!(start, SimTime(300_000_000));
+            let t = times(&bytes);
+            assert!(non_decreasing(&t), "times never decrease");
+            let rows = tcp_rows(&bytes);
+            let syn: Vec<_> = rows.iter().filter(|r| r.2 == SYN).collect();
+            let synack: Vec<_> = rows.iter().filter(|r| r.2 == SYN | ACK).collect();
+            assert_eq!((syn.len(), synack.len()), (2, 2));
+            assert_eq!(syn[0].0, start + CLOCK_BASE, "the SYN leaves at the flow's start");
+            assert_eq!(synack[0].0 - syn[0].0, p + p, "one round trip of the first path");
+            assert_eq!(synack[1].0 - syn[1].0, q + q, "one round trip of the second path");
+            // the MP_JOIN after the first subflow's third ACK
+            let third = rows.iter().find(|r| r.2 == ACK && r.1 == [10, 0, 0, 1]).unwrap();
+            assert_eq!(third.0, synack[0].0);
+            assert!(syn[1].0 >= third.0);
+            if waits == 0 {
+                assert_eq!(syn[1].0, third.0, "Linux's path manager opens the subflow at once");
+            }
+            // the data from the flow's start on the simulation's clock, L later
+            let lead = (p + p) + Dur(waits * 2 * (q.0 + q.0));
+            let first_data = rows.iter().find(|r| r.2 & PSH != 0).unwrap();
+            assert_eq!(first_data.0, start + CLOCK_BASE + lead);
+        }
     }
 
     #[test]

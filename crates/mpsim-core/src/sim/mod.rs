@@ -12,7 +12,7 @@ mod record;
 use crate::app::App;
 use crate::cc::Controller;
 use crate::engine::EventQueue;
-use crate::metrics::pcap::{Capture, CaptureKind, SctpSackBody};
+use crate::metrics::pcap::{Capture, CaptureKind, PathTiming, SctpSackBody};
 use crate::transport::sctp::receiver::SackRecord;
 use crate::metrics::TraceKind;
 use crate::net::{Fate, Header, Link, Packet, PacketArena, PacketId, Route};
@@ -157,6 +157,20 @@ impl Simulation {
                 }
                 c.payload = s.metrics.pcap_payload;
                 c.sack = s.flows[i].tcp.sack;
+                // the handshakes take the path's one-way delays, as the RTT sample the
+                // senders are seeded with, and end when the simulation lets a subflow send
+                let header = s.flows[i].tcp.header;
+                let paths: Vec<PathTiming> = f
+                    .conn
+                    .subflows()
+                    .iter()
+                    .map(|sub| PathTiming {
+                        fwd: one_way(&links, &routes[sub.fwd as usize], header),
+                        rev: one_way(&links, &routes[sub.rev as usize], header),
+                        join: sub.join_at.since(f.start),
+                    })
+                    .collect();
+                c.plan_handshakes(f.start, &paths);
                 pcap.push(c);
             }
         }
@@ -575,6 +589,19 @@ fn trace_ids(header: &Header) -> (u64, u64) {
         Header::SctpSack(h) => (h.delivered, h.cum_tsn),
         Header::SctpControl(_) => (0, 0),
     }
+}
+
+/// One-way delay of a header-sized packet along a route without queueing: propagation plus
+/// transmission on every link (one direction of `handshake_rtt`).
+fn one_way(links: &[Link], route: &Route, header: u32) -> Dur {
+    route
+        .links
+        .iter()
+        .map(|&l| {
+            let l = &links[l as usize];
+            l.delay + Dur::tx_time(header as u64, l.rate_bps)
+        })
+        .fold(Dur::ZERO, |a, b| a + b)
 }
 
 /// Round-trip time of the connection handshake on a path: propagation both ways plus the
