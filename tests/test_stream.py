@@ -133,7 +133,7 @@ def test_chunks_are_written_while_the_run_goes_on(tmp_path):
 def test_a_failing_sink_stops_the_run_with_its_error(tmp_path):
     calls = []
 
-    def sink(table, columns, kinds):
+    def sink(table, columns):
         calls.append(table)
         if len(calls) == 3:
             raise OSError(28, "No space left on device")

@@ -354,14 +354,21 @@ class Result:
         self, raw: Mapping[str, Any], scenario: dict[str, Any], origin: str, stream_dir: str | os.PathLike[str] | None = None
     ) -> None:
         summary = raw["summary"]
-        self.summary: dict[str, Any] = json.loads(summary) if isinstance(summary, str) else dict(summary)
+        # the summary is parsed when first used: a run of many flows is read, tabled and
+        # saved from the core's columns and lines without a Python object per flow
+        self._summary_text: str | None = summary if isinstance(summary, str) else None
+        if not isinstance(summary, str):
+            self.summary = dict(summary)
+        self._flows_ndjson: bytes | None = raw.get("flows_ndjson")
+        self._summary_brief: str | None = raw.get("summary_brief")
         self.run_info: dict[str, Any] = dict(raw.get("run_info") or {})
         self.scenario: dict[str, Any] = scenario
         self.origin: str = origin
-        self._flow_series: dict[str, list[Any]] = raw.get("flow_series") or {}
-        self._subflow_series: dict[str, list[Any]] = raw.get("subflow_series") or {}
-        self._link_series: dict[str, list[Any]] = raw.get("link_series") or {}
-        self._trace: dict[str, list[Any]] | None = raw.get("trace")
+        # the series and the trace as the core's Arrow buffers (see mpsim.stream.arrow_table)
+        self._flow_series: Mapping[str, Any] = raw.get("flow_series") or {}
+        self._subflow_series: Mapping[str, Any] = raw.get("subflow_series") or {}
+        self._link_series: Mapping[str, Any] = raw.get("link_series") or {}
+        self._trace: Mapping[str, Any] | None = raw.get("trace")
         #: where the series and the trace were streamed to, or None
         self.stream_dir: Path | None = Path(stream_dir) if stream_dir is not None else None
         #: the packet captures written by ``run(..., pcap=dir)``
@@ -370,23 +377,66 @@ class Result:
     # -- tables --
 
     @cached_property
+    def summary(self) -> dict[str, Any]:
+        """The run summary as a dict (see the class documentation)."""
+        return json.loads(self._summary_text) if self._summary_text is not None else {}
+
+    @cached_property
+    def _flows_arrow(self) -> Any:
+        """The flows of the summary as a pyarrow table (nested subflows and classes as lists
+        of structs), read by Arrow from the core's JSON lines; None without them."""
+        if self._flows_ndjson is None:
+            return None
+        import pyarrow as pa
+        import pyarrow.json as pj
+
+        if not self._flows_ndjson:
+            return pa.table({})
+        # one block: a column's type is inferred from every row at once
+        opts = pj.ReadOptions(block_size=max(len(self._flows_ndjson), 1 << 20))
+        return pj.read_json(pa.BufferReader(self._flows_ndjson), read_options=opts)
+
+    @cached_property
     def flows(self) -> "pd.DataFrame":
         """One row per flow, with the flow summary fields; the ``flow`` column is the flow name.
-        Per-subflow figures are in :attr:`subflows`."""
+        Per-subflow figures are in :attr:`subflows`. A field some flows lack (or have null) is
+        missing there: NaN in a float column, ``<NA>`` in an integer one (pandas' Int64)."""
         import pandas as pd
 
         nested = ("subflows", "classes")
-        return pd.DataFrame([{k: v for k, v in f.items() if k not in nested} for f in self.summary.get("flows", [])])
+        table = self._flows_arrow
+        if table is None:
+            return pd.DataFrame([{k: v for k, v in f.items() if k not in nested} for f in self.summary.get("flows", [])])
+        return _to_pandas(table.drop_columns([c for c in nested if c in table.column_names]))
+
+    def _nested(self, field: str) -> "pd.DataFrame":
+        """The rows of a nested list of each flow (its subflows or media classes), each with
+        its flow's name first."""
+        import pandas as pd
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        table = self._flows_arrow
+        if table is None:
+            rows = [{"flow": f["flow"], **x} for f in self.summary.get("flows", []) for x in f.get(field, [])]
+            return pd.DataFrame(rows)
+        if field not in table.column_names:
+            return pd.DataFrame()
+        lists = table[field].combine_chunks()
+        items = pc.list_flatten(lists)
+        if len(items) == 0 or not pa.types.is_struct(items.type):
+            return pd.DataFrame()
+        parents = pc.list_parent_indices(lists)
+        names = pc.take(table["flow"].combine_chunks(), parents)
+        columns = {"flow": names, **{f.name: items.field(i) for i, f in enumerate(items.type)}}
+        return _to_pandas(pa.table(columns))
 
     @cached_property
     def subflows(self) -> "pd.DataFrame":
         """One row per subflow (``flow``, ``path``, ``backup``, ``goodput_bps``,
         ``segments_sent``, ``retransmits``, ``timeouts``, ``rtt_mean_ms``, ...); a plain TCP
         flow has one subflow."""
-        import pandas as pd
-
-        rows = [{"flow": f["flow"], **sf} for f in self.summary.get("flows", []) for sf in f.get("subflows", [])]
-        return pd.DataFrame(rows)
+        return self._nested("subflows")
 
     @cached_property
     def classes(self) -> "pd.DataFrame":
@@ -396,10 +446,7 @@ class Result:
         queue at the end, ``delivered``, ``late``, ``delay_mean_ms``, ``delay_p95_ms``,
         ``jitter_ms``); the frames generated are ``frames + refused + queued``. Empty when no
         flow streams media."""
-        import pandas as pd
-
-        rows = [{"flow": f["flow"], **c} for f in self.summary.get("flows", []) for c in f.get("classes", [])]
-        return pd.DataFrame(rows)
+        return self._nested("classes")
 
     @cached_property
     def subflow_series(self) -> "pd.DataFrame":
@@ -413,7 +460,9 @@ class Result:
         ``packets_delivered``, ``queue_drops``, ``loss_drops``, ``down_drops``, ``utilization``)."""
         import pandas as pd
 
-        return pd.DataFrame(self.summary.get("links", []))
+        # the short summary of a run of many flows has every link: no need to read the rest
+        head = json.loads(self._summary_brief) if "summary" not in self.__dict__ and self._summary_brief else self.summary
+        return pd.DataFrame(head.get("links", []))
 
     @cached_property
     def flow_series(self) -> "pd.DataFrame":
@@ -435,20 +484,20 @@ class Result:
             return self._series("trace", {}) if self._streamed_file("trace").exists() else None
         if self._trace is None:
             return None
-        import pandas as pd
-
-        return pd.DataFrame(self._trace)
+        return self._series("trace", self._trace)
 
     def _streamed_file(self, table: str) -> Path:
         assert self.stream_dir is not None
         return self.stream_dir / f"{table}.parquet"
 
-    def _series(self, table: str, columns: Mapping[str, list[Any]]) -> "pd.DataFrame":
+    def _series(self, table: str, columns: Mapping[str, Any]) -> "pd.DataFrame":
         import pandas as pd
+
+        from .stream import arrow_table
 
         if self.stream_dir is not None:
             return pd.read_parquet(self._streamed_file(table))
-        return pd.DataFrame(columns)
+        return _to_pandas(arrow_table(columns))
 
     def _streamed_tables(self) -> list[str]:
         """The tables whose rows are in the stream directory's files."""
@@ -463,6 +512,14 @@ class Result:
     def to_json(self, indent: int | None = 2) -> str:
         """The summary as JSON text."""
         return json.dumps(self.summary, indent=indent)
+
+    def _summary_file_text(self, with_table: bool) -> str:
+        """What ``summary.json`` holds: the summary; with more than 1,000 flows and a flows
+        table written beside it, only the first 1,000 (``flows_omitted`` says how many more
+        are in the table)."""
+        if with_table and self._summary_brief is not None:
+            return json.dumps(json.loads(self._summary_brief), indent=2)
+        return self.to_json()
 
     def save(self, out_dir: str | os.PathLike[str], formats: str | Iterable[str] = ("json", "csv")) -> list[Path]:
         """Writes the results into directory *out_dir* (created if needed).
@@ -487,7 +544,7 @@ class Result:
         written: list[Path] = []
         if "json" in fmts:
             p = out / "summary.json"
-            p.write_text(self.to_json() + "\n", encoding="utf-8")
+            p.write_text(self._summary_file_text(with_table=bool({"csv", "parquet"} & set(fmts))) + "\n", encoding="utf-8")
             written.append(p)
             p = out / "scenario.json"
             p.write_text(json.dumps(json.loads(to_json(self.scenario, self.origin)), indent=2) + "\n", encoding="utf-8")
@@ -528,6 +585,24 @@ class Result:
             f"<mpsim.Result {s.get('scenario')!r} seed={s.get('seed')} "
             f"duration={s.get('duration_s')}s goodput [{flows}]>"
         )
+
+
+def _to_pandas(table: Any) -> "pd.DataFrame":
+    """A DataFrame of a pyarrow table with the types pandas gives the same values as Python
+    objects (nested records as dicts and lists), except that an integer column with missing
+    values is Int64 (not float or object)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    frame = table.to_pandas()
+    for name, col in zip(table.column_names, table.columns):
+        if pa.types.is_integer(col.type) and col.null_count:
+            frame[name] = pd.array(col.to_pandas(integer_object_nulls=True), dtype="Int64")
+        elif pa.types.is_null(col.type):
+            frame[name] = pd.Series([None] * len(frame), dtype=object)
+        elif pa.types.is_nested(col.type):  # an SCTP flow's record: dicts and lists, as in the summary
+            frame[name] = pd.Series(col.to_pylist(), dtype=object)
+    return frame
 
 
 def _copy_streamed(src: Path, dst: Path, fmt: str) -> None:

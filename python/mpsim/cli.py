@@ -541,8 +541,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: Flows the run table prints at most; the rest are in the tables (--out, or Result.flows).
+PRINT_FLOWS = 50
+
+
 def _print_run(res: Any) -> None:
     s = res.summary
+    total = len(s.get("flows", []))
+    if total > PRINT_FLOWS:
+        s = {**s, "flows": s["flows"][:PRINT_FLOWS]}
     warm = s.get("warmup_s") or 0
     _out(
         f"scenario {s.get('scenario')!r} ({res.origin}): {s.get('duration_s'):g} s simulated, "
@@ -585,6 +592,9 @@ def _print_run(res: Any) -> None:
         ]
         for line in _table(headers, rows, left=3):
             _out(line)
+    if total > PRINT_FLOWS:
+        _out()
+        _out(f"(the first {PRINT_FLOWS} of {total:,} flows; all of them in flows.csv with --out DIR, or --json)")
     media = [f for f in s.get("flows", []) if f.get("classes")]
     if media:
         _out()

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from . import _core
 
-__all__ = ["CHUNK_ROWS", "TABLES", "StreamError", "ParquetSink", "prepare_dir", "write_frame"]
+__all__ = ["CHUNK_ROWS", "TABLES", "StreamError", "ParquetSink", "arrow_table", "prepare_dir", "write_frame"]
 
 #: Rows per chunk (and Parquet row group): a chunk is written once a table holds this many
 #: (a sample adds one row per flow at once, so a chunk may hold a few more).
@@ -52,12 +52,27 @@ def prepare_dir(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def _schema(columns: Mapping[str, Any], kinds: Mapping[str, str]) -> Any:
+def arrow_table(columns: Mapping[str, tuple[str, bytes, bytes | None]] | None) -> Any:
+    """A pyarrow table of a table the core hands over as Arrow buffers (``{name: (kind,
+    values, offsets)}``, see ``crates/mpsim-py``), without copying them or making a Python
+    object per value: ``f64`` as double, ``u64`` as int64 (the type pandas gives integers),
+    ``str`` as string (``large_str``: large_string, for more than 2 GiB of text)."""
     import pyarrow as pa
 
-    # integers as int64: the type pandas gives the same column when the run does not stream
-    types = {"f64": pa.float64(), "u64": pa.int64(), "str": pa.string()}
-    return pa.schema([(name, types[kinds[name]]) for name in columns])
+    arrays, names = [], []
+    for name, (kind, values, offsets) in (columns or {}).items():
+        if kind in ("f64", "u64"):
+            typ = pa.float64() if kind == "f64" else pa.int64()
+            arrays.append(pa.Array.from_buffers(typ, len(values) // 8, [None, pa.py_buffer(values)]))
+        elif kind in ("str", "large_str"):
+            typ, width = (pa.string(), 4) if kind == "str" else (pa.large_string(), 8)
+            assert offsets is not None
+            arrays.append(pa.Array.from_buffers(typ, len(offsets) // width - 1,
+                                                [None, pa.py_buffer(offsets), pa.py_buffer(values)]))
+        else:  # pragma: no cover - a core newer than this package
+            raise ValueError(f"column {name!r}: unknown kind {kind!r}")
+        names.append(name)
+    return pa.Table.from_arrays(arrays, names=names)
 
 
 def write_frame(frame: Any, path: str | os.PathLike[str]) -> None:
@@ -79,7 +94,7 @@ def write_frame(frame: Any, path: str | os.PathLike[str]) -> None:
 
 
 class ParquetSink:
-    """Receives the chunks of a streamed run (``sink(table, columns, kinds)``, see
+    """Receives the chunks of a streamed run (``sink(table, columns)``, see
     ``mpsim._core.run``) and writes each as a row group of ``folder/<table>.parquet``.
 
     Use it as a context manager, or call :meth:`close`: the files are complete only once
@@ -95,16 +110,16 @@ class ParquetSink:
     def path(self, table: str) -> Path:
         return self.folder / f"{table}.parquet"
 
-    def __call__(self, table: str, columns: Mapping[str, list[Any]], kinds: Mapping[str, str]) -> None:
-        import pyarrow as pa
+    def __call__(self, table: str, columns: Mapping[str, tuple[str, bytes, bytes | None]]) -> None:
         import pyarrow.parquet as pq
 
+        batch = arrow_table(columns)
         w = self._writers.get(table)
         if w is None:
-            w = pq.ParquetWriter(self.path(table), _schema(columns, kinds))
+            w = pq.ParquetWriter(self.path(table), batch.schema)
             self._writers[table] = w
-        batch = pa.table({name: pa.array(values, type=w.schema.field(name).type) for name, values in columns.items()},
-                         schema=w.schema)
+        if batch.schema != w.schema:  # a chunk's text beyond 2 GiB came as large_string
+            batch = batch.cast(w.schema)
         w.write_table(batch)
         self.rows[table] = self.rows.get(table, 0) + batch.num_rows
         self.chunks[table] = self.chunks.get(table, 0) + 1

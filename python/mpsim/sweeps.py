@@ -232,9 +232,9 @@ def _run_task(scenario_json: str, origin: str, series: bool, timeout: float | No
         return {"error_type": type(e).__name__, "error": str(e) or repr(e)}
     out: dict[str, Any] = {"summary": str(raw["summary"]), "series": None, "wall_s": time.perf_counter() - start}
     if series:  # Arrow tables: compact to send back and to hold until written
-        import pyarrow as pa
+        from .stream import arrow_table
 
-        out["series"] = {t: pa.table(dict(raw.get(t) or {})) for t in SERIES_TABLES}
+        out["series"] = {t: arrow_table(raw.get(t)) for t in SERIES_TABLES}
     return out
 
 

@@ -10,7 +10,10 @@ mod views;
 
 use bridge::{Fault, PluginError, PyController, PyReceiverLogic, PyScheduler};
 use mpsim_core::cc::Controller;
-use mpsim_core::metrics::{Column, Table};
+use mpsim_core::metrics::{Column, Summary, Table};
+
+/// Flows a summary file holds at most (`summary_brief`); the rest are in the flows table.
+const SUMMARY_FLOWS: usize = 1_000;
 use mpsim_core::scenario::is_external;
 use mpsim_core::sched::Sched;
 use mpsim_core::{Scenario, ScenarioError as CoreScenarioError, Simulation};
@@ -18,7 +21,7 @@ use std::sync::Arc;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict};
 
 create_exception!(mpsim._core, ScenarioError, PyValueError, "A scenario is invalid: args are (origin, key, message).");
 
@@ -30,29 +33,46 @@ fn parse(json: &str, origin: &str) -> PyResult<Scenario> {
     Scenario::from_json(json, origin).map_err(scenario_error)
 }
 
-fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new_bound(py);
-    for (name, col) in &t.columns {
-        let list = match col {
-            Column::F64(v) => PyList::new_bound(py, v),
-            Column::U64(v) => PyList::new_bound(py, v),
-            Column::Str(v) => PyList::new_bound(py, v),
-        };
-        d.set_item(name, list)?;
+/// A table's columns as Arrow buffers, without a Python object per value: a dict of column
+/// name to `(kind, values, offsets)`. Kinds: "f64" (little-endian doubles), "u64" (64-bit
+/// integers, read as int64), "str" (UTF-8 bytes and n + 1 int32 offsets, Arrow's `string`
+/// layout) or "large_str" (int64 offsets, for more than 2 GiB of text); offsets is None for
+/// numbers. `mpsim.stream.arrow_table` makes a pyarrow table of it.
+fn table_to_arrow<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+    fn le_bytes<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(v.len() * N);
+        for &x in v {
+            out.extend_from_slice(&f(x));
+        }
+        out
     }
-    Ok(d)
-}
-
-/// The kind of each column of a table: "f64", "u64" or "str".
-fn column_kinds<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new_bound(py);
     for (name, col) in &t.columns {
-        let kind = match col {
-            Column::F64(_) => "f64",
-            Column::U64(_) => "u64",
-            Column::Str(_) => "str",
+        let bytes = |b: &[u8]| PyBytes::new_bound(py, b);
+        let entry = match col {
+            Column::F64(v) => ("f64", bytes(&le_bytes(v, f64::to_le_bytes)), None),
+            Column::U64(v) => ("u64", bytes(&le_bytes(v, u64::to_le_bytes)), None),
+            Column::Str(v) => {
+                let total: usize = v.iter().map(String::len).sum();
+                let mut data = Vec::with_capacity(total);
+                for s in v {
+                    data.extend_from_slice(s.as_bytes());
+                }
+                let mut at = 0u64;
+                let ends = std::iter::once(0).chain(v.iter().map(|s| {
+                    at += s.len() as u64;
+                    at
+                }));
+                if total <= i32::MAX as usize {
+                    let offsets: Vec<i32> = ends.map(|e| e as i32).collect();
+                    ("str", bytes(&data), Some(bytes(&le_bytes(&offsets, i32::to_le_bytes))))
+                } else {
+                    let offsets: Vec<i64> = ends.map(|e| e as i64).collect();
+                    ("large_str", bytes(&data), Some(bytes(&le_bytes(&offsets, i64::to_le_bytes))))
+                }
+            }
         };
-        d.set_item(name, kind)?;
+        d.set_item(name, entry)?;
     }
     Ok(d)
 }
@@ -175,9 +195,7 @@ fn run(
                     return;
                 }
                 Python::with_gil(|py| {
-                    let called = table_to_dict(py, &table)
-                        .and_then(|cols| Ok((cols, column_kinds(py, &table)?)))
-                        .and_then(|(cols, kinds)| sink.call1(py, (which.name(), cols, kinds)));
+                    let called = table_to_arrow(py, &table).and_then(|cols| sink.call1(py, (which.name(), cols)));
                     if let Err(e) = called {
                         *failed = Some(e);
                     }
@@ -222,8 +240,35 @@ fn run(
         return Err(e);
     }
     let d = PyDict::new_bound(py);
-    let summary = serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    d.set_item("summary", summary)?;
+    fn json<T: serde::Serialize + ?Sized>(v: &T) -> PyResult<String> {
+        serde_json::to_string(v).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+    d.set_item("summary", json(&out.summary)?)?;
+    // the flows again, one JSON object per line, for a table read without a Python object
+    // per flow; and, for many flows, the summary with only the first ones
+    let mut lines = Vec::new();
+    for f in &out.summary.flows {
+        serde_json::to_writer(&mut lines, f).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        lines.push(b'\n');
+    }
+    d.set_item("flows_ndjson", PyBytes::new_bound(py, &lines))?;
+    if out.summary.flows.len() > SUMMARY_FLOWS {
+        let sum = &out.summary;
+        let brief = Summary {
+            scenario: sum.scenario.clone(),
+            seed: sum.seed,
+            duration_s: sum.duration_s,
+            warmup_s: sum.warmup_s,
+            flows: sum.flows[..SUMMARY_FLOWS].to_vec(),
+            flows_omitted: Some((sum.flows.len() - SUMMARY_FLOWS) as u64),
+            links: sum.links.clone(),
+            jain_index: sum.jain_index,
+            events: sum.events,
+            packets_delivered: sum.packets_delivered,
+            wall_s: sum.wall_s,
+        };
+        d.set_item("summary_brief", json(&brief)?)?;
+    }
     // what the machine, not the scenario, determines: kept out of the summary
     let run_info = PyDict::new_bound(py);
     run_info.set_item("wall_s", out.summary.wall_s)?;
@@ -231,7 +276,7 @@ fn run(
     let tables = [("flow_series", Some(&out.flow_series)), ("subflow_series", Some(&out.subflow_series)), ("link_series", Some(&out.link_series)), ("trace", out.trace.as_ref())];
     for (name, table) in tables {
         match table.filter(|_| !out.streamed) {
-            Some(t) => d.set_item(name, table_to_dict(py, t)?)?,
+            Some(t) => d.set_item(name, table_to_arrow(py, t)?)?,
             None => d.set_item(name, py.None())?,
         }
     }

@@ -172,6 +172,10 @@ pub struct Summary {
     pub duration_s: f64,
     pub warmup_s: f64,
     pub flows: Vec<FlowSummary>,
+    /// Flows left out of `flows` (a front end's short summary of a run with very many flows,
+    /// whose rows are all in its flows table); absent in the simulator's own summary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows_omitted: Option<u64>,
     pub links: Vec<LinkSummary>,
     /// Jain's index over the goodputs of the flows that are not background traffic.
     pub jain_index: Option<f64>,

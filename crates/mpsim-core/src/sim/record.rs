@@ -448,6 +448,7 @@ impl Recorder {
             warmup_s: warmup.as_secs_f64(),
             jain_index: jain_index(&goodputs),
             flows: summaries,
+            flows_omitted: None,
             links: link_summaries,
             events,
             packets_delivered: self.packets_delivered,
