@@ -49,6 +49,8 @@ CASES = [
     ("100,000 bulk flows, 1 Gbit/s, 1 s", dumbbell("1Gbps", 100_000, "1s")),
     ("100 flows, 1 Gbit/s, 60 s, series every 100 ms", dumbbell("1Gbps", 100, "60s")),
     ("100 flows, 1 Gbit/s, 5 s, trace", dumbbell("1Gbps", 100, "5s", trace=True)),
+    ("3 flows, 10 Gbit/s, 1 s, trace", dumbbell("10Gbps", 3, "1s", trace=True)),
+    ("3 flows, 10 Gbit/s, 10 s, series every 1 ms", dumbbell("10Gbps", 3, "10s", interval="1ms")),
 ]
 LONG = [
     ("100 flows, 1 Gbit/s, 3600 s, series every 100 ms", dumbbell("1Gbps", 100, "3600s")),

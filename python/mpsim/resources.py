@@ -57,10 +57,11 @@ __all__ = [
 #: Warn when a run is estimated to need more than this share of the available memory.
 WARN_FRACTION = 0.5
 
-#: Python's cost per value of a series or trace table handed over by the core (a float or
-#: int object and its list slot, then the DataFrame column), and per row (the name string).
-PY_BYTES_PER_VALUE = 48
-PY_BYTES_PER_ROW = 64
+#: Python's cost per value of a series or trace table handed over by the core (its 8 bytes
+#: in the Arrow buffer the core hands over, then in the DataFrame column), and per row (the
+#: name's bytes and offset, in the buffer and in the DataFrame).
+PY_BYTES_PER_VALUE = 16
+PY_BYTES_PER_ROW = 24
 #: The interpreter with pandas loaded, before any run.
 PY_BASE_BYTES = 150 << 20
 

@@ -181,6 +181,34 @@ fn timer_bound_timeouts(f: &FlowSpec, handshake_rtt: Dur, active: Dur) -> u64 {
     }
 }
 
+/// The most a TCP flow can send, in wire bit/s: its window (the receive buffer, or the send
+/// buffer if smaller) per round trip of its shortest path, the round trip being at least each
+/// link's delay both ways and the transmission of a full packet (`wire` bytes) and its ACK;
+/// infinite for UDP and SCTP.
+fn window_bound(s: &Scenario, f: &FlowSpec, wire: f64) -> f64 {
+    if f.transport != Transport::Tcp {
+        return f64::INFINITY;
+    }
+    let ack = f.tcp.header as f64;
+    let rtt = f
+        .paths
+        .iter()
+        .map(|&p| {
+            s.paths[p]
+                .links
+                .iter()
+                .map(|&l| {
+                    let link = &s.links[l];
+                    2.0 * link.delay.as_secs_f64() + (wire + ack) * 8.0 / link.rate_bps.max(1) as f64
+                })
+                .sum::<f64>()
+        })
+        .fold(f64::INFINITY, f64::min);
+    let window = f.tcp.rcv_buf.min(f.tcp.snd_buf).max(f.tcp.mss as u64) as f64;
+    let payload = (wire - f.tcp.header as f64).max(1.0);
+    window * wire / payload * 8.0 / rtt.max(1e-12)
+}
+
 /// Packets a TCP or SCTP flow sends after its application stops (`stop` before the end of
 /// the run): the application stops writing, but what its send buffer holds still goes out, at
 /// the flow's rate (`rate`, wire bit/s) until the run ends. A flow whose application is faster
@@ -227,12 +255,8 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
         let (app, wire, w) = app_demand(f, active[i]);
         app_rate[i] = app;
         wire_size[i] = wire;
-        let capacity: f64 = f
-            .paths
-            .iter()
-            .map(|&p| s.paths[p].links.iter().map(|&l| s.links[l].rate_bps).min().unwrap_or(0) as f64)
-            .sum();
-        demand[i] = app.min(capacity);
+        let capacity: f64 = f.paths.iter().map(|&p| s.paths[p].links.iter().map(|&l| s.links[l].rate_bps).min().unwrap_or(0) as f64).sum();
+        demand[i] = app.min(capacity).min(window_bound(s, f, wire));
         write_size[i] = w.max(1);
     }
     // one step of max-min: a multipath flow spreads its demand over its paths in proportion
@@ -464,8 +488,10 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
         );
         e.series_rows = fr + sr + lr;
         e.series_values = fr * 16 + sr * 11 + lr * 6;
-        let recorded = capacity(fr) * FLOW_SERIES_ROW_BYTES + capacity(sr) * SUBFLOW_SERIES_ROW_BYTES + capacity(lr) * LINK_SERIES_ROW_BYTES;
-        let tables = fr * FLOW_SERIES_ROW_BYTES + sr * SUBFLOW_SERIES_ROW_BYTES + lr * LINK_SERIES_ROW_BYTES + e.series_rows * TABLE_NAME_BYTES;
+        let recorded =
+            capacity(fr) * FLOW_SERIES_ROW_BYTES + capacity(sr) * SUBFLOW_SERIES_ROW_BYTES + capacity(lr) * LINK_SERIES_ROW_BYTES;
+        let tables =
+            fr * FLOW_SERIES_ROW_BYTES + sr * SUBFLOW_SERIES_ROW_BYTES + lr * LINK_SERIES_ROW_BYTES + e.series_rows * TABLE_NAME_BYTES;
         e.series_bytes = recorded + tables;
     }
     if s.metrics.trace {
