@@ -9,11 +9,12 @@ PIP    := $(BIN)/python -m pip
 STAMP  := $(VENV)/.deps-installed
 OUT    ?= out
 
-.PHONY: help setup build demo test test-rust test-python test-fuzz fuzz fuzz-setup validate tcp-fidelity westwood-nj bench speed plugin-speed wheel-check sweep-bench memory clean kernel-table sctp-validate
+.PHONY: help setup build demo test lint test-rust test-python test-fuzz fuzz fuzz-setup validate tcp-fidelity westwood-nj bench speed plugin-speed wheel-check sweep-bench memory clean kernel-table sctp-validate
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
-	@echo "make test      set up, then run every test (Rust and Python, slow validation included, a bounded fuzzing run)"
+	@echo "make test      set up, then run every test (Rust and Python, slow validation included, a bounded fuzzing run) after make lint"
+	@echo "make lint      rustfmt, clippy (warnings as errors) and ruff"
 	@echo "make validate  TCP against Padhye and Mathis (both timer modes), MPTCP against RFC 6356 -> docs/validation*.md, docs/mptcp.md"
 	@echo "make sctp-validate  SCTP against Padhye and TCP, failover, CMT with and without SFR/CUC/DAC, receive-buffer blocking -> docs/sctp.md (~10 s)"
 	@echo "make tcp-fidelity  loss-free Reno, LIA, OLIA on long deep-buffered paths vs the sawtooth model -> docs/tcp_fidelity.md (~2 min)"
@@ -33,7 +34,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "maturin>=1.5,<2" "pandas>=2.0" "pyarrow>=14" "tqdm>=4.60" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6" \
-		"dask[distributed]>=2024.1" "duckdb>=1.0"
+		"dask[distributed]>=2024.1" "duckdb>=1.0" "ruff>=0.6"
 	touch $@
 
 setup: $(STAMP)
@@ -59,7 +60,17 @@ test-python: build
 
 # every test, fuzzing for a bounded time included (test-fuzz below); CI runs this on a fresh
 # machine (.ci/run)
-test: test-rust test-python test-fuzz
+test: lint test-rust test-python test-fuzz
+
+# the house style, checked: rustfmt (width in rustfmt.toml), clippy with warnings as errors
+# (the workspace and the fuzz crate), ruff (rules in pyproject.toml); `cargo fmt --all` and
+# `ruff check --fix` repair most of what they find
+lint: setup
+	cargo fmt --all --check
+	cd fuzz && cargo fmt --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cd fuzz && RUSTC_BOOTSTRAP=1 cargo clippy --quiet -- -D warnings
+	$(BIN)/ruff check --quiet python tests benches
 
 # Coverage-guided fuzzing with cargo fuzz (libFuzzer). The fuzz crate in fuzz/ is its own
 # workspace. libFuzzer's instrumentation flags are nightly-only, so the stable toolchain is

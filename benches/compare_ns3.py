@@ -20,12 +20,9 @@ ns-3's is its Simulator::Run() time.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,14 +103,14 @@ def main(argv: list[str] | None = None) -> int:
         "| case | mpsim `tcp.rto` | ns-3 mean goodput (Mbit/s) | mpsim mean goodput, seed 1 (Mbit/s) | mpsim mean over seeds / ns-3 | ns-3 timeouts | mpsim timeouts, seed 1 | ns-3 wall (s) | mpsim wall (s) | speed-up | ns-3 pkts/s | mpsim pkts/s | ok |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for name, mode, n, rate, loss, ns, ns_gp, mp, ns_mean, mp_mean, ratio, speedup, good in rows:
+    for name, mode, _n, _rate, _loss, ns, _ns_gp, mp, ns_mean, mp_mean, ratio, speedup, good in rows:
         ns_to = sum(f.get("timeouts", 0) for f in ns["flows"])
         lines.append(
             f"| {name} | {mode} | {ns_mean / 1e6:.3f} | {mp_mean / 1e6:.3f} | {ratio:.3f} | {ns_to} | {mp['timeouts']} | {ns['wall_s']:.3f} | {mp['wall_s']:.4f} | "
             f"{speedup:.0f}x | {ns['delivered_packets'] / ns['wall_s']:,.0f} | {mp['packets'] / mp['wall_s']:,.0f} | {'yes' if good else 'NO'} |"
         )
     lines += ["", "Per-flow goodput (Mbit/s), seed 1 of each:", ""]
-    for name, mode, n, rate, loss, ns, ns_gp, mp, *_ in rows:
+    for name, mode, _n, _rate, _loss, _ns, ns_gp, mp, *_ in rows:
         lines.append(f"- {name} ({mode}): ns-3 [{', '.join(f'{g / 1e6:.2f}' for g in ns_gp)}]; mpsim [{', '.join(f'{g / 1e6:.2f}' for g in mp['goodputs'])}]")
     lines += [
         "",

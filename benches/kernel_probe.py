@@ -279,7 +279,7 @@ def ss(out: str) -> None:
             m = re.search(r"(\S+):\d+\s+(\S+):(\d+)", lines[i])
             if m and i + 1 < len(lines) and t0 is not None:
                 d = lines[i + 1]
-                g = lambda k: int(x.group(1)) if (x := re.search(k + r":(\d+)", d)) else 0  # noqa: E731
+                g = lambda k: int(x.group(1)) if (x := re.search(k + r":(\d+)", d)) else 0  # noqa: E731, B023 (used in this iteration)
                 if t - t0 >= 2:
                     rtt = re.search(r"\brtt:([\d.]+)", d)
                     retr = int(x.group(1)) if (x := re.search(r"\bretrans:\d+/(\d+)", d)) else 0

@@ -7,7 +7,6 @@ fails the test; elsewhere the test is skipped.
 
 from __future__ import annotations
 
-import collections
 import os
 import shutil
 import subprocess

@@ -3,7 +3,6 @@ runs than `make sctp-validate`, plus the CLI and API on an SCTP scenario."""
 
 import json
 
-import pytest
 
 import mpsim
 from mpsim import sctp_validation as v

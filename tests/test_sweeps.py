@@ -531,6 +531,6 @@ def test_ctrl_c_stops_a_sweep_of_long_runs_at_once(tmp_path):
         _, err = p.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         p.kill()
-        raise AssertionError("the sweep did not stop within 30 s of Ctrl-C")
+        raise AssertionError("the sweep did not stop within 30 s of Ctrl-C") from None
     assert time.monotonic() - t < 15
     assert p.returncode == 130 and "Traceback" not in err and err.strip().splitlines()[-1] == "interrupted", err

@@ -21,10 +21,30 @@ const MAX_EVENTS: u64 = 50_000;
 const MAX_MEMORY: u64 = 256 << 20;
 
 const SCHEDULERS: &[&str] = &[
-    "lowest_rtt", "lowest_rtt_plain", "round_robin", "redundant", "single_path", "blest", "ecf", "otias", "dqs",
-    "dqs_exact", "dqs_backoff", "dqs_ahead", "dqs_exact_ahead", "dqs_backoff_ahead", "dqs_round_robin", "po_mptcp",
-    "po_mptcp_fifo", "po_mptcp_in_order", "po_mptcp_in_order_fifo", "po_mptcp_rr", "po_mptcp_rr_fifo", "in_order",
-    "linux_upstream", "mptcp_rec",
+    "lowest_rtt",
+    "lowest_rtt_plain",
+    "round_robin",
+    "redundant",
+    "single_path",
+    "blest",
+    "ecf",
+    "otias",
+    "dqs",
+    "dqs_exact",
+    "dqs_backoff",
+    "dqs_ahead",
+    "dqs_exact_ahead",
+    "dqs_backoff_ahead",
+    "dqs_round_robin",
+    "po_mptcp",
+    "po_mptcp_fifo",
+    "po_mptcp_in_order",
+    "po_mptcp_in_order_fifo",
+    "po_mptcp_rr",
+    "po_mptcp_rr_fifo",
+    "in_order",
+    "linux_upstream",
+    "mptcp_rec",
 ];
 const CONTROLLERS: &[&str] = &["reno", "lia", "olia", "balia", "receiver_rate", "cubic", "westwood", "new_jersey"];
 /// SCTP's controllers, and names it must refuse with a message.
@@ -418,7 +438,8 @@ fn scenario(inp: &Input) -> Option<Value> {
                     1 => v["join_delay"] = json!("linux"),
                     2 => v["join_delay"] = json!(format!("{}ms", f.cc as u64 * duration_ms / 256)),
                     3 => {
-                        let at: Vec<String> = (0..ps.len()).map(|k| format!("{}ms", k as u64 * f.start as u64 * duration_ms / 1024)).collect();
+                        let at: Vec<String> =
+                            (0..ps.len()).map(|k| format!("{}ms", k as u64 * f.start as u64 * duration_ms / 1024)).collect();
                         v["join_at"] = json!(at);
                     }
                     _ => {}

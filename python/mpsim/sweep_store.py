@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
-    import duckdb
     import pandas as pd
 
 __all__ = ["TABLES", "SERIES_TABLES", "SweepFolderError", "Store", "load_sweep", "query", "describe", "is_sweep_folder"]

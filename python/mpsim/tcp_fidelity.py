@@ -39,7 +39,6 @@ is the sum of the single flows measured on the same paths.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import Any
 

@@ -202,7 +202,7 @@ def report(grid: Any, lossfree: dict[str, float], fairness: dict[str, float], co
         "A timeout follows a loss",
         "  that leaves too few segments behind it for RACK, SACK or the tail loss probe to find it, or a",
         "  lost retransmission when no later segment is delivered; Padhye's T0 term models them.",
-        f"- Padhye's formula charges a timeout to a fraction min(1, 3·sqrt(3p/8)) of the loss indications (Reno",
+        "- Padhye's formula charges a timeout to a fraction min(1, 3·sqrt(3p/8)) of the loss indications (Reno",
         f"  without SACK: {min(1.0, 3 * math.sqrt(3 * 0.01 / 8)):.0%} at p = 1%); here {grid['timeouts'].sum():.1f} timeouts per run in all against "
         f"{grid['indications'].sum():.0f} loss indications. With T0 = {_t0_label(rto)} that term costs "
         f"{'little' if (rto or 'linux') == 'linux' else 'much of the formula at 20 ms RTT, so the ratio to Padhye(p_ind) climbs with p there while the goodput is the same as with the Linux timer (docs/validation.md): the formula, not the flow, is off; compare the Mathis column'}.",
@@ -218,7 +218,7 @@ def report(grid: Any, lossfree: dict[str, float], fairness: dict[str, float], co
         "",
         "## Fairness",
         "",
-        f"Five flows, equal RTTs, 20 Mbit/s bottleneck, 100-packet queue: Jain's index minimum",
+        "Five flows, equal RTTs, 20 Mbit/s bottleneck, 100-packet queue: Jain's index minimum",
         f"{fairness['jain_min']:.4f}, mean {fairness['jain_mean']:.4f} over seeds (target above {JAIN_TARGET});",
         f"total goodput {fairness['total_bps_mean'] / 1e6:.2f} Mbit/s.",
         "",

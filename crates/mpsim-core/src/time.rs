@@ -65,6 +65,7 @@ impl Dur {
     pub fn saturating_sub(self, other: Dur) -> Dur {
         Dur(self.0.saturating_sub(other.0))
     }
+    #[allow(clippy::should_implement_trait)] // saturating, and by a count: not `Mul<Dur>`
     pub fn mul(self, k: u64) -> Dur {
         Dur(self.0.saturating_mul(k))
     }

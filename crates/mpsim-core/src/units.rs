@@ -65,6 +65,7 @@ fn non_negative(v: f64, what: &str) -> Result<f64, String> {
 /// Converts `v` (already in the base unit) to an integer, refusing values above `max`.
 fn at_most(v: f64, max: u64, limit: &str) -> Result<u64, String> {
     let r = v.round();
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN must fail too
     if !(r <= max as f64) {
         return Err(format!("must be at most {limit}"));
     }
@@ -171,9 +172,7 @@ pub fn queue(s: &str) -> Result<QueueSize, String> {
     let (v, unit) = split(s)?;
     let v = non_negative(v, "a queue size")?;
     match unit.as_str() {
-        "pkt" | "pkts" | "p" | "packets" | "packet" => {
-            at_most(v, MAX_QUEUE_PACKETS, "10000000 packets").map(QueueSize::Packets)
-        }
+        "pkt" | "pkts" | "p" | "packets" | "packet" => at_most(v, MAX_QUEUE_PACKETS, "10000000 packets").map(QueueSize::Packets),
         _ => match bytes(s) {
             Ok(b) if b > MAX_QUEUE_BYTES => Err("must be at most 10 GB".into()),
             Ok(b) => Ok(QueueSize::Bytes(b)),

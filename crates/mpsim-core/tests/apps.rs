@@ -165,11 +165,8 @@ fn media_priorities_reach_the_scheduler_of_a_multipath_flow() {
 
 #[test]
 fn bad_app_parameters_are_named() {
-    let e = mpsim_core::Scenario::from_toml(
-        &link_scenario("", "[[flow]]\npath = \"p\"\ntransport = \"udp\"\napp = \"bulk\""),
-        "s",
-    )
-    .unwrap_err();
+    let e = mpsim_core::Scenario::from_toml(&link_scenario("", "[[flow]]\npath = \"p\"\ntransport = \"udp\"\napp = \"bulk\""), "s")
+        .unwrap_err();
     assert_eq!(e.key, "flow[0].app");
     let e = mpsim_core::Scenario::from_toml(&media("", "").replace("IPPPPPPPPPPP", "IPX"), "s").unwrap_err();
     assert!(e.message.contains("no frame class 'X'"), "{e}");
@@ -186,7 +183,8 @@ fn bad_app_parameters_are_named() {
 fn wifi_wimax(loss: &str, duration: &str, extra: &str) -> mpsim_core::Scenario {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/po_mptcp/wifi_wimax.toml");
     let text = std::fs::read_to_string(path).unwrap();
-    let text = text.replace("loss = \"1%\"", &format!("loss = \"{loss}\"")).replace("duration = \"60s\"", &format!("duration = \"{duration}\""));
+    let text =
+        text.replace("loss = \"1%\"", &format!("loss = \"{loss}\"")).replace("duration = \"60s\"", &format!("duration = \"{duration}\""));
     let text = text.replace("app = { kind = \"media\", ", &format!("app = {{ kind = \"media\", {extra}"));
     assert_eq!(text.matches(&format!("loss = \"{loss}\"")).count(), 2);
     parse(&text)
@@ -234,10 +232,7 @@ fn first_sends(out: &mpsim_core::Output) -> Vec<(String, u64, u64)> {
     else {
         panic!("trace columns")
     };
-    (0..tr.rows())
-        .filter(|&k| flow[k] == "video" && event[k] == "send" && len[k] > 0)
-        .map(|k| (path[k].clone(), dsn[k], len[k]))
-        .collect()
+    (0..tr.rows()).filter(|&k| flow[k] == "video" && event[k] == "send" && len[k] > 0).map(|k| (path[k].clone(), dsn[k], len[k])).collect()
 }
 
 #[test]
@@ -290,7 +285,21 @@ app = {{ kind = "media", fps = 25, gop = "IBBPBBPBBPBB", backlog = "100MB", clas
         )
     };
     // the frame (GOP number, class) of the byte at `dsn`: frames follow the GOP without gaps
-    let gop: Vec<(char, u64)> = "IBBPBBPBBPBB".chars().map(|c| (c, if c == 'I' { 150_000 } else if c == 'P' { 60_000 } else { 30_000 })).collect();
+    let gop: Vec<(char, u64)> = "IBBPBBPBBPBB"
+        .chars()
+        .map(|c| {
+            (
+                c,
+                if c == 'I' {
+                    150_000
+                } else if c == 'P' {
+                    60_000
+                } else {
+                    30_000
+                },
+            )
+        })
+        .collect();
     let per_gop: u64 = gop.iter().map(|g| g.1).sum();
     let frame_at = |dsn: u64| {
         let mut off = dsn % per_gop;

@@ -22,7 +22,14 @@ fn estimated_events_and_trace_rows_bound_the_real_ones_within_a_small_factor() {
         let events = out.summary.events as f64;
         let rows = out.trace.as_ref().map_or(0, |t| t.rows()) as f64;
         let (re, rt) = (est.events as f64 / events, est.trace_rows as f64 / rows);
-        eprintln!("{}: events {} est {} ({re:.2}x), trace rows {} est {} ({rt:.2}x)", f.display(), events, est.events, rows, est.trace_rows);
+        eprintln!(
+            "{}: events {} est {} ({re:.2}x), trace rows {} est {} ({rt:.2}x)",
+            f.display(),
+            events,
+            est.events,
+            rows,
+            est.trace_rows
+        );
         assert!((0.7..=20.0).contains(&re), "{}: {events} events, estimated {}", f.display(), est.events);
         assert!((0.7..=20.0).contains(&rt), "{}: {rows} trace rows, estimated {}", f.display(), est.trace_rows);
     }

@@ -90,10 +90,8 @@ fn congestion_warning_marks_and_new_jersey_reads_the_echo() {
 fn a_link_marks_nothing_while_its_average_queue_stays_below_the_threshold() {
     // one flow limited to 2 Mbit/s on a 10 Mbit/s link never builds a queue
     let cw = r#"congestion_warning = { threshold = "1pkt" }"#;
-    let text = path("new_jersey", 40, "0%", cw, 1, 10).replace(
-        "cc = \"new_jersey\"",
-        "cc = \"new_jersey\"\napp = { kind = \"cbr\", rate = \"2Mbps\", packet = \"1000B\" }",
-    );
+    let text = path("new_jersey", 40, "0%", cw, 1, 10)
+        .replace("cc = \"new_jersey\"", "cc = \"new_jersey\"\napp = { kind = \"cbr\", rate = \"2Mbps\", packet = \"1000B\" }");
     let out = run(&text);
     assert_eq!(out.summary.links[0].cw_marks, Some(0));
     assert_eq!(out.summary.flows[0].congestion_losses, Some(0));

@@ -39,7 +39,8 @@ fn goodput_and_dsr(text: &str) -> (f64, Option<f64>) {
 
 /// Seed 000's three paths (3G, WiFi, WiMax) with a small receive buffer.
 fn three_paths(sched: &str, rcv_buf: &str, secs: u32) -> String {
-    let mut t = format!("duration = \"{secs}s\"\nseed = 5\n[metrics]\ninterval = \"500ms\"\ntrace = true\n[tcp]\nrcv_buf = \"{rcv_buf}\"\n");
+    let mut t =
+        format!("duration = \"{secs}s\"\nseed = 5\n[metrics]\ninterval = \"500ms\"\ntrace = true\n[tcp]\nrcv_buf = \"{rcv_buf}\"\n");
     for (name, rate, delay) in [("g3", "384kbps", "35ms"), ("wifi", "11Mbps", "15ms"), ("wimax", "10Mbps", "35ms")] {
         t += &format!("[[link]]\nname = \"{name}\"\nrate = \"{rate}\"\ndelay = \"{delay}\"\nqueue = \"50pkt\"\nloss = \"1%\"\n");
         t += &format!("[[path]]\nname = \"{name}\"\nlinks = [\"{name}\"]\n");
@@ -84,7 +85,6 @@ fn the_path_list_drops_the_3g_path_and_takes_it_back() {
     assert_eq!(format!("{:?}", a.summary.flows), format!("{:?}", b.summary.flows));
 }
 
-
 /// A user's receiver-driven scheme through the same interface MPTCP-rec uses: this receiver
 /// asks for a fixed rate per path in the feedback of every fourth packet; MPTCP-rec's paced
 /// scheduler follows whatever rate the receiver advertises.
@@ -117,5 +117,7 @@ fn a_custom_receiver_logic_drives_the_paced_sender() {
     let f = &out.summary.flows[0];
     // rates are of payload, as the receiver measures them (MSS-sized packets per second)
     assert!((f.goodput_bps / 3e6 - 1.0).abs() < 0.03, "{}", f.goodput_bps);
-    assert!(mpsim_core::Simulation::new(&s).with_receiver_logic("nope", RxLogic::Custom(Box::new(FixedRate { rate_bps: 1.0, seen: 0, due: false }))).is_err());
+    assert!(mpsim_core::Simulation::new(&s)
+        .with_receiver_logic("nope", RxLogic::Custom(Box::new(FixedRate { rate_bps: 1.0, seen: 0, due: false })))
+        .is_err());
 }

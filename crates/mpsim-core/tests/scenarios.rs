@@ -4,7 +4,6 @@ mod common;
 use common::*;
 use mpsim_core::{Dur, Scenario, Simulation};
 
-
 #[test]
 fn every_shipped_scenario_keeps_its_invariants() {
     let files = common::shipped_scenarios();
@@ -193,7 +192,8 @@ start = "2s"
 
 #[test]
 fn cut_through_changes_nothing_observable() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/validation/dumbbell_2x10m_loss1.toml")).unwrap();
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/validation/dumbbell_2x10m_loss1.toml")).unwrap();
     let mut s = parse(&text);
     s.duration = Dur::from_secs(20);
     s.metrics.trace = true;

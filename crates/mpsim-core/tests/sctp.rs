@@ -58,7 +58,8 @@ fn a_lossless_association_fills_the_line_less_its_headers() {
 fn finite_transfers_over_lossy_links_deliver_every_byte() {
     for (loss, threshold) in [("\"3%\"", 3), ("{ model = \"gilbert\", mean = \"2%\", burst = 4 }", 4)] {
         for cc in ["rfc4960", "newreno"] {
-            let flow = format!("cc = \"{cc}\"\napp = {{ kind = \"bulk\", bytes = \"2MB\" }}\nsctp = {{ fast_rtx_threshold = {threshold} }}");
+            let flow =
+                format!("cc = \"{cc}\"\napp = {{ kind = \"bulk\", bytes = \"2MB\" }}\nsctp = {{ fast_rtx_threshold = {threshold} }}");
             let out = run_checked(&parse(&sctp_one_link("120s", &format!("loss = {loss}"), &flow)));
             let f = &out.summary.flows[0];
             assert!(f.complete, "{loss} {cc}: delivered {} of {}", f.bytes_delivered, f.bytes_written);
@@ -71,7 +72,11 @@ fn finite_transfers_over_lossy_links_deliver_every_byte() {
 
 #[test]
 fn one_drop_is_repaired_by_one_fast_retransmit() {
-    let out = run_checked(&parse(&sctp_one_link("5s", "loss = { model = \"scripted\", drops = [30] }", "app = { kind = \"bulk\", bytes = \"500KB\" }")));
+    let out = run_checked(&parse(&sctp_one_link(
+        "5s",
+        "loss = { model = \"scripted\", drops = [30] }",
+        "app = { kind = \"bulk\", bytes = \"500KB\" }",
+    )));
     let f = &out.summary.flows[0];
     assert!(f.complete);
     assert_eq!((f.retransmits, f.fast_recoveries, f.timeouts), (1, 1, 0), "{f:?}");
@@ -94,7 +99,8 @@ fn the_missing_report_threshold_is_configurable() {
     assert_eq!(four.sctp.as_ref().unwrap().fast_rtx_threshold, 4);
     // a tail loss with fewer than N later chunks needs the T3-rtx timer with N = 4, not 3
     let tail = |n: u8| {
-        let flow = format!("app = {{ kind = \"bulk\", bytes = \"{}B\" }}\nsctp = {{ fast_rtx_threshold = {n}, delayed_sack = false }}", 1456 * 20);
+        let flow =
+            format!("app = {{ kind = \"bulk\", bytes = \"{}B\" }}\nsctp = {{ fast_rtx_threshold = {n}, delayed_sack = false }}", 1456 * 20);
         let out = run_checked(&parse(&sctp_one_link("10s", "loss = { model = \"scripted\", drops = [16] }", &flow)));
         out.summary.flows[0].clone()
     };
@@ -213,7 +219,12 @@ fn per_destination_goodputs_count_from_the_warm_up_and_add_up_to_the_flow() {
     let out = run_checked(&parse(&text));
     let f = &out.summary.flows[0];
     // each destination within its path's rate (10 and 5 Mbit/s, less headers)
-    assert!(f.subflows[0].goodput_bps < 10e6 && f.subflows[1].goodput_bps < 5e6, "{} {}", f.subflows[0].goodput_bps, f.subflows[1].goodput_bps);
+    assert!(
+        f.subflows[0].goodput_bps < 10e6 && f.subflows[1].goodput_bps < 5e6,
+        "{} {}",
+        f.subflows[0].goodput_bps,
+        f.subflows[1].goodput_bps
+    );
     let sum: f64 = f.subflows.iter().map(|d| d.goodput_bps).sum();
     assert!((sum / f.goodput_bps - 1.0).abs() < 0.02, "destinations {sum} vs flow {}", f.goodput_bps);
 }
@@ -418,7 +429,8 @@ fn cmt_pf_stops_sending_to_a_failed_path_until_a_heartbeat_is_answered() {
 #[test]
 fn an_inactive_primary_is_probed_and_taken_back_when_it_recovers() {
     // 2 Mbit/s paths keep the run short; probes every RTO + 5 s
-    let text = two_paths("320s", "down = [{ at = \"10s\", until = \"200s\" }]", "2Mbps", "sctp = { hb_interval = \"5s\" }").replace("\"10Mbps\"", "\"2Mbps\"");
+    let text = two_paths("320s", "down = [{ at = \"10s\", until = \"200s\" }]", "2Mbps", "sctp = { hb_interval = \"5s\" }")
+        .replace("\"10Mbps\"", "\"2Mbps\"");
     let out = run_checked(&parse(&text));
     let f = &out.summary.flows[0];
     let s = f.sctp.as_ref().unwrap();

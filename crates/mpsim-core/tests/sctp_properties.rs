@@ -44,35 +44,44 @@ fn loss() -> impl Strategy<Value = String> {
 
 fn flow() -> impl Strategy<Value = FlowCase> {
     (
-        (1_000u32..800_000, 100u32..1457, prop_oneof![Just("rfc4960"), Just("newreno"), Just("lia"), Just("olia"), Just("jsctp"), Just("jsctp_abe")], 0u8..3),
+        (
+            1_000u32..800_000,
+            100u32..1457,
+            prop_oneof![Just("rfc4960"), Just("newreno"), Just("lia"), Just("olia"), Just("jsctp"), Just("jsctp_abe")],
+            0u8..3,
+        ),
         (any::<[bool; 3]>(), prop_oneof![Just("same"), Just("asap"), Just("cwnd"), Just("ssthresh")], 3u8..5),
         (any::<bool>(), any::<bool>(), any::<bool>(), 2u32..400, 0u32..2000),
     )
-        .prop_map(|((bytes, chunk, cc, homing), (rules, policy, threshold), (bundling, delayed_sack, nr_sack, rcv_kb, start_ms))| FlowCase {
-            bytes,
-            chunk,
-            cc,
-            homing,
-            rules,
-            policy,
-            threshold,
-            bundling,
-            delayed_sack,
-            nr_sack,
-            rcv_buf: (rcv_kb * 1000).max(chunk),
-            start_ms,
+        .prop_map(|((bytes, chunk, cc, homing), (rules, policy, threshold), (bundling, delayed_sack, nr_sack, rcv_kb, start_ms))| {
+            FlowCase {
+                bytes,
+                chunk,
+                cc,
+                homing,
+                rules,
+                policy,
+                threshold,
+                bundling,
+                delayed_sack,
+                nr_sack,
+                rcv_buf: (rcv_kb * 1000).max(chunk),
+                start_ms,
+            }
         })
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (any::<[u8; 2]>(), any::<[u8; 2]>(), any::<[u8; 2]>(), loss(), any::<bool>(), proptest::collection::vec(flow(), 1..3)).prop_map(|(r, d, q, loss, outage, flows)| Case {
-        rates: [1 + r[0] as u32 % 40, 1 + r[1] as u32 % 40],
-        delays: [d[0] as u32 % 80, d[1] as u32 % 80],
-        queues: [3 + q[0] as u32 % 150, 3 + q[1] as u32 % 150],
-        loss,
-        outage,
-        flows,
-    })
+    (any::<[u8; 2]>(), any::<[u8; 2]>(), any::<[u8; 2]>(), loss(), any::<bool>(), proptest::collection::vec(flow(), 1..3)).prop_map(
+        |(r, d, q, loss, outage, flows)| Case {
+            rates: [1 + r[0] as u32 % 40, 1 + r[1] as u32 % 40],
+            delays: [d[0] as u32 % 80, d[1] as u32 % 80],
+            queues: [3 + q[0] as u32 % 150, 3 + q[1] as u32 % 150],
+            loss,
+            outage,
+            flows,
+        },
+    )
 }
 
 fn render(c: &Case) -> String {
@@ -88,9 +97,20 @@ fn render(c: &Case) -> String {
     for (i, f) in c.flows.iter().enumerate() {
         let paths = if f.homing == 0 { "path = \"pa\"".to_string() } else { "paths = [\"pa\", \"pb\"]".to_string() };
         // JSCTP's keys: k from a tenth of a chunk to two chunks, the zero-sample fix on or off
-        let jsctp_keys = if f.cc.starts_with("jsctp") { format!("jsctp_k = {}, jsctp_ignore_zero = {}, ", (f.chunk * (1 + f.start_ms % 20) / 10).max(1), f.bytes % 2 == 0) } else { String::new() };
+        let jsctp_keys = if f.cc.starts_with("jsctp") {
+            format!("jsctp_k = {}, jsctp_ignore_zero = {}, ", (f.chunk * (1 + f.start_ms % 20) / 10).max(1), f.bytes % 2 == 0)
+        } else {
+            String::new()
+        };
         let (cmt_line, cmt_keys) = if f.homing == 2 {
-            let keys = format!("sfr = {}, cuc = {}, dac = {}, cmt_pf = {}, rtx_policy = \"{}\", ", f.rules[0], f.rules[1], f.rules[2], f.nr_sack ^ f.bundling, f.policy);
+            let keys = format!(
+                "sfr = {}, cuc = {}, dac = {}, cmt_pf = {}, rtx_policy = \"{}\", ",
+                f.rules[0],
+                f.rules[1],
+                f.rules[2],
+                f.nr_sack ^ f.bundling,
+                f.policy
+            );
             ("cmt = true\n".to_string(), keys)
         } else {
             (String::new(), String::new())

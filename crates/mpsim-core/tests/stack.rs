@@ -130,12 +130,8 @@ fn has_option(opts: &[u8], kind: u8) -> bool {
 #[test]
 fn without_sack_no_sack_option_is_on_the_wire_and_losses_are_still_repaired() {
     let run = |sack: bool| {
-        let text = one_link(
-            "20s",
-            "loss = \"2%\"",
-            &format!("app = {{ kind = \"bulk\", bytes = \"1MB\" }}\ntcp = {{ sack = {sack} }}"),
-        )
-        .replace("[metrics]\n", "[metrics]\npcap = true\n");
+        let text = one_link("20s", "loss = \"2%\"", &format!("app = {{ kind = \"bulk\", bytes = \"1MB\" }}\ntcp = {{ sack = {sack} }}"))
+            .replace("[metrics]\n", "[metrics]\npcap = true\n");
         let out = run_checked(&parse(&text));
         let f = out.summary.flows[0].clone();
         (f, ack_options(&out.pcap[0].bytes))
@@ -217,7 +213,8 @@ fn two_paths(join: &str) -> Scenario {
 fn first_send(out: &mpsim_core::Output, path: &str) -> Option<f64> {
     use mpsim_core::metrics::Column;
     let tr = out.trace.as_ref().unwrap();
-    let (Some(Column::F64(t)), Some(Column::Str(p)), Some(Column::Str(ev))) = (tr.column("time_s"), tr.column("path"), tr.column("event")) else {
+    let (Some(Column::F64(t)), Some(Column::Str(p)), Some(Column::Str(ev))) = (tr.column("time_s"), tr.column("path"), tr.column("event"))
+    else {
         panic!("trace columns")
     };
     (0..t.len()).find(|&i| p[i] == path && (ev[i] == "send" || ev[i] == "retx")).map(|i| t[i])
@@ -283,16 +280,9 @@ fn an_unjoined_subflow_is_left_out_of_the_coupling() {
 use proptest::prelude::*;
 
 /// A random Multipath TCP transfer over 1 to 3 lossy paths, with the stack options drawn too.
-fn stack_case_text(
-    paths: &[(u32, u32, u32, u32)],
-    sched: &str,
-    cc: &str,
-    bytes: u32,
-    sack: bool,
-    delack: &str,
-    join: u32,
-) -> String {
-    let mut t = format!("duration = \"600s\"\n[metrics]\ninterval = \"1s\"\n[tcp]\nrcv_buf = \"300KB\"\nsack = {sack}\ndelayed_ack = {delack}\n");
+fn stack_case_text(paths: &[(u32, u32, u32, u32)], sched: &str, cc: &str, bytes: u32, sack: bool, delack: &str, join: u32) -> String {
+    let mut t =
+        format!("duration = \"600s\"\n[metrics]\ninterval = \"1s\"\n[tcp]\nrcv_buf = \"300KB\"\nsack = {sack}\ndelayed_ack = {delack}\n");
     for (i, &(rate, delay, queue, loss)) in paths.iter().enumerate() {
         t += &format!(
             "[[link]]\nname = \"l{i}\"\nrate = \"{rate}Mbps\"\ndelay = \"{delay}ms\"\nqueue = \"{queue}pkt\"\nloss = \"{}%\"\n[[path]]\nname = \"p{i}\"\nlinks = [\"l{i}\"]\n",

@@ -8,12 +8,8 @@ use serde_json::{json, Value};
 
 pub fn describe_file(path: &str) -> Result<String, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    let s = if path.ends_with(".toml") {
-        Scenario::from_toml(&text, path)
-    } else {
-        Scenario::from_json(&text, path)
-    }
-    .map_err(|e| e.to_string())?;
+    let s = if path.ends_with(".toml") { Scenario::from_toml(&text, path) } else { Scenario::from_json(&text, path) }
+        .map_err(|e| e.to_string())?;
     Ok(serde_json::to_string(&describe(&s)).unwrap())
 }
 

@@ -321,7 +321,8 @@ mod tests {
     }
 
     fn emu(s: &Scenario) -> Emulator {
-        let port = PathPort { name: "p".into(), links: vec![0], client_tun: "c".into(), server_tun: "s".into(), client_fd: -1, server_fd: -1 };
+        let port =
+            PathPort { name: "p".into(), links: vec![0], client_tun: "c".into(), server_tun: "s".into(), client_fd: -1, server_fd: -1 };
         Emulator::new(s, 1, vec![port], 0, 100_000_000)
     }
 
@@ -345,7 +346,10 @@ mod tests {
     #[test]
     fn loss_follows_the_scenario() {
         let s = scenario("loss = \"10%\"");
-        let s = Scenario { links: vec![mpsim_core::scenario::LinkSpec { queue: mpsim_core::net::QueueLimit::Packets(1_000_000), ..s.links[0].clone() }], ..s };
+        let s = Scenario {
+            links: vec![mpsim_core::scenario::LinkSpec { queue: mpsim_core::net::QueueLimit::Packets(1_000_000), ..s.links[0].clone() }],
+            ..s
+        };
         let mut e = emu(&s);
         for i in 0..20_000u64 {
             e.inject(0, &[0u8; 100], i * 1_000_000);

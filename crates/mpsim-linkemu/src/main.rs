@@ -66,7 +66,14 @@ fn ports(cfg: &Value, s: &Scenario) -> Result<Vec<PathPort>, String> {
         let get = |k: &str| p.get(k).and_then(|v| v.as_str()).map(str::to_string).ok_or(format!("config: paths[{i}].{k} missing"));
         let name = get("path")?;
         let spec = s.paths.iter().find(|x| x.name == name).ok_or(format!("config: no path named '{name}' in the scenario"))?;
-        out.push(PathPort { name, links: spec.links.clone(), client_tun: get("client_tun")?, server_tun: get("server_tun")?, client_fd: -1, server_fd: -1 });
+        out.push(PathPort {
+            name,
+            links: spec.links.clone(),
+            client_tun: get("client_tun")?,
+            server_tun: get("server_tun")?,
+            client_fd: -1,
+            server_fd: -1,
+        });
     }
     Ok(out)
 }

@@ -12,8 +12,8 @@ use crate::views::{PyAckContext, PyLossContext, PyWindow, SchedViews};
 use mpsim_core::cc::{AckContext, CongestionControl, CongestionEvent, LossContext, Window};
 use mpsim_core::net::{DataHeader, Feedback};
 use mpsim_core::sched::{AckInfo, BlockedAction, Decision, SchedContext, Scheduler};
-use mpsim_core::transport::feedback::ReceiverLogic;
 use mpsim_core::time::{Dur, SimTime};
+use mpsim_core::transport::feedback::ReceiverLogic;
 use pyo3::create_exception;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -165,7 +165,12 @@ impl PyScheduler {
         match as_index(v) {
             Some(i) if i >= 0 && (i as usize) < n && ctx.subflows[i as usize].usable => Some(i as usize),
             Some(i) if i >= 0 && (i as usize) < n => {
-                bad_value(&self.fault, self.at(hook, ctx.now), v, format!("a usable subflow (subflow {i} is not usable: it failed or is not established)"));
+                bad_value(
+                    &self.fault,
+                    self.at(hook, ctx.now),
+                    v,
+                    format!("a usable subflow (subflow {i} is not usable: it failed or is not established)"),
+                );
                 None
             }
             _ => {

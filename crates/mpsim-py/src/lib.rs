@@ -1,4 +1,5 @@
 #![allow(unexpected_cfgs)] // pyo3 0.22 macros test a cfg newer compilers do not know
+#![allow(clippy::useless_conversion)] // in the expansion of pyo3 0.22's #[pyfunction] returning PyResult
 //! Python bindings for mpsim-core: converts types and errors, nothing else.
 //!
 //! The Python package (`python/mpsim`) does everything user-facing; this module only parses a
@@ -17,11 +18,11 @@ const SUMMARY_FLOWS: usize = 1_000;
 use mpsim_core::scenario::is_external;
 use mpsim_core::sched::Sched;
 use mpsim_core::{Scenario, ScenarioError as CoreScenarioError, Simulation};
-use std::sync::Arc;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use std::sync::Arc;
 
 create_exception!(mpsim._core, ScenarioError, PyValueError, "A scenario is invalid: args are (origin, key, message).");
 
@@ -121,7 +122,14 @@ type Plugin = (String, String, String, PyObject);
 
 /// Installs the Python schedulers (one instance per connection) and controllers (one per
 /// subflow) in `sim`.
-fn install(py: Python<'_>, s: &Scenario, origin: &str, mut sim: Simulation, plugins: Vec<Plugin>, fault: &Arc<Fault>) -> PyResult<Simulation> {
+fn install(
+    py: Python<'_>,
+    s: &Scenario,
+    origin: &str,
+    mut sim: Simulation,
+    plugins: Vec<Plugin>,
+    fault: &Arc<Fault>,
+) -> PyResult<Simulation> {
     // a "module:Class" name left without its implementation would silently run the default
     for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| !f.background) {
         for (kind, name) in [("scheduler", f.scheduler.as_deref()), ("cc", Some(f.cc.as_str())), ("receiver", f.receiver.as_deref())] {
@@ -273,7 +281,12 @@ fn run(
     let run_info = PyDict::new_bound(py);
     run_info.set_item("wall_s", out.summary.wall_s)?;
     d.set_item("run_info", run_info)?;
-    let tables = [("flow_series", Some(&out.flow_series)), ("subflow_series", Some(&out.subflow_series)), ("link_series", Some(&out.link_series)), ("trace", out.trace.as_ref())];
+    let tables = [
+        ("flow_series", Some(&out.flow_series)),
+        ("subflow_series", Some(&out.subflow_series)),
+        ("link_series", Some(&out.link_series)),
+        ("trace", out.trace.as_ref()),
+    ];
     for (name, table) in tables {
         match table.filter(|_| !out.streamed) {
             Some(t) => d.set_item(name, table_to_arrow(py, t)?)?,

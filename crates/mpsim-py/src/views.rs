@@ -223,14 +223,21 @@ pub struct PyWindow {
 }
 
 fn bytes_arg(field: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
-    v.extract::<u64>().map_err(|_| PyValueError::new_err(format!("Window.{field} must be a whole number of bytes >= 0, got {}", v.repr().map(|r| r.to_string()).unwrap_or_default())))
+    v.extract::<u64>().map_err(|_| {
+        PyValueError::new_err(format!(
+            "Window.{field} must be a whole number of bytes >= 0, got {}",
+            v.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))
+    })
 }
 
 #[pymethods]
 impl PyWindow {
     #[new]
     fn new(cwnd: &Bound<'_, PyAny>, ssthresh: &Bound<'_, PyAny>, mss: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(PyWindow { w: Window { cwnd: bytes_arg("cwnd", cwnd)?, ssthresh: bytes_arg("ssthresh", ssthresh)?, mss: bytes_arg("mss", mss)? } })
+        Ok(PyWindow {
+            w: Window { cwnd: bytes_arg("cwnd", cwnd)?, ssthresh: bytes_arg("ssthresh", ssthresh)?, mss: bytes_arg("mss", mss)? },
+        })
     }
     #[getter]
     fn cwnd(&self) -> u64 {

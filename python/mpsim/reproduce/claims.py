@@ -521,8 +521,9 @@ def to_frame(results: Sequence[Result], paper: str = "") -> Any:
         c = r.claim
 
         def add(arm: str, against: str, point: str, pert: str, k: Check) -> None:
-            rows.append({"paper": paper, "claim": c.key, "arm": arm, "against": against, "point": point, "perturbation": pert,
-                         "mean": k.mean, "half_width": k.half, "n": k.n, "verdict": k.verdict, "relative": c.relative})
+            rows.append({"paper": paper, "claim": c.key, "arm": arm, "against": against, "point": point,  # noqa: B023
+                         "perturbation": pert, "mean": k.mean, "half_width": k.half, "n": k.n, "verdict": k.verdict,
+                         "relative": c.relative})  # noqa: B023 (called in this iteration only)
 
         for p, k in r.points.items():
             add(c.scheme, c.baseline, p, BASE, k)

@@ -223,7 +223,7 @@ def _report(data: Any, ns: tuple, seeds: int, quick: bool, results: list[claims.
         for n in ns
     ]
     L += common.md_table(
-        ["n", "RR per-path util.", "DQS per-path util.", f"RR blocked (s of {duration})", f"DQS blocked (s)", "DQS ahead blocked (s)"], rows
+        ["n", "RR per-path util.", "DQS per-path util.", f"RR blocked (s of {duration})", "DQS blocked (s)", "DQS ahead blocked (s)"], rows
     )
 
     # verdicts, each computed from the data
@@ -311,7 +311,7 @@ def _report(data: Any, ns: tuple, seeds: int, quick: bool, results: list[claims.
     else:
         story = "the blocked times of RR and DQS cannot be told apart"
     L += [
-        f"- **Receive-buffer blocking** (`rcv_blocked_s`: time the 64 KB connection-level window held",
+        "- **Receive-buffer blocking** (`rcv_blocked_s`: time the 64 KB connection-level window held",
         f"  the sender back): {story}. Mean blocked seconds of {duration}: " + "; ".join(parts) + ".",
         f"  DQS with the queue one window ahead is blocked longer than DQS at n = {where(directions(data, ns, a='dqs_ahead', b='dqs', column='rcv_blocked_s'), 1)}",
         f"  and shorter at n = {where(directions(data, ns, a='dqs_ahead', b='dqs', column='rcv_blocked_s'), -1)} (paired, 95%).",

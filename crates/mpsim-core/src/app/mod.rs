@@ -30,12 +30,32 @@ enum Phase {
 
 #[derive(Clone, Debug)]
 enum Paced {
-    Cbr { interval: Dur, packet: u32 },
+    Cbr {
+        interval: Dur,
+        packet: u32,
+    },
     /// `owed`: on time still to pass before the next write, carried over from the last on
     /// period, so that on periods shorter than the packet interval keep the rate.
-    OnOff { interval: Dur, packet: u32, on: Dur, off: Dur, exponential: bool, phase: Phase, owed: Dur },
-    Vbr { rate_bps: f64, cumulative: Vec<(f64, u32)>, mean_wire: f64, header: u32, vary: Option<Varying> },
-    Media { spec: MediaSpec, next: usize },
+    OnOff {
+        interval: Dur,
+        packet: u32,
+        on: Dur,
+        off: Dur,
+        exponential: bool,
+        phase: Phase,
+        owed: Dur,
+    },
+    Vbr {
+        rate_bps: f64,
+        cumulative: Vec<(f64, u32)>,
+        mean_wire: f64,
+        header: u32,
+        vary: Option<Varying>,
+    },
+    Media {
+        spec: MediaSpec,
+        next: usize,
+    },
 }
 
 /// A load factor redrawn every period from its own stream.
@@ -248,13 +268,15 @@ mod tests {
 
     #[test]
     fn onoff_sends_only_while_on_and_averages_the_duty_cycle() {
-        let spec = AppSpec::OnOff { rate_bps: 1_000_000, packet: 1250, on: Dur::from_millis(500), off: Dur::from_millis(500), exponential: false };
+        let spec =
+            AppSpec::OnOff { rate_bps: 1_000_000, packet: 1250, on: Dur::from_millis(500), off: Dur::from_millis(500), exponential: false };
         let mut a = App::new(&spec, 1, "f", 40);
         let w = run(&mut a, SimTime(Dur::from_secs(10).0));
         // 50 packets per 500 ms on period, 10 on periods
         assert_eq!(w.len(), 500);
         assert!(w.iter().all(|(t, _)| (t.0 / 500_000_000) % 2 == 0));
-        let spec = AppSpec::OnOff { rate_bps: 1_000_000, packet: 1250, on: Dur::from_millis(500), off: Dur::from_millis(500), exponential: true };
+        let spec =
+            AppSpec::OnOff { rate_bps: 1_000_000, packet: 1250, on: Dur::from_millis(500), off: Dur::from_millis(500), exponential: true };
         let mut a = App::new(&spec, 1, "f", 40);
         let n = run(&mut a, SimTime(Dur::from_secs(400).0)).len() as f64;
         assert!((n / 20_000.0 - 1.0).abs() < 0.1, "{n}");

@@ -217,7 +217,8 @@ pub enum LossRule {
 }
 
 impl LossRule {
-    pub const NAMES: [(&'static str, LossRule); 3] = [("jitter", LossRule::Jitter), ("wireless", LossRule::Wireless), ("congestion", LossRule::Congestion)];
+    pub const NAMES: [(&'static str, LossRule); 3] =
+        [("jitter", LossRule::Jitter), ("wireless", LossRule::Wireless), ("congestion", LossRule::Congestion)];
 
     pub fn by_name(name: &str) -> Option<LossRule> {
         Self::NAMES.iter().find(|(n, _)| *n == name).map(|&(_, r)| r)
@@ -369,9 +370,9 @@ mod tests {
         assert!(jr.is_congestion(MSS, 11 * MSS)); // 0.0909 ≥ 1/11 (equal counts, the pseudocode's ≥)
         assert!(jr.is_congestion(MSS, 12 * MSS)); // 1/12
         assert!(!jr.is_congestion(MSS, 10 * MSS)); // 1/10 = 0.1
-        // a larger k raises the bar
+                                                   // a larger k raises the bar
         assert!(!jr.is_congestion(2 * MSS, 12 * MSS));
-        assert!(JitterRatio::default().is_congestion(0, 10) , "k = 0 makes every loss congestion");
+        assert!(JitterRatio::default().is_congestion(0, 10), "k = 0 makes every loss congestion");
     }
 
     /// A ratio well above k/w: a queue that grows by 9 ms per packet, sampled once.

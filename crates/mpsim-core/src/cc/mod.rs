@@ -445,7 +445,17 @@ pub(crate) mod test_support {
 
     pub fn ack(bytes_acked: u64, subflows: &[SubflowState], me: usize) -> AckContext<'_> {
         let srtt = subflows.get(me).and_then(|s| s.srtt);
-        AckContext { now: SimTime::ZERO, bytes_acked, in_flight: 0, srtt, min_rtt: srtt, subflows, me, received_at: SimTime::ZERO, cw_echo: false }
+        AckContext {
+            now: SimTime::ZERO,
+            bytes_acked,
+            in_flight: 0,
+            srtt,
+            min_rtt: srtt,
+            subflows,
+            me,
+            received_at: SimTime::ZERO,
+            cw_echo: false,
+        }
     }
 
     pub fn loss(in_flight: u64, subflows: &[SubflowState], me: usize) -> LossContext<'_> {
@@ -586,9 +596,26 @@ mod tests {
     #[test]
     fn ceil_u64_is_ceil_then_cast() {
         let special = [
-            0.0, -0.0, 0.5, 1.0, 1.5, -0.5, -3.0, 2.0f64.powi(52) + 0.5, 2.0f64.powi(53), 2.0f64.powi(53) + 2.0,
-            2.0f64.powi(63), 2.0f64.powi(64), 2.0f64.powi(64) * 3.0, f64::MAX, f64::INFINITY, f64::NEG_INFINITY,
-            f64::NAN, f64::MIN_POSITIVE, 1e-300, 123_456_789.000_001,
+            0.0,
+            -0.0,
+            0.5,
+            1.0,
+            1.5,
+            -0.5,
+            -3.0,
+            2.0f64.powi(52) + 0.5,
+            2.0f64.powi(53),
+            2.0f64.powi(53) + 2.0,
+            2.0f64.powi(63),
+            2.0f64.powi(64),
+            2.0f64.powi(64) * 3.0,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+            1e-300,
+            123_456_789.000_001,
         ];
         for x in special {
             assert_eq!(ceil_u64(x), x.ceil() as u64, "{x}");

@@ -488,7 +488,7 @@ impl Capture {
 
     /// The wire TSN of the simulator's TSN `tsn` (the first is 1).
     fn wire_tsn(&self, tsn: u64) -> u32 {
-        (mix(self.key[0] ^ 0x7473_6e) as u32).wrapping_add(tsn.wrapping_sub(1) as u32)
+        (mix(self.key[0] ^ 0x74_736e) as u32).wrapping_add(tsn.wrapping_sub(1) as u32)
     }
 
     /// Writes an SCTP packet: common header and `chunks` (the full packet, zero payloads
@@ -584,7 +584,7 @@ impl Capture {
         let (_, _, sport, dport) = self.addrs(s.sub);
         let (sp, dp) = if s.rev { (dport, sport) } else { (sport, dport) };
         let mut opts = s.opts.to_vec();
-        while opts.len() % 4 != 0 {
+        while !opts.len().is_multiple_of(4) {
             opts.insert(0, 1); // NOP padding in front keeps the options aligned
         }
         debug_assert!(opts.len() <= 40);
@@ -756,13 +756,12 @@ impl Capture {
 // ----- SHA-256 (FIPS 180-4) and HMAC (RFC 2104), for MPTCP tokens and join MACs -----
 
 const K: [u32; 64] = [
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
-    0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
-    0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-    0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
-    0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-    0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be,
+    0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa,
+    0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85,
+    0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3,
+    0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f,
+    0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ];
 
 pub fn sha256(msg: &[u8]) -> [u8; 32] {
@@ -1100,7 +1099,20 @@ start = "300ms"
         let limit = (PCAP_HEADER + 3 * (RECORD_HEADER + 28)) as u64;
         let mut c = Capture::new(CaptureKind::Udp, 0, 1, 1200, 1, limit);
         for i in 0..5u64 {
-            c.data(SimTime(i), 0, &DataHeader { seq: i * 1200, dsn: i * 1200, sent_at: SimTime(i), len: 1200, retx: false, psh: false, cw: false, echo: SimTime::ZERO });
+            c.data(
+                SimTime(i),
+                0,
+                &DataHeader {
+                    seq: i * 1200,
+                    dsn: i * 1200,
+                    sent_at: SimTime(i),
+                    len: 1200,
+                    retx: false,
+                    psh: false,
+                    cw: false,
+                    echo: SimTime::ZERO,
+                },
+            );
         }
         let r = records(c.bytes());
         assert_eq!(r.len(), 3);
@@ -1119,7 +1131,11 @@ start = "300ms"
         assert_eq!(crc32c(&[0u8; 32]), 0x8a91_36aa);
         let mut c = Capture::new(CaptureKind::Sctp, 1, 2, 1456, 3, 1 << 30);
         c.sctp_timestamps = true;
-        c.sctp_data(SimTime(1_000), 1, &SctpDataHeader { tsn: 5, offset: 4 * 1456, sent_at: SimTime(1_000), len: 1000, chunks: 1, retx: false });
+        c.sctp_data(
+            SimTime(1_000),
+            1,
+            &SctpDataHeader { tsn: 5, offset: 4 * 1456, sent_at: SimTime(1_000), len: 1000, chunks: 1, retx: false },
+        );
         let sack = SctpSackHeader { id: 0, cum_tsn: 3, a_rwnd: 65536, delivered: 3 * 1456 };
         c.sctp_sack(SimTime(2_000), 1, &sack, &SctpSackBody { gaps: &[(5, 6)], dups: &[2], echoes: &[(5, SimTime(1_500))] });
         c.sctp_heartbeat(SimTime(3_000), 0, false, SimTime(3_000));
@@ -1135,7 +1151,7 @@ start = "300ms"
         assert_eq!(d[44], SCTP_DATA);
         assert_eq!(u32::from_be_bytes(d[48..52].try_into().unwrap()), c.wire_tsn(5));
         assert_eq!(u16::from_be_bytes(d[54..56].try_into().unwrap()), 4); // SSN
-        // the stored checksum is the CRC32c of the whole packet with its zero payload
+                                                                          // the stored checksum is the CRC32c of the whole packet with its zero payload
         let mut full = d[20..].to_vec();
         full.resize(12 + 12 + 16 + 1000, 0);
         let stored = u32::from_le_bytes(full[8..12].try_into().unwrap());

@@ -62,7 +62,10 @@ pub fn trace_table(rows: &[TraceRow], flows: &[String], paths: &[Vec<String>], l
             ("flow".into(), Column::Str(rows.iter().map(|r| flows[r.flow as usize].clone()).collect())),
             // a row about no particular subflow (an RB2LOC prediction with no path to remove)
             // has an empty path
-            ("path".into(), Column::Str(rows.iter().map(|r| paths[r.flow as usize].get(r.sub as usize).cloned().unwrap_or_default()).collect())),
+            (
+                "path".into(),
+                Column::Str(rows.iter().map(|r| paths[r.flow as usize].get(r.sub as usize).cloned().unwrap_or_default()).collect()),
+            ),
             ("event".into(), Column::Str(rows.iter().map(|r| r.kind.name().to_string()).collect())),
             ("seq".into(), Column::U64(rows.iter().map(|r| r.seq).collect())),
             ("dsn".into(), Column::U64(rows.iter().map(|r| r.dsn).collect())),

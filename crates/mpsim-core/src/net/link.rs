@@ -341,13 +341,7 @@ mod tests {
     use crate::rng::Rng;
 
     fn link(limit: QueueLimit) -> Link {
-        Link::new(
-            "l".into(),
-            10_000_000,
-            Dur::from_millis(10),
-            limit,
-            LossProcess::new(LossModel::None, Rng::from_seed(0)),
-        )
+        Link::new("l".into(), 10_000_000, Dur::from_millis(10), limit, LossProcess::new(LossModel::None, Rng::from_seed(0)))
     }
 
     #[test]
@@ -414,8 +408,8 @@ mod tests {
             assert_eq!(l.marks_last(), avg > 2.0, "arrival {k}: average {avg}");
         }
         assert_eq!(l.stats.cw_marks, 4); // arrivals 4 to 7 (averages 2.125, 3.06, 4.03, 5.02)
-        // the burst is sent by 9.6 ms; 100 ms later the average has decayed as if 83 empty
-        // arrivals (100 ms / 1.2 ms) had come, then takes this arrival's empty queue
+                                         // the burst is sent by 9.6 ms; 100 ms later the average has decayed as if 83 empty
+                                         // arrivals (100 ms / 1.2 ms) had come, then takes this arrival's empty queue
         let t = SimTime(9_600_000 + 100_000_000);
         l.offer(t, 1500);
         let expect = 0.5 * avg * 0.5f64.powi(83);
@@ -431,7 +425,7 @@ mod tests {
             })
             .collect();
         assert_eq!(marks, [false, false, false, false, true]); // waiting 0, 0, 1500, 3000, 4500
-        // no warning, no mark, no average
+                                                               // no warning, no mark, no average
         let mut plain = link(QueueLimit::Packets(100));
         plain.offer(SimTime::ZERO, 1500);
         assert_eq!((plain.marks_last(), plain.average_queue()), (false, None));

@@ -7,13 +7,22 @@ use crate::rng::Rng;
 pub enum LossModel {
     None,
     /// Each packet lost independently with probability `p` (Bernoulli).
-    Uniform { p: f64 },
+    Uniform {
+        p: f64,
+    },
     /// Two-state Gilbert-Elliott chain evaluated per packet (ALGORITHMS.md §10.1):
     /// P(G->B) = p, P(B->G) = r, loss probability 1-k in G and 1-h in B.
-    GilbertElliott { p: f64, r: f64, k: f64, h: f64 },
+    GilbertElliott {
+        p: f64,
+        r: f64,
+        k: f64,
+        h: f64,
+    },
     /// Drop exactly the packets with these 0-based indices (counted over packets offered to
     /// the link in the forward direction). For tests.
-    Scripted { drops: Vec<u64> },
+    Scripted {
+        drops: Vec<u64>,
+    },
 }
 
 impl LossModel {

@@ -6,7 +6,10 @@ pub mod packet;
 
 pub use link::{CongestionWarning, Fate, Link, LinkStats, QueueLimit};
 pub use loss::{LossModel, LossProcess};
-pub use packet::{AckHeader, DataHeader, Feedback, Header, Packet, PacketArena, PacketId, SackBlock, SctpControlHeader, SctpDataHeader, SctpSackHeader, MAX_SACK_BLOCKS};
+pub use packet::{
+    AckHeader, DataHeader, Feedback, Header, Packet, PacketArena, PacketId, SackBlock, SctpControlHeader, SctpDataHeader, SctpSackHeader,
+    MAX_SACK_BLOCKS,
+};
 
 /// Index of a link in the simulation.
 pub type LinkId = u32;

@@ -118,7 +118,11 @@ impl AckHeader {
         self.fb.then(|| {
             let now_us = now.0 / 1_000;
             let back = (now_us as u32).wrapping_sub(self.fb_stamp) as u64;
-            Feedback { stamp: SimTime(now_us.saturating_sub(back) * 1_000), path: self.fb_path, rate_bps: f32::from_bits(self.fb_rate) as f64 }
+            Feedback {
+                stamp: SimTime(now_us.saturating_sub(back) * 1_000),
+                path: self.fb_path,
+                rate_bps: f32::from_bits(self.fb_rate) as f64,
+            }
         })
     }
 
@@ -183,9 +187,10 @@ impl AckHeader {
 
     /// The SACK blocks, first (most recent) first.
     pub fn sack_blocks(&self) -> impl Iterator<Item = SackBlock> + '_ {
-        self.sack[..self.n_sack as usize]
-            .iter()
-            .map(|&(s, e)| SackBlock { start: self.ack.wrapping_add(s as i32 as i64 as u64), end: self.ack.wrapping_add(e as i32 as i64 as u64) })
+        self.sack[..self.n_sack as usize].iter().map(|&(s, e)| SackBlock {
+            start: self.ack.wrapping_add(s as i32 as i64 as u64),
+            end: self.ack.wrapping_add(e as i32 as i64 as u64),
+        })
     }
 }
 

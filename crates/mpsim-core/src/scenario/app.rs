@@ -1,8 +1,8 @@
 //! Reading applications (`app = ...` of a flow) and background traffic (`[[background]]`).
 
 use super::{
-    err, join, kind, AppSpec, FlowSpec, FrameClass, LinkSpec, MediaSpec, PathSpec, Reader, ScenarioError, Table, TcpSpec,
-    Transport, Vary, MAX_SND_BUF,
+    err, join, kind, AppSpec, FlowSpec, FrameClass, LinkSpec, MediaSpec, PathSpec, Reader, ScenarioError, Table, TcpSpec, Transport, Vary,
+    MAX_SND_BUF,
 };
 use crate::time::{Dur, SimTime};
 use crate::units;
@@ -48,13 +48,32 @@ impl<'a> Reader<'a> {
         if let Some(s) = v.as_str() {
             return match s {
                 "bulk" => Ok(AppSpec::Bulk { bytes: None }),
-                other => Err(self.e(key, format!("'{other}' needs parameters; write a table like {{ kind = \"{other}\", ... }}, or use \"bulk\""))),
+                other => {
+                    Err(self
+                        .e(key, format!("'{other}' needs parameters; write a table like {{ kind = \"{other}\", ... }}, or use \"bulk\"")))
+                }
             };
         }
         let t = self.table(
             v,
             key,
-            &["kind", "bytes", "rate", "packet", "on", "off", "distribution", "sizes", "vary", "fps", "gop", "frames", "classes", "deadline", "backlog"],
+            &[
+                "kind",
+                "bytes",
+                "rate",
+                "packet",
+                "on",
+                "off",
+                "distribution",
+                "sizes",
+                "vary",
+                "fps",
+                "gop",
+                "frames",
+                "classes",
+                "deadline",
+                "backlog",
+            ],
         )?;
         let kind_name = self.req_string(&t, "kind")?;
         match kind_name.as_str() {
@@ -80,7 +99,11 @@ impl<'a> Reader<'a> {
                 let exponential = match self.opt_string(&t, "distribution")?.as_deref() {
                     None | Some("exponential") => true,
                     Some("constant") => false,
-                    Some(o) => return Err(self.e(&join(key, "distribution"), format!("unknown distribution '{o}'; expected exponential or constant"))),
+                    Some(o) => {
+                        return Err(
+                            self.e(&join(key, "distribution"), format!("unknown distribution '{o}'; expected exponential or constant"))
+                        )
+                    }
                 };
                 Ok(AppSpec::OnOff { rate_bps: self.positive_rate(&t, key)?, packet: self.packet(&t, key)?, on, off, exponential })
             }
@@ -103,7 +126,13 @@ impl<'a> Reader<'a> {
         if let Some(name) = v.as_str() {
             return SIZE_PRESETS.iter().find(|(n, _)| *n == name).map(|(_, s)| s.to_vec()).ok_or_else(|| {
                 let names: Vec<&str> = SIZE_PRESETS.iter().map(|p| p.0).collect();
-                self.e(key, format!("unknown size mix '{name}'; expected one of: {} or a list like [[44, \"50%\"], [1500, \"50%\"]]", names.join(", ")))
+                self.e(
+                    key,
+                    format!(
+                        "unknown size mix '{name}'; expected one of: {} or a list like [[44, \"50%\"], [1500, \"50%\"]]",
+                        names.join(", ")
+                    ),
+                )
             });
         }
         let arr = v.as_array().ok_or_else(|| self.e(key, "expected a preset name or a list of [size, share] pairs"))?;
@@ -176,7 +205,11 @@ impl<'a> Reader<'a> {
                 }
                 let priority = match st.map.get("priority") {
                     None => 0,
-                    Some(p) => p.as_u64().filter(|&p| p <= 255).ok_or_else(|| self.e(&join(&k, "priority"), "expected a whole number from 0 to 255"))? as u8,
+                    Some(p) => p
+                        .as_u64()
+                        .filter(|&p| p <= 255)
+                        .ok_or_else(|| self.e(&join(&k, "priority"), "expected a whole number from 0 to 255"))?
+                        as u8,
                 };
                 classes.push(FrameClass { name: name.clone(), size: size as u32, priority });
             }
@@ -205,14 +238,20 @@ impl<'a> Reader<'a> {
             }
             (None, Some(fv)) => {
                 let k = join(key, "frames");
-                let arr = fv.as_array().filter(|a| !a.is_empty()).ok_or_else(|| self.e(&k, "expected a list of [type, size] pairs, e.g. [[\"I\", 24000], [\"P\", 8000]]"))?;
+                let arr = fv
+                    .as_array()
+                    .filter(|a| !a.is_empty())
+                    .ok_or_else(|| self.e(&k, "expected a list of [type, size] pairs, e.g. [[\"I\", 24000], [\"P\", 8000]]"))?;
                 self.at_most(arr.len(), super::MAX_MEDIA_FRAMES, &k, "frames")?;
                 let mut out = Vec::new();
                 for (j, x) in arr.iter().enumerate() {
                     let fk = format!("{k}[{j}]");
                     let p = x.as_array().filter(|p| p.len() == 2).ok_or_else(|| self.e(&fk, "expected a pair [type, size]"))?;
                     let c = class_of(p[0].as_str().ok_or_else(|| self.e(&fk, "the frame type is a class name"))?, &fk)?;
-                    let size = p[1].as_u64().filter(|&s| s > 0 && s <= 10_000_000).ok_or_else(|| self.e(&fk, "the size is a whole number of bytes from 1 to 10 MB"))?;
+                    let size = p[1]
+                        .as_u64()
+                        .filter(|&s| s > 0 && s <= 10_000_000)
+                        .ok_or_else(|| self.e(&fk, "the size is a whole number of bytes from 1 to 10 MB"))?;
                     out.push((c, size as u32));
                 }
                 out
@@ -261,7 +300,10 @@ impl<'a> Reader<'a> {
         let count = |k: &str, default: u64| -> Result<u64, ScenarioError> {
             match t.map.get(k) {
                 None => Ok(default),
-                Some(x) => x.as_u64().filter(|&n| n <= 1000).ok_or_else(|| self.e(&join(key, k), "expected a whole number of flows from 0 to 1000")),
+                Some(x) => x
+                    .as_u64()
+                    .filter(|&n| n <= 1000)
+                    .ok_or_else(|| self.e(&join(key, k), "expected a whole number of flows from 0 to 1000")),
             }
         };
         let (n_tcp, n_udp) = (count("tcp_flows", 4)?, count("udp_flows", 1)?);
@@ -275,7 +317,12 @@ impl<'a> Reader<'a> {
             None => SIZE_PRESETS[0].1.to_vec(),
             Some(sv) => self.sizes(sv, &join(key, "sizes"))?,
         };
-        let vary = t.map.get("vary").map(|vv| self.vary(vv, &join(key, "vary"))).transpose()?.map(|v| Vary { group: Some(format!("background/{name}")), ..v });
+        let vary = t
+            .map
+            .get("vary")
+            .map(|vv| self.vary(vv, &join(key, "vary")))
+            .transpose()?
+            .map(|v| Vary { group: Some(format!("background/{name}")), ..v });
         let start = self.opt(&t, "start", units::duration)?.unwrap_or(Dur::ZERO);
         let stop = self.opt(&t, "stop", units::duration)?;
         if start >= duration {

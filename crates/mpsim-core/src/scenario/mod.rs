@@ -14,10 +14,10 @@ mod transport;
 use crate::net::{CongestionWarning, LossModel, QueueLimit};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::{defaults, DelayedAck, RtoMode};
+pub use mptcp_rec::RecSpec;
 use reader::{err, join, kind, Reader, Table};
 use serde_json::Value;
 use std::fmt;
-pub use mptcp_rec::RecSpec;
 pub use transport::is_external;
 
 /// A problem with a scenario: where it is and what is wrong.
@@ -256,7 +256,14 @@ pub struct MetricsSpec {
 
 impl Default for MetricsSpec {
     fn default() -> Self {
-        MetricsSpec { interval: Some(Dur::from_millis(100)), trace: false, warmup: Dur::ZERO, pcap: false, pcap_limit: 1 << 30, pcap_payload: false }
+        MetricsSpec {
+            interval: Some(Dur::from_millis(100)),
+            trace: false,
+            warmup: Dur::ZERO,
+            pcap: false,
+            pcap_limit: 1 << 30,
+            pcap_payload: false,
+        }
     }
 }
 
@@ -324,8 +331,7 @@ impl Scenario {
 
     /// Parses a JSON scenario (the form the Python API sends).
     pub fn from_json(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| err(origin, "", format!("not valid JSON: {e}")))?;
+        let value: Value = serde_json::from_str(text).map_err(|e| err(origin, "", format!("not valid JSON: {e}")))?;
         Scenario::from_value(&value, origin)
     }
 
@@ -392,7 +398,8 @@ mod tests {
 
     #[test]
     fn multipath_flows_name_their_paths_scheduler_and_backups() {
-        let text = GOOD.replace("links = [\"l1\"]", "links = [\"l1\"]\n[[path]]\nname = \"q\"\nlinks = [\"l1\"]")
+        let text = GOOD
+            .replace("links = [\"l1\"]", "links = [\"l1\"]\n[[path]]\nname = \"q\"\nlinks = [\"l1\"]")
             .replace("path = \"p\"", "paths = [\"p\", \"q\"]\nscheduler = \"round_robin\"\nbackup = [\"q\"]");
         let s = Scenario::from_toml(&text, "s").unwrap();
         assert_eq!(s.flows[0].paths, vec![0, 1]);
@@ -417,7 +424,8 @@ mod tests {
 
     #[test]
     fn gilbert_by_mean_and_burst() {
-        let s = Scenario::from_toml(&GOOD.replace("loss = \"1%\"", "loss = { model = \"gilbert\", mean = \"1%\", burst = 4 }"), "s").unwrap();
+        let s =
+            Scenario::from_toml(&GOOD.replace("loss = \"1%\"", "loss = { model = \"gilbert\", mean = \"1%\", burst = 4 }"), "s").unwrap();
         let m = &s.links[0].loss;
         assert!((m.mean_loss() - 0.01).abs() < 1e-12);
         let e = bad(&GOOD.replace("loss = \"1%\"", "loss = { model = \"gilbert\", mean = \"1%\", p = 0.1 }"));
@@ -453,7 +461,8 @@ mod tests {
 
     #[test]
     fn names_that_cannot_be_file_names_are_refused_naming_the_key() {
-        let flow = |name: &str| GOOD.replace("[[flow]]\n        path = \"p\"", &format!("[[flow]]\n        name = {name}\n        path = \"p\""));
+        let flow =
+            |name: &str| GOOD.replace("[[flow]]\n        path = \"p\"", &format!("[[flow]]\n        name = {name}\n        path = \"p\""));
         for (name, why) in [
             ("\"../escaped\"", "'/'"),
             ("\"a/b\"", "'/'"),
@@ -510,4 +519,3 @@ mod tests {
         assert_eq!(toml_s, json_s);
     }
 }
-

@@ -97,8 +97,9 @@ impl Reader<'_> {
             tc.mismatch = m;
         }
         if let Some(b) = t.map.get("window_aware_timeout") {
-            tc.window_aware_timeout =
-                b.as_bool().ok_or_else(|| self.e(&join(key, "window_aware_timeout"), format!("expected true or false, found {}", kind(b))))?;
+            tc.window_aware_timeout = b
+                .as_bool()
+                .ok_or_else(|| self.e(&join(key, "window_aware_timeout"), format!("expected true or false, found {}", kind(b))))?;
         }
         if let Err((k, msg)) = tc.validate() {
             return Err(self.e(&join(key, k), msg));
@@ -129,7 +130,10 @@ impl Reader<'_> {
         }
         if let Some(v) = t.map.get("fixed_rates") {
             let k = join(key, "fixed_rates");
-            let arr = v.as_array().filter(|a| !a.is_empty()).ok_or_else(|| self.e(&k, "expected a list of rates, one per path, e.g. [\"384kbps\", \"11Mbps\"]"))?;
+            let arr = v
+                .as_array()
+                .filter(|a| !a.is_empty())
+                .ok_or_else(|| self.e(&k, "expected a list of rates, one per path, e.g. [\"384kbps\", \"11Mbps\"]"))?;
             for (j, x) in arr.iter().enumerate() {
                 let jk = format!("{k}[{j}]");
                 let text = x.as_str().ok_or_else(|| self.e(&jk, format!("expected a rate like \"10Mbps\", found {}", kind(x))))?;
@@ -216,7 +220,8 @@ scheduler = "mptcp_rec"
             assert!(e.to_string().contains("rec.toml"), "{e}");
         }
         // the table belongs to mptcp_rec only
-        let e = Scenario::from_toml(&format!("{}mptcp_rec = {{ sigma = 4 }}\n", BASE.replace("mptcp_rec", "lowest_rtt")), "x.toml").unwrap_err();
+        let e = Scenario::from_toml(&format!("{}mptcp_rec = {{ sigma = 4 }}\n", BASE.replace("mptcp_rec", "lowest_rtt")), "x.toml")
+            .unwrap_err();
         assert_eq!(e.key, "flow[0].mptcp_rec");
         // a plain TCP flow has no receiver to take its rate from
         let plain = BASE.replace("paths = [\"pa\", \"pb\"]\nscheduler = \"mptcp_rec\"", "path = \"pa\"\ncc = \"receiver_rate\"");

@@ -20,7 +20,7 @@ impl Reader<'_> {
         }
         let delay = self.opt(&t, "delay", units::duration)?.unwrap_or(Dur::ZERO);
         let jitter = self.opt(&t, "jitter", units::duration)?.unwrap_or(Dur::ZERO);
-        let queue = match self.opt(&t, "queue", |s| units::queue(s))? {
+        let queue = match self.opt(&t, "queue", units::queue)? {
             None => QueueLimit::Packets(100),
             Some(units::QueueSize::Packets(0)) | Some(units::QueueSize::Bytes(0)) => {
                 return Err(self.e(&join(key, "queue"), "must hold at least one packet"))
@@ -38,9 +38,9 @@ impl Reader<'_> {
         };
         let mut outages = Vec::new();
         if let Some(dv) = t.map.get("down") {
-            let arr = dv.as_array().ok_or_else(|| {
-                self.e(&join(key, "down"), "expected a list of outages like [{ at = \"10s\", until = \"12s\" }]")
-            })?;
+            let arr = dv
+                .as_array()
+                .ok_or_else(|| self.e(&join(key, "down"), "expected a list of outages like [{ at = \"10s\", until = \"12s\" }]"))?;
             self.at_most(arr.len(), MAX_OUTAGES_PER_LINK, &join(key, "down"), "outages")?;
             for (j, ov) in arr.iter().enumerate() {
                 let okey = format!("{key}.down[{j}]");
@@ -54,7 +54,8 @@ impl Reader<'_> {
             }
             outages.sort();
         }
-        let congestion_warning = t.map.get("congestion_warning").map(|cv| self.congestion_warning(cv, &join(key, "congestion_warning"))).transpose()?;
+        let congestion_warning =
+            t.map.get("congestion_warning").map(|cv| self.congestion_warning(cv, &join(key, "congestion_warning"))).transpose()?;
         Ok(LinkSpec { name, rate_bps, delay, jitter, queue, loss, reverse_loss, outages, congestion_warning })
     }
 
@@ -62,7 +63,7 @@ impl Reader<'_> {
     /// the average queue is above the threshold (TCP New Jersey's routers).
     fn congestion_warning(&self, v: &Value, key: &str) -> Result<CongestionWarning, ScenarioError> {
         let t = self.table(v, key, &["threshold", "weight"])?;
-        let threshold = match self.req(&t, "threshold", |s| units::queue(s))? {
+        let threshold = match self.req(&t, "threshold", units::queue)? {
             units::QueueSize::Packets(n) => QueueLimit::Packets(n),
             units::QueueSize::Bytes(b) => QueueLimit::Bytes(b),
         };
@@ -132,7 +133,8 @@ impl Reader<'_> {
             }
             "scripted" => {
                 used(&["drops"])?;
-                let dv = t.map.get("drops").ok_or_else(|| self.e(&join(key, "drops"), "missing; list the 0-based packet indices to drop"))?;
+                let dv =
+                    t.map.get("drops").ok_or_else(|| self.e(&join(key, "drops"), "missing; list the 0-based packet indices to drop"))?;
                 let arr = dv.as_array().ok_or_else(|| self.e(&join(key, "drops"), "expected a list of packet indices"))?;
                 self.at_most(arr.len(), MAX_SCRIPTED_DROPS, &join(key, "drops"), "drops")?;
                 let mut drops = Vec::new();
@@ -141,10 +143,9 @@ impl Reader<'_> {
                 }
                 Ok(LossModel::Scripted { drops })
             }
-            other => Err(self.e(
-                &join(key, "model"),
-                format!("unknown loss model '{other}'; expected one of: none, uniform, gilbert, scripted"),
-            )),
+            other => {
+                Err(self.e(&join(key, "model"), format!("unknown loss model '{other}'; expected one of: none, uniform, gilbert, scripted")))
+            }
         }
     }
 
@@ -185,5 +186,4 @@ impl Reader<'_> {
         }
         Ok(PathSpec { name, links: idx })
     }
-
 }

@@ -40,7 +40,9 @@ impl<'a> Reader<'a> {
             if !allowed.contains(&k.as_str()) {
                 let key = join(path, k);
                 let hint = closest(k, allowed).map(|c| format!(" (did you mean '{c}'?)")).unwrap_or_default();
-                return Err(self.e(&key, format!("unknown key {:?}{hint}; expected one of: {}", k.escape_debug().to_string(), allowed.join(", "))));
+                return Err(
+                    self.e(&key, format!("unknown key {:?}{hint}; expected one of: {}", k.escape_debug().to_string(), allowed.join(", ")))
+                );
             }
         }
         Ok(Table { path: path.to_string(), map, allowed })
@@ -52,13 +54,15 @@ impl<'a> Reader<'a> {
         }
         let t = self.table(v, "", &["name", "duration", "seed", "tcp", "metrics", "link", "path", "flow", "background"])?;
         let name = self.opt_name(&t, "name")?.unwrap_or_else(|| "scenario".into());
-        let duration = self.req(&t, "duration", |s| units::duration(s))?;
+        let duration = self.req(&t, "duration", units::duration)?;
         if duration == Dur::ZERO {
             return Err(self.e("duration", "must be longer than zero"));
         }
         let seed = match t.map.get("seed") {
             None => 1,
-            Some(v) => v.as_u64().ok_or_else(|| self.e("seed", format!("expected a whole number from 0 to {}, found {}", u64::MAX, shown(v))))?,
+            Some(v) => {
+                v.as_u64().ok_or_else(|| self.e("seed", format!("expected a whole number from 0 to {}, found {}", u64::MAX, shown(v))))?
+            }
         };
         let tcp_defaults = match t.map.get("tcp") {
             None => TcpSpec::default(),
@@ -130,7 +134,10 @@ impl<'a> Reader<'a> {
             }
         }
         if metrics.warmup >= duration {
-            return Err(self.e("metrics.warmup", format!("must be shorter than the duration: warmup {} against duration {}", metrics.warmup, duration)));
+            return Err(self.e(
+                "metrics.warmup",
+                format!("must be shorter than the duration: warmup {} against duration {}", metrics.warmup, duration),
+            ));
         }
         let _ = t.allowed;
         Ok(Scenario { name, duration, seed, links: link_specs, paths: path_specs, flows: flow_specs, metrics })
@@ -256,7 +263,6 @@ impl<'a> Reader<'a> {
     }
 }
 
-
 pub(super) fn join(path: &str, k: &str) -> String {
     if path.is_empty() {
         k.to_string()
@@ -301,4 +307,3 @@ pub(super) fn closest<'k>(k: &str, allowed: &[&'k str]) -> Option<&'k str> {
     }
     allowed.iter().map(|a| (dist(k, a), *a)).filter(|(d, _)| *d <= 2).min().map(|(_, a)| a)
 }
-

@@ -45,7 +45,14 @@ const CMT_KEYS: &[&str] = &["sfr", "cuc", "dac", "rtx_policy", "cmt_pf"];
 impl Reader<'_> {
     /// The settings of SCTP flow `key` over `path_names` (its `path` or `paths`), with its
     /// `cc` name (None: RFC 4960), `cmt` and `sctp` table values.
-    pub(super) fn sctp(&self, key: &str, path_names: &[String], cc: Option<&str>, cmt: bool, v: Option<&Value>) -> Result<SctpConfig, ScenarioError> {
+    pub(super) fn sctp(
+        &self,
+        key: &str,
+        path_names: &[String],
+        cc: Option<&str>,
+        cmt: bool,
+        v: Option<&Value>,
+    ) -> Result<SctpConfig, ScenarioError> {
         let mut c = SctpConfig { cmt, ..SctpConfig::default() };
         if let Some(name) = cc {
             c.cc = SctpCcKind::by_name(name).ok_or_else(|| {
@@ -54,7 +61,9 @@ impl Reader<'_> {
             })?;
         }
         if cmt && path_names.len() < 2 {
-            return Err(self.e(&join(key, "cmt"), "concurrent multipath transfer needs several paths: give `paths = [...]` with two or more"));
+            return Err(
+                self.e(&join(key, "cmt"), "concurrent multipath transfer needs several paths: give `paths = [...]` with two or more")
+            );
         }
         let Some(v) = v else { return Ok(c) };
         let sk = join(key, "sctp");
@@ -66,11 +75,17 @@ impl Reader<'_> {
         }
         if !c.cc.needs_timestamps() {
             if let Some(k) = JSCTP_KEYS.iter().find(|k| t.map.contains_key(**k)) {
-                return Err(self.e(&join(&sk, k), format!("only the jsctp and jsctp_abe controllers read this (this flow's cc is '{}')", c.cc.name())));
+                return Err(self.e(
+                    &join(&sk, k),
+                    format!("only the jsctp and jsctp_abe controllers read this (this flow's cc is '{}')", c.cc.name()),
+                ));
             }
         }
         let bool_at = |name: &str| -> Result<Option<bool>, ScenarioError> {
-            t.map.get(name).map(|b| b.as_bool().ok_or_else(|| self.e(&join(&sk, name), format!("expected true or false, found {}", kind(b))))).transpose()
+            t.map
+                .get(name)
+                .map(|b| b.as_bool().ok_or_else(|| self.e(&join(&sk, name), format!("expected true or false, found {}", kind(b)))))
+                .transpose()
         };
         let whole = |name: &str, lo: u64, hi: u64| -> Result<Option<u64>, ScenarioError> {
             let Some(x) = t.map.get(name) else { return Ok(None) };
@@ -79,7 +94,17 @@ impl Reader<'_> {
                 _ => Err(self.e(&join(&sk, name), format!("expected a whole number from {lo} to {hi}, found {x}"))),
             }
         };
-        for (name, slot) in [("bundling", &mut c.bundling), ("delayed_sack", &mut c.delayed_sack), ("sfr", &mut c.sfr), ("cuc", &mut c.cuc), ("dac", &mut c.dac), ("timestamps", &mut c.timestamps), ("nr_sack", &mut c.nr_sack), ("cmt_pf", &mut c.cmt_pf), ("jsctp_ignore_zero", &mut c.jsctp_ignore_zero)] {
+        for (name, slot) in [
+            ("bundling", &mut c.bundling),
+            ("delayed_sack", &mut c.delayed_sack),
+            ("sfr", &mut c.sfr),
+            ("cuc", &mut c.cuc),
+            ("dac", &mut c.dac),
+            ("timestamps", &mut c.timestamps),
+            ("nr_sack", &mut c.nr_sack),
+            ("cmt_pf", &mut c.cmt_pf),
+            ("jsctp_ignore_zero", &mut c.jsctp_ignore_zero),
+        ] {
             if let Some(b) = bool_at(name)? {
                 *slot = b;
             }
@@ -131,7 +156,10 @@ impl Reader<'_> {
         }
         if let Some(b) = self.opt(&t, "rcv_buf", units::bytes)? {
             if b < c.chunk as u64 || b > u32::MAX as u64 {
-                return Err(self.e(&join(&sk, "rcv_buf"), format!("must hold at least one chunk ({} B) and at most 4 GB (a_rwnd is 32 bits)", c.chunk)));
+                return Err(self.e(
+                    &join(&sk, "rcv_buf"),
+                    format!("must hold at least one chunk ({} B) and at most 4 GB (a_rwnd is 32 bits)", c.chunk),
+                ));
             }
             c.rcv_buf = b;
         }
@@ -148,22 +176,34 @@ impl Reader<'_> {
             })?;
         }
         if c.cc.needs_timestamps() && !c.timestamps && t.map.contains_key("timestamps") {
-            return Err(self.e(&join(&sk, "timestamps"), format!("the {} controller reads the timestamp chunks: leave timestamps on", c.cc.name())));
+            return Err(
+                self.e(&join(&sk, "timestamps"), format!("the {} controller reads the timestamp chunks: leave timestamps on", c.cc.name()))
+            );
         }
         if let Some(x) = t.map.get("jsctp_k") {
             let k = self.opt(&t, "jsctp_k", units::bytes)?.unwrap_or(0);
             if k == 0 || k > 1_000_000 {
-                return Err(self.e(&join(&sk, "jsctp_k"), format!("the k of JSCTP's k/w threshold must be from 1 B to 1 MB (the paper's best is one data chunk, 1456 B), found {x}")));
+                return Err(self.e(
+                    &join(&sk, "jsctp_k"),
+                    format!(
+                        "the k of JSCTP's k/w threshold must be from 1 B to 1 MB (the paper's best is one data chunk, 1456 B), found {x}"
+                    ),
+                ));
             }
             c.jsctp_k = Some(k);
         }
         if let Some(r) = self.opt_string(&t, "jsctp_losses")? {
             c.jsctp_losses = crate::cc::jitter_ratio::LossRule::by_name(&r).ok_or_else(|| {
-                self.e(&join(&sk, "jsctp_losses"), format!("unknown loss rule '{r}'; expected jitter (JSCTP's), wireless or congestion (controls: every loss one class)"))
+                self.e(
+                    &join(&sk, "jsctp_losses"),
+                    format!("unknown loss rule '{r}'; expected jitter (JSCTP's), wireless or congestion (controls: every loss one class)"),
+                )
             })?;
         }
         if let Some(p) = self.opt_string(&t, "primary")? {
-            c.primary = path_names.iter().position(|n| *n == p).ok_or_else(|| self.e(&join(&sk, "primary"), format!("'{p}' is not one of this flow's paths ({})", path_names.join(", "))))?;
+            c.primary = path_names.iter().position(|n| *n == p).ok_or_else(|| {
+                self.e(&join(&sk, "primary"), format!("'{p}' is not one of this flow's paths ({})", path_names.join(", ")))
+            })?;
         }
         Ok(c)
     }

@@ -19,7 +19,29 @@ impl Reader<'_> {
         tcp_defaults: &TcpSpec,
         duration: Dur,
     ) -> Result<FlowSpec, ScenarioError> {
-        let t = self.table(v, key, &["name", "path", "paths", "scheduler", "backup", "join_delay", "join_at", "cc", "transport", "cmt", "start", "stop", "app", "tcp", "sctp", "mptcp_rec", "receiver"])?;
+        let t = self.table(
+            v,
+            key,
+            &[
+                "name",
+                "path",
+                "paths",
+                "scheduler",
+                "backup",
+                "join_delay",
+                "join_at",
+                "cc",
+                "transport",
+                "cmt",
+                "start",
+                "stop",
+                "app",
+                "tcp",
+                "sctp",
+                "mptcp_rec",
+                "receiver",
+            ],
+        )?;
         let is_sctp = self.opt_string(&t, "transport")?.as_deref() == Some("sctp");
         let name = self.opt_name(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
         let lookup = |pname: &str, k: &str| -> Result<usize, ScenarioError> {
@@ -30,9 +52,7 @@ impl Reader<'_> {
             })
         };
         let (path_names, multipath) = match (t.map.get("path"), t.map.get("paths")) {
-            (Some(_), Some(_)) => {
-                return Err(self.e(key, "give either `path` (plain TCP) or `paths` (Multipath TCP), not both"))
-            }
+            (Some(_), Some(_)) => return Err(self.e(key, "give either `path` (plain TCP) or `paths` (Multipath TCP), not both")),
             (None, None) => return Err(self.e(&join(key, "path"), "missing: give `path` (plain TCP) or `paths` (Multipath TCP)")),
             (Some(_), None) => (vec![(self.req_string(&t, "path")?, join(key, "path"))], false),
             (None, Some(pv)) => {
@@ -66,7 +86,10 @@ impl Reader<'_> {
             (true, Some(sname)) => {
                 if crate::sched::Sched::by_name(&sname).is_none() && !is_external(&sname) {
                     let names: Vec<&str> = crate::sched::SCHEDULERS.iter().map(|c| c.0).collect();
-                    return Err(self.e(&join(key, "scheduler"), format!("unknown scheduler '{sname}'; expected one of: {}, or \"module:Class\"", names.join(", "))));
+                    return Err(self.e(
+                        &join(key, "scheduler"),
+                        format!("unknown scheduler '{sname}'; expected one of: {}, or \"module:Class\"", names.join(", ")),
+                    ));
                 }
                 Some(sname)
             }
@@ -81,13 +104,19 @@ impl Reader<'_> {
             for (j, x) in arr.iter().enumerate() {
                 let k = format!("{bk}[{j}]");
                 let n = x.as_str().ok_or_else(|| self.e(&k, "expected a path name"))?;
-                let pos = path_names.iter().position(|(m, _)| m == n).ok_or_else(|| self.e(&k, format!("'{n}' is not one of this flow's paths")))?;
+                let pos = path_names
+                    .iter()
+                    .position(|(m, _)| m == n)
+                    .ok_or_else(|| self.e(&k, format!("'{n}' is not one of this flow's paths")))?;
                 backup[pos] = true;
             }
         }
         for name in ["join_delay", "join_at"] {
             if is_sctp && t.map.contains_key(name) {
-                return Err(self.e(&join(key, name), "an SCTP association uses its destinations from the start; subflows that join are Multipath TCP's"));
+                return Err(self.e(
+                    &join(key, name),
+                    "an SCTP association uses its destinations from the start; subflows that join are Multipath TCP's",
+                ));
             }
         }
         let join_times = self.join(&t, key, multipath, flow_paths.len())?;
@@ -101,7 +130,9 @@ impl Reader<'_> {
         // MPTCP-rec: its receiver logic and settings; its rate comes from the receiver
         let is_rec = scheduler.as_deref() == Some("mptcp_rec");
         let rec = match (is_rec, t.map.get("mptcp_rec")) {
-            (false, Some(_)) => return Err(self.e(&join(key, "mptcp_rec"), "only a flow with `scheduler = \"mptcp_rec\"` takes these settings")),
+            (false, Some(_)) => {
+                return Err(self.e(&join(key, "mptcp_rec"), "only a flow with `scheduler = \"mptcp_rec\"` takes these settings"))
+            }
             (false, None) => None,
             (true, v) => Some(self.mptcp_rec(v, &join(key, "mptcp_rec"))?),
         };
@@ -117,7 +148,9 @@ impl Reader<'_> {
         }
         let cmt = match t.map.get("cmt") {
             None => false,
-            Some(_) if !is_sctp => return Err(self.e(&join(key, "cmt"), "only an SCTP flow (`transport = \"sctp\"`) has concurrent multipath transfer")),
+            Some(_) if !is_sctp => {
+                return Err(self.e(&join(key, "cmt"), "only an SCTP flow (`transport = \"sctp\"`) has concurrent multipath transfer"))
+            }
             Some(b) => b.as_bool().ok_or_else(|| self.e(&join(key, "cmt"), format!("expected true or false, found {}", kind(b))))?,
         };
         if t.map.contains_key("sctp") && !is_sctp {
@@ -150,7 +183,9 @@ impl Reader<'_> {
                 return Err(self.e(&join(key, "receiver"), "only a Multipath TCP flow (`paths = [...]`) has receiver logic"));
             }
             if !is_external(r) {
-                return Err(self.e(&join(key, "receiver"), format!("expected receiver logic written in Python, \"module:Class\" (got '{r}')")));
+                return Err(
+                    self.e(&join(key, "receiver"), format!("expected receiver logic written in Python, \"module:Class\" (got '{r}')"))
+                );
             }
         }
         let default_cc = if is_rec { "receiver_rate" } else { "reno" };
@@ -160,7 +195,10 @@ impl Reader<'_> {
         };
         if sctp.is_none() && Controller::by_name(&cc).is_none() && !is_external(&cc) {
             let names: Vec<&str> = crate::cc::CONTROLLERS.iter().map(|c| c.0).collect();
-            return Err(self.e(&join(key, "cc"), format!("unknown congestion controller '{cc}'; expected one of: {}, or \"module:Class\"", names.join(", "))));
+            return Err(self.e(
+                &join(key, "cc"),
+                format!("unknown congestion controller '{cc}'; expected one of: {}, or \"module:Class\"", names.join(", ")),
+            ));
         }
         if cc == "receiver_rate" && !multipath {
             // it has no congestion control of its own: its rate comes from MPTCP-rec's receiver
@@ -184,7 +222,9 @@ impl Reader<'_> {
             return Err(self.e(&join(key, "app"), "a UDP flow has no congestion control: give it a paced application (cbr, onoff or vbr)"));
         }
         if transport == Transport::Udp && matches!(app, AppSpec::Media(_)) {
-            return Err(self.e(&join(key, "app"), "a media stream runs over TCP or Multipath TCP (UDP flows carry cbr, onoff or vbr traffic)"));
+            return Err(
+                self.e(&join(key, "app"), "a media stream runs over TCP or Multipath TCP (UDP flows carry cbr, onoff or vbr traffic)")
+            );
         }
         let mut tcp = match t.map.get("tcp") {
             None => tcp_defaults.clone(),
@@ -253,7 +293,25 @@ impl Reader<'_> {
         let t = self.table(
             v,
             key,
-            &["mss", "initial_window", "rto", "min_rto", "max_rto", "initial_rto", "frto", "rack", "tlp", "prr", "dsack", "sack", "delayed_ack", "delack_timeout", "rcv_buf", "snd_buf", "header"],
+            &[
+                "mss",
+                "initial_window",
+                "rto",
+                "min_rto",
+                "max_rto",
+                "initial_rto",
+                "frto",
+                "rack",
+                "tlp",
+                "prr",
+                "dsack",
+                "sack",
+                "delayed_ack",
+                "delack_timeout",
+                "rcv_buf",
+                "snd_buf",
+                "header",
+            ],
         )?;
         let mut s = base.clone();
         if let Some(m) = self.opt(&t, "mss", units::bytes)? {
@@ -291,7 +349,14 @@ impl Reader<'_> {
         if min_rto == Dur::ZERO {
             return Err(self.e(&join(key, "min_rto"), "must be greater than zero"));
         }
-        for (name, slot) in [("frto", &mut s.frto), ("rack", &mut s.rack), ("tlp", &mut s.tlp), ("prr", &mut s.prr), ("dsack", &mut s.dsack), ("sack", &mut s.sack)] {
+        for (name, slot) in [
+            ("frto", &mut s.frto),
+            ("rack", &mut s.rack),
+            ("tlp", &mut s.tlp),
+            ("prr", &mut s.prr),
+            ("dsack", &mut s.dsack),
+            ("sack", &mut s.sack),
+        ] {
             if let Some(b) = t.map.get(name) {
                 *slot = b.as_bool().ok_or_else(|| self.e(&join(key, name), format!("expected true or false, found {}", kind(b))))?;
             }
@@ -347,7 +412,6 @@ impl Reader<'_> {
         }
         Ok(s)
     }
-
 }
 
 /// A scheduler or controller name of the form "module:Class": an implementation outside the

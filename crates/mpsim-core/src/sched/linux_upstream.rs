@@ -103,7 +103,7 @@ impl LinuxUpstream {
                     ((s.in_flight + s.queued) as u128, self.avg_rate[i].max(1))
                 }
             };
-            if out.map_or(true, |(_, q, r)| queued * r < q * rate) {
+            if out.is_none_or(|(_, q, r)| queued * r < q * rate) {
                 out = Some((i, queued, rate));
             }
         }

@@ -348,7 +348,6 @@ impl Sched {
     pub fn on_window_blocked(&mut self, ctx: &SchedContext<'_>) -> BlockedAction {
         self.inner().on_window_blocked(ctx)
     }
-
 }
 
 /// The lowest-RTT available subflow (cwnd room) under the backup rule ([`backups_in_use`]).
@@ -368,12 +367,7 @@ pub fn lowest_rtt_available(subflows: &[SubflowView]) -> Option<usize> {
 /// The fastest subflow (smallest srtt, unsampled last, ties to the lower index) among usable
 /// regular subflows, whether or not it has cwnd room: BLEST's and ECF's `x_f`.
 pub fn fastest_usable_regular(subflows: &[SubflowView]) -> Option<usize> {
-    subflows
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.usable && !s.backup)
-        .min_by_key(|(i, s)| (s.srtt_or_max(), *i))
-        .map(|(i, _)| i)
+    subflows.iter().enumerate().filter(|(_, s)| s.usable && !s.backup).min_by_key(|(i, s)| (s.srtt_or_max(), *i)).map(|(i, _)| i)
 }
 
 /// The case BLEST and ECF act on: the default (lowest-RTT available) subflow `slow` is slower

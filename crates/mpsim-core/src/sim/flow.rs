@@ -10,10 +10,10 @@ use crate::scenario::{AppSpec, FlowSpec, Join, Scenario, Transport};
 use crate::sched::Sched;
 use crate::time::{Dur, SimTime};
 use crate::transport::feedback::{Dsror, RxLogic};
+use crate::transport::sctp::Destination;
 use crate::transport::subflow::PathRoutes;
 use crate::transport::tcp::{DelayedAck, ReceiverConfig, SenderConfig};
 use crate::transport::udp::UDP_HEADER_BYTES;
-use crate::transport::sctp::Destination;
 use crate::transport::{Connection, MptcpConn, Progress, SctpConn, Subflow, TcpConn, UdpConn};
 use std::collections::VecDeque;
 

@@ -13,12 +13,12 @@ use crate::app::App;
 use crate::cc::Controller;
 use crate::engine::EventQueue;
 use crate::metrics::pcap::{Capture, CaptureKind, PathTiming, SctpSackBody};
-use crate::transport::sctp::receiver::SackRecord;
 use crate::metrics::TraceKind;
 use crate::net::{Fate, Header, Link, Packet, PacketArena, PacketId, Route};
 use crate::scenario::Scenario;
 use crate::sched::Sched;
 use crate::time::{Dur, SimTime};
+use crate::transport::sctp::receiver::SackRecord;
 use crate::transport::{Action, Arrival, Connection, Sink, TimerKind};
 use flow::Flow;
 use record::Recorder;
@@ -31,7 +31,11 @@ enum Event {
     /// The packet at the head of this link's pipe reaches the far end.
     LinkHead(u32),
     /// A timer a connection asked for.
-    Timer { flow: u32, sub: u16, kind: TimerKind },
+    Timer {
+        flow: u32,
+        sub: u16,
+        kind: TimerKind,
+    },
     AppTick(u32),
     FlowStart(u32),
     FlowStop(u32),

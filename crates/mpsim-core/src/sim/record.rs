@@ -2,16 +2,16 @@
 //! snapshots connections give, and the summary built at the end.
 
 use super::flow::Flow;
-use crate::metrics::{
-    jain_index, throughput_psnr, trace_table, ClassSummary, Column, FlowColumns, FlowRow, FlowSummary, LinkColumns, LinkRow,
-    LinkSummary, StreamedTable, SubflowColumns, SubflowRow, Summary, Table, TableSink, TraceKind, TraceRow,
-};
 use crate::metrics::pcap::PcapFile;
+use crate::metrics::{
+    jain_index, throughput_psnr, trace_table, ClassSummary, Column, FlowColumns, FlowRow, FlowSummary, LinkColumns, LinkRow, LinkSummary,
+    StreamedTable, SubflowColumns, SubflowRow, Summary, Table, TableSink, TraceKind, TraceRow,
+};
 use crate::net::Link;
 use crate::scenario::Scenario;
+use crate::time::{Dur, SimTime};
 use crate::transport::sctp::Destination;
 use crate::transport::Connection;
-use crate::time::{Dur, SimTime};
 
 /// What a run produces.
 pub struct Output {
@@ -45,7 +45,8 @@ struct Marks {
 
 impl Marks {
     fn take(flows: &[Flow], now: SimTime) -> Marks {
-        let dsr = |f: &Flow| (0..f.conn.subflows().len()).map(|k| f.conn.rec_path(k, now).map_or(f64::NAN, |r| r.advertised_integral)).collect();
+        let dsr =
+            |f: &Flow| (0..f.conn.subflows().len()).map(|k| f.conn.rec_path(k, now).map_or(f64::NAN, |r| r.advertised_integral)).collect();
         Marks {
             sub_dsr: flows.iter().map(dsr).collect(),
             delivered: flows.iter().map(|f| f.progress().delivered).collect(),
@@ -89,7 +90,11 @@ impl Names {
             flows: flows.iter().map(|f| f.name.clone()).collect(),
             links: links.iter().step_by(2).map(|l| l.name.clone()).collect(),
             sub_paths: flows.iter().map(|f| f.conn.path_names()).collect(),
-            directed: links.iter().enumerate().map(|(i, l)| if i % 2 == 0 { l.name.clone() } else { format!("{}.reverse", l.name) }).collect(),
+            directed: links
+                .iter()
+                .enumerate()
+                .map(|(i, l)| if i % 2 == 0 { l.name.clone() } else { format!("{}.reverse", l.name) })
+                .collect(),
         }
     }
 
@@ -218,9 +223,7 @@ impl Recorder {
     /// trace, at the end of the run, also when they are shorter or empty and nothing went).
     fn flush_series(&mut self, end: bool) {
         let Some(st) = &mut self.stream else { return };
-        let due = |st: &Stream, which: StreamedTable, rows: usize| {
-            rows >= st.chunk_rows || (end && (rows > 0 || !st.sent[which.index()]))
-        };
+        let due = |st: &Stream, which: StreamedTable, rows: usize| rows >= st.chunk_rows || (end && (rows > 0 || !st.sent[which.index()]));
         if due(st, StreamedTable::FlowSeries, self.flow_index.t.len()) {
             let t = st.names.flow_table(std::mem::take(&mut self.flow_index), std::mem::take(&mut self.flow_series));
             st.send(StreamedTable::FlowSeries, t);
@@ -458,7 +461,15 @@ impl Recorder {
             self.flush_series(true);
             let trace = self.trace.as_ref().map(|_| Table::default());
             let empty = Table::default();
-            return Output { summary, flow_series: empty.clone(), subflow_series: empty.clone(), link_series: empty, trace, streamed: true, pcap: Vec::new() };
+            return Output {
+                summary,
+                flow_series: empty.clone(),
+                subflow_series: empty.clone(),
+                link_series: empty,
+                trace,
+                streamed: true,
+                pcap: Vec::new(),
+            };
         }
         let names = Names::new(flows, links);
         let flow_series = names.flow_table(self.flow_index, self.flow_series);

@@ -125,6 +125,7 @@ pub struct ConnSnapshot {
 }
 
 /// The transport of one flow.
+#[allow(clippy::large_enum_variant)] // one per flow, matched on every packet: not worth a box
 pub enum Connection {
     Tcp(TcpConn),
     Mptcp(Box<MptcpConn>),

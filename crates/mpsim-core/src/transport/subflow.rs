@@ -221,11 +221,7 @@ impl Subflow {
         let mut per_packet = u64::MAX;
         let mut sent = 0u64;
         while let Some(seg) = self.sender.next_segment(now) {
-            let dsn = if mapped {
-                dsn_of(&self.map, seg.seq).expect("every chunk handed to a subflow has a mapping")
-            } else {
-                seg.seq
-            };
+            let dsn = if mapped { dsn_of(&self.map, seg.seq).expect("every chunk handed to a subflow has a mapping") } else { seg.seq };
             if let Some(edge) = check {
                 let w = self.sender.window();
                 assert!(
@@ -248,7 +244,7 @@ impl Subflow {
                 let rtt = self.sender.rtt();
                 per_packet = gso_segments(w.cwnd, w.ssthresh, in_flight, w.mss, rtt.srtt(), rtt.min_rtt());
             }
-            let psh = sent >= MIN_TSO_SEGS && sent % per_packet == 0;
+            let psh = sent >= MIN_TSO_SEGS && sent.is_multiple_of(per_packet);
             let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, psh, sent_at: now, cw: false, echo: self.echo };
             tx.push(Action::Packet { sub: me as u8, route: self.fwd, size: seg.len + header, header: Header::TcpData(h) });
         }
@@ -390,4 +386,3 @@ mod tests {
         assert_eq!(psh, [false, true, false, true, false]);
     }
 }
-

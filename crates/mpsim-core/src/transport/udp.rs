@@ -39,7 +39,8 @@ impl UdpConn {
         while self.pending > 0 {
             let len = self.pending.min(self.mss as u64) as u32;
             self.pending -= len as u64;
-            let h = DataHeader { seq: self.sent, dsn: self.sent, len, retx: false, psh: false, sent_at: now, cw: false, echo: SimTime::ZERO };
+            let h =
+                DataHeader { seq: self.sent, dsn: self.sent, len, retx: false, psh: false, sent_at: now, cw: false, echo: SimTime::ZERO };
             self.sent += len as u64;
             self.datagrams_sent += 1;
             tx.push(Action::Packet { sub: 0, route: self.fwd, size: len + UDP_HEADER_BYTES, header: Header::Datagram(h) });

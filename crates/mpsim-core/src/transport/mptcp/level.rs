@@ -149,8 +149,7 @@ mod tests {
 
     #[test]
     fn mapping_lookup() {
-        let map: VecDeque<Mapping> =
-            [Mapping { seq: 0, dsn: 5000, len: 1000 }, Mapping { seq: 1000, dsn: 9000, len: 500 }].into();
+        let map: VecDeque<Mapping> = [Mapping { seq: 0, dsn: 5000, len: 1000 }, Mapping { seq: 1000, dsn: 9000, len: 500 }].into();
         assert_eq!(dsn_of(&map, 0), Some(5000));
         assert_eq!(dsn_of(&map, 999), Some(5999));
         assert_eq!(dsn_of(&map, 1200), Some(9200));

@@ -2,11 +2,11 @@
 //! packets made from templates are handed to it; the tests read the actions it answers with.
 
 use super::*;
-use crate::transport::Tx;
 use crate::cc::Controller;
 use crate::net::{AckHeader, DataHeader};
 use crate::transport::subflow::PathRoutes;
 use crate::transport::tcp::SenderConfig;
+use crate::transport::Tx;
 
 const MSS: u32 = 1000;
 const HEADER: u32 = 40;

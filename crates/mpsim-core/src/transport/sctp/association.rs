@@ -18,12 +18,12 @@
 use super::cc::{AckEvent, LossEvent, LossKind, LossVerdict, TimestampSample};
 use super::cmt::{cwnd_may_grow, strikes, NewlyAcked};
 use super::config::SctpConfig;
+use super::config::{HEARTBEAT_CHUNK, PACKET_HEADER};
 use super::dest::{DestState, Destination};
 use super::receiver::{SackNow, SackRecord, SctpReceiver};
 use super::rtx::{choose, DestView, RtxCause};
 use crate::cc::SubflowState;
 use crate::metrics::TraceKind;
-use super::config::{HEARTBEAT_CHUNK, PACKET_HEADER};
 use crate::net::{Header, SctpControlHeader, SctpDataHeader, SctpSackHeader};
 use crate::sched::{CaState, Decision, Sched, SchedContext, SubflowView};
 use crate::time::{Dur, SimTime};
@@ -306,7 +306,12 @@ impl SctpConn {
             self.sack_log.pop_front();
             self.sack_base = self.sack_base.wrapping_add(1);
         }
-        let h = SctpSackHeader { id, cum_tsn: self.rx.cum_tsn(), a_rwnd: self.rx.a_rwnd().min(u32::MAX as u64) as u32, delivered: self.rx.delivered() };
+        let h = SctpSackHeader {
+            id,
+            cum_tsn: self.rx.cum_tsn(),
+            a_rwnd: self.rx.a_rwnd().min(u32::MAX as u64) as u32,
+            delivered: self.rx.delivered(),
+        };
         let d = self.last_rx_dest;
         tx.push(Action::Packet { sub: d as u8, route: self.dests[d].rev, size, header: Header::SctpSack(h) });
     }
@@ -451,7 +456,15 @@ impl SctpConn {
                 self.stats.fast_retransmits_without_reduction += 1;
                 continue;
             }
-            let ev = LossEvent { now, kind: LossKind::FastRetransmit, tsn, sent_at, flight: flight_before[d], srtt: dst.rto.srtt(), min_rtt: dst.rto.min_rtt };
+            let ev = LossEvent {
+                now,
+                kind: LossKind::FastRetransmit,
+                tsn,
+                sent_at,
+                flight: flight_before[d],
+                srtt: dst.rto.srtt(),
+                min_rtt: dst.rto.min_rtt,
+            };
             match dst.cc.on_loss(&mut dst.w, &ev, &siblings, d) {
                 LossVerdict::Congestion => {
                     dst.stats.congestion_losses += 1;
@@ -633,7 +646,15 @@ impl SctpConn {
         tx.push(Action::Note { sub: d as u8, kind: TraceKind::Timeout, seq: self.chunk(first).offset, dsn: first });
         let dst = &mut self.dests[d];
         dst.stats.timeouts += 1;
-        let ev = LossEvent { now, kind: LossKind::Timeout, tsn: first, sent_at, flight: dst.flight, srtt: dst.rto.srtt(), min_rtt: dst.rto.min_rtt };
+        let ev = LossEvent {
+            now,
+            kind: LossKind::Timeout,
+            tsn: first,
+            sent_at,
+            flight: dst.flight,
+            srtt: dst.rto.srtt(),
+            min_rtt: dst.rto.min_rtt,
+        };
         match dst.cc.on_loss(&mut dst.w, &ev, &siblings, d) {
             LossVerdict::Congestion => dst.stats.congestion_losses += 1,
             LossVerdict::NotCongestion => dst.stats.other_losses += 1,
@@ -729,11 +750,7 @@ impl SctpConn {
         let n = self.dests.len();
         if !self.cfg.cmt {
             let p = self.cfg.primary;
-            let d = if self.dests[p].active() {
-                p
-            } else {
-                (1..n).map(|k| (p + k) % n).find(|&k| self.dests[k].active()).unwrap_or(p)
-            };
+            let d = if self.dests[p].active() { p } else { (1..n).map(|k| (p + k) % n).find(|&k| self.dests[k].active()).unwrap_or(p) };
             return (self.dests[d].has_room() && skip != Some(d)).then_some(d);
         }
         if !self.dests.iter().any(|d| d.active()) {
@@ -836,7 +853,13 @@ impl SctpConn {
                     break;
                 }
                 let w = SctpConfig::data_chunk_wire(len as u32);
-                if count > 0 && (!self.cfg.bundling || wire + w > space || flight >= self.dests[d].w.cwnd || len > rwnd || len < self.cfg.chunk as u64 && bytes > 0) {
+                if count > 0
+                    && (!self.cfg.bundling
+                        || wire + w > space
+                        || flight >= self.dests[d].w.cwnd
+                        || len > rwnd
+                        || len < self.cfg.chunk as u64 && bytes > 0)
+                {
                     break;
                 }
                 count += 1;
@@ -981,13 +1004,19 @@ impl SctpConn {
         // the retransmission queue holds exactly the marked chunks (counted, and each member
         // checked: a lookup per member, not one per chunk)
         assert_eq!(marked, self.rtx.len(), "retransmission queue out of step");
-        assert!(self.rtx.iter().all(|&t| t > self.cum_ack && t < self.next_tsn && self.chunk(t).marked), "retransmission queue out of step");
+        assert!(
+            self.rtx.iter().all(|&t| t > self.cum_ack && t < self.next_tsn && self.chunk(t).marked),
+            "retransmission queue out of step"
+        );
         for (d, dst) in self.dests.iter().enumerate() {
             assert_eq!(dst.flight, flight[d], "destination {d}: flight");
             assert_eq!(dst.outstanding, outstanding[d], "destination {d}: outstanding");
             assert!(dst.w.cwnd >= dst.w.mtu, "destination {d}: cwnd below one MTU");
             assert!(dst.w.ssthresh > 0, "destination {d}: ssthresh");
-            assert!(dst.outstanding == 0 || dst.t3.is_some() || self.failed_at.is_some(), "destination {d}: data outstanding without a T3-rtx timer");
+            assert!(
+                dst.outstanding == 0 || dst.t3.is_some() || self.failed_at.is_some(),
+                "destination {d}: data outstanding without a T3-rtx timer"
+            );
         }
         assert!(self.acked_bytes <= self.rx.delivered(), "acked beyond what was delivered");
         assert!(self.rx.delivered() <= self.next_offset && self.next_offset <= self.app_limit);

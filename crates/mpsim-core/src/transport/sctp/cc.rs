@@ -130,7 +130,11 @@ pub const SCTP_CONTROLLERS: &[(&str, SctpCcKind, &str)] = &[
     ("newreno", SctpCcKind::NewReno, "NewReno-SCTP: one window reduction per round trip, partial-ack retransmission"),
     ("lia", SctpCcKind::Lia, "LIA coupling across destinations (CMT): coupled increase, RFC 4960's decrease and gates"),
     ("olia", SctpCcKind::Olia, "OLIA coupling across destinations (CMT): coupled increase, RFC 4960's decrease and gates"),
-    ("jsctp", SctpCcKind::Jsctp, "JSCTP: per-path jitter ratio vs k/w tells congestion from wireless loss; wireless losses keep the window"),
+    (
+        "jsctp",
+        SctpCcKind::Jsctp,
+        "JSCTP: per-path jitter ratio vs k/w tells congestion from wireless loss; wireless losses keep the window",
+    ),
     ("jsctp_abe", SctpCcKind::JsctpAbe, "JSCTP-ABE: JSCTP with ssthresh from the receiver-timestamp bandwidth estimate (TABE)"),
 ];
 
@@ -244,7 +248,17 @@ impl SctpCc {
             w.cwnd += a.bytes_acked.min(w.mtu);
             return;
         }
-        let ctx = AckContext { now: a.now, bytes_acked: a.bytes_acked, in_flight: a.flight, srtt: a.srtt, min_rtt: a.min_rtt, subflows: siblings, me, received_at: a.now, cw_echo: false };
+        let ctx = AckContext {
+            now: a.now,
+            bytes_acked: a.bytes_acked,
+            in_flight: a.flight,
+            srtt: a.srtt,
+            min_rtt: a.min_rtt,
+            subflows: siblings,
+            me,
+            received_at: a.now,
+            cw_echo: false,
+        };
         let nw = ctl.on_ack(Window { cwnd: w.cwnd, ssthresh: w.ssthresh, mss: w.mtu }, &ctx);
         w.cwnd = nw.cwnd.max(w.mtu);
     }
@@ -258,7 +272,15 @@ impl SctpCc {
                     LossKind::FastRetransmit => CongestionEvent::FastRetransmit,
                     LossKind::Timeout => CongestionEvent::Timeout,
                 };
-                let ctx = LossContext { now: l.now, in_flight: l.flight, srtt: l.srtt, min_rtt: l.min_rtt, subflows: siblings, me, cw_echo: false };
+                let ctx = LossContext {
+                    now: l.now,
+                    in_flight: l.flight,
+                    srtt: l.srtt,
+                    min_rtt: l.min_rtt,
+                    subflows: siblings,
+                    me,
+                    cw_echo: false,
+                };
                 ctl.on_congestion(Window { cwnd: w.cwnd, ssthresh: w.ssthresh, mss: w.mtu }, ev, &ctx);
                 rfc4960_reduce(w, l.kind);
                 LossVerdict::Congestion
@@ -327,7 +349,16 @@ mod tests {
     }
 
     fn ack(bytes: u64, fully_used: bool) -> AckEvent {
-        AckEvent { now: SimTime::ZERO, bytes_acked: bytes, advanced: true, fully_used, in_fast_recovery: false, flight: 0, srtt: None, min_rtt: None }
+        AckEvent {
+            now: SimTime::ZERO,
+            bytes_acked: bytes,
+            advanced: true,
+            fully_used,
+            in_fast_recovery: false,
+            flight: 0,
+            srtt: None,
+            min_rtt: None,
+        }
     }
 
     #[test]

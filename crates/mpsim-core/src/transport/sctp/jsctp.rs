@@ -156,7 +156,16 @@ mod tests {
     }
 
     fn ack(now: SimTime) -> AckEvent {
-        AckEvent { now, bytes_acked: CHUNK as u64, advanced: true, fully_used: false, in_fast_recovery: false, flight: 0, srtt: Some(Dur::from_millis(100)), min_rtt: None }
+        AckEvent {
+            now,
+            bytes_acked: CHUNK as u64,
+            advanced: true,
+            fully_used: false,
+            in_fast_recovery: false,
+            flight: 0,
+            srtt: Some(Dur::from_millis(100)),
+            min_rtt: None,
+        }
     }
 
     fn loss(now: SimTime, kind: LossKind) -> LossEvent {
@@ -167,7 +176,10 @@ mod tests {
     /// `at` takes a sample over a 10-packet window.
     fn feed(j: &mut Jsctp, range: std::ops::Range<u64>, queue: impl Fn(u64) -> u64, w: &mut DestWindow, at: u64) {
         for i in range {
-            j.on_timestamp(&TimestampSample { tsn: i, sent_at: ms(10 * i), received_at: ms(10 * i + 40 + queue(i)), bytes: CHUNK }, Some(Dur::from_millis(100)));
+            j.on_timestamp(
+                &TimestampSample { tsn: i, sent_at: ms(10 * i), received_at: ms(10 * i + 40 + queue(i)), bytes: CHUNK },
+                Some(Dur::from_millis(100)),
+            );
         }
         j.on_ack(w, &ack(ms(at)));
     }
@@ -240,7 +252,10 @@ mod tests {
         // ownd = 14560 B, whatever the window
         let mut abe = Jsctp::new(CHUNK as u64, CHUNK, true, true);
         for i in 0..2000 {
-            abe.on_timestamp(&TimestampSample { tsn: i, sent_at: ms(10 * i), received_at: ms(10 * i + 40), bytes: CHUNK }, Some(Dur::from_millis(100)));
+            abe.on_timestamp(
+                &TimestampSample { tsn: i, sent_at: ms(10 * i), received_at: ms(10 * i + 40), bytes: CHUNK },
+                Some(Dur::from_millis(100)),
+            );
         }
         // the jitter ratio of a congested path, so that the loss is congestion
         let mut w = win(60);

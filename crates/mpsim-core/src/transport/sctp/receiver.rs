@@ -179,12 +179,7 @@ impl SctpReceiver {
         let gaps: Vec<(u64, u64)> = self.runs.iter().take(room).map(|(&s, &e)| (s, e)).collect();
         let mut dups = std::mem::take(&mut self.dups);
         dups.truncate(room - gaps.len());
-        let rec = SackRecord {
-            gaps,
-            dups,
-            dac_count: self.since_sack.clamp(1, 2) as u8,
-            echoes: std::mem::take(&mut self.echoes),
-        };
+        let rec = SackRecord { gaps, dups, dac_count: self.since_sack.clamp(1, 2) as u8, echoes: std::mem::take(&mut self.echoes) };
         self.since_sack = 0;
         rec
     }

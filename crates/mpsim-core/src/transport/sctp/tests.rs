@@ -105,10 +105,14 @@ fn a_t3_restarted_earlier_by_a_sack_is_armed_for_its_new_time() {
     c.on_packet(t2, 0, &Header::SctpSack(back[0].1), &mut tx);
     let t3 = c.dests[0].t3.expect("restarted");
     assert_eq!(t3, t2 + Dur::from_secs(1));
-    let armed: Vec<SimTime> = tx.out.iter().filter_map(|a| match a {
-        Action::Timer { kind: TimerKind::Rto, at, .. } => Some(*at),
-        _ => None,
-    }).collect();
+    let armed: Vec<SimTime> = tx
+        .out
+        .iter()
+        .filter_map(|a| match a {
+            Action::Timer { kind: TimerKind::Rto, at, .. } => Some(*at),
+            _ => None,
+        })
+        .collect();
     assert_eq!(armed, vec![t3], "the earlier deadline has no timer event");
 }
 
@@ -216,7 +220,10 @@ fn cuc_grows_a_destination_whose_pseudo_cumack_advances() {
         c.poll_transmit(SimTime::ZERO, &mut tx);
         let sent = data(&mut tx);
         // round robin: odd TSNs to destination 0, even ones to 1 (three each fill the cwnds)
-        assert_eq!(sent.iter().map(|(d, h)| (*d, h.tsn)).collect::<Vec<_>>(), (1..=6).map(|t| ((t as usize + 1) % 2, t)).collect::<Vec<_>>());
+        assert_eq!(
+            sent.iter().map(|(d, h)| (*d, h.tsn)).collect::<Vec<_>>(),
+            (1..=6).map(|t| ((t as usize + 1) % 2, t)).collect::<Vec<_>>()
+        );
         let before = (c.dests[0].w.cwnd, c.dests[1].w.cwnd);
         // TSN 1 (destination 0) is lost: the cumulative ack stays at 0
         exchange(&mut c, SimTime(1_000_000), &sent, &[1]);

@@ -3,8 +3,8 @@
 
 use super::super::{Action, Arrival, Progress, Sink, Subflow, TimerKind};
 use crate::net::Header;
-use crate::transport::tcp::TimerEvent;
 use crate::time::SimTime;
+use crate::transport::tcp::TimerEvent;
 
 pub struct TcpConn {
     pub sub: Subflow,

@@ -2,8 +2,8 @@
 //! TCP connection built from them.
 
 pub mod conn;
-pub mod delack;
 pub mod defaults;
+pub mod delack;
 pub mod frto;
 pub mod prr;
 pub mod rack;

@@ -15,9 +15,9 @@
 //! The advertised window is the free space, but its right edge never moves left (RFC 9293
 //! §3.8.6: do not shrink the window), as real stacks behave.
 
-use crate::net::{AckHeader, SackBlock, MAX_SACK_BLOCKS};
 use super::defaults;
 use super::delack::LinuxDelack;
+use crate::net::{AckHeader, SackBlock, MAX_SACK_BLOCKS};
 use crate::time::{Dur, SimTime};
 use std::collections::BTreeMap;
 
@@ -528,7 +528,7 @@ impl TcpReceiver {
                     }
                 }
             }
-            rest[..m].sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            rest[..m].sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
             for &(_, k) in rest[..m].iter() {
                 if n == MAX_SACK_BLOCKS {
                     break;
@@ -567,11 +567,10 @@ mod tests {
         assert!(got.ack_now);
         let a = r.make_ack();
         assert_eq!(a.ack, 1000);
-        assert_eq!(a.sack_blocks().collect::<Vec<_>>(), [
-            SackBlock { start: 6000, end: 7000 },
-            SackBlock { start: 4000, end: 5000 },
-            SackBlock { start: 2000, end: 3000 },
-        ]);
+        assert_eq!(
+            a.sack_blocks().collect::<Vec<_>>(),
+            [SackBlock { start: 6000, end: 7000 }, SackBlock { start: 4000, end: 5000 }, SackBlock { start: 2000, end: 3000 },]
+        );
         // filling the first hole delivers through the first block
         let got = r.on_segment(SimTime::ZERO, 1000, 1000);
         assert_eq!(got.delivered, 2000);
@@ -636,10 +635,7 @@ mod tests {
         r.on_segment(SimTime::ZERO, 1000, 1000);
         let a = r.make_ack();
         assert_eq!(a.ack, 2000);
-        assert_eq!(a.sack_blocks().collect::<Vec<_>>(), [
-            SackBlock { start: 1000, end: 2000 },
-            SackBlock { start: 3000, end: 4000 },
-        ]);
+        assert_eq!(a.sack_blocks().collect::<Vec<_>>(), [SackBlock { start: 1000, end: 2000 }, SackBlock { start: 3000, end: 4000 },]);
         assert_eq!(a.dsack(), Some(SackBlock { start: 1000, end: 2000 }));
         assert_eq!(r.stats.dsacks_sent, 1);
         // the next ACK carries no D-SACK
@@ -657,11 +653,10 @@ mod tests {
         r.make_ack();
         r.on_segment(SimTime::ZERO, 3000, 1000);
         let a = r.make_ack();
-        assert_eq!(a.sack_blocks().collect::<Vec<_>>(), [
-            SackBlock { start: 3000, end: 4000 },
-            SackBlock { start: 2000, end: 4000 },
-            SackBlock { start: 6000, end: 7000 },
-        ]);
+        assert_eq!(
+            a.sack_blocks().collect::<Vec<_>>(),
+            [SackBlock { start: 3000, end: 4000 }, SackBlock { start: 2000, end: 4000 }, SackBlock { start: 6000, end: 7000 },]
+        );
         assert_eq!(a.dsack(), Some(SackBlock { start: 3000, end: 4000 }));
         assert_eq!(r.stats.duplicate_segments, 1);
         assert_eq!(r.buffered(), 3000);
@@ -757,7 +752,7 @@ mod tests {
                 want.push(SackBlock { start: r.ooo[i].start, end: r.ooo[i].end });
             }
             let mut rest: Vec<&Range> = r.ooo.iter().enumerate().filter(|&(i, _)| Some(i) != r.last_touched).map(|(_, x)| x).collect();
-            rest.sort_by(|a, b| b.touched.cmp(&a.touched));
+            rest.sort_by_key(|x| std::cmp::Reverse(x.touched));
             want.extend(rest.iter().map(|x| SackBlock { start: x.start, end: x.end }));
             want.truncate(MAX_SACK_BLOCKS);
             assert_eq!(r.make_ack().sack_blocks().collect::<Vec<_>>(), want);

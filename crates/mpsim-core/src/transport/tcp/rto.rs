@@ -99,7 +99,19 @@ pub struct RtoEstimator {
 
 impl RtoEstimator {
     pub fn new(mode: RtoMode, min_rto: Dur, max_rto: Dur, initial_rto: Dur) -> RtoEstimator {
-        let mut e = RtoEstimator { mode, min_rto, max_rto, initial_rto, srtt: None, mdev: 0, mdev_max: 0, rttvar: 0, rtt_seq: 0, backoff: 0, rto: Dur::ZERO };
+        let mut e = RtoEstimator {
+            mode,
+            min_rto,
+            max_rto,
+            initial_rto,
+            srtt: None,
+            mdev: 0,
+            mdev_max: 0,
+            rttvar: 0,
+            rtt_seq: 0,
+            backoff: 0,
+            rto: Dur::ZERO,
+        };
         e.rto = e.backed_off_rto();
         e
     }

@@ -15,7 +15,13 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(mode: RtoMode, min_rto: Dur, max_rto: Dur, initial_rto: Dur) -> RttEstimator {
-        RttEstimator { rto: RtoEstimator::new(mode, min_rto, max_rto, initial_rto), min_rtt: None, latest: None, samples: 0, sum_samples_ns: 0 }
+        RttEstimator {
+            rto: RtoEstimator::new(mode, min_rto, max_rto, initial_rto),
+            min_rtt: None,
+            latest: None,
+            samples: 0,
+            sum_samples_ns: 0,
+        }
     }
 
     /// Feeds a sample R taken on an ACK after which the sender's snd_una and snd_nxt are

@@ -1272,7 +1272,10 @@ impl TcpSender {
         if self.rack_order.len() > 2 * self.segs.len() + 64 {
             let (segs, dropped) = (&self.segs, self.segs_dropped);
             let valid = |e: &Sent| {
-                e.seg.checked_sub(dropped).and_then(|i| segs.get(i as usize)).is_some_and(|s| s.sent_at == e.at && rack_candidate_flags(s.flags))
+                e.seg
+                    .checked_sub(dropped)
+                    .and_then(|i| segs.get(i as usize))
+                    .is_some_and(|s| s.sent_at == e.at && rack_candidate_flags(s.flags))
             };
             // (an entry equal to the one before it, a segment sent twice at the same instant,
             // goes too: each candidate keeps one entry)
@@ -1400,7 +1403,8 @@ impl TcpSender {
                 self.prior = Some((self.w.cwnd, self.w.ssthresh));
                 self.undo = Some(Undo { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, retrans: 0, dsacked: false });
                 self.rack.on_recovery();
-                let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me, cw_echo: self.cw_echo };
+                let ctx =
+                    LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me, cw_echo: self.cw_echo };
                 self.w = self.cc.on_congestion(self.w, CongestionEvent::Timeout, &ctx);
             }
             CaState::Recovery => {
