@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 
 def blocks(lang: str) -> list[str]:
@@ -103,3 +104,23 @@ def test_sctp_sack_counters_say_what_they_count():
         assert "stale" in text and "below the sender's cumulative" in text
         assert "6.2.1" in text
         assert "repeats a block of an earlier SACK" in text
+
+
+def test_readme_layout_names_every_top_level_module():
+    """The README's repository layout and docs/ARCHITECTURE.md name every module of the
+    Python package, every module and folder of the core, and every transport."""
+    text = README.read_text(encoding="utf-8")
+    layout = text[text.index("## Repository layout"):]
+    layout = layout[:layout.index("```", layout.index("```") + 3)]
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", layout))
+    pkg = ROOT / "python" / "mpsim"
+    python = {p.stem for p in pkg.glob("*.py") if not p.stem.startswith("_")}
+    python |= {p.name for p in pkg.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))}
+    core = ROOT / "crates" / "mpsim-core" / "src"
+    rust = {p.stem for p in core.glob("*.rs") if p.stem not in ("lib", "main")}
+    rust |= {p.name for p in core.iterdir() if p.is_dir()}
+    transports = {p.stem for p in (core / "transport").iterdir() if p.stem != "mod"}
+    missing = sorted((python | rust | transports) - words)
+    assert not missing, f"the README's layout does not name: {missing}"
+    arch = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    assert not sorted(t for t in transports if t not in arch), "docs/ARCHITECTURE.md misses a transport module"

@@ -70,7 +70,7 @@
 //! 5001 (a per-flow capture is never ambiguous, and each path of a multipath flow has its own
 //! address pair).
 
-use crate::net::{AckHeader, DataHeader, SctpDataHeader, SctpSackHeader};
+use crate::net::{AckHeader, DataHeader, Header, SctpDataHeader, SctpSackHeader};
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -81,6 +81,16 @@ pub enum CaptureKind {
     Mptcp,
     Udp,
     Sctp,
+}
+
+/// How a connection's packets are captured: the capture's kind, its MSS, how many
+/// subflows (or destinations) it shows, and whether SCTP chunks carry timestamps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CaptureSetup {
+    pub kind: CaptureKind,
+    pub mss: u32,
+    pub paths: usize,
+    pub sctp_timestamps: bool,
 }
 
 /// SCTP chunk types (RFC 4960 §3.2) and the two this simulator adds (see the module notes).
@@ -262,6 +272,36 @@ const PSH: u8 = 0x08;
 const ACK: u8 = 0x10;
 
 impl Capture {
+    /// Captures a packet of the flow as its sender sends it: data segments, datagrams, SCTP
+    /// DATA and HEARTBEATs. Acknowledgements are captured as they arrive back
+    /// ([`arrived`](Self::arrived)).
+    pub fn sent(&mut self, t: SimTime, sub: usize, header: &Header) {
+        match header {
+            Header::TcpData(h) | Header::Datagram(h) => self.data(t, sub, h),
+            Header::SctpData(h) => self.sctp_data(t, sub, h),
+            Header::SctpControl(h) if !h.ack => self.sctp_heartbeat(t, sub, false, h.sent_at),
+            _ => {}
+        }
+    }
+
+    /// Captures a packet arriving back at the sender: a TCP ACK or a HEARTBEAT ACK (an SCTP
+    /// SACK needs its association's record of what it carried: [`sctp_sack`](Self::sctp_sack)).
+    pub fn arrived(&mut self, t: SimTime, sub: usize, header: &Header) {
+        match header {
+            Header::TcpAck(h) => self.ack(t, sub, h),
+            Header::SctpControl(h) if h.ack => self.sctp_heartbeat(t, sub, true, h.sent_at),
+            _ => {}
+        }
+    }
+
+    /// The capture of flow `flow`'s connection as `setup` describes it, holding at most
+    /// `limit` bytes.
+    pub fn with_setup(setup: &CaptureSetup, flow: u32, seed: u64, limit: u64) -> Capture {
+        let mut c = Capture::new(setup.kind, flow, setup.paths, setup.mss, seed, limit);
+        c.sctp_timestamps = setup.sctp_timestamps;
+        c
+    }
+
     /// A capture of flow `flow` with `n_subs` subflows, holding at most `limit` bytes.
     pub fn new(kind: CaptureKind, flow: u32, n_subs: usize, mss: u32, seed: u64, limit: u64) -> Capture {
         let base = mix(seed ^ mix(flow as u64 + 1));

@@ -3,6 +3,7 @@
 //! Events carry a `PacketId`, never a packet, so the hot path moves 4-byte ids and reuses
 //! slots instead of allocating.
 
+use crate::metrics::TraceKind;
 use crate::time::SimTime;
 
 pub type PacketId = u32;
@@ -250,6 +251,51 @@ pub enum Header {
 }
 
 impl Header {
+    /// The sequence numbers a trace row shows for the packet: subflow (or stream) level and
+    /// connection level.
+    #[inline]
+    pub fn trace_ids(&self) -> (u64, u64) {
+        match *self {
+            Header::TcpData(h) | Header::Datagram(h) => (h.seq, h.dsn),
+            Header::TcpAck(h) => (h.ack, h.data_ack),
+            Header::SctpData(h) => (h.offset, h.tsn),
+            Header::SctpSack(h) => (h.delivered, h.cum_tsn),
+            Header::SctpControl(_) => (0, 0),
+        }
+    }
+
+    /// The trace row of the packet as it is sent: its kind (a first transmission, a
+    /// retransmission or an acknowledgement), its ids and its payload length.
+    #[inline]
+    pub fn trace_send(&self) -> (TraceKind, u64, u64, u32) {
+        let (seq, dsn) = self.trace_ids();
+        match *self {
+            Header::TcpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, seq, dsn, h.len),
+            Header::Datagram(h) => (TraceKind::Send, seq, dsn, h.len),
+            Header::SctpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, seq, dsn, h.len),
+            Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) => (TraceKind::Ack, seq, dsn, 0),
+        }
+    }
+
+    /// The payload the packet brings its receiver, as a trace row shows it (ids and length):
+    /// None for acknowledgements and control chunks.
+    #[inline]
+    pub fn data(&self) -> Option<(u64, u64, u32)> {
+        match *self {
+            Header::TcpData(h) | Header::Datagram(h) => Some((h.seq, h.dsn, h.len)),
+            Header::SctpData(h) => Some((h.offset, h.tsn, h.len)),
+            Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) => None,
+        }
+    }
+
+    /// Whether the packet, arriving back at its sender, may free room in the send buffer or
+    /// the window (an acknowledgement or a control chunk): the application is then offered
+    /// room and the connection polled.
+    #[inline]
+    pub fn frees_room(&self) -> bool {
+        matches!(self, Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_))
+    }
+
     /// A link marks the packet with a congestion warning. Data segments and datagrams carry
     /// the mark; pure ACKs do not (they are not ECN-capable either, RFC 3168 §6.1.4).
     #[inline]

@@ -12,14 +12,13 @@ mod record;
 use crate::app::App;
 use crate::cc::Controller;
 use crate::engine::EventQueue;
-use crate::metrics::pcap::{Capture, CaptureKind, PathTiming, SctpSackBody};
+use crate::metrics::pcap::{Capture, PathTiming};
 use crate::metrics::TraceKind;
 use crate::net::{Fate, Header, Link, Packet, PacketArena, PacketId, Route};
 use crate::scenario::Scenario;
 use crate::sched::Sched;
-use crate::time::{Dur, SimTime};
-use crate::transport::sctp::receiver::SackRecord;
-use crate::transport::{Action, Arrival, Connection, Sink, TimerKind};
+use crate::time::SimTime;
+use crate::transport::{Action, Arrival, Sink, TimerKind};
 use flow::Flow;
 use record::Recorder;
 use std::time::Instant;
@@ -144,21 +143,7 @@ impl Simulation {
         let mut pcap = Vec::new();
         if s.metrics.pcap {
             for (i, f) in flows.iter().enumerate() {
-                let (kind, mss) = match &f.conn {
-                    Connection::Tcp(c) => (CaptureKind::Tcp, c.sub.sender.subflow_state(true).mss as u32),
-                    Connection::Mptcp(c) => (CaptureKind::Mptcp, c.subs.first().map_or(1460, |s| s.sender.subflow_state(true).mss as u32)),
-                    Connection::Udp(c) => (CaptureKind::Udp, c.mss),
-                    Connection::Sctp(c) => (CaptureKind::Sctp, c.cfg.chunk),
-                };
-                let n = match &f.conn {
-                    Connection::Sctp(c) => c.dests.len(),
-                    conn => conn.subflows().len(),
-                }
-                .max(1);
-                let mut c = Capture::new(kind, i as u32, n, mss, s.seed, s.metrics.pcap_limit);
-                if let Connection::Sctp(a) = &f.conn {
-                    c.sctp_timestamps = a.cfg.timestamps;
-                }
+                let mut c = Capture::with_setup(&f.conn.capture_setup(), i as u32, s.seed, s.metrics.pcap_limit);
                 c.payload = s.metrics.pcap_payload;
                 c.sack = s.flows[i].tcp.sack;
                 // the handshakes take the path's one-way delays, as the RTT sample the
@@ -169,8 +154,8 @@ impl Simulation {
                     .subflows()
                     .iter()
                     .map(|sub| PathTiming {
-                        fwd: one_way(&links, &routes[sub.fwd as usize], header),
-                        rev: one_way(&links, &routes[sub.rev as usize], header),
+                        fwd: routes[sub.fwd as usize].one_way(&links, header),
+                        rev: routes[sub.rev as usize].one_way(&links, header),
                         join: sub.join_at.since(f.start),
                     })
                     .collect();
@@ -217,9 +202,8 @@ impl Simulation {
     /// `Sched::Custom` implemented outside this crate. Call before `run`.
     pub fn with_scheduler(mut self, flow: &str, sched: Sched) -> Result<Simulation, String> {
         let f = self.flows.iter_mut().find(|f| f.name == flow).ok_or_else(|| format!("no flow named '{flow}'"))?;
-        match &mut f.conn {
-            Connection::Mptcp(c) => c.sched = sched,
-            _ => return Err(format!("flow '{flow}' is not a multipath flow: it has no scheduler")),
+        if !f.conn.set_scheduler(sched) {
+            return Err(format!("flow '{flow}' is not a multipath flow: it has no scheduler"));
         }
         Ok(self)
     }
@@ -230,9 +214,8 @@ impl Simulation {
     /// before `run`.
     pub fn with_receiver_logic(mut self, flow: &str, logic: crate::transport::feedback::RxLogic) -> Result<Simulation, String> {
         let f = self.flows.iter_mut().find(|f| f.name == flow).ok_or_else(|| format!("no flow named '{flow}'"))?;
-        match &mut f.conn {
-            Connection::Mptcp(c) => c.rx_logic = Some(logic),
-            _ => return Err(format!("flow '{flow}' is not a multipath flow: it has no receiver logic")),
+        if !f.conn.set_receiver_logic(logic) {
+            return Err(format!("flow '{flow}' is not a multipath flow: it has no receiver logic"));
         }
         Ok(self)
     }
@@ -399,27 +382,12 @@ impl Simulation {
     /// what it delivers, and an ACK may free room to send more.
     fn on_arrival(&mut self, f: usize, sub: usize, header: &Header) {
         let now = self.net.now;
-        if let Header::TcpData(h) | Header::Datagram(h) = header {
+        if let Some((seq, dsn, len)) = header.data() {
             self.net.rec.packets_delivered += 1;
-            self.net.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, h.seq, h.dsn, h.len, u32::MAX);
-        }
-        if let Header::SctpData(h) = header {
-            self.net.rec.packets_delivered += 1;
-            self.net.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, h.offset, h.tsn, h.len, u32::MAX);
+            self.net.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, seq, dsn, len, u32::MAX);
         }
         if !self.net.pcap.is_empty() {
-            if let (Connection::Sctp(a), Header::SctpSack(h)) = (&self.flows[f].conn, header) {
-                let empty = SackRecord::default();
-                let rec = a.sack_record(h.id).unwrap_or(&empty);
-                let echoes: Vec<(u64, SimTime)> = rec.echoes.iter().map(|e| (e.0, e.3)).collect();
-                let body = SctpSackBody { gaps: &rec.gaps, dups: &rec.dups, echoes: &echoes };
-                self.net.pcap[f].sctp_sack(now, sub, h, &body);
-            }
-            if let Header::SctpControl(h) = header {
-                if h.ack {
-                    self.net.pcap[f].sctp_heartbeat(now, sub, true, h.sent_at);
-                }
-            }
+            self.flows[f].conn.capture_arrival(&mut self.net.pcap[f], now, sub, header);
         }
         let fl = &mut self.flows[f];
         match fl.conn.on_packet(now, sub, header, &mut Wire { net: &mut self.net, flow: f as u32 }) {
@@ -427,23 +395,12 @@ impl Simulation {
             Arrival::Datagram { sent_at } => fl.datagram_delivered(now, sent_at),
             Arrival::Nothing => {}
         }
-        if let Header::TcpAck(h) = header {
+        if header.frees_room() {
             if !self.net.pcap.is_empty() {
-                self.net.pcap[f].ack(now, sub, h);
-                // a finite transfer acknowledged in full: the sender closes (FIN, DATA_FIN)
+                // a finite transfer acknowledged in full: the sender closes
                 let fl = &self.flows[f];
-                if fl.total.is_some_and(|t| fl.conn.unacked() == 0 && fl.conn.written() == t) {
-                    let next: Vec<u64> = fl.conn.subflows().iter().map(|s| s.sender.snd_nxt()).collect();
-                    self.net.pcap[f].finish(now, &next, fl.conn.written());
-                }
+                fl.conn.capture_close(&mut self.net.pcap[f], now, header, fl.total);
             }
-            let fl = &mut self.flows[f];
-            if fl.refills() {
-                fl.refill(now);
-            }
-            self.send_data(f);
-        }
-        if let Header::SctpSack(_) | Header::SctpControl(_) = header {
             let fl = &mut self.flows[f];
             if fl.refills() {
                 fl.refill(now);
@@ -465,24 +422,11 @@ impl Net {
     fn watch_send(&mut self, flow: u32, sub: u8, header: &Header) {
         let now = self.now;
         if self.rec.tracing() {
-            let (kind, seq, dsn, len) = match header {
-                Header::TcpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.seq, h.dsn, h.len),
-                Header::Datagram(h) => (TraceKind::Send, h.seq, h.dsn, h.len),
-                Header::TcpAck(h) => (TraceKind::Ack, h.ack, h.data_ack, 0),
-                Header::SctpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, h.offset, h.tsn, h.len),
-                Header::SctpSack(h) => (TraceKind::Ack, h.delivered, h.cum_tsn, 0),
-                Header::SctpControl(_) => (TraceKind::Ack, 0, 0, 0),
-            };
+            let (kind, seq, dsn, len) = header.trace_send();
             self.rec.trace(now, flow, sub, kind, seq, dsn, len, u32::MAX);
         }
         if !self.pcap.is_empty() {
-            match header {
-                Header::TcpData(h) | Header::Datagram(h) => self.pcap[flow as usize].data(now, sub as usize, h),
-                Header::SctpData(h) => self.pcap[flow as usize].sctp_data(now, sub as usize, h),
-                // a HEARTBEAT as it leaves; its ACK and SACKs when they arrive back
-                Header::SctpControl(h) if !h.ack => self.pcap[flow as usize].sctp_heartbeat(now, sub as usize, false, h.sent_at),
-                _ => {}
-            }
+            self.pcap[flow as usize].sent(now, sub as usize, header);
         }
     }
 
@@ -501,7 +445,7 @@ impl Net {
         let t = match l.offer_at(now, now, size) {
             Fate::Arrives(t) => t,
             fate => {
-                let (seq, dsn) = trace_ids(header);
+                let (seq, dsn) = header.trace_ids();
                 return self.rec.trace(now, flow, sub, drop_kind(fate), seq, dsn, size, link);
             }
         };
@@ -569,7 +513,7 @@ impl Net {
 
     fn drop_packet(&mut self, id: PacketId, fate: Fate, link: u32, at: SimTime) {
         let p = *self.arena.get(id);
-        let (seq, dsn) = trace_ids(&p.header);
+        let (seq, dsn) = p.header.trace_ids();
         self.arena.free(id);
         self.rec.trace(at, p.flow, p.sub, drop_kind(fate), seq, dsn, p.size, link);
     }
@@ -582,41 +526,4 @@ fn drop_kind(fate: Fate) -> TraceKind {
         Fate::Lost => TraceKind::LossDrop,
         Fate::Down | Fate::Arrives(_) => TraceKind::DownDrop,
     }
-}
-
-/// The sequence numbers a trace row shows for a packet (subflow level, connection level).
-fn trace_ids(header: &Header) -> (u64, u64) {
-    match *header {
-        Header::TcpData(h) | Header::Datagram(h) => (h.seq, h.dsn),
-        Header::TcpAck(h) => (h.ack, h.data_ack),
-        Header::SctpData(h) => (h.offset, h.tsn),
-        Header::SctpSack(h) => (h.delivered, h.cum_tsn),
-        Header::SctpControl(_) => (0, 0),
-    }
-}
-
-/// One-way delay of a header-sized packet along a route without queueing: propagation plus
-/// transmission on every link (one direction of `handshake_rtt`).
-fn one_way(links: &[Link], route: &Route, header: u32) -> Dur {
-    route
-        .links
-        .iter()
-        .map(|&l| {
-            let l = &links[l as usize];
-            l.delay + Dur::tx_time(header as u64, l.rate_bps)
-        })
-        .fold(Dur::ZERO, |a, b| a + b)
-}
-
-/// Round-trip time of the connection handshake on a path: propagation both ways plus the
-/// transmission of a header-sized packet on every link (the first RTT sample real TCP takes).
-fn handshake_rtt(links: &[Link], fwd: &Route, rev: &Route, header: u32) -> Dur {
-    fwd.links
-        .iter()
-        .chain(rev.links.iter())
-        .map(|&l| {
-            let l = &links[l as usize];
-            l.delay + Dur::tx_time(header as u64, l.rate_bps)
-        })
-        .fold(Dur::ZERO, |a, b| a + b)
 }

@@ -10,8 +10,6 @@ use crate::metrics::{
 use crate::net::Link;
 use crate::scenario::Scenario;
 use crate::time::{Dur, SimTime};
-use crate::transport::sctp::Destination;
-use crate::transport::Connection;
 
 /// What a run produces.
 pub struct Output {
@@ -36,32 +34,23 @@ pub struct Output {
 struct Marks {
     delivered: Vec<u64>,
     sent: Vec<u64>,
+    /// Bytes delivered by way of each path (subflow, or SCTP destination) of each flow.
     sub_delivered: Vec<Vec<u64>>,
     /// MPTCP-rec: the integral of each path's advertised rate (bits), NaN for other flows.
     sub_dsr: Vec<Vec<f64>>,
-    /// SCTP: bytes received by way of each destination (empty for other flows).
-    dest_received: Vec<Vec<u64>>,
 }
 
 impl Marks {
     fn take(flows: &[Flow], now: SimTime) -> Marks {
         let dsr =
             |f: &Flow| (0..f.conn.subflows().len()).map(|k| f.conn.rec_path(k, now).map_or(f64::NAN, |r| r.advertised_integral)).collect();
+        let paths = |f: &Flow| (0..f.conn.path_count()).map(|k| f.conn.path_sample(k, now).delivered).collect();
         Marks {
             sub_dsr: flows.iter().map(dsr).collect(),
             delivered: flows.iter().map(|f| f.progress().delivered).collect(),
             sent: flows.iter().map(|f| f.progress().bytes_sent).collect(),
-            sub_delivered: flows.iter().map(|f| f.conn.subflows().iter().map(|s| s.receiver.rcv_nxt()).collect()).collect(),
-            dest_received: flows.iter().map(|f| dests(f).iter().map(|d| d.stats.bytes_received).collect()).collect(),
+            sub_delivered: flows.iter().map(paths).collect(),
         }
-    }
-}
-
-/// The destinations of an SCTP association (none for other flows).
-fn dests(f: &Flow) -> &[Destination] {
-    match &f.conn {
-        Connection::Sctp(a) => &a.dests,
-        _ => &[],
     }
 }
 
@@ -309,46 +298,25 @@ impl Recorder {
                 jitter_ratio: snap.jitter.map_or(f64::NAN, |j| j.0),
                 jitter_threshold: snap.jitter.map_or(f64::NAN, |j| j.1),
             });
-            for (k, sub) in fl.conn.subflows().iter().enumerate() {
-                let w = sub.sender.window();
-                let d = sub.receiver.rcv_nxt();
+            // one row per path: a TCP subflow, or an SCTP destination (its bytes counted as
+            // they arrive at the receiver by way of it)
+            for k in 0..fl.conn.path_count() {
+                let p = fl.conn.path_sample(k, now);
                 let before = last.sub_delivered.get(i).and_then(|v| v.get(k)).copied().unwrap_or(0);
-                let rec = fl.conn.rec_path(k, now);
                 self.subflow_index.t.push(t);
                 self.subflow_index.of.push(i as u32);
                 self.subflow_index.sub.push(k as u32);
                 self.subflow_series.push(SubflowRow {
-                    cwnd: w.cwnd,
-                    ssthresh: if w.ssthresh == u64::MAX { f64::INFINITY } else { w.ssthresh as f64 },
-                    in_flight: sub.sender.in_flight(),
-                    srtt_ms: ms(sub.sender.rtt().srtt()),
-                    rto_ms: sub.sender.rtt().rto().as_millis_f64(),
-                    delivered: d,
-                    goodput: rate(d - before),
-                    dsr: rec.map_or(f64::NAN, |r| r.advertised_bps),
-                    listed: rec.map_or(f64::NAN, |r| if r.listed { 1.0 } else { 0.0 }),
-                    emu_window: rec.map_or(f64::NAN, |r| r.window_pkts),
-                });
-            }
-            // an SCTP association: one row per destination, its bytes counted as they arrive
-            // at the receiver by way of that destination
-            for (k, d) in dests(fl).iter().enumerate() {
-                let got = d.stats.bytes_received;
-                let before = last.dest_received.get(i).and_then(|v| v.get(k)).copied().unwrap_or(0);
-                self.subflow_index.t.push(t);
-                self.subflow_index.of.push(i as u32);
-                self.subflow_index.sub.push(k as u32);
-                self.subflow_series.push(SubflowRow {
-                    cwnd: d.w.cwnd,
-                    ssthresh: if d.w.ssthresh == u64::MAX { f64::INFINITY } else { d.w.ssthresh as f64 },
-                    in_flight: d.flight,
-                    srtt_ms: ms(d.rto.srtt()),
-                    rto_ms: d.rto.rto().as_millis_f64(),
-                    delivered: got,
-                    goodput: rate(got - before),
-                    dsr: f64::NAN,
-                    listed: f64::NAN,
-                    emu_window: f64::NAN,
+                    cwnd: p.cwnd,
+                    ssthresh: if p.ssthresh == u64::MAX { f64::INFINITY } else { p.ssthresh as f64 },
+                    in_flight: p.in_flight,
+                    srtt_ms: ms(p.srtt),
+                    rto_ms: p.rto.as_millis_f64(),
+                    delivered: p.delivered,
+                    goodput: rate(p.delivered - before),
+                    dsr: p.rec.map_or(f64::NAN, |r| r.advertised_bps),
+                    listed: p.rec.map_or(f64::NAN, |r| if r.listed { 1.0 } else { 0.0 }),
+                    emu_window: p.rec.map_or(f64::NAN, |r| r.window_pkts),
                 });
             }
         }
@@ -383,7 +351,7 @@ impl Recorder {
             let msd = |d: Option<Dur>| d.map(|d| d.as_millis_f64());
             let p = fl.progress();
             // per subflow, or per destination of an SCTP association, bytes at the warm-up
-            let sub_warm = if dests(fl).is_empty() { warm.sub_delivered.get(i) } else { warm.dest_received.get(i) };
+            let sub_warm = warm.sub_delivered.get(i);
             let mut s = FlowSummary::default();
             fl.conn.summarize(&mut s, end, &|k, d| per_s(d - sub_warm.and_then(|v| v.get(k)).copied().unwrap_or(0)));
             s.flow = fl.name.clone();

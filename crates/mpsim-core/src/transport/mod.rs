@@ -18,6 +18,7 @@
 //!   series record;
 //! * [`summarize`](Connection::summarize): the transport's part of the flow summary.
 
+mod build;
 pub mod feedback;
 pub mod mptcp;
 pub mod sctp;
@@ -26,9 +27,13 @@ pub mod tcp;
 pub mod tear;
 pub mod udp;
 
+use crate::metrics::pcap::Capture;
+pub use crate::metrics::pcap::CaptureSetup;
 use crate::metrics::{FlowSummary, TraceKind};
 use crate::net::Header;
+use crate::sched::Sched;
 use crate::time::{Dur, SimTime};
+use feedback::RxLogic;
 pub use mptcp::MptcpConn;
 pub use sctp::SctpConn;
 pub use subflow::Subflow;
@@ -124,253 +129,289 @@ pub struct ConnSnapshot {
     pub jitter: Option<(f64, f64)>,
 }
 
-/// The transport of one flow.
-#[allow(clippy::large_enum_variant)] // one per flow, matched on every packet: not worth a box
-pub enum Connection {
-    Tcp(TcpConn),
-    Mptcp(Box<MptcpConn>),
-    Udp(UdpConn),
-    Sctp(Box<SctpConn>),
+/// What the subflow series record of one path of a connection at a sample: a TCP subflow,
+/// or an SCTP destination.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PathSample {
+    pub cwnd: u64,
+    /// `u64::MAX` while the path is in its first slow start.
+    pub ssthresh: u64,
+    pub in_flight: u64,
+    pub srtt: Option<Dur>,
+    pub rto: Dur,
+    /// Bytes delivered by way of this path (a subflow's in-order bytes, or the bytes an SCTP
+    /// receiver took from this destination).
+    pub delivered: u64,
+    /// MPTCP-rec's figures of the path.
+    pub rec: Option<mptcp::RecPath>,
 }
 
-impl Connection {
+/// A transport protocol's connection, as the simulation drives and observes it. Each
+/// transport implements it in its own folder and takes one line of the [`transports!`]
+/// table, which makes the [`Connection`] enum the simulation holds.
+pub trait Transport {
+    /// A short name of the transport, as summaries show it.
+    const KIND: &'static str;
+
     /// The application writes `len` bytes with `priority` (0: ordinary data).
-    pub fn write(&mut self, len: u64, priority: u8) {
-        match self {
-            Connection::Tcp(c) => c.write(len),
-            Connection::Mptcp(c) => c.write(len, priority),
-            Connection::Udp(c) => c.write(len),
-            Connection::Sctp(c) => c.write(len),
-        }
-    }
-
+    fn write(&mut self, len: u64, priority: u8);
     /// A packet of this connection reached one of its ends, on subflow `sub`.
-    pub fn on_packet(&mut self, now: SimTime, sub: usize, header: &Header, tx: &mut impl Sink) -> Arrival {
-        match self {
-            Connection::Tcp(c) => c.on_packet(now, header, tx),
-            Connection::Mptcp(c) => c.on_packet(now, sub, header, tx),
-            Connection::Udp(c) => c.on_packet(header),
-            Connection::Sctp(c) => c.on_packet(now, sub, header, tx),
-        }
-    }
-
+    fn on_packet(&mut self, now: SimTime, sub: usize, header: &Header, tx: &mut impl Sink) -> Arrival;
     /// A timer armed through [`Action::Timer`] fired at `now`.
-    pub fn on_timer(&mut self, now: SimTime, sub: usize, kind: TimerKind, tx: &mut impl Sink) {
-        match self {
-            Connection::Tcp(c) => c.on_timer(now, kind, tx),
-            Connection::Mptcp(c) => c.on_timer(now, sub, kind, tx),
-            Connection::Udp(_) => {}
-            Connection::Sctp(c) => c.on_timer(now, sub, kind, tx),
-        }
-    }
-
-    /// Sends whatever the windows allow now (schedules new data first for Multipath TCP).
-    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
-        match self {
-            Connection::Tcp(c) => c.poll_transmit(now, tx),
-            Connection::Mptcp(c) => c.poll_transmit(now, tx),
-            Connection::Udp(c) => c.poll_transmit(now, tx),
-            Connection::Sctp(c) => c.poll_transmit(now, tx),
-        }
-    }
+    fn on_timer(&mut self, _now: SimTime, _sub: usize, _kind: TimerKind, _tx: &mut impl Sink) {}
+    /// Sends whatever the windows allow now.
+    fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink);
 
     /// Application bytes written so far (the cheap part of [`progress`](Self::progress)).
-    #[inline]
-    pub fn written(&self) -> u64 {
-        match self {
-            Connection::Tcp(c) => c.sub.sender.app_limit(),
-            Connection::Mptcp(c) => c.app_limit,
-            Connection::Udp(c) => c.progress().written,
-            Connection::Sctp(c) => c.app_limit,
-        }
-    }
-
+    fn written(&self) -> u64;
     /// Bytes written and not yet acknowledged: what occupies the send buffer.
-    #[inline]
-    pub fn unacked(&self) -> u64 {
-        match self {
-            Connection::Tcp(c) => c.sub.sender.app_limit() - c.sub.sender.snd_una(),
-            Connection::Mptcp(c) => c.app_limit - c.data_una,
-            Connection::Udp(_) => 0,
-            Connection::Sctp(c) => c.send_buffer_bytes(),
+    fn unacked(&self) -> u64;
+    /// Whether writes go through a send buffer (refused when it is full); UDP has none.
+    fn has_send_buffer(&self) -> bool {
+        true
+    }
+    fn progress(&self) -> Progress;
+
+    /// The TCP subflows (one for plain TCP, none for UDP or SCTP).
+    fn subflows(&self) -> &[Subflow] {
+        &[]
+    }
+    fn subflows_mut(&mut self) -> &mut [Subflow] {
+        &mut []
+    }
+    /// Names of the paths the connection uses, one per subflow or destination (UDP: its one
+    /// path).
+    fn path_names(&self) -> Vec<String>;
+    /// Paths the subflow series show a row for (subflows or destinations).
+    fn path_count(&self) -> usize {
+        self.subflows().len()
+    }
+    /// The subflow series' figures of path `k` (below [`path_count`](Self::path_count)).
+    fn path_sample(&self, k: usize, now: SimTime) -> PathSample {
+        let sub = &self.subflows()[k];
+        let w = sub.sender.window();
+        PathSample {
+            cwnd: w.cwnd,
+            ssthresh: w.ssthresh,
+            in_flight: sub.sender.in_flight(),
+            srtt: sub.sender.rtt().srtt(),
+            rto: sub.sender.rtt().rto(),
+            delivered: sub.receiver.rcv_nxt(),
+            rec: self.rec_path(k, now),
         }
     }
-
-    pub fn progress(&self) -> Progress {
-        match self {
-            Connection::Tcp(c) => c.progress(),
-            Connection::Mptcp(c) => c.progress(),
-            Connection::Udp(c) => c.progress(),
-            Connection::Sctp(c) => c.progress(),
-        }
-    }
-
-    /// The subflows (one for plain TCP, none for UDP or SCTP, whose destinations are not
-    /// TCP subflows).
-    pub fn subflows(&self) -> &[Subflow] {
-        match self {
-            Connection::Tcp(c) => std::slice::from_ref(&c.sub),
-            Connection::Mptcp(c) => &c.subs,
-            Connection::Udp(_) | Connection::Sctp(_) => &[],
-        }
-    }
-
-    pub fn subflows_mut(&mut self) -> &mut [Subflow] {
-        match self {
-            Connection::Tcp(c) => std::slice::from_mut(&mut c.sub),
-            Connection::Mptcp(c) => &mut c.subs,
-            Connection::Udp(_) | Connection::Sctp(_) => &mut [],
-        }
-    }
-
-    /// Names of the paths the connection uses, one per subflow (UDP: its one path).
-    pub fn path_names(&self) -> Vec<String> {
-        match self {
-            Connection::Udp(c) => vec![c.path_name.clone()],
-            Connection::Sctp(c) => c.dests.iter().map(|d| d.path_name.clone()).collect(),
-            _ => self.subflows().iter().map(|s| s.path_name.clone()).collect(),
-        }
-    }
-
-    /// A short name of the transport: tcp, mptcp, udp or sctp.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Connection::Tcp(_) => "tcp",
-            Connection::Mptcp(_) => "mptcp",
-            Connection::Udp(_) => "udp",
-            Connection::Sctp(_) => "sctp",
-        }
-    }
-
-    pub fn snapshot(&self, now: SimTime) -> ConnSnapshot {
-        let subs = self.subflows();
-        let mut s = ConnSnapshot {
-            cwnd: subs.iter().map(|x| x.sender.cwnd()).sum(),
-            in_flight: subs.iter().map(|x| x.sender.in_flight()).sum(),
-            retransmits: subs.iter().map(|x| x.sender.stats.retransmits).sum(),
-            srtt: subs.iter().filter_map(|x| x.sender.rtt().srtt()).min(),
-            ..ConnSnapshot::default()
-        };
-        match self {
-            Connection::Tcp(c) => {
-                s.rwnd = c.sub.sender.rwnd();
-                s.sent = c.sub.sender.snd_nxt();
-                s.rcv_buffer = c.sub.receiver.buffered();
-            }
-            Connection::Mptcp(c) => {
-                s.rwnd = c.right_edge.saturating_sub(c.data_una);
-                s.sent = c.dsn_nxt;
-                s.rcv_buffer = c.rx.buffered();
-                s.blocked = c.blocked_time(now);
-            }
-            Connection::Udp(c) => s.sent = c.sent,
-            Connection::Sctp(c) => {
-                let d = &c.dests;
-                s.cwnd = d.iter().map(|x| x.w.cwnd).sum();
-                s.in_flight = c.in_flight();
-                s.retransmits = d.iter().map(|x| x.stats.retransmits).sum();
-                s.srtt = d.iter().filter_map(|x| x.rto.srtt()).min();
-                s.rwnd = c.peer_rwnd;
-                s.sent = c.next_offset;
-                s.rcv_buffer = c.rx.buffered();
-                s.blocked = c.blocked_time(now);
-                let p = &d[c.cfg.primary];
-                s.jitter = p.cc.jitter(&p.w);
-            }
-        }
-        if s.rwnd >= u32::MAX as u64 {
-            s.rwnd = 0;
-        }
-        s
-    }
-
-    /// Fills in the transport's fields of a flow summary: identity, counters over subflows,
-    /// RTT, receive buffer, Multipath TCP and UDP figures. `sub_goodput` gives each subflow's
-    /// goodput from its index and in-order bytes delivered; `end` is the end of the run.
-    pub fn summarize(&self, s: &mut FlowSummary, end: SimTime, sub_goodput: &dyn Fn(usize, u64) -> f64) {
-        if let Connection::Sctp(c) = self {
-            return c.summarize(s, end, sub_goodput);
-        }
-        let subs = self.subflows();
-        let ms = |d: Option<Dur>| d.map(|d| d.as_millis_f64());
-        let sum = |f: &dyn Fn(&Subflow) -> u64| subs.iter().map(f).sum::<u64>();
-        s.path = self.path_names().join("+");
-        s.transport = self.kind().to_string();
-        s.cc = subs.first().map_or("none", |x| x.sender.cc.name()).to_string();
-        s.segments_sent = sum(&|x| x.sender.stats.segments_sent);
-        s.retransmits = sum(&|x| x.sender.stats.retransmits);
-        s.timeouts = sum(&|x| x.sender.stats.timeouts);
-        s.fast_recoveries = sum(&|x| x.sender.stats.fast_recoveries);
-        s.spurious_timeouts = sum(&|x| x.sender.stats.spurious_timeouts);
-        s.dsacks = sum(&|x| x.sender.stats.dsacks);
-        s.dsack_undos = sum(&|x| x.sender.stats.dsack_undos);
-        s.loss_probes = sum(&|x| x.sender.stats.loss_probes);
-        let first_timeouts = sum(&|x| x.sender.stats.first_timeouts);
-        s.loss_indications = s.fast_recoveries + first_timeouts;
-        s.retransmit_rate = if s.segments_sent > 0 { s.retransmits as f64 / s.segments_sent as f64 } else { 0.0 };
-        // RTT over every sample of every subflow
-        let (n_rtt, sum_rtt) = subs.iter().fold((0u64, 0f64), |(n, t), x| {
-            let r = x.sender.rtt();
-            (n + r.samples(), t + r.mean_sample().map_or(0.0, |m| m.as_millis_f64() * r.samples() as f64))
-        });
-        s.rtt_mean_ms = (n_rtt > 0).then(|| sum_rtt / n_rtt as f64);
-        s.rtt_min_ms = ms(subs.iter().filter_map(|x| x.sender.rtt().min_rtt()).min());
-        let sub0 = subs.first();
-        s.srtt_final_ms = sub0.and_then(|x| ms(x.sender.rtt().srtt()));
-        s.rto_final_ms = sub0.map_or(0.0, |x| x.sender.rtt().rto().as_millis_f64());
-        let first_timeout_ns = sum(&|x| x.sender.stats.first_timeout_sum.0);
-        s.first_rto_mean_ms = (first_timeouts > 0).then(|| first_timeout_ns as f64 / 1e6 / first_timeouts as f64);
-        s.cwnd_final_bytes = sum(&|x| x.sender.cwnd());
-        s.out_of_order_segments = sum(&|x| x.receiver.stats.out_of_order_segments);
-        // controllers that tell congestion from random losses (TCP New Jersey)
-        if subs.iter().any(|x| x.sender.cc.loss_classes().is_some()) {
-            let classes = subs.iter().filter_map(|x| x.sender.cc.loss_classes());
-            let (c, r) = classes.fold((0, 0), |(c, r), (a, b)| (c + a, r + b));
-            (s.congestion_losses, s.random_losses) = (Some(c), Some(r));
-        }
-        s.subflows = subs.iter().enumerate().map(|(k, x)| x.summary(sub_goodput(k, x.receiver.rcv_nxt()))).collect();
-        let rx = match self {
-            Connection::Mptcp(c) => Some(&c.rx),
-            _ => sub0.map(|x| &x.receiver),
-        };
-        s.duplicate_segments = rx.map_or(0, |r| r.stats.duplicate_segments);
-        s.max_receive_buffer_bytes = rx.map_or(0, |r| r.stats.max_buffered);
-        match self {
-            Connection::Mptcp(c) => {
-                s.scheduler = Some(c.sched.name().to_string());
-                s.rcv_blocked_s = c.blocked_time(end).as_secs_f64();
-                s.o3_max_bytes = Some(c.o3_max);
-                s.o3_mean_bytes = c.o3_mean();
-                s.reinjections = c.reinjections;
-                s.penalties = c.penalties;
-                if let Some((p, r, b)) = c.rec_events() {
-                    (s.rb2loc_predictions, s.path_removals, s.path_restorations) = (Some(p), Some(r), Some(b));
-                }
-            }
-            Connection::Udp(c) => {
-                s.datagrams_sent = Some(c.datagrams_sent);
-                s.datagrams_received = Some(c.datagrams_received);
-            }
-            Connection::Tcp(_) | Connection::Sctp(_) => {}
-        }
-    }
-
     /// MPTCP-rec's figures of subflow `k` (None for any other transport or scheduler).
-    pub fn rec_path(&self, k: usize, now: SimTime) -> Option<mptcp::RecPath> {
-        match self {
-            Connection::Mptcp(c) => c.rec_path(k, now),
-            _ => None,
-        }
+    fn rec_path(&self, _k: usize, _now: SimTime) -> Option<mptcp::RecPath> {
+        None
     }
+    /// The connection-wide figures of the flow series.
+    fn snapshot(&self, now: SimTime) -> ConnSnapshot;
+    /// Fills in the transport's fields of a flow summary. `sub_goodput` gives each path's
+    /// goodput from its index and bytes delivered by way of it; `end` is the end of the run.
+    fn summarize(&self, s: &mut FlowSummary, end: SimTime, sub_goodput: &dyn Fn(usize, u64) -> f64);
 
     /// Checks protocol invariants after every step, panicking on a violation (for tests).
-    pub fn set_invariant_checks(&mut self, on: bool) {
-        match self {
-            Connection::Tcp(c) => c.check = on,
-            Connection::Mptcp(c) => c.check = on,
-            Connection::Sctp(c) => c.check = on,
-            Connection::Udp(_) => {}
+    fn set_invariant_checks(&mut self, _on: bool) {}
+    /// Installs a scheduler; false if the transport has none.
+    fn set_scheduler(&mut self, _sched: Sched) -> bool {
+        false
+    }
+    /// Installs receiver-side logic; false if the transport takes none.
+    fn set_receiver_logic(&mut self, _logic: RxLogic) -> bool {
+        false
+    }
+
+    /// How the connection's packets are captured.
+    fn capture_setup(&self) -> CaptureSetup;
+    /// Captures a packet arriving back at the sender, before the connection takes it.
+    fn capture_arrival(&self, cap: &mut Capture, now: SimTime, sub: usize, header: &Header) {
+        cap.arrived(now, sub, header);
+    }
+    /// Captures the close of a finite transfer once `header` has acknowledged all of it
+    /// (`total` bytes): FIN and DATA_FIN for TCP and Multipath TCP.
+    fn capture_close(&self, cap: &mut Capture, now: SimTime, header: &Header, total: Option<u64>) {
+        if matches!(header, Header::TcpAck(_)) && total.is_some_and(|t| self.unacked() == 0 && self.written() == t) {
+            let next: Vec<u64> = self.subflows().iter().map(|s| s.sender.snd_nxt()).collect();
+            cap.finish(now, &next, self.written());
         }
+    }
+}
+
+/// The transports, one line each: `Variant(connection type)`. Makes the [`Connection`] enum
+/// and its methods, each passed on to the variant's [`Transport`] implementation.
+macro_rules! transports {
+    ($($variant:ident($conn:ty $(, $boxed:ident)?)),+ $(,)?) => {
+        /// The transport of one flow.
+        #[allow(clippy::large_enum_variant)] // one per flow, matched on every packet: not worth a box
+        pub enum Connection {
+            $($variant(connection_field!($conn $(, $boxed)?))),+
+        }
+
+        impl Connection {
+            pub fn kind(&self) -> &'static str {
+                match self { $(Connection::$variant(_) => <$conn as Transport>::KIND),+ }
+            }
+            pub fn write(&mut self, len: u64, priority: u8) {
+                match self { $(Connection::$variant(c) => Transport::write(mut_of::<$conn>(c), len, priority)),+ }
+            }
+            pub fn on_packet(&mut self, now: SimTime, sub: usize, header: &Header, tx: &mut impl Sink) -> Arrival {
+                match self { $(Connection::$variant(c) => Transport::on_packet(mut_of::<$conn>(c), now, sub, header, tx)),+ }
+            }
+            pub fn on_timer(&mut self, now: SimTime, sub: usize, kind: TimerKind, tx: &mut impl Sink) {
+                match self { $(Connection::$variant(c) => Transport::on_timer(mut_of::<$conn>(c), now, sub, kind, tx)),+ }
+            }
+            pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
+                match self { $(Connection::$variant(c) => Transport::poll_transmit(mut_of::<$conn>(c), now, tx)),+ }
+            }
+            #[inline]
+            pub fn written(&self) -> u64 {
+                match self { $(Connection::$variant(c) => Transport::written(ref_of::<$conn>(c))),+ }
+            }
+            #[inline]
+            pub fn unacked(&self) -> u64 {
+                match self { $(Connection::$variant(c) => Transport::unacked(ref_of::<$conn>(c))),+ }
+            }
+            pub fn has_send_buffer(&self) -> bool {
+                match self { $(Connection::$variant(c) => Transport::has_send_buffer(ref_of::<$conn>(c))),+ }
+            }
+            pub fn progress(&self) -> Progress {
+                match self { $(Connection::$variant(c) => Transport::progress(ref_of::<$conn>(c))),+ }
+            }
+            pub fn subflows(&self) -> &[Subflow] {
+                match self { $(Connection::$variant(c) => Transport::subflows(ref_of::<$conn>(c))),+ }
+            }
+            pub fn subflows_mut(&mut self) -> &mut [Subflow] {
+                match self { $(Connection::$variant(c) => Transport::subflows_mut(mut_of::<$conn>(c))),+ }
+            }
+            pub fn path_names(&self) -> Vec<String> {
+                match self { $(Connection::$variant(c) => Transport::path_names(ref_of::<$conn>(c))),+ }
+            }
+            pub fn path_count(&self) -> usize {
+                match self { $(Connection::$variant(c) => Transport::path_count(ref_of::<$conn>(c))),+ }
+            }
+            pub fn path_sample(&self, k: usize, now: SimTime) -> PathSample {
+                match self { $(Connection::$variant(c) => Transport::path_sample(ref_of::<$conn>(c), k, now)),+ }
+            }
+            pub fn rec_path(&self, k: usize, now: SimTime) -> Option<mptcp::RecPath> {
+                match self { $(Connection::$variant(c) => Transport::rec_path(ref_of::<$conn>(c), k, now)),+ }
+            }
+            /// The flow series' figures; a receive window of 4 GiB or more shows as 0 (none).
+            pub fn snapshot(&self, now: SimTime) -> ConnSnapshot {
+                let mut s = match self { $(Connection::$variant(c) => Transport::snapshot(ref_of::<$conn>(c), now)),+ };
+                if s.rwnd >= u32::MAX as u64 {
+                    s.rwnd = 0;
+                }
+                s
+            }
+            pub fn summarize(&self, s: &mut FlowSummary, end: SimTime, sub_goodput: &dyn Fn(usize, u64) -> f64) {
+                s.transport = self.kind().to_string();
+                match self { $(Connection::$variant(c) => Transport::summarize(ref_of::<$conn>(c), s, end, sub_goodput)),+ }
+            }
+            pub fn set_invariant_checks(&mut self, on: bool) {
+                match self { $(Connection::$variant(c) => Transport::set_invariant_checks(mut_of::<$conn>(c), on)),+ }
+            }
+            pub fn set_scheduler(&mut self, sched: Sched) -> bool {
+                match self { $(Connection::$variant(c) => Transport::set_scheduler(mut_of::<$conn>(c), sched)),+ }
+            }
+            pub fn set_receiver_logic(&mut self, logic: RxLogic) -> bool {
+                match self { $(Connection::$variant(c) => Transport::set_receiver_logic(mut_of::<$conn>(c), logic)),+ }
+            }
+            pub fn capture_setup(&self) -> CaptureSetup {
+                match self { $(Connection::$variant(c) => Transport::capture_setup(ref_of::<$conn>(c))),+ }
+            }
+            pub fn capture_arrival(&self, cap: &mut Capture, now: SimTime, sub: usize, header: &Header) {
+                match self { $(Connection::$variant(c) => Transport::capture_arrival(ref_of::<$conn>(c), cap, now, sub, header)),+ }
+            }
+            pub fn capture_close(&self, cap: &mut Capture, now: SimTime, header: &Header, total: Option<u64>) {
+                match self { $(Connection::$variant(c) => Transport::capture_close(ref_of::<$conn>(c), cap, now, header, total)),+ }
+            }
+        }
+    };
+}
+
+/// The type a [`Connection`] variant holds: the connection, or a box of it (`boxed`) for a
+/// large one.
+macro_rules! connection_field {
+    ($conn:ty) => { $conn };
+    ($conn:ty, boxed) => { Box<$conn> };
+}
+
+#[inline(always)]
+fn ref_of<T>(c: &impl std::borrow::Borrow<T>) -> &T {
+    c.borrow()
+}
+
+#[inline(always)]
+fn mut_of<T>(c: &mut impl std::borrow::BorrowMut<T>) -> &mut T {
+    c.borrow_mut()
+}
+
+transports! {
+    Tcp(TcpConn),
+    Mptcp(MptcpConn, boxed),
+    Udp(UdpConn),
+    Sctp(SctpConn, boxed),
+}
+
+/// The transport's part of a flow summary that every TCP-based connection shares: identity,
+/// counters and RTT over its subflows, and its receive buffer (`rx`: the connection level's,
+/// or the one subflow's).
+pub(crate) fn summarize_subflows(
+    conn: &impl Transport,
+    rx: Option<&tcp::TcpReceiver>,
+    s: &mut FlowSummary,
+    sub_goodput: &dyn Fn(usize, u64) -> f64,
+) {
+    let subs = conn.subflows();
+    let ms = |d: Option<Dur>| d.map(|d| d.as_millis_f64());
+    let sum = |f: &dyn Fn(&Subflow) -> u64| subs.iter().map(f).sum::<u64>();
+    s.path = conn.path_names().join("+");
+    s.cc = subs.first().map_or("none", |x| x.sender.cc.name()).to_string();
+    s.segments_sent = sum(&|x| x.sender.stats.segments_sent);
+    s.retransmits = sum(&|x| x.sender.stats.retransmits);
+    s.timeouts = sum(&|x| x.sender.stats.timeouts);
+    s.fast_recoveries = sum(&|x| x.sender.stats.fast_recoveries);
+    s.spurious_timeouts = sum(&|x| x.sender.stats.spurious_timeouts);
+    s.dsacks = sum(&|x| x.sender.stats.dsacks);
+    s.dsack_undos = sum(&|x| x.sender.stats.dsack_undos);
+    s.loss_probes = sum(&|x| x.sender.stats.loss_probes);
+    let first_timeouts = sum(&|x| x.sender.stats.first_timeouts);
+    s.loss_indications = s.fast_recoveries + first_timeouts;
+    s.retransmit_rate = if s.segments_sent > 0 { s.retransmits as f64 / s.segments_sent as f64 } else { 0.0 };
+    // RTT over every sample of every subflow
+    let (n_rtt, sum_rtt) = subs.iter().fold((0u64, 0f64), |(n, t), x| {
+        let r = x.sender.rtt();
+        (n + r.samples(), t + r.mean_sample().map_or(0.0, |m| m.as_millis_f64() * r.samples() as f64))
+    });
+    s.rtt_mean_ms = (n_rtt > 0).then(|| sum_rtt / n_rtt as f64);
+    s.rtt_min_ms = ms(subs.iter().filter_map(|x| x.sender.rtt().min_rtt()).min());
+    let sub0 = subs.first();
+    s.srtt_final_ms = sub0.and_then(|x| ms(x.sender.rtt().srtt()));
+    s.rto_final_ms = sub0.map_or(0.0, |x| x.sender.rtt().rto().as_millis_f64());
+    let first_timeout_ns = sum(&|x| x.sender.stats.first_timeout_sum.0);
+    s.first_rto_mean_ms = (first_timeouts > 0).then(|| first_timeout_ns as f64 / 1e6 / first_timeouts as f64);
+    s.cwnd_final_bytes = sum(&|x| x.sender.cwnd());
+    s.out_of_order_segments = sum(&|x| x.receiver.stats.out_of_order_segments);
+    // controllers that tell congestion from random losses (TCP New Jersey)
+    if subs.iter().any(|x| x.sender.cc.loss_classes().is_some()) {
+        let classes = subs.iter().filter_map(|x| x.sender.cc.loss_classes());
+        let (c, r) = classes.fold((0, 0), |(c, r), (a, b)| (c + a, r + b));
+        (s.congestion_losses, s.random_losses) = (Some(c), Some(r));
+    }
+    s.subflows = subs.iter().enumerate().map(|(k, x)| x.summary(sub_goodput(k, x.receiver.rcv_nxt()))).collect();
+    s.duplicate_segments = rx.map_or(0, |r| r.stats.duplicate_segments);
+    s.max_receive_buffer_bytes = rx.map_or(0, |r| r.stats.max_buffered);
+}
+
+/// The connection-wide figures every TCP-based connection shares: sums over its subflows
+/// (the rest is the connection's own).
+pub(crate) fn snapshot_subflows(subs: &[Subflow]) -> ConnSnapshot {
+    ConnSnapshot {
+        cwnd: subs.iter().map(|x| x.sender.cwnd()).sum(),
+        in_flight: subs.iter().map(|x| x.sender.in_flight()).sum(),
+        retransmits: subs.iter().map(|x| x.sender.stats.retransmits).sum(),
+        srtt: subs.iter().filter_map(|x| x.sender.rtt().srtt()).min(),
+        ..ConnSnapshot::default()
     }
 }
 

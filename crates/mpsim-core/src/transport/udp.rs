@@ -1,7 +1,9 @@
 //! A UDP flow: datagrams of at most one MSS go out as the application writes, without
 //! feedback; the receiver counts what arrives.
 
-use super::{Action, Arrival, Progress, Sink};
+use super::{summarize_subflows, Action, Arrival, CaptureSetup, ConnSnapshot, Progress, Sink, Transport};
+use crate::metrics::pcap::CaptureKind;
+use crate::metrics::FlowSummary;
 use crate::net::{DataHeader, Header};
 use crate::time::SimTime;
 
@@ -56,5 +58,46 @@ impl UdpConn {
             }
             _ => Arrival::Nothing,
         }
+    }
+}
+
+impl Transport for UdpConn {
+    const KIND: &'static str = "udp";
+
+    fn write(&mut self, len: u64, _priority: u8) {
+        UdpConn::write(self, len);
+    }
+    fn on_packet(&mut self, _now: SimTime, _sub: usize, header: &Header, _tx: &mut impl Sink) -> Arrival {
+        UdpConn::on_packet(self, header)
+    }
+    fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
+        UdpConn::poll_transmit(self, now, tx);
+    }
+    fn written(&self) -> u64 {
+        UdpConn::progress(self).written
+    }
+    /// Datagrams leave as they are written: nothing waits for an acknowledgement.
+    fn unacked(&self) -> u64 {
+        0
+    }
+    fn has_send_buffer(&self) -> bool {
+        false
+    }
+    fn progress(&self) -> Progress {
+        UdpConn::progress(self)
+    }
+    fn path_names(&self) -> Vec<String> {
+        vec![self.path_name.clone()]
+    }
+    fn snapshot(&self, _now: SimTime) -> ConnSnapshot {
+        ConnSnapshot { sent: self.sent, ..ConnSnapshot::default() }
+    }
+    fn summarize(&self, s: &mut FlowSummary, _end: SimTime, sub_goodput: &dyn Fn(usize, u64) -> f64) {
+        summarize_subflows(self, None, s, sub_goodput);
+        s.datagrams_sent = Some(self.datagrams_sent);
+        s.datagrams_received = Some(self.datagrams_received);
+    }
+    fn capture_setup(&self) -> CaptureSetup {
+        CaptureSetup { kind: CaptureKind::Udp, mss: self.mss, paths: 1, sctp_timestamps: false }
     }
 }

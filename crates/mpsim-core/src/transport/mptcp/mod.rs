@@ -19,6 +19,7 @@ mod level;
 mod schedule;
 #[cfg(test)]
 mod tests;
+mod transport;
 
 use super::feedback::RxLogic;
 use super::{arm, Action, Arrival, Progress, Sink, Subflow, TimerKind};

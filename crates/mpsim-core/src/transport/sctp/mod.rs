@@ -24,6 +24,7 @@ pub mod rtx;
 pub mod summary;
 #[cfg(test)]
 mod tests;
+mod transport;
 
 pub use association::SctpConn;
 pub use cc::{SctpCcKind, SCTP_CONTROLLERS};

@@ -1,7 +1,11 @@
 //! A plain TCP connection: one subflow, its application bytes numbered by the subflow's own
 //! sequence space.
 
-use super::super::{Action, Arrival, Progress, Sink, Subflow, TimerKind};
+use super::super::{
+    snapshot_subflows, summarize_subflows, Action, Arrival, CaptureSetup, ConnSnapshot, Progress, Sink, Subflow, TimerKind, Transport,
+};
+use crate::metrics::pcap::CaptureKind;
+use crate::metrics::FlowSummary;
 use crate::net::Header;
 use crate::time::SimTime;
 use crate::transport::tcp::TimerEvent;
@@ -95,5 +99,59 @@ impl TcpConn {
             // plain TCP runs no receiver logic, no scheduler and has no subflows to join
             TimerKind::Feedback | TimerKind::Pace | TimerKind::Join => {}
         }
+    }
+}
+
+impl Transport for TcpConn {
+    const KIND: &'static str = "tcp";
+
+    fn write(&mut self, len: u64, _priority: u8) {
+        TcpConn::write(self, len);
+    }
+    fn on_packet(&mut self, now: SimTime, _sub: usize, header: &Header, tx: &mut impl Sink) -> Arrival {
+        TcpConn::on_packet(self, now, header, tx)
+    }
+    fn on_timer(&mut self, now: SimTime, _sub: usize, kind: TimerKind, tx: &mut impl Sink) {
+        TcpConn::on_timer(self, now, kind, tx);
+    }
+    fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
+        TcpConn::poll_transmit(self, now, tx);
+    }
+    #[inline]
+    fn written(&self) -> u64 {
+        self.sub.sender.app_limit()
+    }
+    #[inline]
+    fn unacked(&self) -> u64 {
+        self.sub.sender.app_limit() - self.sub.sender.snd_una()
+    }
+    fn progress(&self) -> Progress {
+        TcpConn::progress(self)
+    }
+    fn subflows(&self) -> &[Subflow] {
+        std::slice::from_ref(&self.sub)
+    }
+    fn subflows_mut(&mut self) -> &mut [Subflow] {
+        std::slice::from_mut(&mut self.sub)
+    }
+    fn path_names(&self) -> Vec<String> {
+        vec![self.sub.path_name.clone()]
+    }
+    fn snapshot(&self, _now: SimTime) -> ConnSnapshot {
+        ConnSnapshot {
+            rwnd: self.sub.sender.rwnd(),
+            sent: self.sub.sender.snd_nxt(),
+            rcv_buffer: self.sub.receiver.buffered(),
+            ..snapshot_subflows(self.subflows())
+        }
+    }
+    fn summarize(&self, s: &mut FlowSummary, _end: SimTime, sub_goodput: &dyn Fn(usize, u64) -> f64) {
+        summarize_subflows(self, Some(&self.sub.receiver), s, sub_goodput);
+    }
+    fn set_invariant_checks(&mut self, on: bool) {
+        self.check = on;
+    }
+    fn capture_setup(&self) -> CaptureSetup {
+        CaptureSetup { kind: CaptureKind::Tcp, mss: self.sub.sender.subflow_state(true).mss as u32, paths: 1, sctp_timestamps: false }
     }
 }
