@@ -13,7 +13,7 @@
 //! small factor, not predictions.
 
 use crate::net::{Packet, QueueLimit};
-use crate::scenario::{AppSpec, FlowSpec, Scenario, Transport};
+use crate::scenario::{AppSpec, FlowSpec, Scenario};
 use crate::time::Dur;
 use crate::transport::tcp::{RttEstimator, DUP_THRESH};
 use serde::Serialize;
@@ -112,7 +112,7 @@ fn app_events_per_s(f: &FlowSpec) -> f64 {
 
 fn app_model(f: &FlowSpec, active_s: f64) -> (f64, f64, u64, f64) {
     let mss = f.tcp.mss as u64;
-    let header = if f.transport == Transport::Udp { UDP_HEADER_BYTES } else { f.tcp.header as u64 };
+    let header = if f.is_udp() { UDP_HEADER_BYTES } else { f.tcp.header as u64 };
     let full = (mss + header) as f64;
     // a write of w payload bytes leaves as ceil(w / mss) packets, each with a header; writes
     // come at whole nanoseconds, at least 1 apart, so a faster rate is not reached
@@ -186,7 +186,7 @@ fn timer_bound_timeouts(f: &FlowSpec, handshake_rtt: Dur, active: Dur) -> u64 {
 /// link's delay both ways and the transmission of a full packet (`wire` bytes) and its ACK;
 /// infinite for UDP and SCTP.
 fn window_bound(s: &Scenario, f: &FlowSpec, wire: f64) -> f64 {
-    if f.transport != Transport::Tcp {
+    if !f.is_tcp() {
         return f64::INFINITY;
     }
     let ack = f.tcp.header as f64;
@@ -217,7 +217,7 @@ fn window_bound(s: &Scenario, f: &FlowSpec, wire: f64) -> f64 {
 fn drained_after_stop(s: &Scenario, f: &FlowSpec, rate: f64, app_rate: f64, wire_size: f64) -> f64 {
     let duration_s = s.duration.as_secs_f64();
     let Some(stop) = f.stop.map(|t| t.as_secs_f64()) else { return 0.0 };
-    if f.transport == Transport::Udp || stop >= duration_s || stop < f.start.as_secs_f64() {
+    if f.is_udp() || stop >= duration_s || stop < f.start.as_secs_f64() {
         return 0.0;
     }
     let snd_buf = f.tcp.snd_buf as f64;
@@ -312,23 +312,22 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
         // a data packet: one event per hop; its ACK (every segment, or every other one with
         // delayed ACKs): one per hop back, plus timers; a paced application: one event per
         // write, taken or refused (an application far faster than its path is refused most)
-        let per_packet = match f.transport {
-            Transport::Udp => hops,
-            Transport::Tcp | Transport::Sctp => {
-                // an SCTP receiver delays its SACKs (every second packet)
-                let acks = if f.transport == Transport::Sctp { 0.5 } else { f.tcp.delayed_ack.acks_per_segment() };
-                hops * (1.0 + acks) + 0.2
-            }
+        let per_packet = if f.is_udp() {
+            hops
+        } else {
+            // an SCTP receiver delays its SACKs (every second packet)
+            let acks = if f.is_sctp() { 0.5 } else { f.tcp.delayed_ack.acks_per_segment() };
+            hops * (1.0 + acks) + 0.2
         };
         let mut carried = pkts * per_packet;
         // each link of a path: the flow's packets over it (and their ACKs back)
-        let per_hop = if f.transport == Transport::Udp { 0.0 } else { (per_packet - 0.2) / hops.max(1.0) };
+        let per_hop = if f.is_udp() { 0.0 } else { (per_packet - 0.2) / hops.max(1.0) };
         for &p in &f.paths {
             for &l in &s.paths[p].links {
                 link_events[l] += pkts * path_part(f, p) * per_hop;
             }
         }
-        if f.transport == Transport::Udp {
+        if f.is_udp() {
             // a datagram crosses each link until one drops it: the links before the path's
             // narrowest (or a link that is down) carry what the application offers, up to
             // their own rates
@@ -353,7 +352,7 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
             carried = carried.max(hops);
         }
         events += carried + app_events_per_s(f) * active[i] + 2.0;
-        if f.rec.is_some() {
+        if f.rec().is_some() {
             // MPTCP-rec's receiver says its feedback again every round trip while no data
             // comes (the round is not over), so a silent or finished flow still costs a timer,
             // an ACK over each hop back and its handling per path and RTT until the run ends;
@@ -380,9 +379,9 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
         }
 
         // state: the flow, its subflows, its send buffer and scoreboard
-        let subs = if f.transport == Transport::Udp { 0 } else { f.paths.len() as u64 };
+        let subs = if f.is_udp() { 0 } else { f.paths.len() as u64 };
         state += FLOW_STATE_BYTES + subs * SUBFLOW_STATE_BYTES;
-        if f.transport != Transport::Udp {
+        if !f.is_udp() {
             // a bulk flow, or a paced one faster than its paths, keeps its send buffer full
             let buffered = if app_rate[i] > rate[i] * 1.01 {
                 f.tcp.snd_buf
@@ -444,14 +443,14 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
                 // a backlogged TCP subflow that gets too small a share of its path to
                 // fast-retransmit waits for its timer after each loss
                 let share = bdp.saturating_add(queue) / mss.max(1);
-                if backlogged && f.transport == Transport::Tcp && share < DUP_THRESH as u64 + 1 {
+                if backlogged && f.is_tcp() && share < DUP_THRESH as u64 + 1 {
                     let active_for = Dur((active[i] * 1e9) as u64);
                     events += timer_bound_timeouts(f, handshake_rtt, active_for) as f64;
                 }
             }
             let window = f.tcp.rcv_buf.min(f.tcp.snd_buf).min(path_bytes).max(mss * f.tcp.initial_window as u64);
             let segs = window.div_ceil(mss);
-            let per_seg = if f.scheduler.is_some() { 2 * SCOREBOARD_SEGMENT_BYTES } else { SCOREBOARD_SEGMENT_BYTES };
+            let per_seg = if f.mptcp().is_some() { 2 * SCOREBOARD_SEGMENT_BYTES } else { SCOREBOARD_SEGMENT_BYTES };
             state += capacity(segs) * per_seg;
             in_flight_packets += 2 * segs;
         }
@@ -480,7 +479,7 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
     // then copied into tables with a name per row
     if let Some(iv) = s.metrics.interval {
         let samples = (s.duration.0 / iv.0.max(1)) + 1;
-        let subflows: u64 = s.flows.iter().map(|f| if f.transport == Transport::Udp { 0 } else { f.paths.len() as u64 }).sum();
+        let subflows: u64 = s.flows.iter().map(|f| if f.is_udp() { 0 } else { f.paths.len() as u64 }).sum();
         let (fr, sr, lr) = (
             held(samples * nflows as u64, nflows as u64),
             held(samples * subflows, subflows),
@@ -520,7 +519,7 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
 /// Jersey reduces it only for losses its routers warned of, so without a warning on every
 /// link of the path it takes queue overflows for random losses.
 fn keeps_window_on_loss(s: &Scenario, f: &FlowSpec, p: usize) -> bool {
-    f.transport == Transport::Tcp && f.cc == "new_jersey" && s.paths[p].links.iter().any(|&l| s.links[l].congestion_warning.is_none())
+    f.is_tcp() && f.cc == "new_jersey" && s.paths[p].links.iter().any(|&l| s.links[l].congestion_warning.is_none())
 }
 
 impl Scenario {

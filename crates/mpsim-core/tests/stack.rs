@@ -265,7 +265,13 @@ fn an_unjoined_subflow_is_left_out_of_the_coupling() {
     alone.duration = Dur::from_millis(2800);
     let mut single = alone.clone();
     single.flows[0].paths = vec![0];
-    single.flows[0].join = mpsim_core::scenario::Join::AtStart;
+    match &mut single.flows[0].transport {
+        mpsim_core::scenario::TransportSpec::Mptcp(m) => {
+            m.join = mpsim_core::scenario::Join::AtStart;
+            m.backup.truncate(1);
+        }
+        _ => unreachable!("a multipath flow"),
+    }
     let a = Simulation::new(&alone).run();
     let b = Simulation::new(&single).run();
     let (x, y) = (&a.summary.flows[0], &b.summary.flows[0]);

@@ -3,7 +3,7 @@
 //! the runner never re-parses units or re-implements defaults.
 
 use mpsim_core::net::{LossModel, QueueLimit};
-use mpsim_core::scenario::{AppSpec, Scenario, Transport};
+use mpsim_core::scenario::{AppSpec, Scenario};
 use serde_json::{json, Value};
 
 pub fn describe_file(path: &str) -> Result<String, String> {
@@ -58,11 +58,11 @@ pub fn describe(s: &Scenario) -> Value {
             json!({
                 "name": f.name,
                 "paths": f.paths.iter().map(|&i| s.paths[i].name.clone()).collect::<Vec<_>>(),
-                "multipath": f.scheduler.is_some(),
-                "scheduler": f.scheduler,
-                "backup": f.backup,
+                "multipath": f.mptcp().is_some(),
+                "scheduler": f.scheduler(),
+                "backup": f.mptcp().map_or_else(|| vec![false; f.paths.len()], |m| m.backup.clone()),
                 "cc": f.cc,
-                "transport": match f.transport { Transport::Tcp => "tcp", Transport::Udp => "udp", Transport::Sctp => "sctp" },
+                "transport": f.transport.key(),
                 "background": f.background,
                 "start_s": f.start.as_secs_f64(),
                 "stop_s": f.stop.map(|t| t.as_secs_f64()),

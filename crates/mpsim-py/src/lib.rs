@@ -132,7 +132,8 @@ fn install(
 ) -> PyResult<Simulation> {
     // a "module:Class" name left without its implementation would silently run the default
     for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| !f.background) {
-        for (kind, name) in [("scheduler", f.scheduler.as_deref()), ("cc", Some(f.cc.as_str())), ("receiver", f.receiver.as_deref())] {
+        let receiver = f.mptcp().and_then(|m| m.receiver.as_deref());
+        for (kind, name) in [("scheduler", f.scheduler()), ("cc", Some(f.cc.as_str())), ("receiver", receiver)] {
             let Some(name) = name.filter(|n| is_external(n)) else { continue };
             if !plugins.iter().any(|p| p.0 == f.name && p.1 == kind) {
                 let msg = format!("'{name}' is written in Python: run the scenario through mpsim.run, which imports it");

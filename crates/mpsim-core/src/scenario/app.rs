@@ -1,8 +1,8 @@
 //! Reading applications (`app = ...` of a flow) and background traffic (`[[background]]`).
 
 use super::{
-    err, join, kind, AppSpec, FlowSpec, FrameClass, LinkSpec, MediaSpec, PathSpec, Reader, ScenarioError, Table, TcpSpec, Transport, Vary,
-    MAX_SND_BUF,
+    err, join, kind, AppSpec, FlowSpec, FrameClass, LinkSpec, MediaSpec, PathSpec, Reader, ScenarioError, Table, TcpSpec, TransportSpec,
+    Vary, MAX_SND_BUF,
 };
 use crate::time::{Dur, SimTime};
 use crate::units;
@@ -333,7 +333,7 @@ impl<'a> Reader<'a> {
             return Err(self.e(&join(key, "cc"), format!("unknown congestion controller '{cc}'")));
         }
         let mut out = Vec::new();
-        let mut add = |tag: &str, n: u64, share: f64, transport: Transport| {
+        let mut add = |tag: &str, n: u64, share: f64, transport: TransportSpec| {
             for i in 0..n {
                 let rate = (rate_bps as f64 * share / n as f64).round() as u64;
                 if rate == 0 {
@@ -342,25 +342,19 @@ impl<'a> Reader<'a> {
                 out.push(FlowSpec {
                     name: format!("{name}.{tag}{i}"),
                     paths: vec![path],
-                    scheduler: None,
-                    backup: vec![false],
-                    join: super::Join::AtStart,
                     cc: cc.clone(),
-                    transport,
+                    transport: transport.clone(),
                     background: true,
                     start: SimTime(start.0),
                     stop: stop.map(|s| SimTime(s.0)),
                     // one variation stream per background group: the aggregate load varies
                     app: AppSpec::Vbr { rate_bps: rate, sizes: sizes.clone(), vary: vary.clone() },
                     tcp: tcp.clone(),
-                    sctp: None,
-                    rec: None,
-                    receiver: None,
                 });
             }
         };
-        add("tcp", n_tcp, tcp_share, Transport::Tcp);
-        add("udp", n_udp, 1.0 - tcp_share, Transport::Udp);
+        add("tcp", n_tcp, tcp_share, TransportSpec::Tcp);
+        add("udp", n_udp, 1.0 - tcp_share, TransportSpec::Udp);
         if out.is_empty() {
             return Err(err(self.origin, key, "the background generates no traffic (rate 0)"));
         }

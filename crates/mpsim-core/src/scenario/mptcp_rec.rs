@@ -179,21 +179,21 @@ scheduler = "mptcp_rec"
     #[test]
     fn defaults_and_overrides() {
         let s = parse("").unwrap();
-        let r = s.flows[0].rec.as_ref().expect("mptcp_rec switches the receiver logic on");
+        let r = s.flows[0].rec().expect("mptcp_rec switches the receiver logic on");
         assert_eq!(r.tear.sigma, 8);
         assert_eq!(s.flows[0].cc, "receiver_rate");
         let s = parse("mptcp_rec = { sigma = 4, phi = 0.25, history = \"epoch\", awnd_samples = 8 }\n").unwrap();
-        let r = s.flows[0].rec.as_ref().unwrap();
+        let r = s.flows[0].rec().unwrap();
         assert_eq!((r.tear.sigma, r.tear.phi, r.pcder.awnd_samples), (4, 0.25, 8));
         assert!(r.tear.window_aware_timeout);
         assert_eq!((r.pcder.restore_after, r.pcder.restore_hold), (1, crate::time::Dur::ZERO));
         let s = parse("mptcp_rec = { window_aware_timeout = false, restore_after = 4, restore_hold = \"300ms\" }\n").unwrap();
-        let r = s.flows[0].rec.as_ref().unwrap();
+        let r = s.flows[0].rec().unwrap();
         assert!(!r.tear.window_aware_timeout);
         assert_eq!((r.pcder.restore_after, r.pcder.restore_hold), (4, crate::time::Dur::from_millis(300)));
         assert!(r.pcder.fixed_rates.is_empty());
         let s = parse("mptcp_rec = { fixed_rates = [\"384kbps\", \"11Mbps\"] }\n").unwrap();
-        assert_eq!(s.flows[0].rec.as_ref().unwrap().pcder.fixed_rates, vec![384e3, 11e6]);
+        assert_eq!(s.flows[0].rec().unwrap().pcder.fixed_rates, vec![384e3, 11e6]);
     }
 
     #[test]

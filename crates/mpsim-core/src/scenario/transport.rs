@@ -120,11 +120,10 @@ impl Reader<'_> {
             }
         }
         let join_times = self.join(&t, key, multipath, flow_paths.len())?;
-        let transport = match self.opt_string(&t, "transport")?.as_deref() {
-            None | Some("tcp") => Transport::Tcp,
+        let is_udp = match self.opt_string(&t, "transport")?.as_deref() {
+            None | Some("tcp") | Some("sctp") => false,
             Some("udp") if multipath => return Err(self.e(&join(key, "transport"), "a multipath flow runs over TCP")),
-            Some("udp") => Transport::Udp,
-            Some("sctp") => Transport::Sctp,
+            Some("udp") => true,
             Some(other) => return Err(self.e(&join(key, "transport"), format!("unknown transport '{other}'; expected tcp, udp or sctp"))),
         };
         // MPTCP-rec: its receiver logic and settings; its rate comes from the receiver
@@ -218,10 +217,10 @@ impl Reader<'_> {
             None => AppSpec::Bulk { bytes: None },
             Some(av) => self.app(av, &join(key, "app"))?,
         };
-        if transport == Transport::Udp && matches!(app, AppSpec::Bulk { .. }) {
+        if is_udp && matches!(app, AppSpec::Bulk { .. }) {
             return Err(self.e(&join(key, "app"), "a UDP flow has no congestion control: give it a paced application (cbr, onoff or vbr)"));
         }
-        if transport == Transport::Udp && matches!(app, AppSpec::Media(_)) {
+        if is_udp && matches!(app, AppSpec::Media(_)) {
             return Err(
                 self.e(&join(key, "app"), "a media stream runs over TCP or Multipath TCP (UDP flows carry cbr, onoff or vbr traffic)")
             );
@@ -237,12 +236,15 @@ impl Reader<'_> {
             tcp.header = c.data_packet_wire(c.chunk, 1) - c.chunk;
             tcp.delayed_ack = if c.delayed_sack { DelayedAck::Every2 } else { DelayedAck::Off };
         }
+        let transport = match (sctp, scheduler) {
+            (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
+            (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),
+            (None, None) if is_udp => TransportSpec::Udp,
+            (None, None) => TransportSpec::Tcp,
+        };
         Ok(FlowSpec {
             name,
             paths: flow_paths,
-            scheduler,
-            backup,
-            join: join_times,
             cc,
             transport,
             background: false,
@@ -250,9 +252,6 @@ impl Reader<'_> {
             stop: stop.map(|s| SimTime(s.0)),
             app,
             tcp,
-            sctp,
-            rec,
-            receiver,
         })
     }
 
@@ -458,7 +457,7 @@ paths = ["pa", "pb"]
         assert!(!is_external("greedy") && !is_external(":Greedy") && !is_external("mod:"));
         let text = format!("{TWO_PATHS}scheduler = \"my_scheds:Greedy\"\ncc = \"my_ccs:Cubic\"\n");
         let s = Scenario::from_toml(&text, "t.toml").expect("external names are accepted");
-        assert_eq!(s.flows[0].scheduler.as_deref(), Some("my_scheds:Greedy"));
+        assert_eq!(s.flows[0].scheduler(), Some("my_scheds:Greedy"));
         assert_eq!(s.flows[0].cc, "my_ccs:Cubic");
         let out = Simulation::new(&s).run();
         let f = &out.summary.flows[0];
@@ -473,11 +472,11 @@ paths = ["pa", "pb"]
     fn a_cmt_association_takes_the_supported_schedulers_only() {
         let sctp = format!("{TWO_PATHS}transport = \"sctp\"\n");
         let s = Scenario::from_toml(&format!("{sctp}cmt = true\n"), "t.toml").unwrap();
-        assert_eq!(s.flows[0].sctp.as_ref().unwrap().scheduler, "round_robin");
+        assert_eq!(s.flows[0].sctp().unwrap().scheduler, "round_robin");
         for name in crate::transport::sctp::SCTP_SCHEDULERS {
             let s = Scenario::from_toml(&format!("{sctp}cmt = true\nscheduler = \"{name}\"\n"), "t.toml").unwrap();
-            assert_eq!(s.flows[0].sctp.as_ref().unwrap().scheduler, *name);
-            assert_eq!(s.flows[0].scheduler, None);
+            assert_eq!(s.flows[0].sctp().unwrap().scheduler, *name);
+            assert_eq!(s.flows[0].scheduler(), None);
             let out = Simulation::new(&s).run();
             assert_eq!(out.summary.flows[0].scheduler.as_deref(), Some(*name));
         }

@@ -1,6 +1,6 @@
-//! Builds a flow's connection from its scenario entry: its subflows over their paths, under
-//! a Multipath TCP connection level if the flow has a scheduler, an SCTP association, or a
-//! UDP sender.
+//! Builds a flow's connection from its scenario entry: a TCP subflow per path, alone or under
+//! a Multipath TCP connection level, an SCTP association over its destinations, or a UDP
+//! sender.
 
 use super::feedback::{Dsror, RxLogic};
 use super::sctp::Destination;
@@ -10,7 +10,7 @@ use super::udp::UDP_HEADER_BYTES;
 use super::{Connection, MptcpConn, SctpConn, Subflow, TcpConn, UdpConn};
 use crate::cc::Controller;
 use crate::net::{handshake_rtt, Link, Route};
-use crate::scenario::{FlowSpec, Join, Scenario, Transport as TransportSpec};
+use crate::scenario::{FlowSpec, Join, MptcpSpec, Scenario, TransportSpec};
 use crate::sched::Sched;
 use crate::time::Dur;
 
@@ -19,80 +19,23 @@ impl Connection {
     /// path p forward, 2p + 1 back).
     pub fn new(s: &Scenario, f: &FlowSpec, links: &[Link], routes: &[Route]) -> Connection {
         let route = |p: usize| PathRoutes { name: s.paths[p].name.clone(), fwd: 2 * p as u32, rev: 2 * p as u32 + 1 };
-        if f.transport == TransportSpec::Udp {
-            let r = route(f.paths[0]);
-            return Connection::Udp(UdpConn::new(r.name, r.fwd, f.tcp.mss));
-        }
-        if let Some(c) = &f.sctp {
-            let dests = f.paths.iter().map(|&p| route(p)).map(|r| Destination::new(r.name, r.fwd, r.rev, c, c.rcv_buf)).collect();
-            return Connection::Sctp(Box::new(SctpConn::new(c.clone(), dests)));
-        }
-        let multipath = f.scheduler.is_some();
-        let cfg = SenderConfig {
-            mss: f.tcp.mss,
-            initial_window: f.tcp.initial_window,
-            rto: f.tcp.rto,
-            min_rto: f.tcp.min_rto,
-            max_rto: f.tcp.max_rto,
-            frto: f.tcp.frto,
-            rack: f.tcp.rack,
-            tlp: f.tcp.tlp,
-            prr: f.tcp.prr,
-            sack: f.tcp.sack,
-            initial_rto: f.tcp.initial_rto,
-            ignore_rwnd: multipath,
-            // the SYN-ACK announces the receive window before any data flows
-            initial_rwnd: f.tcp.rcv_buf,
-        };
-        let rcfg = ReceiverConfig {
-            // a subflow's data is held at the connection level: its own buffer never limits
-            buffer: if multipath { u64::MAX / 4 } else { f.tcp.rcv_buf },
-            ack_every: if f.tcp.delayed_ack == DelayedAck::Off { 1 } else { 2 },
-            delack_timeout: f.tcp.delack_timeout,
-            dsack: f.tcp.dsack,
-            sack: f.tcp.sack,
-            linux_delack: f.tcp.delayed_ack == DelayedAck::Linux,
-            handshake_rtt: None,
-        };
-        let subs: Vec<Subflow> = f
-            .paths
-            .iter()
-            .enumerate()
-            .map(|(k, &p)| {
-                let r = route(p);
-                let rtt = handshake_rtt(links, &routes[r.fwd as usize], &routes[r.rev as usize], f.tcp.header);
-                // an external name ("module:Class") runs Reno until the caller installs its own
-                let cc = Controller::by_name(&f.cc).unwrap_or_else(|| Controller::by_name("reno").expect("built-in"));
-                // the receiver's RTT estimate is the handshake's, as Linux's
-                let rcfg = ReceiverConfig { handshake_rtt: Some(rtt), ..rcfg.clone() };
-                let mut sub = Subflow::new(r, &cfg, rcfg, cc, rtt, f.backup.get(k).copied().unwrap_or(false));
-                let offset = match (&f.join, k) {
-                    (_, 0) | (Join::AtStart, _) => Dur::ZERO,
-                    (Join::Delay(d), _) => *d,
-                    // the MP_JOIN exchange: two round trips of the joining path
-                    (Join::Linux, _) => rtt + rtt,
-                    (Join::At(v), _) => v[k],
-                };
-                sub.join_at = f.start + offset;
-                sub.joined = offset == Dur::ZERO;
-                sub
-            })
-            .collect();
-        match &f.scheduler {
-            Some(name) => {
-                // an external name ("module:Class") runs lowest_rtt until the caller installs its own
-                let mut sched = Sched::by_name(name).unwrap_or_else(|| Sched::by_name("lowest_rtt").expect("built-in"));
-                // MPTCP-rec: its settings, and the receiver's TCP emulation per path
-                let rx_logic = f.rec.as_ref().map(|r| {
-                    sched = Sched::MptcpRec(crate::sched::MptcpRec::new(r.pcder.clone()));
-                    let rtts: Vec<Dur> = subs.iter().map(|x| x.sender.rtt().srtt().unwrap_or(Dur::from_millis(100))).collect();
-                    RxLogic::Dsror(Dsror::new(&r.tear, f.tcp.mss, &rtts))
-                });
-                let mut conn = MptcpConn::new(subs, sched, f.tcp.rcv_buf, f.tcp.header, f.tcp.mss);
-                conn.rx_logic = rx_logic;
-                Connection::Mptcp(Box::new(conn))
+        match &f.transport {
+            TransportSpec::Udp => {
+                let r = route(f.paths[0]);
+                Connection::Udp(UdpConn::new(r.name, r.fwd, f.tcp.mss))
             }
-            None => Connection::Tcp(TcpConn::new(subs.into_iter().next().expect("a TCP flow has one path"), f.tcp.header)),
+            TransportSpec::Sctp(c) => {
+                let dests = f.paths.iter().map(|&p| route(p)).map(|r| Destination::new(r.name, r.fwd, r.rev, c, c.rcv_buf)).collect();
+                Connection::Sctp(Box::new(SctpConn::new((**c).clone(), dests)))
+            }
+            TransportSpec::Tcp => {
+                let sub = subflows(f, None, links, routes, route).into_iter().next().expect("a TCP flow has one path");
+                Connection::Tcp(TcpConn::new(sub, f.tcp.header))
+            }
+            TransportSpec::Mptcp(m) => {
+                let subs = subflows(f, Some(m), links, routes, route);
+                Connection::Mptcp(Box::new(MptcpConn::from_spec(subs, m, f)))
+            }
         }
     }
 
@@ -104,5 +47,86 @@ impl Connection {
         } else {
             UDP_HEADER_BYTES
         }
+    }
+}
+
+/// The TCP subflows of flow `f`, one per path, with their handshake RTTs; under Multipath TCP
+/// (`mptcp`) the connection level holds the data and grants the window, and subflows after
+/// the first join when its `join` says.
+fn subflows(
+    f: &FlowSpec,
+    mptcp: Option<&MptcpSpec>,
+    links: &[Link],
+    routes: &[Route],
+    route: impl Fn(usize) -> PathRoutes,
+) -> Vec<Subflow> {
+    let multipath = mptcp.is_some();
+    let cfg = SenderConfig {
+        mss: f.tcp.mss,
+        initial_window: f.tcp.initial_window,
+        rto: f.tcp.rto,
+        min_rto: f.tcp.min_rto,
+        max_rto: f.tcp.max_rto,
+        frto: f.tcp.frto,
+        rack: f.tcp.rack,
+        tlp: f.tcp.tlp,
+        prr: f.tcp.prr,
+        sack: f.tcp.sack,
+        initial_rto: f.tcp.initial_rto,
+        ignore_rwnd: multipath,
+        // the SYN-ACK announces the receive window before any data flows
+        initial_rwnd: f.tcp.rcv_buf,
+    };
+    let rcfg = ReceiverConfig {
+        // a subflow's data is held at the connection level: its own buffer never limits
+        buffer: if multipath { u64::MAX / 4 } else { f.tcp.rcv_buf },
+        ack_every: if f.tcp.delayed_ack == DelayedAck::Off { 1 } else { 2 },
+        delack_timeout: f.tcp.delack_timeout,
+        dsack: f.tcp.dsack,
+        sack: f.tcp.sack,
+        linux_delack: f.tcp.delayed_ack == DelayedAck::Linux,
+        handshake_rtt: None,
+    };
+    f.paths
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| {
+            let r = route(p);
+            let rtt = handshake_rtt(links, &routes[r.fwd as usize], &routes[r.rev as usize], f.tcp.header);
+            // an external name ("module:Class") runs Reno until the caller installs its own
+            let cc = Controller::by_name(&f.cc).unwrap_or_else(|| Controller::by_name("reno").expect("built-in"));
+            // the receiver's RTT estimate is the handshake's, as Linux's
+            let rcfg = ReceiverConfig { handshake_rtt: Some(rtt), ..rcfg.clone() };
+            let backup = mptcp.and_then(|m| m.backup.get(k).copied()).unwrap_or(false);
+            let mut sub = Subflow::new(r, &cfg, rcfg, cc, rtt, backup);
+            let offset = match (mptcp.map_or(&Join::AtStart, |m| &m.join), k) {
+                (_, 0) | (Join::AtStart, _) => Dur::ZERO,
+                (Join::Delay(d), _) => *d,
+                // the MP_JOIN exchange: two round trips of the joining path
+                (Join::Linux, _) => rtt + rtt,
+                (Join::At(v), _) => v[k],
+            };
+            sub.join_at = f.start + offset;
+            sub.joined = offset == Dur::ZERO;
+            sub
+        })
+        .collect()
+}
+
+impl MptcpConn {
+    /// The Multipath TCP connection of flow `f` over `subs`, as its settings `m` say: its
+    /// scheduler, and MPTCP-rec's receiver logic and pacing if it runs it.
+    pub fn from_spec(subs: Vec<Subflow>, m: &MptcpSpec, f: &FlowSpec) -> MptcpConn {
+        // an external name ("module:Class") runs lowest_rtt until the caller installs its own
+        let mut sched = Sched::by_name(&m.scheduler).unwrap_or_else(|| Sched::by_name("lowest_rtt").expect("built-in"));
+        // MPTCP-rec: its settings, and the receiver's TCP emulation per path
+        let rx_logic = m.rec.as_ref().map(|r| {
+            sched = Sched::MptcpRec(crate::sched::MptcpRec::new(r.pcder.clone()));
+            let rtts: Vec<Dur> = subs.iter().map(|x| x.sender.rtt().srtt().unwrap_or(Dur::from_millis(100))).collect();
+            RxLogic::Dsror(Dsror::new(&r.tear, f.tcp.mss, &rtts))
+        });
+        let mut conn = MptcpConn::new(subs, sched, f.tcp.rcv_buf, f.tcp.header, f.tcp.mss);
+        conn.rx_logic = rx_logic;
+        conn
     }
 }
