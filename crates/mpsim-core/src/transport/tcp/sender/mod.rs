@@ -202,6 +202,21 @@ struct Undo {
     dsacked: bool,
 }
 
+/// What the cumulative part of an ACK did (`TcpSender::take_cumulative_ack`).
+#[derive(Default)]
+struct CumulativeAck {
+    /// Bytes newly delivered (SACKed ones added later).
+    delivered: u64,
+    /// Without SACK, what a duplicate ACK says left the network: it paces PRR but, as in
+    /// Linux, does not grow the window (no data was acknowledged).
+    dup_delivered: u64,
+    /// RTT: the send time of the most recently sent segment this ACK newly acknowledges,
+    /// never retransmitted (Karn); None if the cumulative part covers a retransmission.
+    newest_sent: Option<SimTime>,
+    /// Never-retransmitted data newly delivered (F-RTO).
+    orig_acked: bool,
+}
+
 pub struct TcpSender {
     mss: u64,
     pub cc: Controller,
@@ -684,81 +699,9 @@ impl TcpSender {
         self.cw_echo = h.cw_echo;
         let ack = h.ack.min(self.snd_nxt);
         let prior_in_flight = self.in_flight();
-        let mut delivered = 0u64;
-        // without SACK, what a duplicate ACK says left the network: it paces PRR but, as in
-        // Linux, does not grow the window (no data was acknowledged)
-        let mut dup_delivered = 0u64;
-        // RTT: from the most recently sent segment that this ACK newly acknowledges, never
-        // retransmitted (Karn); if the cumulative part covers a retransmission, it gives none
-        let mut newest_sent: Option<SimTime> = None;
-        let mut retx_acked = false;
-        // never-retransmitted data newly delivered (F-RTO)
-        let mut orig_acked = false;
         let ack_advanced = ack > self.snd_una;
         let min_rtt = self.rtt.min_rtt();
-
-        if ack_advanced {
-            while let Some(s) = self.segs.front_mut() {
-                let end = s.seq + s.len as u64;
-                if end > ack {
-                    if s.seq < ack {
-                        // the receiver acknowledged part of a segment: trim it
-                        debug_assert!(s.flags & (SACKED | LOST | RETRANS) == 0);
-                        s.len = (end - ack) as u32;
-                        s.seq = ack;
-                    }
-                    break;
-                }
-                let s = self.segs.pop_front().unwrap();
-                self.segs_dropped += 1;
-                if s.flags & (SACKED | LOST | RETRANS) != 0 {
-                    self.drop_flags(&s); // (rarely: see there)
-                }
-                // a segment SACKed earlier was delivered then: it says nothing about now
-                if s.flags & SACKED == 0 {
-                    delivered += s.len as u64;
-                    let retx = s.flags & EVER_RETX != 0;
-                    if self.rack_on {
-                        self.rack.on_delivered(s.sent_at, end, retx, now, min_rtt);
-                    }
-                    if retx {
-                        retx_acked = true;
-                    } else {
-                        orig_acked = true;
-                        newest_sent = newest_sent.max(Some(s.sent_at));
-                    }
-                }
-            }
-            if retx_acked {
-                newest_sent = None;
-            }
-            if !self.rack_order.is_empty() {
-                self.rack_order.drop_acked(self.segs_dropped);
-            }
-            if !self.sack_on {
-                // the duplicate ACKs already counted part of this as delivered; the ACK
-                // itself delivers at least one segment (Linux `tcp_remove_reno_sacks`)
-                let acked = ack - self.snd_una;
-                delivered = acked.saturating_sub(self.reno_sacked).max(acked.min(self.mss));
-                self.set_reno_sacked(self.reno_sacked - self.reno_sacked.min(acked.saturating_sub(self.mss)));
-            }
-            self.snd_una = ack;
-            self.drop_ranges_below(ack);
-            self.dupacks = 0;
-            if self.rtx_scan_seq < ack {
-                self.rtx_scan_seq = ack;
-            }
-            // RFC 6298 §5.2/5.3: restart the timer, or stop it when all is acknowledged
-            self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rtt.rto());
-        } else if ack == self.snd_una && self.snd_nxt > self.snd_una {
-            self.dupacks += 1;
-            if !self.sack_on {
-                // a duplicate ACK: one more segment has left the network (Linux
-                // `tcp_add_reno_sack`)
-                self.set_reno_sacked(self.reno_sacked + self.mss);
-                dup_delivered = self.mss;
-            }
-        }
+        let mut c = self.take_cumulative_ack(now, ack, min_rtt);
 
         // The common ACK: it advances snd_una, carries no SACK block, and finds nothing
         // SACKed, lost or retransmitted outstanding, the Open state and no loss probe
@@ -783,22 +726,13 @@ impl TcpSender {
         } else {
             (0, None, false)
         };
-        delivered += sacked;
-        orig_acked |= sack_orig;
-        if let Some(sent) = newest_sent.max(sack_newest) {
-            let r = now.since(sent);
-            self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
-            self.rtt.reset_backoff();
-            self.cc.on_rtt_sample(r, now);
-            // the timer restarts only when new data is cumulatively acknowledged (RFC 6298
-            // §5.3), never on SACK alone: otherwise a lost retransmission could hide behind a
-            // stream of SACKs for new data and never time out
-            if ack_advanced && self.snd_una < self.snd_nxt {
-                self.rto_deadline = Some(now + self.rtt.rto());
-            }
+        c.delivered += sacked;
+        c.orig_acked |= sack_orig;
+        if let Some(sent) = c.newest_sent.max(sack_newest) {
+            self.take_rtt_sample(now, now.since(sent), ack_advanced);
         }
         if self.cc.wants_deliveries() {
-            let ctx = self.ack_context(now, delivered, prior_in_flight, subflows, me);
+            let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
             self.cc.on_delivery(&ctx);
         }
         if quiet {
@@ -807,10 +741,111 @@ impl TcpSender {
             self.reo_deadline = None;
             self.frto_send_new = false;
             self.try_undo_dsack();
-            self.grow(now, delivered, prior_in_flight, subflows, me);
+            self.grow(now, c.delivered, prior_in_flight, subflows, me);
             self.arm_probe(now);
             return;
         }
+        let newly_lost = self.detect_losses(now, ack_advanced);
+        if self.tlp_on && self.tlp.on_ack(self.snd_una, self.state != CaState::Open) == ProbeOutcome::Repaired {
+            // the probe repaired a loss: reduce once, as a fast recovery would have
+            let ctx = LossContext { now, in_flight: prior_in_flight, srtt: self.rtt.srtt(), min_rtt, subflows, me, cw_echo: self.cw_echo };
+            self.w = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
+        }
+        self.judge_frto(ack_advanced, c.orig_acked, sacked);
+        self.end_recovery();
+        self.respond(now, &c, ack_advanced, newly_lost, prior_in_flight, subflows, me);
+        self.arm_probe(now);
+    }
+
+    /// The cumulative part of an ACK up to `ack`: the segments it covers leave the
+    /// scoreboard (what they deliver, and RACK's and Karn's view of them), or, if it does not
+    /// advance, it counts as a duplicate.
+    #[inline]
+    fn take_cumulative_ack(&mut self, now: SimTime, ack: u64, min_rtt: Option<Dur>) -> CumulativeAck {
+        let mut c = CumulativeAck::default();
+        if ack > self.snd_una {
+            let mut retx_acked = false;
+            while let Some(s) = self.segs.front_mut() {
+                let end = s.seq + s.len as u64;
+                if end > ack {
+                    if s.seq < ack {
+                        // the receiver acknowledged part of a segment: trim it
+                        debug_assert!(s.flags & (SACKED | LOST | RETRANS) == 0);
+                        s.len = (end - ack) as u32;
+                        s.seq = ack;
+                    }
+                    break;
+                }
+                let s = self.segs.pop_front().unwrap();
+                self.segs_dropped += 1;
+                if s.flags & (SACKED | LOST | RETRANS) != 0 {
+                    self.drop_flags(&s); // (rarely: see there)
+                }
+                // a segment SACKed earlier was delivered then: it says nothing about now
+                if s.flags & SACKED == 0 {
+                    c.delivered += s.len as u64;
+                    let retx = s.flags & EVER_RETX != 0;
+                    if self.rack_on {
+                        self.rack.on_delivered(s.sent_at, end, retx, now, min_rtt);
+                    }
+                    if retx {
+                        retx_acked = true;
+                    } else {
+                        c.orig_acked = true;
+                        c.newest_sent = c.newest_sent.max(Some(s.sent_at));
+                    }
+                }
+            }
+            if retx_acked {
+                c.newest_sent = None;
+            }
+            if !self.rack_order.is_empty() {
+                self.rack_order.drop_acked(self.segs_dropped);
+            }
+            if !self.sack_on {
+                // the duplicate ACKs already counted part of this as delivered; the ACK
+                // itself delivers at least one segment (Linux `tcp_remove_reno_sacks`)
+                let acked = ack - self.snd_una;
+                c.delivered = acked.saturating_sub(self.reno_sacked).max(acked.min(self.mss));
+                self.set_reno_sacked(self.reno_sacked - self.reno_sacked.min(acked.saturating_sub(self.mss)));
+            }
+            self.snd_una = ack;
+            self.drop_ranges_below(ack);
+            self.dupacks = 0;
+            if self.rtx_scan_seq < ack {
+                self.rtx_scan_seq = ack;
+            }
+            // RFC 6298 §5.2/5.3: restart the timer, or stop it when all is acknowledged
+            self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rtt.rto());
+        } else if ack == self.snd_una && self.snd_nxt > self.snd_una {
+            self.dupacks += 1;
+            if !self.sack_on {
+                // a duplicate ACK: one more segment has left the network (Linux
+                // `tcp_add_reno_sack`)
+                self.set_reno_sacked(self.reno_sacked + self.mss);
+                c.dup_delivered = self.mss;
+            }
+        }
+        c
+    }
+
+    /// An RTT sample `r` from newly acknowledged data never retransmitted.
+    #[inline]
+    fn take_rtt_sample(&mut self, now: SimTime, r: Dur, ack_advanced: bool) {
+        self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
+        self.rtt.reset_backoff();
+        self.cc.on_rtt_sample(r, now);
+        // the timer restarts only when new data is cumulatively acknowledged (RFC 6298
+        // §5.3), never on SACK alone: otherwise a lost retransmission could hide behind a
+        // stream of SACKs for new data and never time out
+        if ack_advanced && self.snd_una < self.snd_nxt {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// Marks the segments this ACK shows lost: by SACK (RFC 6675), by NewReno's partial ACK
+    /// without SACK, and by RACK. Returns the bytes newly marked.
+    fn detect_losses(&mut self, now: SimTime, ack_advanced: bool) -> u64 {
         let mut newly_lost = 0;
         if self.sacked_bytes > 0 {
             newly_lost += self.mark_lost_by_sack();
@@ -828,13 +863,12 @@ impl TcpSender {
         } else {
             self.reo_deadline = None;
         }
+        newly_lost
+    }
 
-        if self.tlp_on && self.tlp.on_ack(self.snd_una, self.state != CaState::Open) == ProbeOutcome::Repaired {
-            // the probe repaired a loss: reduce once, as a fast recovery would have
-            let ctx = LossContext { now, in_flight: prior_in_flight, srtt: self.rtt.srtt(), min_rtt, subflows, me, cw_echo: self.cw_echo };
-            self.w = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
-        }
-
+    /// F-RTO (RFC 5682) after a timeout: whether the ACK shows it spurious (undo), lets new
+    /// data go first, or leaves the conventional recovery.
+    fn judge_frto(&mut self, ack_advanced: bool, orig_acked: bool, sacked: u64) {
         self.frto_send_new = false;
         if self.state == CaState::Loss && self.frto.active() {
             let facts = AckFacts {
@@ -850,7 +884,11 @@ impl TcpSender {
                 FrtoAction::Conventional | FrtoAction::Wait => {}
             }
         }
+    }
 
+    /// Leaves fast recovery or the Loss state once everything outstanding at its start is
+    /// acknowledged, and undoes a reduction D-SACKs have shown unnecessary.
+    fn end_recovery(&mut self) {
         match self.state {
             CaState::Recovery if self.snd_una >= self.recovery_point => {
                 if self.prr_on {
@@ -869,7 +907,6 @@ impl TcpSender {
             }
             _ => {}
         }
-
         if self.state == CaState::Open {
             self.try_undo_dsack();
         } else if self.state == CaState::Loss && self.undo.is_some_and(|u| u.dsacked && u.retrans == 0) {
@@ -877,28 +914,41 @@ impl TcpSender {
             self.stats.dsack_undos += 1;
             self.undo_timeout();
         }
+    }
 
+    /// The window's answer to the ACK in each state: grow it, enter fast recovery, or pace
+    /// the recovery with PRR.
+    #[allow(clippy::too_many_arguments)]
+    fn respond(
+        &mut self,
+        now: SimTime,
+        c: &CumulativeAck,
+        ack_advanced: bool,
+        newly_lost: u64,
+        prior_in_flight: u64,
+        subflows: &[SubflowState],
+        me: usize,
+    ) {
         match self.state {
             CaState::Open => {
                 if self.dupacks >= DUP_THRESH || self.lost_bytes > 0 {
                     self.enter_recovery(now, prior_in_flight, subflows, me);
                     if self.prr_on {
-                        self.prr_step(delivered + dup_delivered, ack_advanced, newly_lost > 0);
+                        self.prr_step(c.delivered + c.dup_delivered, ack_advanced, newly_lost > 0);
                     }
                 } else {
-                    self.grow(now, delivered, prior_in_flight, subflows, me);
+                    self.grow(now, c.delivered, prior_in_flight, subflows, me);
                 }
             }
             // Linux's Loss state: not a window reduction in progress, so new ACKs grow the
             // window at once (slow start from one segment towards ssthresh)
-            CaState::Loss => self.grow(now, delivered, prior_in_flight, subflows, me),
+            CaState::Loss => self.grow(now, c.delivered, prior_in_flight, subflows, me),
             CaState::Recovery => {
                 if self.prr_on {
-                    self.prr_step(delivered + dup_delivered, ack_advanced, newly_lost > 0);
+                    self.prr_step(c.delivered + c.dup_delivered, ack_advanced, newly_lost > 0);
                 }
             }
         }
-        self.arm_probe(now);
     }
 
     #[cfg(test)]
@@ -947,360 +997,6 @@ impl TcpSender {
         } else {
             in_flight + self.mss >= self.w.cwnd
         }
-    }
-
-    /// Counts one segment of `len` bytes as newly marked `flag` (SACKED, LOST or RETRANS),
-    /// or (`add` false) as no longer marked.
-    #[inline(always)]
-    fn count(&mut self, flag: u8, len: u64, add: bool) {
-        self.count_many(flag, len, 1, add);
-    }
-
-    /// [`count`](Self::count) for `segs` segments of `bytes` bytes in all. A retransmission
-    /// puts a lost segment back in the pipe; SACKed and lost segments leave it.
-    #[inline(always)]
-    fn count_many(&mut self, flag: u8, bytes: u64, segs: u64, add: bool) {
-        let (b, n) = match flag {
-            SACKED => (&mut self.sacked_bytes, &mut self.sacked_segs),
-            LOST => (&mut self.lost_bytes, &mut self.lost_segs),
-            _ => (&mut self.retrans_bytes, &mut self.retrans_segs),
-        };
-        if add {
-            *b += bytes;
-            *n += segs;
-        } else {
-            *b -= bytes;
-            *n -= segs;
-        }
-        // (the sum is never negative, its parts may briefly be so while it changes)
-        if add == (flag != RETRANS) {
-            self.out_of_pipe = self.out_of_pipe.wrapping_add(bytes);
-            self.out_of_pipe_segs = self.out_of_pipe_segs.wrapping_add(segs);
-        } else {
-            self.out_of_pipe = self.out_of_pipe.wrapping_sub(bytes);
-            self.out_of_pipe_segs = self.out_of_pipe_segs.wrapping_sub(segs);
-        }
-    }
-
-    /// Sets the duplicate-ACK credit (without SACK), which the pipe leaves out too.
-    #[inline]
-    fn set_reno_sacked(&mut self, v: u64) {
-        self.out_of_pipe = self.out_of_pipe.wrapping_sub(self.reno_sacked).wrapping_add(v);
-        self.reno_sacked = v;
-    }
-
-    /// Uncounts the marks of segment `s`, leaving the scoreboard. Out of line: inlined into
-    /// the loop over the segments an ACK acknowledges, it had that loop hold the counters in
-    /// registers (and spill them) on every ACK, where most segments carry no mark.
-    #[inline(never)]
-    fn drop_flags(&mut self, s: &Seg) {
-        let len = s.len as u64;
-        for flag in [SACKED, LOST, RETRANS] {
-            if s.flags & flag != 0 {
-                self.count(flag, len, false);
-            }
-        }
-    }
-
-    /// Marks segments covered by the ACK's SACK blocks; returns the bytes newly SACKed, when
-    /// the most recently sent of them (never retransmitted) was sent, for an RTT sample, and
-    /// whether any of them was never retransmitted.
-    fn apply_sack(&mut self, h: &AckHeader, now: SimTime) -> (u64, Option<SimTime>, bool) {
-        let mut newly = 0;
-        let mut newest_sent: Option<SimTime> = None;
-        let mut orig = false;
-        let min_rtt = self.rtt.min_rtt();
-        for b in h.sack_blocks() {
-            let start = b.start.max(self.snd_una);
-            let end = b.end.min(self.snd_nxt);
-            if start >= end {
-                continue;
-            }
-            // walk only the parts of the block not SACKed yet (the gaps between the ranges),
-            // segment by segment in ascending order, up to the first segment the block does
-            // not cover whole
-            let mut pos = start;
-            'block: while pos < end {
-                let r = self.sacked_ranges.partition_point(|&(_, e)| e <= pos);
-                let gap_end = match self.sacked_ranges.get(r) {
-                    Some(&(rs, re)) if rs <= pos => {
-                        pos = re;
-                        continue;
-                    }
-                    Some(&(rs, _)) => rs.min(end),
-                    None => end,
-                };
-                let mut i = self.segs.partition_point(|s| s.seq < pos);
-                let mut run: Option<(u64, u64)> = None;
-                while i < self.segs.len() && self.segs[i].seq < gap_end {
-                    let s = self.segs[i];
-                    let s_end = s.seq + s.len as u64;
-                    if s_end > end {
-                        if let Some(run) = run {
-                            self.add_sacked_range(run);
-                        }
-                        break 'block;
-                    }
-                    debug_assert!(s.flags & SACKED == 0);
-                    self.drop_flags(&s);
-                    self.segs[i].flags = (s.flags & EVER_RETX) | SACKED;
-                    self.count(SACKED, s.len as u64, true);
-                    newly += s.len as u64;
-                    run = Some((run.map_or(s.seq, |r| r.0), s_end));
-                    let retx = s.flags & EVER_RETX != 0;
-                    if self.rack_on {
-                        self.rack.on_delivered(s.sent_at, s_end, retx, now, min_rtt);
-                    }
-                    if !retx {
-                        orig = true;
-                        newest_sent = newest_sent.max(Some(s.sent_at));
-                    }
-                    i += 1;
-                }
-                if let Some(run) = run {
-                    self.add_sacked_range(run);
-                }
-                pos = gap_end;
-            }
-            self.highest_sacked = self.highest_sacked.max(end);
-        }
-        (newly, newest_sent, orig)
-    }
-
-    /// Adds [start, end), which lies in a gap between the SACKed ranges, merging it with the
-    /// ranges it touches.
-    fn add_sacked_range(&mut self, (start, end): (u64, u64)) {
-        let r = self.sacked_ranges.partition_point(|&(_, e)| e < start);
-        let touches_prev = r < self.sacked_ranges.len() && self.sacked_ranges[r].1 == start;
-        let next = if touches_prev { r + 1 } else { r };
-        let touches_next = next < self.sacked_ranges.len() && self.sacked_ranges[next].0 == end;
-        match (touches_prev, touches_next) {
-            (true, true) => {
-                self.sacked_ranges[r].1 = self.sacked_ranges[next].1;
-                self.sacked_ranges.remove(next);
-            }
-            (true, false) => self.sacked_ranges[r].1 = end,
-            (false, true) => self.sacked_ranges[next].0 = start,
-            (false, false) => self.sacked_ranges.insert(r, (start, end)),
-        }
-    }
-
-    /// The cumulative ACK reached `ack`: forget the SACKed ranges below it.
-    fn drop_ranges_below(&mut self, ack: u64) {
-        let k = self.sacked_ranges.partition_point(|&(_, e)| e <= ack);
-        if k > 0 {
-            self.sacked_ranges.drain(..k);
-        }
-        if let Some(first) = self.sacked_ranges.first_mut() {
-            first.0 = first.0.max(ack);
-        }
-    }
-
-    /// RFC 6675 IsLost: a segment is lost when more than (DupThresh−1)·MSS bytes above it are
-    /// SACKed. The rule is monotone in sequence, so the walk starts at the highest SACKed
-    /// segment, finds the boundary, and marks downwards until it meets a segment already
-    /// marked (everything below that was handled by an earlier ACK). Returns the bytes marked.
-    fn mark_lost_by_sack(&mut self) -> u64 {
-        let threshold = (DUP_THRESH as u64 - 1) * self.mss;
-        // every SACKed segment lies below `highest_sacked`; the SACKed bytes above a segment
-        // are the lengths of the ranges above it. Find the highest range with more than the
-        // threshold at or above its start: the segments below it are the candidates.
-        let mut acc = 0u64;
-        let mut k = self.sacked_ranges.len();
-        while k > 0 && acc <= threshold {
-            k -= 1;
-            let (a, b) = self.sacked_ranges[k];
-            acc += b - a;
-        }
-        if acc <= threshold {
-            return 0;
-        }
-        let mut marked = 0;
-        let mut i = self.segs.partition_point(|s| s.seq < self.sacked_ranges[k].0);
-        loop {
-            // the unSACKed segments below range k, downwards, until one already marked
-            while i > 0 {
-                let s = self.segs[i - 1];
-                if s.flags & SACKED != 0 {
-                    break;
-                }
-                if s.flags & LOST != 0 {
-                    return marked;
-                }
-                self.segs[i - 1].flags |= LOST;
-                self.count(LOST, s.len as u64, true);
-                marked += s.len as u64;
-                if s.seq < self.rtx_scan_seq {
-                    self.rtx_scan_seq = s.seq;
-                }
-                i -= 1;
-            }
-            if i == 0 || k == 0 {
-                return marked;
-            }
-            // segment i-1 ends range k-1: jump below it
-            k -= 1;
-            i = self.segs.partition_point(|s| s.seq < self.sacked_ranges[k].0);
-        }
-    }
-
-    /// RACK (RFC 8985 §6.2 step 5): marks lost every segment sent before the most recently
-    /// sent delivered one and overdue by more than its RTT plus the reordering window; a
-    /// retransmission found lost becomes due again. Arms the reordering timer for segments
-    /// not yet overdue. Returns the bytes marked.
-    fn rack_detect(&mut self, now: SimTime) -> u64 {
-        self.reo_deadline = None;
-        if !self.rack.active() || (self.sacked_bytes == 0 && self.retrans_bytes == 0) {
-            return 0;
-        }
-        let reo = self.rack.reo_wnd(
-            self.state != CaState::Open,
-            self.sacked_bytes / self.mss,
-            DUP_THRESH as u64,
-            self.rtt.min_rtt(),
-            self.rtt.srtt(),
-        );
-        #[cfg(test)]
-        let expected = rack_scan_tests::reference_rack_scan(self, now, reo);
-        #[cfg(test)]
-        let mut marked_segs = Vec::new();
-        let mut order = std::mem::take(&mut self.rack_order);
-        // the transmissions sent before RACK's segment join `early`, in send order (they are
-        // a prefix of the candidates): the next segment never sent again, from the
-        // scoreboard, or the next resend, from `later`, whichever was sent first
-        order.fresh_from = order.fresh_from.max(self.segs_dropped);
-        loop {
-            let fresh = loop {
-                let Some(s) = self.segs.get((order.fresh_from - self.segs_dropped) as usize) else { break None };
-                if s.flags & (SACKED | LOST | EVER_RETX) == 0 {
-                    break Some(Sent { at: s.sent_at, seg: order.fresh_from });
-                }
-                order.fresh_from += 1;
-            };
-            let resent = loop {
-                let Some(&e) = order.later.front() else { break None };
-                if self.rack_candidate(e).is_some() {
-                    break Some(e);
-                }
-                order.later.pop_front();
-            };
-            let e = match (fresh, resent) {
-                (Some(a), Some(b)) => a.min(b),
-                (Some(a), None) => a,
-                (None, Some(b)) => b,
-                (None, None) => break,
-            };
-            let s = self.segs[(e.seg - self.segs_dropped) as usize];
-            if self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo) == Verdict::NotYet {
-                break;
-            }
-            order.early.push_back(e);
-            if Some(e) == fresh {
-                order.fresh_from += 1;
-            } else {
-                order.later.pop_front();
-            }
-        }
-        // the oldest of them are lost while overdue (the deadlines grow with the send time)
-        let mut marked = 0;
-        while let Some(&e) = order.early.front() {
-            if let Some(i) = self.rack_candidate(e) {
-                let s = self.segs[i];
-                let verdict = self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo);
-                debug_assert!(verdict != Verdict::NotYet, "{e:?} sent after RACK's segment");
-                if verdict != Verdict::Lost {
-                    break;
-                }
-                let len = s.len as u64;
-                if s.flags & RETRANS != 0 {
-                    // a lost retransmission: lost again, awaiting another
-                    self.segs[i].flags &= !RETRANS;
-                    self.count(RETRANS, len, false);
-                } else {
-                    self.segs[i].flags |= LOST;
-                    self.count(LOST, len, true);
-                }
-                marked += len;
-                if s.seq < self.rtx_scan_seq {
-                    self.rtx_scan_seq = s.seq;
-                }
-                #[cfg(test)]
-                marked_segs.push(e.seg);
-            }
-            order.early.pop_front();
-        }
-        // the others wait; the newest of them, with the latest deadline, arms the timer
-        let mut wait: Option<Dur> = None;
-        while let Some(&e) = order.early.back() {
-            if let Some(i) = self.rack_candidate(e) {
-                let s = self.segs[i];
-                let verdict = self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo);
-                debug_assert!(matches!(verdict, Verdict::Wait(_)), "{e:?}: {verdict:?}");
-                if let Verdict::Wait(d) = verdict {
-                    wait = Some(d);
-                }
-                break;
-            }
-            order.early.pop_back();
-        }
-        self.rack_order = order;
-        #[cfg(test)]
-        rack_scan_tests::assert_same_rack_verdicts(expected, marked_segs, wait);
-        self.reo_deadline = wait.map(|d| now + d);
-        marked
-    }
-
-    /// The index in `segs` of the segment a transmission of `rack_order` names, if that
-    /// segment is still one RACK may mark and was last sent then.
-    #[inline]
-    fn rack_candidate(&self, e: Sent) -> Option<usize> {
-        let i = usize::try_from(e.seg.checked_sub(self.segs_dropped)?).ok()?;
-        let s = self.segs.get(i)?;
-        (s.sent_at == e.at && rack_candidate_flags(s.flags)).then_some(i)
-    }
-
-    /// Segment `segs[i]` was sent again at `now` (a retransmission or a probe): it enters
-    /// RACK's send order. When the order holds many entries of segments no longer candidates
-    /// (sent again, SACKed or acknowledged out of send order), it drops them, so it stays
-    /// within twice the scoreboard.
-    #[inline]
-    fn enter_send_order(&mut self, i: usize, now: SimTime) {
-        if !self.rack_on {
-            return;
-        }
-        self.rack_order.push(Sent { at: now, seg: self.segs_dropped + i as u64 });
-        if self.rack_order.len() > 2 * self.segs.len() + 64 {
-            let (segs, dropped) = (&self.segs, self.segs_dropped);
-            let valid = |e: &Sent| {
-                e.seg
-                    .checked_sub(dropped)
-                    .and_then(|i| segs.get(i as usize))
-                    .is_some_and(|s| s.sent_at == e.at && rack_candidate_flags(s.flags))
-            };
-            // (an entry equal to the one before it, a segment sent twice at the same instant,
-            // goes too: each candidate keeps one entry)
-            for q in [&mut self.rack_order.early, &mut self.rack_order.later] {
-                let mut last: Option<Sent> = None;
-                q.retain(|e| {
-                    let keep = last != Some(*e) && valid(e);
-                    if keep {
-                        last = Some(*e);
-                    }
-                    keep
-                });
-            }
-        }
-    }
-
-    /// Segments became RACK candidates again with their old send times (an undo): the send
-    /// order is rebuilt from the scoreboard.
-    fn rebuild_send_order(&mut self) {
-        if !self.rack_on {
-            return;
-        }
-        let dropped = self.segs_dropped;
-        let resent = self.segs.iter().enumerate().filter(|(_, s)| s.flags & EVER_RETX != 0 && rack_candidate_flags(s.flags));
-        self.rack_order.rebuild(resent.map(|(i, s)| Sent { at: s.sent_at, seg: dropped + i as u64 }), dropped);
     }
 
     /// Enters fast recovery. The controller halves `in_flight`, the RFC 6675 pipe before this
@@ -1457,63 +1153,6 @@ impl TcpSender {
         true
     }
 
-    fn count_undo_retrans(&mut self) {
-        if let Some(u) = self.undo.as_mut() {
-            u.retrans += 1;
-        }
-    }
-
-    /// A D-SACK block `d`: one retransmission per segment it covers was unnecessary, and the
-    /// path reorders (or delays) segments.
-    fn on_dsack(&mut self, d: crate::net::SackBlock) {
-        self.stats.dsacks += 1;
-        let segments = (d.end - d.start).div_ceil(self.mss).max(1);
-        if let Some(u) = self.undo.as_mut() {
-            u.retrans = u.retrans.saturating_sub(segments);
-            u.dsacked = true;
-        }
-        if self.rack_on {
-            self.rack.on_dsack(self.snd_una, self.snd_nxt);
-        }
-    }
-
-    /// In Open: undo the last reduction if D-SACKs showed all its retransmissions spurious.
-    fn try_undo_dsack(&mut self) {
-        let Some(u) = self.undo.filter(|u| u.dsacked && u.retrans == 0) else { return };
-        self.undo = None;
-        self.w.cwnd = self.w.cwnd.max(u.cwnd);
-        self.w.ssthresh = self.w.ssthresh.max(u.ssthresh);
-        self.stats.dsack_undos += 1;
-    }
-
-    /// F-RTO found the timeout spurious: restore the window from before it and forget the
-    /// losses it presumed (Linux `tcp_try_undo_loss`, `tcp_undo_cwnd_reduction`).
-    fn undo_timeout(&mut self) {
-        if let Some((cwnd, ssthresh)) = self.prior.take() {
-            self.w.cwnd = self.w.cwnd.max(cwnd);
-            self.w.ssthresh = self.w.ssthresh.max(ssthresh);
-        }
-        let (mut bytes, mut segs) = (0, 0);
-        for s in self.segs.iter_mut() {
-            if s.flags & (LOST | RETRANS) == LOST {
-                s.flags &= !LOST;
-                bytes += s.len as u64;
-                segs += 1;
-            }
-        }
-        self.count_many(LOST, bytes, segs, false);
-        self.rebuild_send_order();
-        self.state = CaState::Open;
-        self.recovery_point = self.snd_una;
-        self.rtt.reset_backoff();
-        self.stats.spurious_timeouts += 1;
-        // segments with enough SACKed above them are still lost
-        if self.sacked_bytes > 0 {
-            self.mark_lost_by_sack();
-        }
-        self.rtx_scan_seq = self.snd_una;
-    }
-
     /// Checks the scoreboard's counters against the segments (debug and tests).
     pub fn check_invariants(&self) -> Result<(), String> {
         let (mut sacked, mut lost, mut retrans) = (0u64, 0u64, 0u64);
@@ -1604,351 +1243,13 @@ impl TcpSender {
     }
 }
 
+mod rack_scan;
+mod scoreboard;
+mod undo;
+
 /// RACK's indexed scan against a plain walk over the scoreboard, verdict for verdict.
 #[cfg(test)]
-#[path = "rack_scan_tests.rs"]
 mod rack_scan_tests;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::net::SackBlock;
-
-    const MSS: u64 = 1000;
-
-    fn sender(iw: u32) -> TcpSender {
-        let cfg = SenderConfig { mss: MSS as u32, initial_window: iw, ..SenderConfig::default() };
-        TcpSender::new(&cfg, Controller::by_name("reno").unwrap())
-    }
-
-    fn drain(s: &mut TcpSender, now: SimTime) -> Vec<TxSegment> {
-        std::iter::from_fn(|| s.next_segment(now)).collect()
-    }
-
-    fn ack(n: u64, sacks: &[(u64, u64)]) -> AckHeader {
-        let mut h = AckHeader::new(n, 1 << 30);
-        for &(a, b) in sacks {
-            h.push_sack(SackBlock { start: a, end: b });
-        }
-        h
-    }
-
-    #[test]
-    fn sends_the_initial_window_then_waits() {
-        let mut s = sender(4);
-        s.write(10 * MSS);
-        let segs = drain(&mut s, SimTime::ZERO);
-        assert_eq!(segs.len(), 4);
-        assert_eq!(s.in_flight(), 4 * MSS);
-        assert!(s.rto_deadline().is_some());
-    }
-
-    #[test]
-    fn the_window_counts_short_segments_as_packets() {
-        // 1-byte writes, each sent at once while the window has room: the window of 4
-        // segments admits 4 of them (not 4,000 bytes' worth), and the writes made meanwhile
-        // leave together in the next segment
-        let mut s = sender(4);
-        let mut sent = Vec::new();
-        for _ in 0..10 {
-            s.write(1);
-            sent.extend(drain(&mut s, SimTime::ZERO));
-        }
-        assert_eq!(sent.iter().map(|t| t.len).collect::<Vec<_>>(), vec![1; 4]);
-        assert_eq!((s.in_flight(), s.in_flight_segments()), (4, 4));
-        s.on_ack(SimTime(1_000_000), &ack(1, &[]));
-        let next = drain(&mut s, SimTime(1_000_000));
-        assert_eq!(next.iter().map(|t| (t.seq, t.len)).collect::<Vec<_>>(), vec![(4, 6)]);
-        assert!(s.check_invariants().is_ok());
-        // full segments: the same limit as in bytes
-        let mut s = sender(4);
-        s.write(10 * MSS);
-        assert_eq!(drain(&mut s, SimTime::ZERO).len(), 4);
-        assert_eq!(s.in_flight_segments() * MSS, s.in_flight());
-    }
-
-    #[test]
-    fn three_dupacks_with_sack_retransmit_the_head_and_halve() {
-        for prr in [false, true] {
-            let cfg = SenderConfig { mss: MSS as u32, initial_window: 10, prr, ..SenderConfig::default() };
-            let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
-            s.write(20 * MSS);
-            drain(&mut s, SimTime::ZERO);
-            let t = SimTime(Dur::from_millis(50).0);
-            // segment 0 lost; 1..=3 arrive
-            for k in 1..=3 {
-                s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
-            }
-            assert_eq!(s.state(), CaState::Recovery);
-            // FlightSize is the pipe before the third duplicate ACK: 10 sent, 2 SACKed
-            assert_eq!(s.ssthresh(), 4 * MSS);
-            // without PRR the window drops to ssthresh and the head goes out whatever the
-            // pipe (6) says; with PRR the window is the pipe plus the one segment this ACK
-            // allows
-            assert_eq!(s.cwnd(), if prr { 7 * MSS } else { 4 * MSS });
-            let segs = drain(&mut s, t);
-            assert_eq!(segs, vec![TxSegment { seq: 0, len: MSS as u32, retx: true, forced: !prr }]);
-            assert!(s.check_invariants().is_ok());
-            // the retransmission is acknowledged with everything sent: recovery ends at
-            // ssthresh, and the same ACK may add its congestion-avoidance increment
-            s.on_ack(t + Dur::from_millis(50), &ack(s.snd_nxt(), &[]));
-            assert_eq!(s.state(), CaState::Open);
-            assert!((4 * MSS..=5 * MSS).contains(&s.cwnd()), "{}", s.cwnd());
-            assert_eq!(s.stats.fast_recoveries, 1);
-        }
-    }
-
-    fn dsack(n: u64, start: u64, end: u64) -> AckHeader {
-        let mut h = AckHeader::new(n, 1 << 30);
-        h.push_dsack(SackBlock { start, end });
-        h
-    }
-
-    /// Ten segments out, the first delayed past three SACKs: fast recovery retransmits it,
-    /// then everything is acknowledged and recovery ends with the window reduced.
-    fn spurious_fast_recovery() -> (TcpSender, SimTime) {
-        let mut s = sender(10);
-        s.write(20 * MSS);
-        drain(&mut s, SimTime::ZERO);
-        let t = SimTime(Dur::from_millis(50).0);
-        for k in 1..=3 {
-            s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
-        }
-        assert_eq!(s.state(), CaState::Recovery);
-        assert_eq!(drain(&mut s, t).iter().filter(|x| x.retx).count(), 1);
-        let t = t + Dur::from_millis(5);
-        s.on_ack(t, &ack(10 * MSS, &[]));
-        assert_eq!(s.state(), CaState::Open);
-        assert!(s.cwnd() <= 5 * MSS, "{}", s.cwnd());
-        (s, t)
-    }
-
-    #[test]
-    fn a_dsack_for_the_only_retransmission_undoes_the_reduction() {
-        let (mut s, t) = spurious_fast_recovery();
-        let before = s.cwnd();
-        // the original arrived late; the retransmission is reported as a duplicate
-        s.on_ack(t + Dur::from_millis(50), &dsack(10 * MSS, 0, MSS));
-        assert_eq!(s.stats.dsacks, 1);
-        assert_eq!(s.stats.dsack_undos, 1);
-        assert!(s.cwnd() >= 10 * MSS && s.cwnd() > before, "{}", s.cwnd());
-        assert_eq!(s.ssthresh(), u64::MAX);
-        assert_eq!(s.state(), CaState::Open);
-        assert!(s.check_invariants().is_ok());
-        // a second report changes nothing: the episode is closed
-        let w = s.cwnd();
-        s.on_ack(t + Dur::from_millis(60), &dsack(10 * MSS, 0, MSS));
-        assert_eq!((s.stats.dsacks, s.stats.dsack_undos, s.cwnd()), (2, 1, w));
-    }
-
-    #[test]
-    fn no_undo_without_dsack_or_while_a_retransmission_may_have_repaired_a_loss() {
-        // no report: the reduction stays
-        let (mut s, t) = spurious_fast_recovery();
-        let w = s.cwnd();
-        s.on_ack(t + Dur::from_millis(50), &ack(10 * MSS, &[]));
-        assert_eq!((s.stats.dsack_undos, s.cwnd()), (0, w));
-        // two retransmissions, one reported: the other may have repaired a real loss
-        let mut s = sender(10);
-        s.write(20 * MSS);
-        drain(&mut s, SimTime::ZERO);
-        let t = SimTime(Dur::from_millis(50).0);
-        let mut retx = Vec::new();
-        for k in 1..=6 {
-            s.on_ack(t, &ack(0, &[(2 * MSS, (k + 2) * MSS)]));
-            retx.extend(drain(&mut s, t).iter().filter(|x| x.retx).map(|x| x.seq));
-        }
-        assert_eq!(retx, [0, MSS]);
-        let t = t + Dur::from_millis(50);
-        let all = s.snd_nxt();
-        s.on_ack(t, &ack(all, &[]));
-        assert_eq!(s.state(), CaState::Open);
-        let w = s.cwnd();
-        s.on_ack(t, &dsack(all, 0, MSS));
-        assert_eq!((s.stats.dsacks, s.stats.dsack_undos, s.cwnd()), (1, 0, w));
-        // the second report completes the count
-        s.on_ack(t, &dsack(all, MSS, 2 * MSS));
-        assert_eq!(s.stats.dsack_undos, 1);
-        assert!(s.cwnd() >= 10 * MSS);
-    }
-
-    #[test]
-    fn a_dsack_after_a_timeout_undoes_it_and_forgets_the_presumed_losses() {
-        let cfg = SenderConfig { mss: MSS as u32, initial_window: 4, frto: false, ..SenderConfig::default() };
-        let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
-        s.write(20 * MSS);
-        drain(&mut s, SimTime::ZERO);
-        let t = s.rto_deadline().unwrap();
-        s.on_rto(t);
-        let retx = drain(&mut s, t);
-        assert_eq!(retx.len(), 1);
-        assert_eq!(s.state(), CaState::Loss);
-        // the first segment's original arrives, then the retransmission as a duplicate
-        s.on_ack(t + Dur::from_millis(1), &ack(MSS, &[]));
-        assert_eq!(s.state(), CaState::Loss);
-        s.on_ack(t + Dur::from_millis(2), &{
-            let mut h = dsack(MSS, 0, MSS);
-            h.push_sack(SackBlock { start: 2 * MSS, end: 4 * MSS });
-            h
-        });
-        assert_eq!(s.stats.dsack_undos, 1);
-        assert_eq!(s.state(), CaState::Open);
-        assert!(s.cwnd() >= 4 * MSS, "{}", s.cwnd());
-        assert!(s.check_invariants().is_ok());
-    }
-
-    #[test]
-    fn timeout_marks_everything_lost_and_restarts_from_one_segment() {
-        let mut s = sender(10);
-        s.write(10 * MSS);
-        drain(&mut s, SimTime::ZERO);
-        let t = s.rto_deadline().unwrap();
-        s.on_rto(t);
-        assert_eq!((s.state(), s.cwnd()), (CaState::Loss, MSS));
-        assert_eq!(s.in_flight(), 0);
-        let segs = drain(&mut s, t);
-        assert_eq!(segs, vec![TxSegment { seq: 0, len: MSS as u32, retx: true, forced: false }]);
-        assert_eq!(s.rto_deadline(), Some(t + Dur::from_secs(2)), "backed off");
-    }
-
-    #[test]
-    fn after_a_timeout_acks_grow_the_window_at_once_and_ssthresh_is_set_once() {
-        let cfg = SenderConfig { mss: MSS as u32, initial_window: 10, frto: false, ..SenderConfig::default() };
-        let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
-        s.write(40 * MSS);
-        drain(&mut s, SimTime::ZERO);
-        let t = s.rto_deadline().unwrap();
-        s.on_rto(t);
-        // ssthresh from the flight at the timeout (10 segments), one segment to start from
-        assert_eq!((s.ssthresh(), s.cwnd()), (5 * MSS, MSS));
-        assert_eq!(drain(&mut s, t).len(), 1);
-        // the retransmission is acknowledged: still in Loss (9 segments presumed lost), yet
-        // the window grows by slow start at once and two retransmissions follow
-        let t1 = t + Dur::from_millis(100);
-        s.on_ack(t1, &ack(MSS, &[]));
-        assert_eq!(s.state(), CaState::Loss);
-        assert_eq!(s.cwnd(), 2 * MSS);
-        let next = drain(&mut s, t1);
-        assert_eq!(next.iter().map(|x| (x.seq, x.retx)).collect::<Vec<_>>(), vec![(MSS, true), (2 * MSS, true)]);
-        // originals of 3 and 4 arrive late (an RTT sample clears the backoff); a second
-        // timeout in the same episode keeps ssthresh: it is not taken from the small flight
-        // of the Loss state
-        s.on_ack(t1 + Dur::from_millis(1), &ack(MSS, &[(3 * MSS, 5 * MSS)]));
-        assert_eq!((s.state(), s.rtt().backoff()), (CaState::Loss, 0));
-        drain(&mut s, t1 + Dur::from_millis(1));
-        let t2 = s.rto_deadline().unwrap();
-        s.on_rto(t2);
-        assert_eq!((s.ssthresh(), s.cwnd()), (5 * MSS, MSS));
-        assert!(s.check_invariants().is_ok());
-    }
-
-    #[test]
-    fn no_rtt_sample_from_segments_sacked_long_ago_or_from_retransmissions() {
-        let mut s = sender(10);
-        s.write(10 * MSS);
-        drain(&mut s, SimTime::ZERO);
-        let t = SimTime(Dur::from_millis(100).0);
-        // 1..9 SACKed at 100 ms: a sample of 100 ms from the newest of them
-        s.on_ack(t, &ack(0, &[(MSS, 10 * MSS)]));
-        assert_eq!(s.rtt().latest(), Some(Dur::from_millis(100)));
-        // the head is retransmitted and acknowledged at 5 s (after a timeout, say): the
-        // cumulative ACK covers the retransmission and segments SACKed long ago, so no sample
-        let t2 = SimTime(Dur::from_secs(5).0);
-        s.on_rto(t2);
-        drain(&mut s, t2);
-        let n = s.rtt().samples();
-        s.on_ack(t2 + Dur::from_millis(100), &ack(10 * MSS, &[]));
-        assert_eq!(s.rtt().samples(), n, "Karn's rule");
-        assert_eq!(s.rtt().latest(), Some(Dur::from_millis(100)));
-    }
-
-    #[test]
-    fn sack_alone_never_pushes_the_retransmission_timer_back() {
-        let mut s = sender(10);
-        s.write(40 * MSS);
-        drain(&mut s, SimTime::ZERO);
-        let deadline = s.rto_deadline().unwrap();
-        // segment 0 is lost; SACKs for everything else keep arriving, each with an RTT sample
-        for k in 1..10 {
-            let t = SimTime(Dur::from_millis(10 * k).0);
-            s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
-            drain(&mut s, t);
-        }
-        assert_eq!(s.rto_deadline(), Some(deadline));
-    }
-
-    #[test]
-    fn the_handshake_window_limits_the_first_flight() {
-        let cfg = SenderConfig { mss: MSS as u32, initial_window: 16, initial_rwnd: 4 * MSS, ..SenderConfig::default() };
-        let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
-        s.write(20 * MSS);
-        assert_eq!(drain(&mut s, SimTime::ZERO).len(), 4);
-    }
-
-    #[test]
-    fn chunks_are_never_merged_into_one_segment() {
-        let mut s = sender(10);
-        assert_eq!(s.write_chunk(300), 0);
-        assert_eq!(s.write_chunk(300), 300);
-        assert_eq!(s.write_chunk(1000), 600);
-        let segs = drain(&mut s, SimTime::ZERO);
-        let lens: Vec<u32> = segs.iter().map(|x| x.len).collect();
-        assert_eq!(lens, vec![300, 300, 1000]);
-    }
-
-    #[test]
-    fn unsent_chunks_can_be_taken_back() {
-        let mut s = sender(1);
-        for _ in 0..3 {
-            s.write_chunk(MSS);
-        }
-        assert_eq!(drain(&mut s, SimTime::ZERO).len(), 1);
-        assert_eq!(s.take_back_unsent(), vec![(MSS, MSS), (2 * MSS, MSS)]);
-        assert_eq!(s.unsent(), 0);
-        assert!(s.check_invariants().is_ok());
-        assert_eq!(s.unacked_segments().collect::<Vec<_>>(), vec![(0, MSS as u32)]);
-    }
-
-    proptest::proptest! {
-        /// Chunks of any sizes up to an MSS, full and short mixed: every segment carries
-        /// exactly one chunk, and the chunks taken back are exactly those not sent.
-        #[test]
-        fn segments_and_chunks_taken_back_follow_the_chunks(
-            lens in proptest::collection::vec(proptest::prop_oneof![proptest::strategy::Just(MSS), 1..=MSS], 1..40),
-            iw in 1u32..50,
-        ) {
-            let mut s = sender(iw);
-            let mut chunks = Vec::new();
-            for &len in &lens {
-                chunks.push((s.write_chunk(len), len));
-            }
-            let sent: Vec<(u64, u64)> = drain(&mut s, SimTime::ZERO).iter().map(|t| (t.seq, t.len as u64)).collect();
-            proptest::prop_assert_eq!(&sent[..], &chunks[..sent.len()]);
-            proptest::prop_assert_eq!(s.take_back_unsent(), chunks[sent.len()..].to_vec());
-        }
-    }
-
-    #[test]
-    fn penalty_halves_the_window_but_never_below_one_segment() {
-        let mut s = sender(10);
-        s.penalize();
-        assert_eq!(s.cwnd(), 5 * MSS);
-        for _ in 0..5 {
-            s.penalize();
-        }
-        assert_eq!(s.cwnd(), MSS);
-    }
-
-    #[test]
-    fn receive_window_limits_new_data_unless_ignored() {
-        let mut s = sender(10);
-        s.write(10 * MSS);
-        s.on_ack(SimTime::ZERO, &AckHeader::new(0, 2 * MSS));
-        assert_eq!(drain(&mut s, SimTime::ZERO).len(), 2);
-        let cfg = SenderConfig { mss: MSS as u32, ignore_rwnd: true, ..SenderConfig::default() };
-        let mut m = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
-        m.write(10 * MSS);
-        m.on_ack(SimTime::ZERO, &AckHeader::new(0, 2 * MSS));
-        assert_eq!(drain(&mut m, SimTime::ZERO).len(), 10);
-    }
-}
+mod tests;

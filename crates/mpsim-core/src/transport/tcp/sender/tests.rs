@@ -1,0 +1,340 @@
+use super::*;
+use crate::net::SackBlock;
+
+const MSS: u64 = 1000;
+
+fn sender(iw: u32) -> TcpSender {
+    let cfg = SenderConfig { mss: MSS as u32, initial_window: iw, ..SenderConfig::default() };
+    TcpSender::new(&cfg, Controller::by_name("reno").unwrap())
+}
+
+fn drain(s: &mut TcpSender, now: SimTime) -> Vec<TxSegment> {
+    std::iter::from_fn(|| s.next_segment(now)).collect()
+}
+
+fn ack(n: u64, sacks: &[(u64, u64)]) -> AckHeader {
+    let mut h = AckHeader::new(n, 1 << 30);
+    for &(a, b) in sacks {
+        h.push_sack(SackBlock { start: a, end: b });
+    }
+    h
+}
+
+#[test]
+fn sends_the_initial_window_then_waits() {
+    let mut s = sender(4);
+    s.write(10 * MSS);
+    let segs = drain(&mut s, SimTime::ZERO);
+    assert_eq!(segs.len(), 4);
+    assert_eq!(s.in_flight(), 4 * MSS);
+    assert!(s.rto_deadline().is_some());
+}
+
+#[test]
+fn the_window_counts_short_segments_as_packets() {
+    // 1-byte writes, each sent at once while the window has room: the window of 4
+    // segments admits 4 of them (not 4,000 bytes' worth), and the writes made meanwhile
+    // leave together in the next segment
+    let mut s = sender(4);
+    let mut sent = Vec::new();
+    for _ in 0..10 {
+        s.write(1);
+        sent.extend(drain(&mut s, SimTime::ZERO));
+    }
+    assert_eq!(sent.iter().map(|t| t.len).collect::<Vec<_>>(), vec![1; 4]);
+    assert_eq!((s.in_flight(), s.in_flight_segments()), (4, 4));
+    s.on_ack(SimTime(1_000_000), &ack(1, &[]));
+    let next = drain(&mut s, SimTime(1_000_000));
+    assert_eq!(next.iter().map(|t| (t.seq, t.len)).collect::<Vec<_>>(), vec![(4, 6)]);
+    assert!(s.check_invariants().is_ok());
+    // full segments: the same limit as in bytes
+    let mut s = sender(4);
+    s.write(10 * MSS);
+    assert_eq!(drain(&mut s, SimTime::ZERO).len(), 4);
+    assert_eq!(s.in_flight_segments() * MSS, s.in_flight());
+}
+
+#[test]
+fn three_dupacks_with_sack_retransmit_the_head_and_halve() {
+    for prr in [false, true] {
+        let cfg = SenderConfig { mss: MSS as u32, initial_window: 10, prr, ..SenderConfig::default() };
+        let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+        s.write(20 * MSS);
+        drain(&mut s, SimTime::ZERO);
+        let t = SimTime(Dur::from_millis(50).0);
+        // segment 0 lost; 1..=3 arrive
+        for k in 1..=3 {
+            s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
+        }
+        assert_eq!(s.state(), CaState::Recovery);
+        // FlightSize is the pipe before the third duplicate ACK: 10 sent, 2 SACKed
+        assert_eq!(s.ssthresh(), 4 * MSS);
+        // without PRR the window drops to ssthresh and the head goes out whatever the
+        // pipe (6) says; with PRR the window is the pipe plus the one segment this ACK
+        // allows
+        assert_eq!(s.cwnd(), if prr { 7 * MSS } else { 4 * MSS });
+        let segs = drain(&mut s, t);
+        assert_eq!(segs, vec![TxSegment { seq: 0, len: MSS as u32, retx: true, forced: !prr }]);
+        assert!(s.check_invariants().is_ok());
+        // the retransmission is acknowledged with everything sent: recovery ends at
+        // ssthresh, and the same ACK may add its congestion-avoidance increment
+        s.on_ack(t + Dur::from_millis(50), &ack(s.snd_nxt(), &[]));
+        assert_eq!(s.state(), CaState::Open);
+        assert!((4 * MSS..=5 * MSS).contains(&s.cwnd()), "{}", s.cwnd());
+        assert_eq!(s.stats.fast_recoveries, 1);
+    }
+}
+
+fn dsack(n: u64, start: u64, end: u64) -> AckHeader {
+    let mut h = AckHeader::new(n, 1 << 30);
+    h.push_dsack(SackBlock { start, end });
+    h
+}
+
+/// Ten segments out, the first delayed past three SACKs: fast recovery retransmits it,
+/// then everything is acknowledged and recovery ends with the window reduced.
+fn spurious_fast_recovery() -> (TcpSender, SimTime) {
+    let mut s = sender(10);
+    s.write(20 * MSS);
+    drain(&mut s, SimTime::ZERO);
+    let t = SimTime(Dur::from_millis(50).0);
+    for k in 1..=3 {
+        s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
+    }
+    assert_eq!(s.state(), CaState::Recovery);
+    assert_eq!(drain(&mut s, t).iter().filter(|x| x.retx).count(), 1);
+    let t = t + Dur::from_millis(5);
+    s.on_ack(t, &ack(10 * MSS, &[]));
+    assert_eq!(s.state(), CaState::Open);
+    assert!(s.cwnd() <= 5 * MSS, "{}", s.cwnd());
+    (s, t)
+}
+
+#[test]
+fn a_dsack_for_the_only_retransmission_undoes_the_reduction() {
+    let (mut s, t) = spurious_fast_recovery();
+    let before = s.cwnd();
+    // the original arrived late; the retransmission is reported as a duplicate
+    s.on_ack(t + Dur::from_millis(50), &dsack(10 * MSS, 0, MSS));
+    assert_eq!(s.stats.dsacks, 1);
+    assert_eq!(s.stats.dsack_undos, 1);
+    assert!(s.cwnd() >= 10 * MSS && s.cwnd() > before, "{}", s.cwnd());
+    assert_eq!(s.ssthresh(), u64::MAX);
+    assert_eq!(s.state(), CaState::Open);
+    assert!(s.check_invariants().is_ok());
+    // a second report changes nothing: the episode is closed
+    let w = s.cwnd();
+    s.on_ack(t + Dur::from_millis(60), &dsack(10 * MSS, 0, MSS));
+    assert_eq!((s.stats.dsacks, s.stats.dsack_undos, s.cwnd()), (2, 1, w));
+}
+
+#[test]
+fn no_undo_without_dsack_or_while_a_retransmission_may_have_repaired_a_loss() {
+    // no report: the reduction stays
+    let (mut s, t) = spurious_fast_recovery();
+    let w = s.cwnd();
+    s.on_ack(t + Dur::from_millis(50), &ack(10 * MSS, &[]));
+    assert_eq!((s.stats.dsack_undos, s.cwnd()), (0, w));
+    // two retransmissions, one reported: the other may have repaired a real loss
+    let mut s = sender(10);
+    s.write(20 * MSS);
+    drain(&mut s, SimTime::ZERO);
+    let t = SimTime(Dur::from_millis(50).0);
+    let mut retx = Vec::new();
+    for k in 1..=6 {
+        s.on_ack(t, &ack(0, &[(2 * MSS, (k + 2) * MSS)]));
+        retx.extend(drain(&mut s, t).iter().filter(|x| x.retx).map(|x| x.seq));
+    }
+    assert_eq!(retx, [0, MSS]);
+    let t = t + Dur::from_millis(50);
+    let all = s.snd_nxt();
+    s.on_ack(t, &ack(all, &[]));
+    assert_eq!(s.state(), CaState::Open);
+    let w = s.cwnd();
+    s.on_ack(t, &dsack(all, 0, MSS));
+    assert_eq!((s.stats.dsacks, s.stats.dsack_undos, s.cwnd()), (1, 0, w));
+    // the second report completes the count
+    s.on_ack(t, &dsack(all, MSS, 2 * MSS));
+    assert_eq!(s.stats.dsack_undos, 1);
+    assert!(s.cwnd() >= 10 * MSS);
+}
+
+#[test]
+fn a_dsack_after_a_timeout_undoes_it_and_forgets_the_presumed_losses() {
+    let cfg = SenderConfig { mss: MSS as u32, initial_window: 4, frto: false, ..SenderConfig::default() };
+    let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+    s.write(20 * MSS);
+    drain(&mut s, SimTime::ZERO);
+    let t = s.rto_deadline().unwrap();
+    s.on_rto(t);
+    let retx = drain(&mut s, t);
+    assert_eq!(retx.len(), 1);
+    assert_eq!(s.state(), CaState::Loss);
+    // the first segment's original arrives, then the retransmission as a duplicate
+    s.on_ack(t + Dur::from_millis(1), &ack(MSS, &[]));
+    assert_eq!(s.state(), CaState::Loss);
+    s.on_ack(t + Dur::from_millis(2), &{
+        let mut h = dsack(MSS, 0, MSS);
+        h.push_sack(SackBlock { start: 2 * MSS, end: 4 * MSS });
+        h
+    });
+    assert_eq!(s.stats.dsack_undos, 1);
+    assert_eq!(s.state(), CaState::Open);
+    assert!(s.cwnd() >= 4 * MSS, "{}", s.cwnd());
+    assert!(s.check_invariants().is_ok());
+}
+
+#[test]
+fn timeout_marks_everything_lost_and_restarts_from_one_segment() {
+    let mut s = sender(10);
+    s.write(10 * MSS);
+    drain(&mut s, SimTime::ZERO);
+    let t = s.rto_deadline().unwrap();
+    s.on_rto(t);
+    assert_eq!((s.state(), s.cwnd()), (CaState::Loss, MSS));
+    assert_eq!(s.in_flight(), 0);
+    let segs = drain(&mut s, t);
+    assert_eq!(segs, vec![TxSegment { seq: 0, len: MSS as u32, retx: true, forced: false }]);
+    assert_eq!(s.rto_deadline(), Some(t + Dur::from_secs(2)), "backed off");
+}
+
+#[test]
+fn after_a_timeout_acks_grow_the_window_at_once_and_ssthresh_is_set_once() {
+    let cfg = SenderConfig { mss: MSS as u32, initial_window: 10, frto: false, ..SenderConfig::default() };
+    let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+    s.write(40 * MSS);
+    drain(&mut s, SimTime::ZERO);
+    let t = s.rto_deadline().unwrap();
+    s.on_rto(t);
+    // ssthresh from the flight at the timeout (10 segments), one segment to start from
+    assert_eq!((s.ssthresh(), s.cwnd()), (5 * MSS, MSS));
+    assert_eq!(drain(&mut s, t).len(), 1);
+    // the retransmission is acknowledged: still in Loss (9 segments presumed lost), yet
+    // the window grows by slow start at once and two retransmissions follow
+    let t1 = t + Dur::from_millis(100);
+    s.on_ack(t1, &ack(MSS, &[]));
+    assert_eq!(s.state(), CaState::Loss);
+    assert_eq!(s.cwnd(), 2 * MSS);
+    let next = drain(&mut s, t1);
+    assert_eq!(next.iter().map(|x| (x.seq, x.retx)).collect::<Vec<_>>(), vec![(MSS, true), (2 * MSS, true)]);
+    // originals of 3 and 4 arrive late (an RTT sample clears the backoff); a second
+    // timeout in the same episode keeps ssthresh: it is not taken from the small flight
+    // of the Loss state
+    s.on_ack(t1 + Dur::from_millis(1), &ack(MSS, &[(3 * MSS, 5 * MSS)]));
+    assert_eq!((s.state(), s.rtt().backoff()), (CaState::Loss, 0));
+    drain(&mut s, t1 + Dur::from_millis(1));
+    let t2 = s.rto_deadline().unwrap();
+    s.on_rto(t2);
+    assert_eq!((s.ssthresh(), s.cwnd()), (5 * MSS, MSS));
+    assert!(s.check_invariants().is_ok());
+}
+
+#[test]
+fn no_rtt_sample_from_segments_sacked_long_ago_or_from_retransmissions() {
+    let mut s = sender(10);
+    s.write(10 * MSS);
+    drain(&mut s, SimTime::ZERO);
+    let t = SimTime(Dur::from_millis(100).0);
+    // 1..9 SACKed at 100 ms: a sample of 100 ms from the newest of them
+    s.on_ack(t, &ack(0, &[(MSS, 10 * MSS)]));
+    assert_eq!(s.rtt().latest(), Some(Dur::from_millis(100)));
+    // the head is retransmitted and acknowledged at 5 s (after a timeout, say): the
+    // cumulative ACK covers the retransmission and segments SACKed long ago, so no sample
+    let t2 = SimTime(Dur::from_secs(5).0);
+    s.on_rto(t2);
+    drain(&mut s, t2);
+    let n = s.rtt().samples();
+    s.on_ack(t2 + Dur::from_millis(100), &ack(10 * MSS, &[]));
+    assert_eq!(s.rtt().samples(), n, "Karn's rule");
+    assert_eq!(s.rtt().latest(), Some(Dur::from_millis(100)));
+}
+
+#[test]
+fn sack_alone_never_pushes_the_retransmission_timer_back() {
+    let mut s = sender(10);
+    s.write(40 * MSS);
+    drain(&mut s, SimTime::ZERO);
+    let deadline = s.rto_deadline().unwrap();
+    // segment 0 is lost; SACKs for everything else keep arriving, each with an RTT sample
+    for k in 1..10 {
+        let t = SimTime(Dur::from_millis(10 * k).0);
+        s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
+        drain(&mut s, t);
+    }
+    assert_eq!(s.rto_deadline(), Some(deadline));
+}
+
+#[test]
+fn the_handshake_window_limits_the_first_flight() {
+    let cfg = SenderConfig { mss: MSS as u32, initial_window: 16, initial_rwnd: 4 * MSS, ..SenderConfig::default() };
+    let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+    s.write(20 * MSS);
+    assert_eq!(drain(&mut s, SimTime::ZERO).len(), 4);
+}
+
+#[test]
+fn chunks_are_never_merged_into_one_segment() {
+    let mut s = sender(10);
+    assert_eq!(s.write_chunk(300), 0);
+    assert_eq!(s.write_chunk(300), 300);
+    assert_eq!(s.write_chunk(1000), 600);
+    let segs = drain(&mut s, SimTime::ZERO);
+    let lens: Vec<u32> = segs.iter().map(|x| x.len).collect();
+    assert_eq!(lens, vec![300, 300, 1000]);
+}
+
+#[test]
+fn unsent_chunks_can_be_taken_back() {
+    let mut s = sender(1);
+    for _ in 0..3 {
+        s.write_chunk(MSS);
+    }
+    assert_eq!(drain(&mut s, SimTime::ZERO).len(), 1);
+    assert_eq!(s.take_back_unsent(), vec![(MSS, MSS), (2 * MSS, MSS)]);
+    assert_eq!(s.unsent(), 0);
+    assert!(s.check_invariants().is_ok());
+    assert_eq!(s.unacked_segments().collect::<Vec<_>>(), vec![(0, MSS as u32)]);
+}
+
+proptest::proptest! {
+    /// Chunks of any sizes up to an MSS, full and short mixed: every segment carries
+    /// exactly one chunk, and the chunks taken back are exactly those not sent.
+    #[test]
+    fn segments_and_chunks_taken_back_follow_the_chunks(
+        lens in proptest::collection::vec(proptest::prop_oneof![proptest::strategy::Just(MSS), 1..=MSS], 1..40),
+        iw in 1u32..50,
+    ) {
+        let mut s = sender(iw);
+        let mut chunks = Vec::new();
+        for &len in &lens {
+            chunks.push((s.write_chunk(len), len));
+        }
+        let sent: Vec<(u64, u64)> = drain(&mut s, SimTime::ZERO).iter().map(|t| (t.seq, t.len as u64)).collect();
+        proptest::prop_assert_eq!(&sent[..], &chunks[..sent.len()]);
+        proptest::prop_assert_eq!(s.take_back_unsent(), chunks[sent.len()..].to_vec());
+    }
+}
+
+#[test]
+fn penalty_halves_the_window_but_never_below_one_segment() {
+    let mut s = sender(10);
+    s.penalize();
+    assert_eq!(s.cwnd(), 5 * MSS);
+    for _ in 0..5 {
+        s.penalize();
+    }
+    assert_eq!(s.cwnd(), MSS);
+}
+
+#[test]
+fn receive_window_limits_new_data_unless_ignored() {
+    let mut s = sender(10);
+    s.write(10 * MSS);
+    s.on_ack(SimTime::ZERO, &AckHeader::new(0, 2 * MSS));
+    assert_eq!(drain(&mut s, SimTime::ZERO).len(), 2);
+    let cfg = SenderConfig { mss: MSS as u32, ignore_rwnd: true, ..SenderConfig::default() };
+    let mut m = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+    m.write(10 * MSS);
+    m.on_ack(SimTime::ZERO, &AckHeader::new(0, 2 * MSS));
+    assert_eq!(drain(&mut m, SimTime::ZERO).len(), 10);
+}
