@@ -25,6 +25,7 @@ pub mod app;
 pub mod cc;
 pub mod engine;
 pub mod estimate;
+pub mod feedback;
 pub mod metrics;
 pub mod net;
 pub mod rng;

@@ -94,7 +94,7 @@ struct FixedRate {
     due: bool,
 }
 
-impl mpsim_core::transport::feedback::ReceiverLogic for FixedRate {
+impl mpsim_core::feedback::ReceiverLogic for FixedRate {
     fn name(&self) -> &'static str {
         "fixed_rate"
     }
@@ -110,7 +110,7 @@ impl mpsim_core::transport::feedback::ReceiverLogic for FixedRate {
 
 #[test]
 fn a_custom_receiver_logic_drives_the_paced_sender() {
-    use mpsim_core::transport::feedback::RxLogic;
+    use mpsim_core::feedback::RxLogic;
     let s = parse(&one_path(20, 0.0, 20, "paths = [\"p\"]\nscheduler = \"mptcp_rec\""));
     let logic = RxLogic::Custom(Box::new(FixedRate { rate_bps: 3e6, seen: 0, due: false }));
     let out = mpsim_core::Simulation::new(&s).with_invariant_checks(true).with_receiver_logic("f", logic).unwrap().run();

@@ -10,10 +10,10 @@
 
 use crate::views::{PyAckContext, PyLossContext, PyWindow, SchedViews};
 use mpsim_core::cc::{AckContext, CongestionControl, CongestionEvent, LossContext, Window};
+use mpsim_core::feedback::ReceiverLogic;
 use mpsim_core::net::{DataHeader, Feedback};
 use mpsim_core::sched::{AckInfo, BlockedAction, Decision, SchedContext, Scheduler};
 use mpsim_core::time::{Dur, SimTime};
-use mpsim_core::transport::feedback::ReceiverLogic;
 use pyo3::create_exception;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;

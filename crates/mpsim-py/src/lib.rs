@@ -161,7 +161,7 @@ fn install(
             }
             "receiver" => {
                 let logic = PyReceiverLogic::new(make.bind(py).call0()?, &name, spec.paths.len(), fault.clone())?;
-                sim.with_receiver_logic(&flow, mpsim_core::transport::feedback::RxLogic::Custom(Box::new(logic)))
+                sim.with_receiver_logic(&flow, mpsim_core::feedback::RxLogic::Custom(Box::new(logic)))
             }
             other => return Err(PyValueError::new_err(format!("unknown plug-in kind '{other}'"))),
         }

@@ -628,7 +628,7 @@ def run(out_dir: Path, seeds: int = DEFAULT_SEEDS, quick: bool = False, processe
         "",
         "Most of MPTCP-rec's formulas were stripped from the paper (ALGORITHMS.md §7): the TEAR state",
         "machine's details, the DSR update and smoothing weights, the awnd jitter indicator and the removal",
-        "rule are reconstructions, each documented where it is implemented (`transport/tear.rs`,",
+        "rule are reconstructions, each documented where it is implemented (`feedback/tear.rs`,",
         "`sched/mptcp_rec.rs`) and settable under the flow's `mptcp_rec` table. Two choices matter most:",
         "",
         "- A round ends with the first packet that echoes the receiver's feedback stamp, so the receiver's",

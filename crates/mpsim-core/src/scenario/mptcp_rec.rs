@@ -18,8 +18,8 @@
 
 use super::reader::{join, kind, Reader};
 use super::*;
+use crate::feedback::tear::{HistoryUnit, TearConfig};
 use crate::sched::PcderConfig;
-use crate::transport::tear::{HistoryUnit, TearConfig};
 use crate::units;
 
 /// MPTCP-rec's settings of one flow.

@@ -53,7 +53,7 @@ pub struct BlockedAction {
 }
 
 /// What an acknowledgement told the sender, for schedulers that act on the receiver's
-/// fields ([`crate::transport::feedback`]).
+/// fields ([`crate::feedback`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AckInfo {
     pub now: SimTime,

@@ -1,7 +1,7 @@
 //! MPTCP-rec's sender side, the PCDer (seed 000 §4.2, ALGORITHMS.md §7.3).
 //!
 //! The receiver estimates a desired sending rate (DSR) per path and sends it back in an
-//! extended NR-SACK ([`crate::transport::feedback::Dsror`]). The sender computes no path
+//! extended NR-SACK ([`crate::feedback::Dsror`]). The sender computes no path
 //! quality of its own:
 //! * **Rate-based sending.** Each path in the candidate list `P_list` gets new data paced at
 //!   its advertised DSR: a chunk goes to a path only when that path's pacing clock allows it

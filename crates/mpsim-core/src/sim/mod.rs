@@ -212,7 +212,7 @@ impl Simulation {
     /// `RxLogic::Custom` implemented outside this crate: it sees every data packet at the
     /// receiver and attaches feedback to the ACKs, which the flow's scheduler reads. Call
     /// before `run`.
-    pub fn with_receiver_logic(mut self, flow: &str, logic: crate::transport::feedback::RxLogic) -> Result<Simulation, String> {
+    pub fn with_receiver_logic(mut self, flow: &str, logic: crate::feedback::RxLogic) -> Result<Simulation, String> {
         let f = self.flows.iter_mut().find(|f| f.name == flow).ok_or_else(|| format!("no flow named '{flow}'"))?;
         if !f.conn.set_receiver_logic(logic) {
             return Err(format!("flow '{flow}' is not a multipath flow: it has no receiver logic"));

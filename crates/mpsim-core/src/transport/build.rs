@@ -2,13 +2,13 @@
 //! a Multipath TCP connection level, an SCTP association over its destinations, or a UDP
 //! sender.
 
-use super::feedback::{Dsror, RxLogic};
 use super::sctp::Destination;
 use super::subflow::PathRoutes;
 use super::tcp::{DelayedAck, ReceiverConfig, SenderConfig};
 use super::udp::UDP_HEADER_BYTES;
 use super::{Connection, MptcpConn, SctpConn, Subflow, TcpConn, UdpConn};
 use crate::cc::Controller;
+use crate::feedback::{Dsror, RxLogic};
 use crate::net::{handshake_rtt, Link, Route};
 use crate::scenario::{FlowSpec, Join, MptcpSpec, Scenario, TransportSpec};
 use crate::sched::Sched;

@@ -19,21 +19,19 @@
 //! * [`summarize`](Connection::summarize): the transport's part of the flow summary.
 
 mod build;
-pub mod feedback;
 pub mod mptcp;
 pub mod sctp;
 pub mod subflow;
 pub mod tcp;
-pub mod tear;
 pub mod udp;
 
+use crate::feedback::RxLogic;
 use crate::metrics::pcap::Capture;
 pub use crate::metrics::pcap::CaptureSetup;
 use crate::metrics::{FlowSummary, TraceKind};
 use crate::net::Header;
 use crate::sched::Sched;
 use crate::time::{Dur, SimTime};
-use feedback::RxLogic;
 pub use mptcp::MptcpConn;
 pub use sctp::SctpConn;
 pub use subflow::Subflow;
@@ -47,7 +45,7 @@ pub enum TimerKind {
     Rto,
     /// Delayed-ACK timer of the subflow's receiver.
     DelAck,
-    /// Timer of the receiver-side logic for this path ([`feedback::ReceiverLogic`]).
+    /// Timer of the receiver-side logic for this path ([`crate::feedback::ReceiverLogic`]).
     Feedback,
     /// The scheduler's wake-up (a paced sender's next sending time); `sub` is 0.
     Pace,

@@ -21,9 +21,9 @@ mod schedule;
 mod tests;
 mod transport;
 
-use super::feedback::RxLogic;
 use super::{arm, Action, Arrival, Progress, Sink, Subflow, TimerKind};
 use crate::cc::SubflowState;
+use crate::feedback::RxLogic;
 use crate::metrics::TraceKind;
 use crate::net::Header;
 use crate::sched::{AckInfo, PathEventKind, Properties, Sched, SubflowView};
@@ -126,7 +126,7 @@ pub struct MptcpConn {
     pub rx: TcpReceiver,
     last_rx_end: Option<u64>,
     /// Logic the receiver runs per arriving packet, attaching fields to its ACKs
-    /// (MPTCP-rec's DSRor; see `transport::feedback`), and its pending timer per path.
+    /// (MPTCP-rec's DSRor; see `feedback`), and its pending timer per path.
     pub rx_logic: Option<RxLogic>,
     fb_pending: Vec<Option<SimTime>>,
     /// The scheduler's pending wake-up ([`crate::sched::Scheduler::wake_at`]).

@@ -1,12 +1,12 @@
 //! Multipath TCP as the simulation drives and observes it (see [`Transport`]).
 
 use super::{MptcpConn, RecPath};
+use crate::feedback::RxLogic;
 use crate::metrics::pcap::CaptureKind;
 use crate::metrics::FlowSummary;
 use crate::net::Header;
 use crate::sched::Sched;
 use crate::time::SimTime;
-use crate::transport::feedback::RxLogic;
 use crate::transport::{
     snapshot_subflows, summarize_subflows, Arrival, CaptureSetup, ConnSnapshot, Progress, Sink, Subflow, TimerKind, Transport,
 };

@@ -10,9 +10,11 @@
 //! [`ReceiverLogic::deadline`], calling [`ReceiverLogic::on_timer`] when it fires (an ACK
 //! carrying feedback follows if the logic asks for one).
 
+pub mod tear;
+
 use crate::net::{DataHeader, Feedback};
 use crate::time::{Dur, SimTime};
-use crate::transport::tear::{Tear, TearConfig, TearState, TearStats};
+use tear::{Tear, TearConfig, TearState, TearStats};
 
 /// Receiver-side logic of a connection, over its paths (subflow indices).
 pub trait ReceiverLogic {
