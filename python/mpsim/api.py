@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Un
 
 from . import _core
 from .errors import ScenarioError, from_core
-from .scenario import ScenarioLike, _apply, annotate, format_value, kwargs_to_overrides, load, to_json
+from .scenario import ScenarioLike, _apply, annotate, kwargs_to_overrides, load, to_json
 from .sweep_store import load_sweep, query
 from .sweeps import SweepReport, sweep
 
@@ -536,7 +536,7 @@ class Result:
         Returns:
             the paths written, in order.
         """
-        from .stream import write_frame
+        from .stream import parquet_safe, write_frame
 
         fmts = parse_formats(formats)
         out = Path(out_dir)
@@ -574,7 +574,7 @@ class Result:
                 elif fmt == "csv":
                     table().to_csv(p, index=False)
                 else:
-                    write_frame(_parquet_safe(table()), p)  # names as `string`, as when streamed
+                    write_frame(parquet_safe(table()), p)  # names as `string`, as when streamed
                 written.append(p)
         return written
 
@@ -637,21 +637,6 @@ def parse_formats(formats: str | Iterable[str]) -> list[str]:
     if bad:
         raise ValueError(f"unknown output format '{bad[0]}'; choose from {', '.join(FORMATS)}")
     return items
-
-
-def _parquet_safe(df: "pd.DataFrame") -> "pd.DataFrame":
-    """Columns mixing value types (e.g. ``0.01`` and ``"2%"`` in a grid column) become
-    text, which Parquet can store."""
-    out = df
-    for col in df.columns:
-        if df[col].dtype != object:
-            continue
-        kinds = {type(v) for v in df[col] if v is not None and not (isinstance(v, float) and math.isnan(v))}
-        if len(kinds) > 1 or (kinds and not kinds <= {str, int, float, bool}):
-            if out is df:
-                out = df.copy()
-            out[col] = df[col].map(lambda v: v if isinstance(v, str) or v is None else format_value(v))
-    return out
 
 
 # -------------------------------------------------------------------------------------

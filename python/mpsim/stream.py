@@ -9,13 +9,15 @@ length, and the files hold exactly the rows the tables hold when the run does no
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any, Mapping
 
 from . import _core
+from .scenario import format_value
 
-__all__ = ["CHUNK_ROWS", "TABLES", "StreamError", "ParquetSink", "arrow_table", "prepare_dir", "write_frame"]
+__all__ = ["CHUNK_ROWS", "TABLES", "StreamError", "ParquetSink", "arrow_table", "parquet_safe", "prepare_dir", "write_frame"]
 
 #: Rows per chunk (and Parquet row group): a chunk is written once a table holds this many
 #: (a sample adds one row per flow at once, so a chunk may hold a few more).
@@ -145,3 +147,17 @@ class ParquetSink:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+
+def parquet_safe(df: Any) -> Any:
+    """Columns mixing value types (e.g. ``0.01`` and ``"2%"`` in a grid column) become
+    text, which Parquet can store."""
+    out = df
+    for col in df.columns:
+        if df[col].dtype != object:
+            continue
+        kinds = {type(v) for v in df[col] if v is not None and not (isinstance(v, float) and math.isnan(v))}
+        if len(kinds) > 1 or (kinds and not kinds <= {str, int, float, bool}):
+            if out is df:
+                out = df.copy()
+            out[col] = df[col].map(lambda v: v if isinstance(v, str) or v is None else format_value(v))
+    return out

@@ -976,10 +976,10 @@ def sweep(
 
 
 def _write_frame(frame: "pd.DataFrame", path: Path, kind: str) -> None:
-    from .api import _parquet_safe
+    from .stream import parquet_safe
 
     path.parent.mkdir(parents=True, exist_ok=True)
     if kind == "csv":
         frame.to_csv(path, index=False)
     else:
-        _parquet_safe(frame).to_parquet(path, index=False)
+        parquet_safe(frame).to_parquet(path, index=False)

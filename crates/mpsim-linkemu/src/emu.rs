@@ -136,7 +136,7 @@ impl Emulator {
         let mut link_names = Vec::new();
         for l in &s.links {
             for (forward, dir) in [(true, "fwd"), (false, "rev")] {
-                links.push(Link::from_spec(l, forward, seed));
+                links.push(l.link(forward, seed));
                 link_names.push(format!("{}/{dir}", l.name));
             }
         }

@@ -144,7 +144,7 @@ pub struct FlowSummary {
     pub random_losses: Option<u64>,
     /// SCTP: what only an association has (left out for other transports).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sctp: Option<crate::transport::sctp::SctpSummary>,
+    pub sctp: Option<SctpSummary>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -187,4 +187,59 @@ pub struct Summary {
     /// front ends report it in a separate run-info record.
     #[serde(skip)]
     pub wall_s: f64,
+}
+
+/// Figures only an SCTP association has (`FlowSummary::sctp`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct SctpSummary {
+    pub cmt: bool,
+    /// Name of the primary destination's path.
+    pub primary: String,
+    /// When the primary destination became inactive (seconds since the start of the run).
+    pub failover_at_s: Option<f64>,
+    /// When the association failed (Association.Max.Retrans exceeded).
+    pub failed_at_s: Option<f64>,
+    pub fast_retransmits: u64,
+    /// Fast retransmissions that reduced no window (already in fast recovery, or not taken as
+    /// congestion by the controller).
+    pub fast_retransmits_without_reduction: u64,
+    pub t3_expirations: u64,
+    /// SACKs the receiver sent.
+    pub sacks_sent: u64,
+    /// SACKs that reached the sender, every one (those lost on the way excepted), stale ones
+    /// and ones after the association failed included.
+    pub sacks_received: u64,
+    /// Gap-ack blocks of the SACKs the sender processed: the blocks a SACK carries (the lowest
+    /// that fit in one packet) count when it reaches the sender, unless the sender ignores it:
+    /// a SACK whose cumulative TSN ack is below the sender's cumulative ack point is stale
+    /// (RFC 4960 §6.2.1 D i; frequent under CMT, where SACKs come back on several paths and
+    /// overtake each other), and every SACK after the association failed is ignored too.
+    /// Every block of a processed SACK counts, also one that repeats a block of an earlier SACK
+    /// (a block is counted once per SACK carrying it). A SACK reaching the sender after 1,024
+    /// later ones were sent counts no blocks. So a capture holds more blocks than this when
+    /// SACKs were reordered; counting, up to a failure, only the SACKs whose cumulative TSN
+    /// ack is at least the highest seen before gives this figure.
+    pub gap_blocks_received: u64,
+    /// Duplicate TSNs reported by the SACKs the sender processed (as `gap_blocks_received`:
+    /// stale SACKs and those after a failure are left out).
+    pub dup_tsns_reported: u64,
+    /// Out-of-order chunks the receiver dropped for want of buffer space.
+    pub chunks_dropped_buffer_full: u64,
+    pub rtx_policy: Option<String>,
+    pub sfr: bool,
+    pub cuc: bool,
+    pub dac: bool,
+    pub fast_rtx_threshold: u8,
+    pub nr_sack: bool,
+    pub cmt_pf: bool,
+    pub heartbeats: u64,
+    /// Per destination (in path order): its state at the end ("active",
+    /// "potentially_failed", "inactive").
+    pub destination_states: Vec<String>,
+    /// JSCTP, per destination: jitter-ratio samples taken, of those ignored for being zero,
+    /// losses taken for congestion and for wireless (empty for other controllers).
+    pub jitter_samples: Vec<u64>,
+    pub jitter_zero_samples: Vec<u64>,
+    pub congestion_losses: Vec<u64>,
+    pub wireless_losses: Vec<u64>,
 }

@@ -30,7 +30,6 @@
 use crate::net::loss::LossProcess;
 use crate::net::PacketId;
 use crate::rng::Rng;
-use crate::scenario::LinkSpec;
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -151,18 +150,6 @@ impl Link {
     pub fn with_congestion_warning(mut self, cw: Option<CongestionWarning>) -> Link {
         self.warning = cw.map(|cfg| Warning { cfg, avg: 0.0, marked: false });
         self
-    }
-
-    /// One direction of a scenario's link, with its own random streams for loss and jitter
-    /// (`link/<name>/<fwd|rev>/loss` and `.../jitter`). Data crosses a link forward: the
-    /// reverse direction, which carries only ACKs, has `reverse_loss` and no congestion warning.
-    pub fn from_spec(l: &LinkSpec, forward: bool, seed: u64) -> Link {
-        let (dir, loss, cw) = if forward { ("fwd", &l.loss, l.congestion_warning) } else { ("rev", &l.reverse_loss, None) };
-        let rng = Rng::substream(seed, &format!("link/{}/{dir}/loss", l.name));
-        let jitter = Rng::substream(seed, &format!("link/{}/{dir}/jitter", l.name));
-        Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng))
-            .with_congestion_warning(cw)
-            .with_jitter(l.jitter, jitter)
     }
 
     /// Extends each delivered packet's delay by a uniform draw in [0, `max`] (FIFO kept).

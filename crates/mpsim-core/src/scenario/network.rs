@@ -2,6 +2,8 @@
 
 use super::reader::{join, kind, Reader};
 use super::*;
+use crate::net::{Link, LossProcess};
+use crate::rng::Rng;
 use crate::units;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -185,5 +187,20 @@ impl Reader<'_> {
             idx.push(i);
         }
         Ok(PathSpec { name, links: idx })
+    }
+}
+
+impl LinkSpec {
+    /// One direction of a scenario's link, with its own random streams for loss and jitter
+    /// (`link/<name>/<fwd|rev>/loss` and `.../jitter`). Data crosses a link forward: the
+    /// reverse direction, which carries only ACKs, has `reverse_loss` and no congestion warning.
+    pub fn link(&self, forward: bool, seed: u64) -> Link {
+        let l = self;
+        let (dir, loss, cw) = if forward { ("fwd", &l.loss, l.congestion_warning) } else { ("rev", &l.reverse_loss, None) };
+        let rng = Rng::substream(seed, &format!("link/{}/{dir}/loss", l.name));
+        let jitter = Rng::substream(seed, &format!("link/{}/{dir}/jitter", l.name));
+        Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng))
+            .with_congestion_warning(cw)
+            .with_jitter(l.jitter, jitter)
     }
 }

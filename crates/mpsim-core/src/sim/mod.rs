@@ -98,7 +98,7 @@ impl Simulation {
         let mut links = Vec::with_capacity(2 * s.links.len());
         for l in &s.links {
             for forward in [true, false] {
-                links.push(Link::from_spec(l, forward, s.seed));
+                links.push(l.link(forward, s.seed));
             }
         }
         let mut routes = Vec::with_capacity(2 * s.paths.len());

@@ -1,7 +1,6 @@
 //! Settings of an SCTP association, with RFC 4960's defaults (§15, "Suggested SCTP Protocol
 //! Parameter Values"), read from a flow's `sctp` table.
 
-use super::cc::SctpCcKind;
 use super::rtx::RtxPolicy;
 use crate::time::Dur;
 
@@ -176,5 +175,60 @@ mod tests {
         assert_eq!(c.initial_cwnd(), 4380);
         let nr = SctpConfig { nr_sack: true, ..c };
         assert_eq!(nr.sack_packet_wire(2, 0, 0), 52 + 8);
+    }
+}
+
+/// The controllers an SCTP flow can run (`cc` of an SCTP flow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SctpCcKind {
+    /// RFC 4960 §7.2 as written.
+    Rfc4960,
+    /// NewReno-SCTP: RFC 4960's growth, at most one window reduction per round trip (a loss
+    /// of a chunk sent before the last reduction does not reduce again, in or out of fast
+    /// recovery), and NewReno's partial-ack rule (RFC 6582): in fast recovery, a SACK that
+    /// advances the cumulative ack but not past the recovery point retransmits the next
+    /// missing chunk at once.
+    NewReno,
+    /// LIA (RFC 6356) across the association's destinations, as INET's `cmtCCVariant =
+    /// "lia"`: the congestion-avoidance increase is coupled (mpsim's `cc::Lia`, destinations
+    /// as subflows); slow start, the decrease and every RFC 4960 gate (advancing ack point,
+    /// fully used cwnd, fast recovery) stay SCTP's.
+    Lia,
+    /// OLIA (Khalili et al.) across destinations, as INET's `cmtCCVariant = "olia"`, with the
+    /// same split as `Lia`.
+    Olia,
+    /// JSCTP (seed 003): per-destination jitter ratio against k/w decides whether a loss is
+    /// congestion (RFC 4960's reduction) or wireless (the window stays); `jsctp.rs`.
+    Jsctp,
+    /// JSCTP-ABE: JSCTP with ssthresh from the TABE bandwidth estimate; `jsctp.rs`.
+    JsctpAbe,
+}
+
+/// Scenario names and one-line descriptions.
+pub const SCTP_CONTROLLERS: &[(&str, SctpCcKind, &str)] = &[
+    ("rfc4960", SctpCcKind::Rfc4960, "SCTP's standard per-destination congestion control (RFC 4960 §7.2)"),
+    ("newreno", SctpCcKind::NewReno, "NewReno-SCTP: one window reduction per round trip, partial-ack retransmission"),
+    ("lia", SctpCcKind::Lia, "LIA coupling across destinations (CMT): coupled increase, RFC 4960's decrease and gates"),
+    ("olia", SctpCcKind::Olia, "OLIA coupling across destinations (CMT): coupled increase, RFC 4960's decrease and gates"),
+    (
+        "jsctp",
+        SctpCcKind::Jsctp,
+        "JSCTP: per-path jitter ratio vs k/w tells congestion from wireless loss; wireless losses keep the window",
+    ),
+    ("jsctp_abe", SctpCcKind::JsctpAbe, "JSCTP-ABE: JSCTP with ssthresh from the receiver-timestamp bandwidth estimate (TABE)"),
+];
+
+impl SctpCcKind {
+    pub fn by_name(name: &str) -> Option<SctpCcKind> {
+        SCTP_CONTROLLERS.iter().find(|c| c.0 == name).map(|c| c.1)
+    }
+
+    pub fn name(self) -> &'static str {
+        SCTP_CONTROLLERS.iter().find(|c| c.1 == self).map(|c| c.0).expect("listed")
+    }
+
+    /// The controller reads send/receive times: the association carries timestamp chunks.
+    pub fn needs_timestamps(self) -> bool {
+        matches!(self, SctpCcKind::Jsctp | SctpCcKind::JsctpAbe)
     }
 }

@@ -26,9 +26,8 @@ pub mod summary;
 mod tests;
 mod transport;
 
+pub use crate::metrics::SctpSummary;
 pub use association::SctpConn;
-pub use cc::{SctpCcKind, SCTP_CONTROLLERS};
-pub use config::{SctpConfig, SCTP_SCHEDULERS};
+pub use config::{SctpCcKind, SctpConfig, SCTP_CONTROLLERS, SCTP_SCHEDULERS};
 pub use dest::Destination;
 pub use rtx::{RtxPolicy, RTX_POLICIES, RTX_POLICY_DESCRIPTIONS};
-pub use summary::SctpSummary;

@@ -1,7 +1,7 @@
 //! Association tests on hand-built exchanges: packets are taken from the sender's output,
 //! dropped or delivered to the receiving end, and the SACKs it answers with are fed back.
 
-use super::cc::SctpCcKind;
+use super::config::SctpCcKind;
 use super::*;
 use crate::net::{Header, SctpDataHeader, SctpSackHeader};
 use crate::time::{Dur, SimTime};
