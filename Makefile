@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "maturin>=1.5,<2" "pandas>=2.0" "pyarrow>=14" "tqdm>=4.60" "matplotlib>=3.7" "pytest>=7" "hypothesis>=6" \
-		"dask[distributed]>=2024.1" "duckdb>=1.0" "ruff>=0.6"
+		"dask[distributed]>=2024.1" "duckdb>=1.0" "ruff>=0.6" "mypy>=1.18"
 	touch $@
 
 setup: $(STAMP)
@@ -63,14 +63,16 @@ test-python: build
 test: lint test-rust test-python test-fuzz
 
 # the house style, checked: rustfmt (width in rustfmt.toml), clippy with warnings as errors
-# (the workspace and the fuzz crate), ruff (rules in pyproject.toml); `cargo fmt --all` and
-# `ruff check --fix` repair most of what they find
-lint: setup
+# (the workspace and the fuzz crate), ruff (rules in pyproject.toml), and mypy's stubtest of
+# python/mpsim/_core.pyi against the built module; `cargo fmt --all` and `ruff check --fix`
+# repair most of what they find
+lint: build
 	cargo fmt --all --check
 	cd fuzz && cargo fmt --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cd fuzz && RUSTC_BOOTSTRAP=1 cargo clippy --quiet -- -D warnings
 	$(BIN)/ruff check --quiet python tests benches
+	$(BIN)/python -m mypy.stubtest mpsim._core --allowlist tests/stubtest-allowlist.txt
 
 # Coverage-guided fuzzing with cargo fuzz (libFuzzer). The fuzz crate in fuzz/ is its own
 # workspace. libFuzzer's instrumentation flags are nightly-only, so the stable toolchain is

@@ -4,7 +4,12 @@ Use the ``mpsim`` package instead of calling these directly: it reads TOML files
 overrides, converts errors to :class:`mpsim.ScenarioError` and builds DataFrames.
 """
 
-from typing import Any, Callable, TypedDict
+from typing import Any, Callable, NotRequired, TypedDict, final
+
+__all__ = [
+    "check", "run", "components", "ScenarioError", "PluginError", "SubflowView", "SchedContext", "Window",
+    "SubflowState", "AckContext", "LossContext", "CHUNK_ROWS", "__version__",
+]
 
 __version__: str
 CHUNK_ROWS: int
@@ -53,19 +58,30 @@ class RunInfo(TypedDict):
     wall_s: float
     """Wall-clock seconds the simulation took."""
 
+Columns = dict[str, tuple[str, bytes, bytes | None]]
+"""A table as Arrow buffers: column name to (kind, values, offsets); kinds "f64", "u64",
+"str" (int32 offsets) and "large_str" (int64 offsets); see ``mpsim.stream.arrow_table``."""
+
 class RunOutput(TypedDict):
     summary: str
     """The run summary as JSON text: only what the scenario and seed determine."""
+    flows_ndjson: bytes
+    """The summary's flows again, one JSON object per line (read by Arrow into the tables)."""
+    summary_brief: NotRequired[str]
+    """With more than 1,000 flows: the summary with the first 1,000 and ``flows_omitted``."""
     run_info: RunInfo
-    flow_series: dict[str, list[Any]] | None
+    flow_series: Columns | None
     """Per flow per sampling interval: columns time_s, flow, cwnd_bytes, ... (see the README)."""
-    subflow_series: dict[str, list[Any]] | None
+    subflow_series: Columns | None
     """Per subflow per sampling interval: columns time_s, flow, path, cwnd_bytes, ..."""
-    link_series: dict[str, list[Any]] | None
+    link_series: Columns | None
     """Per link (forward direction) per sampling interval."""
-    trace: dict[str, list[Any]] | None
+    trace: Columns | None
     streamed: bool
     """True when the series and the trace went to the sink: they are then None here."""
+    pcap: list[tuple[str, bytes, int, int]]
+    """One capture per flow if the scenario asked for them: (flow, pcap file bytes, packets
+    written, packets left out beyond ``metrics.pcap_limit``)."""
 
 def check(scenario_json: str, origin: str, stream: bool = False) -> CheckInfo:
     """Validates a scenario given as JSON; *origin* names it in errors. The estimate is that
@@ -79,7 +95,7 @@ def run(
     origin: str,
     progress: Callable[[float], Any] | None = None,
     plugins: list[tuple[str, str, str, Callable[[], Any]]] | None = None,
-    sink: Callable[[str, dict[str, list[Any]], dict[str, str]], Any] | None = None,
+    sink: Callable[[str, Columns], Any] | None = None,
     chunk_rows: int = ...,
 ) -> RunOutput:
     """Runs a scenario given as JSON.
@@ -90,8 +106,8 @@ def run(
     installed before the run (see :mod:`mpsim.plugins`); an exception they raise stops the
     run and propagates, a value the core cannot use raises PluginError.
     *sink*, if given, receives the series and the trace while the run goes on, as
-    ``sink(table, columns, kinds)`` (table: "flow_series", "subflow_series", "link_series" or
-    "trace"; columns: name -> list of values; kinds: name -> "f64", "u64" or "str") in chunks
+    ``sink(table, columns)`` (table: "flow_series", "subflow_series", "link_series" or
+    "trace"; columns: Arrow buffers, see ``Columns``) in chunks
     of *chunk_rows* rows or more (default CHUNK_ROWS), every table at least once; an exception
     it raises stops the run and propagates (see :mod:`mpsim.stream`).
     Raises ScenarioError for an invalid scenario.
@@ -103,6 +119,7 @@ def components() -> list[tuple[str, str, str]]:
 class PluginError(RuntimeError):
     """A Python scheduler or controller returned a value the simulator cannot use."""
 
+@final
 class SubflowView:
     """One subflow as a scheduler sees it (sizes in bytes, times in integer ns)."""
 
@@ -129,6 +146,7 @@ class SubflowView:
     def srtt_or_max(self) -> int: ...
     def loss_estimate(self) -> float: ...
 
+@final
 class SchedContext:
     """What a scheduler sees of the connection."""
 
@@ -143,15 +161,17 @@ class SchedContext:
     send_window: int
     def backups_in_use(self) -> bool: ...
 
+@final
 class Window:
     """Congestion window, slow-start threshold and segment size, bytes."""
 
     cwnd: int
     ssthresh: int
     mss: int
-    def __init__(self, cwnd: int, ssthresh: int, mss: int) -> None: ...
+    def __new__(cls, cwnd: int, ssthresh: int, mss: int) -> Window: ...
     def in_slow_start(self) -> bool: ...
 
+@final
 class SubflowState:
     """One subflow of the connection as a controller sees it."""
 
@@ -163,6 +183,7 @@ class SubflowState:
     in_recovery: bool
     inter_loss_bytes: int
 
+@final
 class AckContext:
     now: int
     bytes_acked: int
@@ -174,6 +195,7 @@ class AckContext:
     received_at: int
     cw_echo: bool
 
+@final
 class LossContext:
     now: int
     in_flight: int
