@@ -469,3 +469,20 @@ fn jsctp_tells_random_loss_from_queue_overflow() {
     let line = 10e6 * 1456.0 / 1516.0;
     assert!(f.goodput_bps <= line * 1.001 && f.goodput_bps > 0.8 * line, "{} vs {line}", f.goodput_bps);
 }
+
+#[test]
+fn rto_keys_take_tcps_names_with_rfc_4960s_as_aliases() {
+    let flow = |sctp: &str| {
+        format!("duration = \"1s\"\n[[link]]\nname = \"l\"\nrate = \"10Mbps\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\npath = \"p\"\ntransport = \"sctp\"\nsctp = {{ {sctp} }}\n")
+    };
+    let read = |sctp: &str| mpsim_core::Scenario::from_toml(&flow(sctp), "t");
+    let a = read("min_rto = \"200ms\", max_rto = \"9s\", initial_rto = \"2s\"").unwrap();
+    let b = read("rto_min = \"200ms\", rto_max = \"9s\", rto_initial = \"2s\"").unwrap();
+    assert_eq!(a.flows[0].sctp(), b.flows[0].sctp());
+    assert_eq!(a.flows[0].sctp().unwrap().rto_min, mpsim_core::time::Dur::from_millis(200));
+    let e = read("min_rto = \"1s\", rto_min = \"2s\"").unwrap_err();
+    assert_eq!(e.key, "flow[0].sctp.rto_min");
+    assert!(e.message.contains("not both"), "{}", e.message);
+    let e = read("min_rto = \"10s\", max_rto = \"1s\"").unwrap_err();
+    assert_eq!(e.key, "flow[0].sctp.min_rto");
+}

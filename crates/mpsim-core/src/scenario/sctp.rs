@@ -11,6 +11,9 @@ const KEYS: &[&str] = &[
     "chunk",
     "mtu",
     "bundling",
+    "initial_rto",
+    "min_rto",
+    "max_rto",
     "rto_initial",
     "rto_min",
     "rto_max",
@@ -121,10 +124,21 @@ impl Reader<'_> {
             }
             c.mtu = n as u32;
         }
-        for (name, slot) in [("rto_initial", &mut c.rto_initial), ("rto_min", &mut c.rto_min), ("rto_max", &mut c.rto_max)] {
-            if let Some(d) = self.opt(&t, name, units::duration)? {
+        // the names TCP's table uses; RFC 4960's RTO.Initial, RTO.Min and RTO.Max spellings
+        // (rto_initial, ...) are kept as aliases
+        let slots = [
+            ("initial_rto", "rto_initial", &mut c.rto_initial),
+            ("min_rto", "rto_min", &mut c.rto_min),
+            ("max_rto", "rto_max", &mut c.rto_max),
+        ];
+        for (name, alias, slot) in slots {
+            if t.map.contains_key(name) && t.map.contains_key(alias) {
+                return Err(self.e(&join(&sk, alias), format!("give `{name}` or its alias `{alias}`, not both")));
+            }
+            let key = if t.map.contains_key(alias) { alias } else { name };
+            if let Some(d) = self.opt(&t, key, units::duration)? {
                 if d == Dur::ZERO {
-                    return Err(self.e(&join(&sk, name), "must be greater than zero"));
+                    return Err(self.e(&join(&sk, key), "must be greater than zero"));
                 }
                 *slot = d;
             }
@@ -133,7 +147,8 @@ impl Reader<'_> {
             c.hb_interval = d;
         }
         if c.rto_min > c.rto_max {
-            return Err(self.e(&join(&sk, "rto_min"), format!("must not exceed rto_max ({})", c.rto_max)));
+            let key = if t.map.contains_key("rto_min") { "rto_min" } else { "min_rto" };
+            return Err(self.e(&join(&sk, key), format!("must not exceed max_rto ({})", c.rto_max)));
         }
         if let Some(n) = whole("fast_rtx_threshold", 1, 20)? {
             c.fast_rtx_threshold = n as u8;
