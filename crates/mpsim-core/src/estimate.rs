@@ -238,76 +238,166 @@ pub fn estimate(s: &Scenario) -> Estimate {
 /// Estimates the cost of running `s`, with its series and trace streamed (see
 /// `Simulation::stream`) if `stream`: each then holds at most a chunk of rows in memory, and
 /// the series and trace figures (bytes, rows, values) are those of one chunk of each.
+///
+/// In phases: what each flow can send ([`Load::of`]), then per flow the events, packets and
+/// trace rows of its traffic ([`Totals::add_traffic`]) and the memory of its state
+/// ([`Totals::add_state`]), the packet arena, and the time series and trace.
 pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
     // rows a table holds at once: all of them, or a chunk (and at most a sample more)
     let held = |rows: u64, per_sample: u64| if stream { rows.min(crate::metrics::CHUNK_ROWS as u64 + per_sample) } else { rows };
-    let duration_s = s.duration.as_secs_f64();
-    let nflows = s.flows.len();
-    // per flow: seconds active, demand (bit/s), write record size, path capacity
-    let mut active = vec![0.0; nflows];
-    let mut demand = vec![0.0; nflows];
-    let mut write_size = vec![0u64; nflows];
-    let mut wire_size = vec![0.0f64; nflows];
-    let mut app_rate = vec![0.0f64; nflows];
-    for (i, f) in s.flows.iter().enumerate() {
-        let stop = f.stop.map_or(duration_s, |t| t.as_secs_f64().min(duration_s));
-        active[i] = (stop - f.start.as_secs_f64()).max(0.0);
-        let (app, wire, w) = app_demand(f, active[i]);
-        app_rate[i] = app;
-        wire_size[i] = wire;
-        let capacity: f64 = f.paths.iter().map(|&p| s.paths[p].links.iter().map(|&l| s.links[l].rate_bps).min().unwrap_or(0) as f64).sum();
-        demand[i] = app.min(capacity).min(window_bound(s, f, wire));
-        write_size[i] = w.max(1);
-    }
-    // one step of max-min: a multipath flow spreads its demand over its paths in proportion
-    // to their capacity, and flows crossing an oversubscribed link share it by demand
-    let path_capacity = |p: usize| s.paths[p].links.iter().map(|&l| s.links[l].rate_bps).min().unwrap_or(0) as f64;
-    let path_part = |f: &crate::scenario::FlowSpec, p: usize| {
-        let total: f64 = f.paths.iter().map(|&q| path_capacity(q)).sum();
-        if total > 0.0 {
-            path_capacity(p) / total
-        } else {
-            1.0 / f.paths.len() as f64
-        }
-    };
-    let mut load = vec![0.0f64; s.links.len()];
-    for (i, f) in s.flows.iter().enumerate() {
-        for &p in &f.paths {
-            for &l in &s.paths[p].links {
-                load[l] += demand[i] * path_part(f, p);
-            }
-        }
-    }
-    let mut rate = vec![0.0; nflows];
-    for (i, f) in s.flows.iter().enumerate() {
-        rate[i] = f
-            .paths
-            .iter()
-            .map(|&p| {
-                let share = s.paths[p]
-                    .links
-                    .iter()
-                    .map(|&l| if load[l] > 0.0 { (s.links[l].rate_bps as f64 / load[l]).min(1.0) } else { 1.0 })
-                    .fold(1.0f64, f64::min);
-                demand[i] * path_part(f, p) * share
-            })
-            .sum();
-    }
-
-    let mut e = Estimate::default();
-    let mut events = 0.0f64;
-    let mut packets = 0.0f64;
-    let mut trace_rows = 0.0f64;
-    let mut state = BASE_BYTES;
-    let mut in_flight_packets = 0u64;
-    let mut link_events = vec![0.0f64; s.links.len()];
+    let (loads, load) = Load::of(s);
+    let mut t = Totals { state: BASE_BYTES, link_events: vec![0.0; s.links.len()], ..Totals::default() };
     let (mut top_flow, mut top_flow_events) = (None, 0.0f64);
     for (i, f) in s.flows.iter().enumerate() {
-        let events_before = events;
-        let mss = f.tcp.mss as u64;
-        let mut pkts = rate[i] * active[i] / 8.0 / wire_size[i];
-        pkts += drained_after_stop(s, f, rate[i], app_rate[i], wire_size[i]);
-        packets += pkts;
+        let events_before = t.events;
+        let pkts = t.add_traffic(s, f, &loads[i]);
+        t.add_state(s, f, &loads[i], &load, pkts);
+        if top_flow.is_none() || t.events - events_before > top_flow_events {
+            (top_flow, top_flow_events) = (Some(i), t.events - events_before);
+        }
+    }
+    t.add_packet_arena(s);
+
+    let mut e = Estimate { state_bytes: t.state, ..Estimate::default() };
+    // series: a row per flow, per subflow and per link at every sample, kept until the end,
+    // then copied into tables with a name per row
+    if let Some(iv) = s.metrics.interval {
+        let samples = (s.duration.0 / iv.0.max(1)) + 1;
+        let subflows: u64 = s.flows.iter().map(|f| if f.is_udp() { 0 } else { f.paths.len() as u64 }).sum();
+        let (fr, sr, lr) = (
+            held(samples * s.flows.len() as u64, s.flows.len() as u64),
+            held(samples * subflows, subflows),
+            held(samples * s.links.len() as u64, s.links.len() as u64),
+        );
+        e.series_rows = fr + sr + lr;
+        e.series_values = fr * 16 + sr * 11 + lr * 6;
+        let recorded =
+            capacity(fr) * FLOW_SERIES_ROW_BYTES + capacity(sr) * SUBFLOW_SERIES_ROW_BYTES + capacity(lr) * LINK_SERIES_ROW_BYTES;
+        let tables =
+            fr * FLOW_SERIES_ROW_BYTES + sr * SUBFLOW_SERIES_ROW_BYTES + lr * LINK_SERIES_ROW_BYTES + e.series_rows * TABLE_NAME_BYTES;
+        e.series_bytes = recorded + tables;
+    }
+    if s.metrics.trace {
+        let rows = held(t.trace_rows as u64, 0);
+        e.trace_rows = rows;
+        e.trace_values = rows.saturating_mul(9);
+        e.trace_bytes = capacity(rows).saturating_mul(TRACE_ROW_BYTES).saturating_add(rows.saturating_mul(TRACE_TABLE_ROW_BYTES));
+    }
+    let duration_s = s.duration.as_secs_f64();
+    let sample_events = s.metrics.interval.map_or(0.0, |iv| duration_s / iv.as_secs_f64().max(1e-9));
+    e.events = (t.events + sample_events) as u64;
+    e.sample_events = sample_events as u64;
+    if let Some(i) = top_flow {
+        e.top_flow = s.flows[i].name.clone();
+        e.top_flow_events = top_flow_events as u64;
+    }
+    if let Some((l, n)) = t.link_events.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
+        e.top_link = s.links[l].name.clone();
+        e.top_link_events = *n as u64;
+    }
+    e.packets = t.packets as u64;
+    e.memory_bytes = e.state_bytes.saturating_add(e.series_bytes).saturating_add(e.trace_bytes);
+    e
+}
+
+/// What a flow can send: its application's demand bounded by its paths, its window per round
+/// trip and its share of the links it crosses.
+struct Load {
+    /// Seconds the application is active.
+    active: f64,
+    /// Wire bit/s the application asks for (infinite for bulk transfers).
+    app_rate: f64,
+    /// The demand bounded by the paths' capacity and the window.
+    demand: f64,
+    /// The flow's rate after sharing oversubscribed links (wire bit/s).
+    rate: f64,
+    /// Mean wire size of its packets, and payload bytes of one write record.
+    wire_size: f64,
+    write_size: u64,
+}
+
+impl Load {
+    /// Each flow's load, and each link's offered load (bit/s): one step of max-min, a
+    /// multipath flow spreading its demand over its paths in proportion to their capacity,
+    /// and flows crossing an oversubscribed link sharing it by demand.
+    fn of(s: &Scenario) -> (Vec<Load>, Vec<f64>) {
+        let duration_s = s.duration.as_secs_f64();
+        let mut loads: Vec<Load> = s
+            .flows
+            .iter()
+            .map(|f| {
+                let stop = f.stop.map_or(duration_s, |t| t.as_secs_f64().min(duration_s));
+                let active = (stop - f.start.as_secs_f64()).max(0.0);
+                let (app, wire, w) = app_demand(f, active);
+                let capacity: f64 =
+                    f.paths.iter().map(|&p| s.paths[p].links.iter().map(|&l| s.links[l].rate_bps).min().unwrap_or(0) as f64).sum();
+                let demand = app.min(capacity).min(window_bound(s, f, wire));
+                Load { active, app_rate: app, demand, rate: 0.0, wire_size: wire, write_size: w.max(1) }
+            })
+            .collect();
+        let mut load = vec![0.0f64; s.links.len()];
+        for (i, f) in s.flows.iter().enumerate() {
+            for &p in &f.paths {
+                for &l in &s.paths[p].links {
+                    load[l] += loads[i].demand * path_part(s, f, p);
+                }
+            }
+        }
+        for (i, f) in s.flows.iter().enumerate() {
+            loads[i].rate = f
+                .paths
+                .iter()
+                .map(|&p| {
+                    let share = s.paths[p]
+                        .links
+                        .iter()
+                        .map(|&l| if load[l] > 0.0 { (s.links[l].rate_bps as f64 / load[l]).min(1.0) } else { 1.0 })
+                        .fold(1.0f64, f64::min);
+                    loads[i].demand * path_part(s, f, p) * share
+                })
+                .sum();
+        }
+        (loads, load)
+    }
+}
+
+/// The capacity of path `p`: its slowest link.
+fn path_capacity(s: &Scenario, p: usize) -> f64 {
+    s.paths[p].links.iter().map(|&l| s.links[l].rate_bps).min().unwrap_or(0) as f64
+}
+
+/// The part of flow `f`'s traffic on its path `p`: in proportion to the paths' capacities.
+fn path_part(s: &Scenario, f: &FlowSpec, p: usize) -> f64 {
+    let total: f64 = f.paths.iter().map(|&q| path_capacity(s, q)).sum();
+    if total > 0.0 {
+        path_capacity(s, p) / total
+    } else {
+        1.0 / f.paths.len() as f64
+    }
+}
+
+/// The running sums of the estimate, flow by flow.
+#[derive(Default)]
+struct Totals {
+    events: f64,
+    packets: f64,
+    trace_rows: f64,
+    /// Bytes of state (the process, flows, buffers, scoreboards, packets).
+    state: u64,
+    /// Packets the flows' windows may hold at once.
+    in_flight_packets: u64,
+    /// Packet events per link.
+    link_events: Vec<f64>,
+}
+
+impl Totals {
+    /// The traffic of flow `f` with load `l`: the packets it sends, the events they and its
+    /// application cost, and the trace rows they leave. Returns the packets.
+    fn add_traffic(&mut self, s: &Scenario, f: &FlowSpec, l: &Load) -> f64 {
+        let t = self;
+        let mut pkts = l.rate * l.active / 8.0 / l.wire_size;
+        pkts += drained_after_stop(s, f, l.rate, l.app_rate, l.wire_size);
+        t.packets += pkts;
         let hops: f64 = f.paths.iter().map(|&p| s.paths[p].links.len() as f64).sum::<f64>() / f.paths.len() as f64;
         // a data packet: one event per hop; its ACK (every segment, or every other one with
         // delayed ACKs): one per hop back, plus timers; a paced application: one event per
@@ -323,15 +413,15 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
         // each link of a path: the flow's packets over it (and their ACKs back)
         let per_hop = if f.is_udp() { 0.0 } else { (per_packet - 0.2) / hops.max(1.0) };
         for &p in &f.paths {
-            for &l in &s.paths[p].links {
-                link_events[l] += pkts * path_part(f, p) * per_hop;
+            for &link in &s.paths[p].links {
+                t.link_events[link] += pkts * path_part(s, f, p) * per_hop;
             }
         }
         if f.is_udp() {
             // a datagram crosses each link until one drops it: the links before the path's
             // narrowest (or a link that is down) carry what the application offers, up to
             // their own rates
-            let offered = app_rate[i].min(1e15);
+            let offered = l.app_rate.min(1e15);
             let hops: f64 = f
                 .paths
                 .iter()
@@ -340,10 +430,10 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
                     let links = &s.paths[p].links;
                     links
                         .iter()
-                        .map(|&l| {
-                            cap = cap.min(s.links[l].rate_bps as f64);
-                            let n = (offered * path_part(f, p)).min(cap) * active[i] / 8.0 / wire_size[i];
-                            link_events[l] += n;
+                        .map(|&link| {
+                            cap = cap.min(s.links[link].rate_bps as f64);
+                            let n = (offered * path_part(s, f, p)).min(cap) * l.active / 8.0 / l.wire_size;
+                            t.link_events[link] += n;
                             n
                         })
                         .sum::<f64>()
@@ -351,84 +441,93 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
                 .sum();
             carried = carried.max(hops);
         }
-        events += carried + app_events_per_s(f) * active[i] + 2.0;
+        t.events += carried + app_events_per_s(f) * l.active + 2.0;
         if f.rec().is_some() {
             // MPTCP-rec's receiver says its feedback again every round trip while no data
             // comes (the round is not over), so a silent or finished flow still costs a timer,
             // an ACK over each hop back and its handling per path and RTT until the run ends;
             // the shortest RTT is that of a 1-byte segment and its ACK
             let header = f.tcp.header as f64;
-            let after_start = (duration_s - f.start.as_secs_f64()).max(0.0);
+            let after_start = (s.duration.as_secs_f64() - f.start.as_secs_f64()).max(0.0);
             for &p in &f.paths {
                 let links = &s.paths[p].links;
                 let rtt: f64 = links
                     .iter()
                     .map(|&l| 2.0 * s.links[l].delay.as_secs_f64() + (2.0 * header + 1.0) * 8.0 / s.links[l].rate_bps.max(1) as f64)
                     .sum();
-                events += after_start / rtt.max(1e-6) * (2.0 + links.len() as f64);
+                t.events += after_start / rtt.max(1e-6) * (2.0 + links.len() as f64);
             }
         }
         // trace: a send and a receive row per data packet, an ACK row, and hop-by-hop drops
-        trace_rows += pkts * (2.4 + hops);
+        t.trace_rows += pkts * (2.4 + hops);
         if !matches!(f.app, AppSpec::Bulk { .. }) {
             // a paced application can offer more packets than the path carries: UDP sends all
             // it writes, and TCP sends tiny writes as tiny segments while the window has room;
             // the excess leaves a send and a drop row each
-            let offered = app_rate[i].min(1e15) * active[i] / 8.0 / wire_size[i];
-            trace_rows += 2.0 * (offered - pkts).max(0.0);
+            let offered = l.app_rate.min(1e15) * l.active / 8.0 / l.wire_size;
+            t.trace_rows += 2.0 * (offered - pkts).max(0.0);
         }
+        pkts
+    }
 
+    /// The memory of flow `f`'s state: the flow and its subflows, its send buffer and
+    /// application queue, its scoreboard and packets in flight; and the timeouts of a
+    /// subflow too starved to fast-retransmit (events), and the resends of a controller
+    /// blind to overflow (trace rows).
+    fn add_state(&mut self, s: &Scenario, f: &FlowSpec, l: &Load, load: &[f64], pkts: f64) {
+        let t = self;
+        let mss = f.tcp.mss as u64;
         // state: the flow, its subflows, its send buffer and scoreboard
         let subs = if f.is_udp() { 0 } else { f.paths.len() as u64 };
-        state += FLOW_STATE_BYTES + subs * SUBFLOW_STATE_BYTES;
+        t.state += FLOW_STATE_BYTES + subs * SUBFLOW_STATE_BYTES;
         if !f.is_udp() {
             // a bulk flow, or a paced one faster than its paths, keeps its send buffer full
-            let buffered = if app_rate[i] > rate[i] * 1.01 {
+            let buffered = if l.app_rate > l.rate * 1.01 {
                 f.tcp.snd_buf
             } else {
                 // otherwise about a second of its writes at most
-                (rate[i] / 8.0).min(f.tcp.snd_buf as f64) as u64
+                (l.rate / 8.0).min(f.tcp.snd_buf as f64) as u64
             };
             let records = match &f.app {
                 // each write after the first refills what an ACK freed: at least a segment,
                 // and at most one per packet the flow sends
                 AppSpec::Bulk { bytes } => buffered.min(bytes.unwrap_or(u64::MAX)).div_ceil(mss).min(pkts as u64 + 1),
-                _ => buffered.div_ceil(write_size[i]),
+                _ => buffered.div_ceil(l.write_size),
             };
-            state += capacity(records) * SEND_BUFFER_RECORD_BYTES;
+            t.state += capacity(records) * SEND_BUFFER_RECORD_BYTES;
             if let AppSpec::Media(m) = &f.app {
-                if app_rate[i] > rate[i] * 1.01 {
+                if l.app_rate > l.rate * 1.01 {
                     // a media stream faster than its paths also holds frames in its
                     // application queue: at most its backlog's worth of its smallest frames,
                     // and at most the frames it produces
                     let smallest = m.frames.iter().map(|fr| fr.1 as u64).min().unwrap_or(1).max(1);
                     let bound = m.backlog.unwrap_or(f.tcp.snd_buf);
-                    let produced = (active[i] / m.frame_interval.as_secs_f64().max(1e-9)) as u64 + 1;
-                    state += capacity((bound / smallest).min(produced)) * FRAME_QUEUE_RECORD_BYTES;
+                    let produced = (l.active / m.frame_interval.as_secs_f64().max(1e-9)) as u64 + 1;
+                    t.state += capacity((bound / smallest).min(produced)) * FRAME_QUEUE_RECORD_BYTES;
                 }
             }
             // in flight: at most the receive window, the send buffer and what the path holds:
             // its pipe at the flow's rate and the flow's share of each queue (flows crossing
             // a link share its queue as they share its rate)
             let mut path_bytes = 0u64;
-            let backlogged = app_rate[i] > rate[i] * 1.01;
+            let backlogged = l.app_rate > l.rate * 1.01;
             for &p in &f.paths {
                 let mut delay = 0.0;
                 let mut queue = 0u64;
                 let mut handshake_rtt = Dur::ZERO;
-                for &l in &s.paths[p].links {
-                    let link = &s.links[l];
-                    delay += link.delay.as_secs_f64();
-                    let one_way = link.delay.0.saturating_add(Dur::tx_time(f.tcp.header as u64, link.rate_bps.max(1)).0);
+                for &link in &s.paths[p].links {
+                    let ln = &s.links[link];
+                    delay += ln.delay.as_secs_f64();
+                    let one_way = ln.delay.0.saturating_add(Dur::tx_time(f.tcp.header as u64, ln.rate_bps.max(1)).0);
                     handshake_rtt = Dur(handshake_rtt.0.saturating_add(one_way.saturating_mul(2)));
-                    let share = if load[l] > 0.0 { (demand[i] * path_part(f, p) / load[l]).min(1.0) } else { 1.0 };
-                    let bytes = match link.queue {
+                    let share = if load[link] > 0.0 { (l.demand * path_part(s, f, p) / load[link]).min(1.0) } else { 1.0 };
+                    let bytes = match ln.queue {
                         QueueLimit::Bytes(b) => b,
                         QueueLimit::Packets(n) => n.saturating_mul(mss + f.tcp.header as u64),
                     };
                     queue = queue.saturating_add((bytes as f64 * share) as u64);
                 }
-                let bdp = (rate[i] / f.paths.len() as f64 * 2.0 * delay / 8.0) as u64;
+                let bdp = (l.rate / f.paths.len() as f64 * 2.0 * delay / 8.0) as u64;
                 path_bytes = path_bytes.saturating_add(bdp.saturating_add(queue));
                 if keeps_window_on_loss(s, f, p) {
                     // a controller that takes every loss for a random one keeps its window
@@ -438,81 +537,43 @@ pub fn estimate_with(s: &Scenario, stream: bool) -> Estimate {
                     // again the next round)
                     let window = f.tcp.rcv_buf.min(f.tcp.snd_buf) as f64;
                     let overshoot = window / bdp.saturating_add(queue).max(mss) as f64;
-                    trace_rows += 2.0 * pkts * path_part(f, p) * (overshoot - 1.0).max(0.0);
+                    t.trace_rows += 2.0 * pkts * path_part(s, f, p) * (overshoot - 1.0).max(0.0);
                 }
                 // a backlogged TCP subflow that gets too small a share of its path to
                 // fast-retransmit waits for its timer after each loss
                 let share = bdp.saturating_add(queue) / mss.max(1);
                 if backlogged && f.is_tcp() && share < DUP_THRESH as u64 + 1 {
-                    let active_for = Dur((active[i] * 1e9) as u64);
-                    events += timer_bound_timeouts(f, handshake_rtt, active_for) as f64;
+                    let active_for = Dur((l.active * 1e9) as u64);
+                    t.events += timer_bound_timeouts(f, handshake_rtt, active_for) as f64;
                 }
             }
             let window = f.tcp.rcv_buf.min(f.tcp.snd_buf).min(path_bytes).max(mss * f.tcp.initial_window as u64);
             let segs = window.div_ceil(mss);
             let per_seg = if f.mptcp().is_some() { 2 * SCOREBOARD_SEGMENT_BYTES } else { SCOREBOARD_SEGMENT_BYTES };
-            state += capacity(segs) * per_seg;
-            in_flight_packets += 2 * segs;
-        }
-        if top_flow.is_none() || events - events_before > top_flow_events {
-            (top_flow, top_flow_events) = (Some(i), events - events_before);
+            t.state += capacity(segs) * per_seg;
+            t.in_flight_packets += 2 * segs;
         }
     }
-    // packets live in an arena that keeps its high-water mark; at most the windows of all
-    // flows, and at most what the links hold (queue and pipe, both directions)
-    let link_packets: u64 = s
-        .links
-        .iter()
-        .map(|l| {
-            let queue = match l.queue {
-                QueueLimit::Packets(n) => n,
-                QueueLimit::Bytes(b) => b / 40, // ACK-sized packets fill a byte-limited queue most
-            };
-            let pipe = (l.rate_bps as f64 * l.delay.as_secs_f64() / 8.0 / 40.0) as u64;
-            2 * queue.saturating_add(pipe)
-        })
-        .fold(0u64, u64::saturating_add);
-    state += capacity(in_flight_packets.min(link_packets)) * std::mem::size_of::<Packet>() as u64;
-    e.state_bytes = state;
 
-    // series: a row per flow, per subflow and per link at every sample, kept until the end,
-    // then copied into tables with a name per row
-    if let Some(iv) = s.metrics.interval {
-        let samples = (s.duration.0 / iv.0.max(1)) + 1;
-        let subflows: u64 = s.flows.iter().map(|f| if f.is_udp() { 0 } else { f.paths.len() as u64 }).sum();
-        let (fr, sr, lr) = (
-            held(samples * nflows as u64, nflows as u64),
-            held(samples * subflows, subflows),
-            held(samples * s.links.len() as u64, s.links.len() as u64),
-        );
-        e.series_rows = fr + sr + lr;
-        e.series_values = fr * 16 + sr * 11 + lr * 6;
-        let recorded =
-            capacity(fr) * FLOW_SERIES_ROW_BYTES + capacity(sr) * SUBFLOW_SERIES_ROW_BYTES + capacity(lr) * LINK_SERIES_ROW_BYTES;
-        let tables =
-            fr * FLOW_SERIES_ROW_BYTES + sr * SUBFLOW_SERIES_ROW_BYTES + lr * LINK_SERIES_ROW_BYTES + e.series_rows * TABLE_NAME_BYTES;
-        e.series_bytes = recorded + tables;
+    /// Packets live in an arena that keeps its high-water mark.
+    fn add_packet_arena(&mut self, s: &Scenario) {
+        let t = self;
+        // packets live in an arena that keeps its high-water mark; at most the windows of all
+        // flows, and at most what the links hold (queue and pipe, both directions)
+        let link_packets: u64 = s
+            .links
+            .iter()
+            .map(|l| {
+                let queue = match l.queue {
+                    QueueLimit::Packets(n) => n,
+                    QueueLimit::Bytes(b) => b / 40, // ACK-sized packets fill a byte-limited queue most
+                };
+                let pipe = (l.rate_bps as f64 * l.delay.as_secs_f64() / 8.0 / 40.0) as u64;
+                2 * queue.saturating_add(pipe)
+            })
+            .fold(0u64, u64::saturating_add);
+        t.state += capacity(t.in_flight_packets.min(link_packets)) * std::mem::size_of::<Packet>() as u64;
     }
-    if s.metrics.trace {
-        let rows = held(trace_rows as u64, 0);
-        e.trace_rows = rows;
-        e.trace_values = rows.saturating_mul(9);
-        e.trace_bytes = capacity(rows).saturating_mul(TRACE_ROW_BYTES).saturating_add(rows.saturating_mul(TRACE_TABLE_ROW_BYTES));
-    }
-    let sample_events = s.metrics.interval.map_or(0.0, |iv| duration_s / iv.as_secs_f64().max(1e-9));
-    e.events = (events + sample_events) as u64;
-    e.sample_events = sample_events as u64;
-    if let Some(i) = top_flow {
-        e.top_flow = s.flows[i].name.clone();
-        e.top_flow_events = top_flow_events as u64;
-    }
-    if let Some((l, n)) = link_events.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)) {
-        e.top_link = s.links[l].name.clone();
-        e.top_link_events = *n as u64;
-    }
-    e.packets = packets as u64;
-    e.memory_bytes = e.state_bytes.saturating_add(e.series_bytes).saturating_add(e.trace_bytes);
-    e
 }
 
 /// Whether flow `f`'s controller may keep its window on every loss on path `p`: TCP New
