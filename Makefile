@@ -9,7 +9,7 @@ PIP    := $(BIN)/python -m pip
 STAMP  := $(VENV)/.deps-installed
 OUT    ?= out
 
-.PHONY: help setup build demo test lint test-rust test-python test-fuzz fuzz fuzz-setup validate tcp-fidelity westwood-nj bench speed plugin-speed wheel-check sweep-bench memory clean kernel-table sctp-validate
+.PHONY: help setup build demo test lint test-rust test-python test-fuzz fuzz fuzz-setup fuzz-unpack validate tcp-fidelity westwood-nj bench speed plugin-speed wheel-check sweep-bench memory clean kernel-table sctp-validate
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
@@ -95,10 +95,17 @@ FUZZ_TARGETS := parse_scenario run_scenario
 fuzz-setup:
 	@cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 
+# the kept corpus is one archive per target (fuzz/corpus/TARGET.tar.gz); its folder
+# fuzz/corpus/TARGET/ (ignored by git) is unpacked from it when missing
+fuzz-unpack:
+	@for t in $(FUZZ_TARGETS); do \
+		[ -d fuzz/corpus/$$t ] || tar -xzf fuzz/corpus/$$t.tar.gz -C fuzz/corpus || exit $$?; \
+	done
+
 # bounded run for CI: FUZZ_CI_TIME seconds per target from FUZZ_CI_SEEDS inputs of the kept
 # corpus and the inputs of fixed crashes (fuzz/regressions/, both left unchanged); a crash fails the build and leaves
 # its input in fuzz/artifacts/
-test-fuzz: fuzz-setup
+test-fuzz: fuzz-setup fuzz-unpack
 	@for t in $(FUZZ_TARGETS); do \
 		tmp=$$(mktemp -d) && log=$$(mktemp) && \
 		ls fuzz/corpus/$$t | head -n $(FUZZ_CI_SEEDS) | sed "s|^|fuzz/corpus/$$t/|" | xargs cp -t $$tmp && \
@@ -111,11 +118,13 @@ test-fuzz: fuzz-setup
 		[ $$status -eq 0 ] || exit $$status; \
 	done
 
-# longer run: new inputs are added to the kept corpus, then the corpus is minimised
-fuzz: fuzz-setup
+# longer run: new inputs are added to the kept corpus, the corpus is minimised and packed
+# again (a reproducible archive: sorted names, no times or owners)
+fuzz: fuzz-setup fuzz-unpack
 	@for t in $(FUZZ_TARGETS); do \
 		$(FUZZ) run $(FUZZ_FLAGS) $$t fuzz/corpus/$$t -- $(FUZZ_ARGS) -max_total_time=$(FUZZ_TIME) || exit $$?; \
 		$(FUZZ) cmin $(FUZZ_FLAGS) $$t fuzz/corpus/$$t || exit $$?; \
+		tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C fuzz/corpus -cf - $$t | gzip -n -9 > fuzz/corpus/$$t.tar.gz || exit $$?; \
 	done
 
 validate: build

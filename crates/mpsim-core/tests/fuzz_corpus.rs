@@ -1,18 +1,25 @@
-//! Replays the kept corpus of the scenario-reader fuzz target (fuzz/corpus/parse_scenario)
-//! in the ordinary test suite, so an input that once crashed the reader stays covered
-//! without cargo fuzz: every file must be read, or refused with a message, without a panic,
-//! and whatever is read must be estimable.
+//! Replays the kept corpus of the scenario-reader fuzz target (the archive
+//! fuzz/corpus/parse_scenario.tar.gz) in the ordinary test suite, so an input that once
+//! crashed the reader stays covered without cargo fuzz: every file must be read, or refused
+//! with a message, without a panic, and whatever is read must be estimable.
 
 use mpsim_core::{units, Scenario};
 use std::path::Path;
 
 #[test]
 fn every_corpus_input_is_read_or_refused_without_panic() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/parse_scenario");
+    let archive = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/parse_scenario.tar.gz");
+    let file = std::fs::File::open(&archive).unwrap_or_else(|e| panic!("{}: {e}", archive.display()));
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
     let mut n = 0;
     let mut valid = 0;
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let data = std::fs::read(e.unwrap().path()).unwrap();
+    for entry in tar.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut data).unwrap();
         let Ok(text) = std::str::from_utf8(&data) else { continue };
         n += 1;
         let parsed = match data.first() {
@@ -32,7 +39,7 @@ fn every_corpus_input_is_read_or_refused_without_panic() {
             let _ = (units::fraction(s), units::fraction_any(s));
         }
     }
-    assert!(n >= 16, "the corpus holds only {n} inputs");
+    assert!(n >= 1000, "the corpus holds only {n} inputs");
     assert!(valid >= 16, "only {valid} of {n} corpus inputs are valid scenarios");
 }
 
