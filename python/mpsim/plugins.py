@@ -212,6 +212,11 @@ def resolve(kind: str, name: str, *, search: Iterable[str | os.PathLike[str]] = 
         known = sorted(_builtin(kind) | set(registered(kind)))
         raise LookupError(f"unknown {what} '{name}'; expected one of: {', '.join(known)}, or \"module:Class\"")
     module, _, qual = name.partition(":")
+    # importlib raises ValueError or TypeError, not ModuleNotFoundError, for an empty or
+    # relative name ("", "..", ".mod"): refuse what is no dotted module name before importing
+    if not all(part.isidentifier() for part in module.strip().split(".")):
+        raise LookupError(f"{what} '{name}': '{module}' is no module name; \"module:Class\" takes a dotted "
+                          "module name such as my_scheds or pkg.mod")
     dirs = [Path(p) for p in search] + [Path.cwd()]
     try:
         mod = _import(module.strip(), dirs)

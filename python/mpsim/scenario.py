@@ -37,6 +37,7 @@ import math
 import os
 import re
 import stat
+import sys
 import tomllib
 from decimal import Decimal
 from pathlib import Path
@@ -234,8 +235,11 @@ def expand_frame_traces(d: dict[str, Any], base_dir: Path, origin: str) -> None:
             if not line or line.startswith("#"):
                 continue
             parts = line.replace(",", " ").split()
-            if len(parts) != 2 or not parts[1].isdigit():
+            # ASCII digits only: str.isdigit also takes '²' and other digits int() refuses
+            if len(parts) != 2 or not (parts[1].isascii() and parts[1].isdigit()):
                 raise ScenarioError(origin, key, f"{name} line {n}: expected a frame type and a size in bytes, like 'I 24000'")
+            if len(parts[1]) > 20:  # int() refuses more than 4,300 digits; any such size is far too large
+                raise ScenarioError(origin, key, f"{name} line {n}: a frame size of {len(parts[1]):,} digits is far too large")
             frames.append([parts[0], int(parts[1])])
         if not frames:
             raise ScenarioError(origin, key, f"{name} lists no frames")
@@ -257,6 +261,12 @@ def _parse_toml(text: str, origin: str, what: str = "the scenario") -> dict[str,
             where = m.group(1)
             raise ScenarioError(origin, "", f"not valid TOML ({where}): {msg}") from None
         raise ScenarioError(origin, "", f"not valid TOML: {msg}") from None
+    except RecursionError:
+        raise ScenarioError(origin, "", "not valid TOML: arrays or inline tables nested too deeply") from None
+    except ValueError as e:  # an integer of more than sys.get_int_max_str_digits() digits
+        if "digits" not in str(e):
+            raise
+        raise ScenarioError(origin, "", f"not valid TOML: a number with more than {sys.get_int_max_str_digits():,} digits") from None
 
 
 # -------------------------------------------------------------------------------------
@@ -442,7 +452,8 @@ def parse_value(text: str) -> Any:
     """
     try:
         return tomllib.loads(f"v = {text}")["v"]
-    except (tomllib.TOMLDecodeError, KeyError):
+    # ValueError: also an integer of more than 4,300 digits; RecursionError: "[[[[..."
+    except (tomllib.TOMLDecodeError, KeyError, ValueError, RecursionError):
         return text
 
 
