@@ -96,7 +96,7 @@ def test_sctp_sack_counters_say_what_they_count():
     # comment must say so, since a capture counts more gap blocks than the summary.
     root = README.parent
     readme = " ".join(README.read_text().split())
-    summary = root / "crates/mpsim-core/src/transport/sctp/summary.rs"
+    summary = root / "crates/mpsim-core/src/metrics/summary.rs"  # where SctpSummary is defined
     doc = " ".join(ln.strip().removeprefix("///").strip() for ln in summary.read_text().splitlines())
     for text in (readme, doc):
         for field in ("sacks_received", "gap_blocks_received", "dup_tsns_reported"):

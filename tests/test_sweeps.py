@@ -534,3 +534,15 @@ def test_ctrl_c_stops_a_sweep_of_long_runs_at_once(tmp_path):
         raise AssertionError("the sweep did not stop within 30 s of Ctrl-C") from None
     assert time.monotonic() - t < 15
     assert p.returncode == 130 and "Traceback" not in err and err.strip().splitlines()[-1] == "interrupted", err
+
+
+def test_a_bad_python_plugin_name_fails_the_sweep_before_its_first_run(tmp_path):
+    # check and run refuse `cc = "os:getcwd"` (a function, not a controller class); a sweep
+    # must too, before it starts any run, naming the grid value
+    base = tmp_path / "s.toml"
+    base.write_text('duration = "1s"\n[[link]]\nname = "l"\nrate = "10Mbps"\ndelay = "10ms"\n'
+                    '[[path]]\nname = "p"\nlinks = ["l"]\n[[flow]]\nname = "f"\npath = "p"\n')
+    with pytest.raises(mpsim.ScenarioError, match=r"flow\.f\.cc.*os:getcwd|os:getcwd"):
+        mpsim.sweep(str(base), {"flow.f.cc": ["reno", "os:getcwd"]}, seeds=1, processes=1, progress=False)
+    with pytest.raises(mpsim.ScenarioError, match="os:nothing_here|no module|nothing_here"):
+        mpsim.sweep(str(base), {"flow.f.cc": ["os:nothing_here"]}, seeds=1, processes=1, progress=False)

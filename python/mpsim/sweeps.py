@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from . import _core
-from .errors import from_core
+from .errors import ScenarioError, from_core
 from .plugins import run_json
 from .scenario import ScenarioLike, _apply, annotate, format_value, load, to_json
 from .sweep_store import SERIES_TABLES, Store
@@ -166,6 +166,7 @@ class _Plan:
             js = to_json(d, origin)
             if validate:
                 self._check(js, applied, base_applied, combo)
+                self._check_plugins(d, applied, base_applied)
             p = len(self.points)
             plain = json.loads(js)
             self.point_ids.append(_digest({k: v for k, v in plain.items() if k != "seed"}, 16))
@@ -188,6 +189,17 @@ class _Plan:
                 point = ", ".join(f"{k} = {format_value(v)}" for k, v in zip(self.keys, combo))
                 marked = err.with_message(f"{err.message} (at grid point {point})")
             raise marked from None
+
+    def _check_plugins(self, d: dict[str, Any], applied: list[Any], base_applied: list[Any]) -> None:
+        """The schedulers and controllers written in Python that the point names resolve to
+        classes with the protocol's methods (as mpsim.run checks before a run)."""
+        from . import plugins
+
+        try:
+            plugins.for_scenario(d, self.origin)
+        except ScenarioError as e:
+            marked = annotate(e, applied[len(base_applied):], "grid value")
+            raise (annotate(e, base_applied) if marked is e else marked) from None
 
     def scenario_json(self, run: _Run) -> str:
         """The run's scenario as JSON text for the core (the point's, with the run's seed)."""

@@ -524,6 +524,8 @@ mod tests {
             ("\"a/b\"", "'/'"),
             ("\"a\\\\b\"", "'\\\\'"),
             ("\"two\\nlines\"", "control character"),
+            ("\"two\\u2028lines\"", "control character"),
+            ("\"two\\u2029lines\"", "control character"),
             ("\".hidden\"", "start with '.'"),
             (&format!("\"{}\"", "x".repeat(101)), "100 characters"),
         ] {

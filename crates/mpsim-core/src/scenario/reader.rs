@@ -214,13 +214,14 @@ impl<'a> Reader<'a> {
 
     /// An optional name (of the scenario, a link, a path, a flow or a background mix): names
     /// become file names (a flow's capture is `<flow>.pcap`) and stand in one-line messages,
-    /// so they hold no `/`, `\\` or control character, do not start with `.`, and are at most
+    /// so they hold no `/`, `\\`, control character or line separator (U+2028, U+2029), do not
+    /// start with `.`, and are at most
     /// [`MAX_NAME_CHARS`] characters long.
     pub(super) fn opt_name(&self, t: &Table, k: &str) -> Result<Option<String>, ScenarioError> {
         let Some(name) = self.opt_string(t, k)? else { return Ok(None) };
         let problem = if name.chars().count() > MAX_NAME_CHARS {
             Some(format!("is longer than {MAX_NAME_CHARS} characters"))
-        } else if let Some(c) = name.chars().find(|c| c.is_control() || *c == '/' || *c == '\\') {
+        } else if let Some(c) = name.chars().find(|&c| breaks_a_line(c) || c == '/' || c == '\\') {
             Some(format!("holds {c:?}, which a file name cannot"))
         } else if name.starts_with('.') {
             Some("starts with '.'".into())
@@ -230,7 +231,7 @@ impl<'a> Reader<'a> {
         match problem {
             Some(p) => Err(self.e(
                 &join(&t.path, k),
-                format!("the name {:?} {p}: names become file names, so they hold no '/', '\\' or control character, do not start with '.', and are at most {MAX_NAME_CHARS} characters long", name.escape_debug().to_string()),
+                format!("the name {:?} {p}: names become file names, so they hold no '/', '\\', control character or line separator, do not start with '.', and are at most {MAX_NAME_CHARS} characters long", name.escape_debug().to_string()),
             )),
             None => Ok(Some(name)),
         }
@@ -306,4 +307,10 @@ pub(super) fn closest<'k>(k: &str, allowed: &[&'k str]) -> Option<&'k str> {
         prev[b.len()]
     }
     allowed.iter().map(|a| (dist(k, a), *a)).filter(|(d, _)| *d <= 2).min().map(|(_, a)| a)
+}
+
+/// A control character, or a Unicode line or paragraph separator (U+2028, U+2029): what would
+/// break a one-line message or a file name.
+fn breaks_a_line(c: char) -> bool {
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
 }
