@@ -6,6 +6,13 @@
 
 use crate::time::Dur;
 
+/// Linux `sysctl_tcp_pacing_ss_ratio` and `sysctl_tcp_pacing_ca_ratio`, in percent: a Linux
+/// sender paces at this share of `max(cwnd, in flight) / srtt` (below half of ssthresh, and
+/// above). The sender sizes its packets by that rate and the upstream scheduler estimates
+/// each subflow's rate with it, so it lives here, below both.
+pub const PACING_SS_RATIO: u64 = 200;
+pub const PACING_CA_RATIO: u64 = 120;
+
 /// Congestion-avoidance state of a TCP sender, as in Linux.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaState {

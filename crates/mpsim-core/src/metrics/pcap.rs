@@ -85,12 +85,25 @@ pub enum CaptureKind {
 
 /// How a connection's packets are captured: the capture's kind, its MSS, how many
 /// subflows (or destinations) it shows, and whether SCTP chunks carry timestamps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CaptureSetup {
     pub kind: CaptureKind,
     pub mss: u32,
     pub paths: usize,
     pub sctp_timestamps: bool,
+    /// The routes of each TCP subflow, whose handshakes the capture shows (none for SCTP
+    /// and UDP).
+    pub routes: Vec<SubflowRoute>,
+}
+
+/// Where a TCP subflow's handshake runs: its forward and reverse routes, and when the
+/// simulation lets it send (its join; the flow's start or earlier for a subflow that sends
+/// from the start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubflowRoute {
+    pub fwd: u32,
+    pub rev: u32,
+    pub join_at: SimTime,
 }
 
 /// SCTP chunk types (RFC 4960 §3.2) and the two this simulator adds (see the module notes).

@@ -30,10 +30,7 @@
 
 use super::{Decision, SchedContext, Scheduler, SubflowView};
 use crate::time::SimTime;
-
-/// Linux `sysctl_tcp_pacing_ss_ratio` and `sysctl_tcp_pacing_ca_ratio`, in percent.
-pub const PACING_SS_RATIO: u64 = 200;
-pub const PACING_CA_RATIO: u64 = 120;
+use crate::view::{PACING_CA_RATIO, PACING_SS_RATIO};
 
 /// Bytes one choice hands to a subflow (`MPTCP_SEND_BURST_SIZE`: 64 KiB less the TCP
 /// header, the largest TCP options, the IPv6 header and a fragment header).

@@ -143,20 +143,20 @@ impl Simulation {
         let mut pcap = Vec::new();
         if s.metrics.pcap {
             for (i, f) in flows.iter().enumerate() {
-                let mut c = Capture::with_setup(&f.conn.capture_setup(), i as u32, s.seed, s.metrics.pcap_limit);
+                let setup = f.conn.capture_setup();
+                let mut c = Capture::with_setup(&setup, i as u32, s.seed, s.metrics.pcap_limit);
                 c.payload = s.metrics.pcap_payload;
                 c.sack = s.flows[i].tcp.sack;
                 // the handshakes take the path's one-way delays, as the RTT sample the
                 // senders are seeded with, and end when the simulation lets a subflow send
                 let header = s.flows[i].tcp.header;
-                let paths: Vec<PathTiming> = f
-                    .conn
-                    .subflows()
+                let paths: Vec<PathTiming> = setup
+                    .routes
                     .iter()
-                    .map(|sub| PathTiming {
-                        fwd: routes[sub.fwd as usize].one_way(&links, header),
-                        rev: routes[sub.rev as usize].one_way(&links, header),
-                        join: sub.join_at.since(f.start),
+                    .map(|r| PathTiming {
+                        fwd: routes[r.fwd as usize].one_way(&links, header),
+                        rev: routes[r.rev as usize].one_way(&links, header),
+                        join: r.join_at.since(f.start),
                     })
                     .collect();
                 c.plan_handshakes(f.start, &paths);
@@ -192,8 +192,8 @@ impl Simulation {
     /// once per subflow. Call before `run`.
     pub fn with_controller(mut self, flow: &str, mut make: impl FnMut() -> Controller) -> Result<Simulation, String> {
         let f = self.flows.iter_mut().find(|f| f.name == flow).ok_or_else(|| format!("no flow named '{flow}'"))?;
-        for sub in f.conn.subflows_mut() {
-            sub.sender.cc = make();
+        if !f.conn.set_controller(&mut make) {
+            return Err(format!("flow '{flow}' has no TCP congestion controller to replace (it is {})", f.conn.kind()));
         }
         Ok(self)
     }

@@ -43,7 +43,7 @@ struct Marks {
 impl Marks {
     fn take(flows: &[Flow], now: SimTime) -> Marks {
         let dsr =
-            |f: &Flow| (0..f.conn.subflows().len()).map(|k| f.conn.rec_path(k, now).map_or(f64::NAN, |r| r.advertised_integral)).collect();
+            |f: &Flow| (0..f.conn.path_count()).map(|k| f.conn.rec_path(k, now).map_or(f64::NAN, |r| r.advertised_integral)).collect();
         let paths = |f: &Flow| (0..f.conn.path_count()).map(|k| f.conn.path_sample(k, now).delivered).collect();
         Marks {
             sub_dsr: flows.iter().map(dsr).collect(),

@@ -2,11 +2,11 @@
 //! a Multipath TCP connection level, an SCTP association over its destinations, or a UDP
 //! sender.
 
+use super::mptcp::Subflow;
 use super::sctp::Destination;
-use super::subflow::PathRoutes;
-use super::tcp::{DelayedAck, ReceiverConfig, SenderConfig};
+use super::tcp::{self, DelayedAck, PathRoutes, ReceiverConfig, SenderConfig};
 use super::udp::UDP_HEADER_BYTES;
-use super::{Connection, MptcpConn, SctpConn, Subflow, TcpConn, UdpConn};
+use super::{Connection, MptcpConn, SctpConn, TcpConn, UdpConn};
 use crate::cc::Controller;
 use crate::feedback::{Dsror, RxLogic};
 use crate::net::{handshake_rtt, Link, Route};
@@ -29,11 +29,11 @@ impl Connection {
                 Connection::Sctp(Box::new(SctpConn::new((**c).clone(), dests)))
             }
             TransportSpec::Tcp => {
-                let sub = subflows(f, None, links, routes, route).into_iter().next().expect("a TCP flow has one path");
+                let (sub, _) = subflows(f, false, links, routes, route).into_iter().next().expect("a TCP flow has one path");
                 Connection::Tcp(TcpConn::new(sub, f.tcp.header))
             }
             TransportSpec::Mptcp(m) => {
-                let subs = subflows(f, Some(m), links, routes, route);
+                let subs = subflows(f, true, links, routes, route);
                 Connection::Mptcp(Box::new(MptcpConn::from_spec(subs, m, f)))
             }
         }
@@ -50,17 +50,15 @@ impl Connection {
     }
 }
 
-/// The TCP subflows of flow `f`, one per path, with their handshake RTTs; under Multipath TCP
-/// (`mptcp`) the connection level holds the data and grants the window, and subflows after
-/// the first join when its `join` says.
+/// The TCP subflows of flow `f`, one per path, each with its handshake's round trip; under
+/// Multipath TCP (`multipath`) the connection level holds the data and grants the window.
 fn subflows(
     f: &FlowSpec,
-    mptcp: Option<&MptcpSpec>,
+    multipath: bool,
     links: &[Link],
     routes: &[Route],
     route: impl Fn(usize) -> PathRoutes,
-) -> Vec<Subflow> {
-    let multipath = mptcp.is_some();
+) -> Vec<(tcp::Subflow, Dur)> {
     let cfg = SenderConfig {
         mss: f.tcp.mss,
         initial_window: f.tcp.initial_window,
@@ -89,40 +87,45 @@ fn subflows(
     };
     f.paths
         .iter()
-        .enumerate()
-        .map(|(k, &p)| {
+        .map(|&p| {
             let r = route(p);
             let rtt = handshake_rtt(links, &routes[r.fwd as usize], &routes[r.rev as usize], f.tcp.header);
             // an external name ("module:Class") runs Reno until the caller installs its own
             let cc = Controller::by_name(&f.cc).unwrap_or_else(|| Controller::by_name("reno").expect("built-in"));
             // the receiver's RTT estimate is the handshake's, as Linux's
             let rcfg = ReceiverConfig { handshake_rtt: Some(rtt), ..rcfg.clone() };
-            let backup = mptcp.and_then(|m| m.backup.get(k).copied()).unwrap_or(false);
-            let mut sub = Subflow::new(r, &cfg, rcfg, cc, rtt, backup);
-            let offset = match (mptcp.map_or(&Join::AtStart, |m| &m.join), k) {
-                (_, 0) | (Join::AtStart, _) => Dur::ZERO,
-                (Join::Delay(d), _) => *d,
-                // the MP_JOIN exchange: two round trips of the joining path
-                (Join::Linux, _) => rtt + rtt,
-                (Join::At(v), _) => v[k],
-            };
-            sub.join_at = f.start + offset;
-            sub.joined = offset == Dur::ZERO;
-            sub
+            (tcp::Subflow::new(r, &cfg, rcfg, cc, rtt), rtt)
         })
         .collect()
 }
 
 impl MptcpConn {
-    /// The Multipath TCP connection of flow `f` over `subs`, as its settings `m` say: its
-    /// scheduler, and MPTCP-rec's receiver logic and pacing if it runs it.
-    pub fn from_spec(subs: Vec<Subflow>, m: &MptcpSpec, f: &FlowSpec) -> MptcpConn {
+    /// The Multipath TCP connection of flow `f` over the TCP subflows `tcp` (with their
+    /// handshake round trips), as its settings `m` say: each subflow's backup mark and join
+    /// (after the first, when `join` says), its scheduler, and MPTCP-rec's receiver logic and
+    /// pacing if it runs it.
+    pub fn from_spec(tcp: Vec<(tcp::Subflow, Dur)>, m: &MptcpSpec, f: &FlowSpec) -> MptcpConn {
+        let subs: Vec<Subflow> = tcp
+            .into_iter()
+            .enumerate()
+            .map(|(k, (tcp, rtt))| {
+                let offset = match (&m.join, k) {
+                    (_, 0) | (Join::AtStart, _) => Dur::ZERO,
+                    (Join::Delay(d), _) => *d,
+                    // the MP_JOIN exchange: two round trips of the joining path
+                    (Join::Linux, _) => rtt + rtt,
+                    (Join::At(v), _) => v[k],
+                };
+                let backup = m.backup.get(k).copied().unwrap_or(false);
+                Subflow::new(tcp, backup, f.start + offset, offset == Dur::ZERO)
+            })
+            .collect();
         // an external name ("module:Class") runs lowest_rtt until the caller installs its own
         let mut sched = Sched::by_name(&m.scheduler).unwrap_or_else(|| Sched::by_name("lowest_rtt").expect("built-in"));
         // MPTCP-rec: its settings, and the receiver's TCP emulation per path
         let rx_logic = m.rec.as_ref().map(|r| {
             sched = Sched::MptcpRec(crate::sched::MptcpRec::new(r.pcder.clone()));
-            let rtts: Vec<Dur> = subs.iter().map(|x| x.sender.rtt().srtt().unwrap_or(Dur::from_millis(100))).collect();
+            let rtts: Vec<Dur> = subs.iter().map(|x| x.tcp.sender.rtt().srtt().unwrap_or(Dur::from_millis(100))).collect();
             RxLogic::Dsror(Dsror::new(&r.tear, f.tcp.mss, &rtts))
         });
         let mut conn = MptcpConn::new(subs, sched, f.tcp.rcv_buf, f.tcp.header, f.tcp.mss);

@@ -14,17 +14,17 @@
 //! * timers are asked for through [`Action::Timer`] (its next deadline, at most one pending
 //!   event per subflow and purpose);
 //! * [`progress`](Connection::progress): bytes written, acknowledged, delivered and sent;
-//! * [`snapshot`](Connection::snapshot) and [`subflows`](Connection::subflows): what the time
-//!   series record;
+//! * [`snapshot`](Connection::snapshot) and [`path_sample`](Connection::path_sample): what
+//!   the time series record;
 //! * [`summarize`](Connection::summarize): the transport's part of the flow summary.
 
 mod build;
 pub mod mptcp;
 pub mod sctp;
-pub mod subflow;
 pub mod tcp;
 pub mod udp;
 
+use crate::cc::Controller;
 use crate::feedback::RxLogic;
 use crate::metrics::pcap::Capture;
 pub use crate::metrics::pcap::CaptureSetup;
@@ -34,7 +34,6 @@ use crate::sched::Sched;
 use crate::time::{Dur, SimTime};
 pub use mptcp::MptcpConn;
 pub use sctp::SctpConn;
-pub use subflow::Subflow;
 pub use tcp::TcpConn;
 pub use udp::UdpConn;
 
@@ -170,34 +169,18 @@ pub trait Transport {
     }
     fn progress(&self) -> Progress;
 
-    /// The TCP subflows (one for plain TCP, none for UDP or SCTP).
-    fn subflows(&self) -> &[Subflow] {
-        &[]
-    }
-    fn subflows_mut(&mut self) -> &mut [Subflow] {
-        &mut []
+    /// Replaces the congestion controller of every TCP subflow with one `make` returns (one
+    /// call per subflow); false if the transport has none.
+    fn set_controller(&mut self, _make: &mut dyn FnMut() -> Controller) -> bool {
+        false
     }
     /// Names of the paths the connection uses, one per subflow or destination (UDP: its one
     /// path).
     fn path_names(&self) -> Vec<String>;
     /// Paths the subflow series show a row for (subflows or destinations).
-    fn path_count(&self) -> usize {
-        self.subflows().len()
-    }
+    fn path_count(&self) -> usize;
     /// The subflow series' figures of path `k` (below [`path_count`](Self::path_count)).
-    fn path_sample(&self, k: usize, now: SimTime) -> PathSample {
-        let sub = &self.subflows()[k];
-        let w = sub.sender.window();
-        PathSample {
-            cwnd: w.cwnd,
-            ssthresh: w.ssthresh,
-            in_flight: sub.sender.in_flight(),
-            srtt: sub.sender.rtt().srtt(),
-            rto: sub.sender.rtt().rto(),
-            delivered: sub.receiver.rcv_nxt(),
-            rec: self.rec_path(k, now),
-        }
-    }
+    fn path_sample(&self, k: usize, now: SimTime) -> PathSample;
     /// MPTCP-rec's figures of subflow `k` (None for any other transport or scheduler).
     fn rec_path(&self, _k: usize, _now: SimTime) -> Option<mptcp::RecPath> {
         None
@@ -227,12 +210,7 @@ pub trait Transport {
     }
     /// Captures the close of a finite transfer once `header` has acknowledged all of it
     /// (`total` bytes): FIN and DATA_FIN for TCP and Multipath TCP.
-    fn capture_close(&self, cap: &mut Capture, now: SimTime, header: &Header, total: Option<u64>) {
-        if matches!(header, Header::TcpAck(_)) && total.is_some_and(|t| self.unacked() == 0 && self.written() == t) {
-            let next: Vec<u64> = self.subflows().iter().map(|s| s.sender.snd_nxt()).collect();
-            cap.finish(now, &next, self.written());
-        }
-    }
+    fn capture_close(&self, _cap: &mut Capture, _now: SimTime, _header: &Header, _total: Option<u64>) {}
 }
 
 /// The transports, one line each: `Variant(connection type)`. Makes the [`Connection`] enum
@@ -275,11 +253,8 @@ macro_rules! transports {
             pub fn progress(&self) -> Progress {
                 match self { $(Connection::$variant(c) => Transport::progress(ref_of::<$conn>(c))),+ }
             }
-            pub fn subflows(&self) -> &[Subflow] {
-                match self { $(Connection::$variant(c) => Transport::subflows(ref_of::<$conn>(c))),+ }
-            }
-            pub fn subflows_mut(&mut self) -> &mut [Subflow] {
-                match self { $(Connection::$variant(c) => Transport::subflows_mut(mut_of::<$conn>(c))),+ }
+            pub fn set_controller(&mut self, make: &mut dyn FnMut() -> Controller) -> bool {
+                match self { $(Connection::$variant(c) => Transport::set_controller(mut_of::<$conn>(c), make)),+ }
             }
             pub fn path_names(&self) -> Vec<String> {
                 match self { $(Connection::$variant(c) => Transport::path_names(ref_of::<$conn>(c))),+ }
@@ -349,68 +324,6 @@ transports! {
     Mptcp(MptcpConn, boxed),
     Udp(UdpConn),
     Sctp(SctpConn, boxed),
-}
-
-/// The transport's part of a flow summary that every TCP-based connection shares: identity,
-/// counters and RTT over its subflows, and its receive buffer (`rx`: the connection level's,
-/// or the one subflow's).
-pub(crate) fn summarize_subflows(
-    conn: &impl Transport,
-    rx: Option<&tcp::TcpReceiver>,
-    s: &mut FlowSummary,
-    sub_goodput: &dyn Fn(usize, u64) -> f64,
-) {
-    let subs = conn.subflows();
-    let ms = |d: Option<Dur>| d.map(|d| d.as_millis_f64());
-    let sum = |f: &dyn Fn(&Subflow) -> u64| subs.iter().map(f).sum::<u64>();
-    s.path = conn.path_names().join("+");
-    s.cc = subs.first().map_or("none", |x| x.sender.cc.name()).to_string();
-    s.segments_sent = sum(&|x| x.sender.stats.segments_sent);
-    s.retransmits = sum(&|x| x.sender.stats.retransmits);
-    s.timeouts = sum(&|x| x.sender.stats.timeouts);
-    s.fast_recoveries = sum(&|x| x.sender.stats.fast_recoveries);
-    s.spurious_timeouts = sum(&|x| x.sender.stats.spurious_timeouts);
-    s.dsacks = sum(&|x| x.sender.stats.dsacks);
-    s.dsack_undos = sum(&|x| x.sender.stats.dsack_undos);
-    s.loss_probes = sum(&|x| x.sender.stats.loss_probes);
-    let first_timeouts = sum(&|x| x.sender.stats.first_timeouts);
-    s.loss_indications = s.fast_recoveries + first_timeouts;
-    s.retransmit_rate = if s.segments_sent > 0 { s.retransmits as f64 / s.segments_sent as f64 } else { 0.0 };
-    // RTT over every sample of every subflow
-    let (n_rtt, sum_rtt) = subs.iter().fold((0u64, 0f64), |(n, t), x| {
-        let r = x.sender.rtt();
-        (n + r.samples(), t + r.mean_sample().map_or(0.0, |m| m.as_millis_f64() * r.samples() as f64))
-    });
-    s.rtt_mean_ms = (n_rtt > 0).then(|| sum_rtt / n_rtt as f64);
-    s.rtt_min_ms = ms(subs.iter().filter_map(|x| x.sender.rtt().min_rtt()).min());
-    let sub0 = subs.first();
-    s.srtt_final_ms = sub0.and_then(|x| ms(x.sender.rtt().srtt()));
-    s.rto_final_ms = sub0.map_or(0.0, |x| x.sender.rtt().rto().as_millis_f64());
-    let first_timeout_ns = sum(&|x| x.sender.stats.first_timeout_sum.0);
-    s.first_rto_mean_ms = (first_timeouts > 0).then(|| first_timeout_ns as f64 / 1e6 / first_timeouts as f64);
-    s.cwnd_final_bytes = sum(&|x| x.sender.cwnd());
-    s.out_of_order_segments = sum(&|x| x.receiver.stats.out_of_order_segments);
-    // controllers that tell congestion from random losses (TCP New Jersey)
-    if subs.iter().any(|x| x.sender.cc.loss_classes().is_some()) {
-        let classes = subs.iter().filter_map(|x| x.sender.cc.loss_classes());
-        let (c, r) = classes.fold((0, 0), |(c, r), (a, b)| (c + a, r + b));
-        (s.congestion_losses, s.random_losses) = (Some(c), Some(r));
-    }
-    s.subflows = subs.iter().enumerate().map(|(k, x)| x.summary(sub_goodput(k, x.receiver.rcv_nxt()))).collect();
-    s.duplicate_segments = rx.map_or(0, |r| r.stats.duplicate_segments);
-    s.max_receive_buffer_bytes = rx.map_or(0, |r| r.stats.max_buffered);
-}
-
-/// The connection-wide figures every TCP-based connection shares: sums over its subflows
-/// (the rest is the connection's own).
-pub(crate) fn snapshot_subflows(subs: &[Subflow]) -> ConnSnapshot {
-    ConnSnapshot {
-        cwnd: subs.iter().map(|x| x.sender.cwnd()).sum(),
-        in_flight: subs.iter().map(|x| x.sender.in_flight()).sum(),
-        retransmits: subs.iter().map(|x| x.sender.stats.retransmits).sum(),
-        srtt: subs.iter().filter_map(|x| x.sender.rtt().srtt()).min(),
-        ..ConnSnapshot::default()
-    }
 }
 
 /// Asks for a timer event at `deadline` unless one at or before it is already pending.

@@ -1,7 +1,7 @@
 //! A UDP flow: datagrams of at most one MSS go out as the application writes, without
 //! feedback; the receiver counts what arrives.
 
-use super::{summarize_subflows, Action, Arrival, CaptureSetup, ConnSnapshot, Progress, Sink, Transport};
+use super::{Action, Arrival, CaptureSetup, ConnSnapshot, PathSample, Progress, Sink, Transport};
 use crate::metrics::pcap::CaptureKind;
 use crate::metrics::FlowSummary;
 use crate::net::{DataHeader, Header};
@@ -89,15 +89,24 @@ impl Transport for UdpConn {
     fn path_names(&self) -> Vec<String> {
         vec![self.path_name.clone()]
     }
+    /// A UDP flow keeps no per-path state: the subflow series show no row of it.
+    fn path_count(&self) -> usize {
+        0
+    }
+    fn path_sample(&self, _k: usize, _now: SimTime) -> PathSample {
+        unreachable!("a UDP flow has no per-path series (path_count is 0)")
+    }
     fn snapshot(&self, _now: SimTime) -> ConnSnapshot {
         ConnSnapshot { sent: self.sent, ..ConnSnapshot::default() }
     }
-    fn summarize(&self, s: &mut FlowSummary, _end: SimTime, sub_goodput: &dyn Fn(usize, u64) -> f64) {
-        summarize_subflows(self, None, s, sub_goodput);
+    fn summarize(&self, s: &mut FlowSummary, _end: SimTime, _sub_goodput: &dyn Fn(usize, u64) -> f64) {
+        // no congestion control, retransmissions or RTT samples: those fields stay 0
+        s.path = self.path_name.clone();
+        s.cc = "none".to_string();
         s.datagrams_sent = Some(self.datagrams_sent);
         s.datagrams_received = Some(self.datagrams_received);
     }
     fn capture_setup(&self) -> CaptureSetup {
-        CaptureSetup { kind: CaptureKind::Udp, mss: self.mss, paths: 1, sctp_timestamps: false }
+        CaptureSetup { kind: CaptureKind::Udp, mss: self.mss, paths: 1, sctp_timestamps: false, routes: Vec::new() }
     }
 }

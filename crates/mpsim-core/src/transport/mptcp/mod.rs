@@ -13,15 +13,16 @@
 //!
 //! Files: this one holds the connection and its sans-IO operations; `level.rs` the DSN
 //! bookkeeping of both ends; `schedule.rs` the scheduling loop, head-of-line detection and
-//! reinjection after a timeout.
+//! reinjection after a timeout; `subflow.rs` what the connection keeps of each subflow.
 
 mod level;
 mod schedule;
+pub mod subflow;
 #[cfg(test)]
 mod tests;
 mod transport;
 
-use super::{arm, Action, Arrival, Progress, Sink, Subflow, TimerKind};
+use super::{arm, Action, Arrival, Progress, Sink, TimerKind};
 use crate::cc::SubflowState;
 use crate::feedback::RxLogic;
 use crate::metrics::TraceKind;
@@ -30,6 +31,7 @@ use crate::sched::{AckInfo, PathEventKind, Properties, Sched, SubflowView};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::{ReceiverConfig, TcpReceiver, TimerEvent};
 use std::collections::VecDeque;
+pub use subflow::Subflow;
 
 /// Bytes of MPTCP options: a DSS mapping on data segments, a DATA_ACK on ACKs (RFC 8684).
 pub const DSS_MAPPING_BYTES: u32 = 16;
@@ -232,7 +234,7 @@ impl MptcpConn {
             written: self.app_limit,
             acked: self.data_una,
             delivered: self.rx.rcv_nxt(),
-            bytes_sent: self.subs.iter().map(|s| s.sender.stats.bytes_sent).sum(),
+            bytes_sent: self.subs.iter().map(|s| s.tcp.sender.stats.bytes_sent).sum(),
         }
     }
 
@@ -285,7 +287,7 @@ impl MptcpConn {
             while dirty != 0 {
                 let i = dirty.trailing_zeros() as usize;
                 dirty &= dirty - 1;
-                self.subs[i].transmit(now, i, header, true, edge, tx);
+                self.subs[i].transmit(now, i, header, edge, tx);
                 self.follow_transmit(i);
             }
             if self.dsn_nxt == assigned_before && self.reinject.len() == reinjections_before {
@@ -311,9 +313,9 @@ impl MptcpConn {
             Header::TcpData(h) => {
                 let before = self.rx.rcv_nxt();
                 if h.cw {
-                    self.subs[i].receiver.on_cw_mark();
+                    self.subs[i].tcp.receiver.on_cw_mark();
                 }
-                let mut r = self.subs[i].receiver.on_segment(now, h.seq, h.len);
+                let mut r = self.subs[i].tcp.receiver.on_segment(now, h.seq, h.len);
                 if let Some(logic) = &mut self.rx_logic {
                     r.ack_now |= logic.on_data(now, i, h);
                     let deadline = logic.deadline(i);
@@ -321,7 +323,7 @@ impl MptcpConn {
                 }
                 let delivered = self.on_receive(now, h.dsn, h.len).delivered;
                 // Linux acknowledges a pushed segment at once if the reader emptied the connection
-                r.ack_now |= h.psh && r.delivered > 0 && self.subs[i].receiver.push_ack(self.rx.buffered() == 0);
+                r.ack_now |= h.psh && r.delivered > 0 && self.subs[i].tcp.receiver.push_ack(self.rx.buffered() == 0);
                 if let Some(logic) = &mut self.rx_logic {
                     // the room the next advertised window leaves above everything received
                     let edge = self.rx.rcv_nxt() + self.rx.window();
@@ -338,7 +340,7 @@ impl MptcpConn {
                 if r.ack_now {
                     self.send_ack(i, now, tx);
                 } else {
-                    self.subs[i].delay_ack(i, tx);
+                    self.subs[i].tcp.delay_ack(i, tx);
                 }
                 if delivered > 0 {
                     Arrival::Stream { upto: before + delivered }
@@ -350,9 +352,9 @@ impl MptcpConn {
                 self.dirty |= 1 << i;
                 self.subflow_states();
                 let sub = &mut self.subs[i];
-                let una_before = sub.sender.snd_una();
-                sub.sender.on_ack_coupled(now, h, &self.states, i);
-                let una = sub.sender.snd_una();
+                let una_before = sub.tcp.sender.snd_una();
+                sub.tcp.sender.on_ack_coupled(now, h, &self.states, i);
+                let una = sub.tcp.sender.snd_una();
                 if una > una_before {
                     sub.usable = true;
                     while sub.map.front().is_some_and(|m| m.seq + m.len as u64 <= una) {
@@ -373,10 +375,10 @@ impl MptcpConn {
                 self.note_path_events(tx);
                 if self.check {
                     let sub = &self.subs[i];
-                    if let Err(e) = sub.sender.check_invariants() {
+                    if let Err(e) = sub.tcp.sender.check_invariants() {
                         panic!("subflow {i}: {e}");
                     }
-                    assert!(sub.sender.snd_una() <= sub.receiver.rcv_nxt(), "subflow {i}: acknowledged undelivered data");
+                    assert!(sub.tcp.sender.snd_una() <= sub.tcp.receiver.rcv_nxt(), "subflow {i}: acknowledged undelivered data");
                     assert!(self.data_una <= self.rx.rcv_nxt(), "DATA_ACK beyond delivered data");
                 }
                 Arrival::Nothing
@@ -389,7 +391,7 @@ impl MptcpConn {
     fn send_ack(&mut self, i: usize, now: SimTime, tx: &mut impl Sink) {
         let conn = (self.rx.rcv_nxt(), self.rx.window());
         let fb = self.rx_logic.as_mut().and_then(|l| l.feedback(now, i));
-        self.subs[i].send_ack_with(i, self.header + DATA_ACK_BYTES, Some(conn), fb, tx);
+        self.subs[i].tcp.send_ack_with(i, self.header + DATA_ACK_BYTES, Some(conn), fb, tx);
     }
 
     /// Writes MPTCP-rec's new path-list events to the trace.
@@ -440,13 +442,13 @@ impl MptcpConn {
     pub fn on_timer(&mut self, now: SimTime, i: usize, kind: TimerKind, tx: &mut impl Sink) {
         match kind {
             TimerKind::Rto => {
-                if !self.subs[i].rto_due(now, i, tx) {
+                if !self.subs[i].tcp.rto_due(now, i, tx) {
                     return;
                 }
                 self.dirty |= 1 << i;
                 self.subflow_states();
-                let una = self.subs[i].sender.snd_una();
-                let fired = self.subs[i].sender.on_timer_coupled(now, &self.states, i);
+                let una = self.subs[i].tcp.sender.snd_una();
+                let fired = self.subs[i].tcp.sender.on_timer_coupled(now, &self.states, i);
                 self.touch(i);
                 if fired == TimerEvent::Rto {
                     self.reinject_after_timeout(i);
@@ -456,7 +458,7 @@ impl MptcpConn {
                 self.poll_transmit(now, tx);
             }
             TimerKind::DelAck => {
-                if self.subs[i].delack_due(now, i, tx) {
+                if self.subs[i].tcp.delack_due(now, i, tx) {
                     self.send_ack(i, now, tx);
                 }
             }

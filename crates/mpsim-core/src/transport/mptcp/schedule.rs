@@ -2,10 +2,10 @@
 //! reinjections first, then new data as the scheduler picks), what happens when the receive
 //! window blocks new data, and the reinjection of a timed-out subflow's data.
 
+use super::Subflow;
 use super::{dsn_of, MptcpConn, Reinject};
 use crate::sched::{lowest_rtt_available, BlockedAction, Decision, SchedContext};
 use crate::time::SimTime;
-use crate::transport::Subflow;
 
 /// Most pending reinjections looked at per scheduling pass.
 const REINJECT_SCAN: usize = 64;
@@ -91,7 +91,7 @@ impl MptcpConn {
                     let dsn = self.dsn_nxt;
                     self.assign(i, dsn, len);
                     // handing over a chunk changes only what is queued on the subflow
-                    self.views[i].queued = self.subs[i].sender.unsent();
+                    self.views[i].queued = self.subs[i].tcp.sender.unsent();
                     debug_assert_eq!(self.views[i], self.subs[i].view());
                     self.stale_views &= !(1 << i);
                     self.dsn_nxt += len;
@@ -204,7 +204,7 @@ impl MptcpConn {
     /// retransmit the head-of-line data on another (opportunistic retransmission).
     fn act_on_block(&mut self, act: BlockedAction) {
         if let Some(p) = act.penalize {
-            self.subs[p].sender.penalize();
+            self.subs[p].tcp.sender.penalize();
             self.dirty |= 1 << p;
             self.touch(p);
             self.penalties += 1;
@@ -231,12 +231,12 @@ impl MptcpConn {
         let mut offered = Vec::new();
         // unsent chunks were never on the path and nobody else will send them: they must be
         // scheduled again, on any subflow, this one included
-        for (seq, len) in sub.sender.take_back_unsent() {
+        for (seq, len) in sub.tcp.sender.take_back_unsent() {
             if let Some(dsn) = dsn_of(&sub.map, seq) {
                 offered.push(Reinject { dsn, len: len as u32, target: None, exclude: None });
             }
         }
-        let nxt = sub.sender.snd_nxt();
+        let nxt = sub.tcp.sender.snd_nxt();
         while sub.map.back().is_some_and(|m| m.seq >= nxt) {
             sub.map.pop_back();
         }
@@ -244,14 +244,14 @@ impl MptcpConn {
         // retransmits its own data; whichever copy arrives second is discarded)
         if n > 1 {
             let from = sub.reinjected_upto;
-            for (seq, len) in sub.sender.unacked_segments().filter(|&(seq, _)| seq >= from) {
+            for (seq, len) in sub.tcp.sender.unacked_segments().filter(|&(seq, _)| seq >= from) {
                 if let Some(dsn) = dsn_of(&sub.map, seq) {
                     if dsn + len as u64 > data_una {
                         offered.push(Reinject { dsn, len, target: None, exclude: Some(i) });
                     }
                 }
             }
-            sub.reinjected_upto = sub.reinjected_upto.max(sub.sender.snd_nxt());
+            sub.reinjected_upto = sub.reinjected_upto.max(sub.tcp.sender.snd_nxt());
         }
         // ahead of other pending copies, in that order
         for r in offered.into_iter().rev() {
@@ -265,7 +265,7 @@ impl MptcpConn {
 fn head_of_line(subs: &[Subflow], data_una: u64) -> (Option<usize>, u64) {
     let mut holder: Option<usize> = None;
     let mut mask = 0u64;
-    let srtt = |i: usize| subs[i].sender.rtt().srtt().unwrap_or_default();
+    let srtt = |i: usize| subs[i].tcp.sender.rtt().srtt().unwrap_or_default();
     for (i, s) in subs.iter().enumerate() {
         if s.map.iter().any(|m| m.dsn <= data_una && data_una < m.dsn + m.len as u64) {
             mask |= 1 << i.min(63);

@@ -4,8 +4,8 @@
 use super::*;
 use crate::cc::Controller;
 use crate::net::{AckHeader, DataHeader};
-use crate::transport::subflow::PathRoutes;
 use crate::transport::tcp::SenderConfig;
+use crate::transport::tcp::{self, PathRoutes};
 use crate::transport::Tx;
 
 const MSS: u32 = 1000;
@@ -17,7 +17,8 @@ fn subflow(k: usize, rtt_ms: u64, backup: bool) -> Subflow {
     let cfg = SenderConfig { mss: MSS, initial_window: 4, ignore_rwnd: true, tlp: false, ..SenderConfig::default() };
     let rcfg = ReceiverConfig { buffer: u64::MAX / 4, ack_every: 1, delack_timeout: Dur::from_millis(40), ..ReceiverConfig::default() };
     let path = PathRoutes { name: format!("p{k}"), fwd: 2 * k as u32, rev: 2 * k as u32 + 1 };
-    Subflow::new(path, &cfg, rcfg, Controller::by_name("reno").unwrap(), Dur::from_millis(rtt_ms), backup)
+    let tcp = tcp::Subflow::new(path, &cfg, rcfg, Controller::by_name("reno").unwrap(), Dur::from_millis(rtt_ms));
+    Subflow::new(tcp, backup, SimTime::ZERO, true)
 }
 
 /// A connection over a 10 ms and a 100 ms subflow (the second a backup if asked). Its
@@ -256,7 +257,7 @@ fn priority_dequeue_keeps_every_byte_once_and_reaches_the_end() {
         // acknowledge everything sent so far on both subflows
         tx.out.clear();
         for k in 0..2 {
-            let nxt = c.subs[k].sender.snd_nxt();
+            let nxt = c.subs[k].tcp.sender.snd_nxt();
             c.on_packet(SimTime(t * MS), k, &ack(nxt, 0, 1 << 20), &mut tx);
         }
         tx.out.clear();
@@ -300,7 +301,12 @@ fn a_pushed_segment_is_acknowledged_at_once_only_when_the_connection_holds_nothi
         let cfg = SenderConfig { mss: MSS, initial_window: 4, ignore_rwnd: true, ..SenderConfig::default() };
         let rcfg = ReceiverConfig { buffer: 1 << 30, linux_delack: true, ..ReceiverConfig::default() };
         let path = PathRoutes { name: format!("p{k}"), fwd: 2 * k as u32, rev: 2 * k as u32 + 1 };
-        Subflow::new(path, &cfg, rcfg, Controller::by_name("reno").unwrap(), Dur::from_millis(10), false)
+        Subflow::new(
+            tcp::Subflow::new(path, &cfg, rcfg, Controller::by_name("reno").unwrap(), Dur::from_millis(10)),
+            false,
+            SimTime::ZERO,
+            true,
+        )
     };
     let mut c = MptcpConn::new(vec![linux(0), linux(1)], Sched::by_name("linux_upstream").unwrap(), 1 << 30, HEADER, MSS);
     let pushed = |seq: u64, dsn: u64| match segment(seq, dsn, MSS) {

@@ -1,15 +1,15 @@
 //! Multipath TCP as the simulation drives and observes it (see [`Transport`]).
 
 use super::{MptcpConn, RecPath};
+use crate::cc::Controller;
 use crate::feedback::RxLogic;
-use crate::metrics::pcap::CaptureKind;
+use crate::metrics::pcap::{Capture, CaptureKind, SubflowRoute};
 use crate::metrics::FlowSummary;
 use crate::net::Header;
 use crate::sched::Sched;
 use crate::time::SimTime;
-use crate::transport::{
-    snapshot_subflows, summarize_subflows, Arrival, CaptureSetup, ConnSnapshot, Progress, Sink, Subflow, TimerKind, Transport,
-};
+use crate::transport::tcp::subflow::{capture_close, snapshot_subflows, summarize_subflows};
+use crate::transport::{tcp, Arrival, CaptureSetup, ConnSnapshot, PathSample, Progress, Sink, TimerKind, Transport};
 
 impl Transport for MptcpConn {
     const KIND: &'static str = "mptcp";
@@ -37,14 +37,20 @@ impl Transport for MptcpConn {
     fn progress(&self) -> Progress {
         MptcpConn::progress(self)
     }
-    fn subflows(&self) -> &[Subflow] {
-        &self.subs
-    }
-    fn subflows_mut(&mut self) -> &mut [Subflow] {
-        &mut self.subs
+    fn set_controller(&mut self, make: &mut dyn FnMut() -> Controller) -> bool {
+        for sub in &mut self.subs {
+            sub.tcp.sender.cc = make();
+        }
+        true
     }
     fn path_names(&self) -> Vec<String> {
-        self.subs.iter().map(|s| s.path_name.clone()).collect()
+        self.subs.iter().map(|s| s.tcp.path_name.clone()).collect()
+    }
+    fn path_count(&self) -> usize {
+        self.subs.len()
+    }
+    fn path_sample(&self, k: usize, now: SimTime) -> PathSample {
+        PathSample { rec: self.rec_path(k, now), ..self.subs[k].tcp.sample() }
     }
     fn rec_path(&self, k: usize, now: SimTime) -> Option<RecPath> {
         MptcpConn::rec_path(self, k, now)
@@ -55,11 +61,15 @@ impl Transport for MptcpConn {
             sent: self.dsn_nxt,
             rcv_buffer: self.rx.buffered(),
             blocked: self.blocked_time(now),
-            ..snapshot_subflows(&self.subs)
+            ..snapshot_subflows(self.subs.iter().map(|s| &s.tcp))
         }
     }
     fn summarize(&self, s: &mut FlowSummary, end: SimTime, sub_goodput: &dyn Fn(usize, u64) -> f64) {
-        summarize_subflows(self, Some(&self.rx), s, sub_goodput);
+        let tcp: Vec<&tcp::Subflow> = self.subs.iter().map(|s| &s.tcp).collect();
+        summarize_subflows(&tcp, &self.path_names(), &self.rx, s, sub_goodput);
+        for (line, sub) in s.subflows.iter_mut().zip(&self.subs) {
+            line.backup = sub.backup;
+        }
         s.scheduler = Some(self.sched.name().to_string());
         s.rcv_blocked_s = self.blocked_time(end).as_secs_f64();
         s.o3_max_bytes = Some(self.o3_max);
@@ -82,7 +92,11 @@ impl Transport for MptcpConn {
         true
     }
     fn capture_setup(&self) -> CaptureSetup {
-        let mss = self.subs.first().map_or(1460, |s| s.sender.subflow_state(true).mss as u32);
-        CaptureSetup { kind: CaptureKind::Mptcp, mss, paths: self.subs.len().max(1), sctp_timestamps: false }
+        let mss = self.subs.first().map_or(1460, |s| s.tcp.sender.subflow_state(true).mss as u32);
+        let routes = self.subs.iter().map(|s| SubflowRoute { fwd: s.tcp.fwd, rev: s.tcp.rev, join_at: s.join_at }).collect();
+        CaptureSetup { kind: CaptureKind::Mptcp, mss, paths: self.subs.len().max(1), sctp_timestamps: false, routes }
+    }
+    fn capture_close(&self, cap: &mut Capture, now: SimTime, header: &Header, total: Option<u64>) {
+        capture_close(cap, now, header, total, self.unacked(), self.written(), self.subs.iter().map(|s| &s.tcp));
     }
 }

@@ -76,7 +76,13 @@ impl Transport for SctpConn {
         self.check = on;
     }
     fn capture_setup(&self) -> CaptureSetup {
-        CaptureSetup { kind: CaptureKind::Sctp, mss: self.cfg.chunk, paths: self.dests.len().max(1), sctp_timestamps: self.cfg.timestamps }
+        CaptureSetup {
+            kind: CaptureKind::Sctp,
+            mss: self.cfg.chunk,
+            paths: self.dests.len().max(1),
+            sctp_timestamps: self.cfg.timestamps,
+            routes: Vec::new(),
+        }
     }
     /// A SACK is captured with the gap blocks, duplicate TSNs and timestamp echoes the
     /// receiver put in it.

@@ -1,10 +1,11 @@
 //! A plain TCP connection: one subflow, its application bytes numbered by the subflow's own
 //! sequence space.
 
-use super::super::{
-    snapshot_subflows, summarize_subflows, Action, Arrival, CaptureSetup, ConnSnapshot, Progress, Sink, Subflow, TimerKind, Transport,
-};
-use crate::metrics::pcap::CaptureKind;
+use super::super::{Action, Arrival, CaptureSetup, ConnSnapshot, PathSample, Progress, Sink, TimerKind, Transport};
+use super::subflow::{capture_close, snapshot_subflows, summarize_subflows, Subflow};
+use crate::cc::Controller;
+use crate::metrics::pcap::Capture;
+use crate::metrics::pcap::{CaptureKind, SubflowRoute};
 use crate::metrics::FlowSummary;
 use crate::net::Header;
 use crate::time::SimTime;
@@ -39,7 +40,7 @@ impl TcpConn {
     pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
         let edge = self.check.then(|| self.sub.sender.snd_una() + self.sub.sender.rwnd());
         // the edge is read per segment in the check, but no ACK arrives while transmitting
-        self.sub.transmit(now, 0, self.header, false, edge, tx);
+        self.sub.transmit(now, 0, self.header, |seq| seq, SimTime::ZERO, edge, tx);
     }
 
     pub fn on_packet(&mut self, now: SimTime, header: &Header, tx: &mut impl Sink) -> Arrival {
@@ -128,30 +129,44 @@ impl Transport for TcpConn {
     fn progress(&self) -> Progress {
         TcpConn::progress(self)
     }
-    fn subflows(&self) -> &[Subflow] {
-        std::slice::from_ref(&self.sub)
-    }
-    fn subflows_mut(&mut self) -> &mut [Subflow] {
-        std::slice::from_mut(&mut self.sub)
+    fn set_controller(&mut self, make: &mut dyn FnMut() -> Controller) -> bool {
+        self.sub.sender.cc = make();
+        true
     }
     fn path_names(&self) -> Vec<String> {
         vec![self.sub.path_name.clone()]
+    }
+    fn path_count(&self) -> usize {
+        1
+    }
+    fn path_sample(&self, _k: usize, _now: SimTime) -> PathSample {
+        self.sub.sample()
     }
     fn snapshot(&self, _now: SimTime) -> ConnSnapshot {
         ConnSnapshot {
             rwnd: self.sub.sender.rwnd(),
             sent: self.sub.sender.snd_nxt(),
             rcv_buffer: self.sub.receiver.buffered(),
-            ..snapshot_subflows(self.subflows())
+            ..snapshot_subflows(std::iter::once(&self.sub))
         }
     }
     fn summarize(&self, s: &mut FlowSummary, _end: SimTime, sub_goodput: &dyn Fn(usize, u64) -> f64) {
-        summarize_subflows(self, Some(&self.sub.receiver), s, sub_goodput);
+        summarize_subflows(&[&self.sub], &self.path_names(), &self.sub.receiver, s, sub_goodput);
     }
     fn set_invariant_checks(&mut self, on: bool) {
         self.check = on;
     }
     fn capture_setup(&self) -> CaptureSetup {
-        CaptureSetup { kind: CaptureKind::Tcp, mss: self.sub.sender.subflow_state(true).mss as u32, paths: 1, sctp_timestamps: false }
+        let route = SubflowRoute { fwd: self.sub.fwd, rev: self.sub.rev, join_at: SimTime::ZERO };
+        CaptureSetup {
+            kind: CaptureKind::Tcp,
+            mss: self.sub.sender.subflow_state(true).mss as u32,
+            paths: 1,
+            sctp_timestamps: false,
+            routes: vec![route],
+        }
+    }
+    fn capture_close(&self, cap: &mut Capture, now: SimTime, header: &Header, total: Option<u64>) {
+        capture_close(cap, now, header, total, self.unacked(), self.written(), std::iter::once(&self.sub));
     }
 }

@@ -11,6 +11,7 @@ pub mod receiver;
 pub mod rto;
 pub mod rtt;
 pub mod sender;
+pub mod subflow;
 pub mod tlp;
 
 pub use conn::TcpConn;
@@ -19,3 +20,4 @@ pub use receiver::{Received, ReceiverConfig, ReceiverStats, TcpReceiver};
 pub use rto::{RtoEstimator, RtoMode, RTO_MODES};
 pub use rtt::RttEstimator;
 pub use sender::{CaState, SenderConfig, SenderStats, TcpSender, TimerEvent, TxSegment, DUP_THRESH};
+pub use subflow::{gso_segments, PathRoutes, Subflow, FEEDBACK_BYTES, MIN_TSO_SEGS};

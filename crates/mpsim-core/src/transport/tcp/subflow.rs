@@ -1,16 +1,16 @@
 //! One TCP connection over one path: the sender at one end, the receiver at the other, and
 //! the timers of both. A plain TCP flow is one subflow; a Multipath TCP connection has one
-//! per path, each with the DSS mappings of the chunks handed to it.
+//! per path under its connection level (`mptcp::Subflow` adds what Multipath TCP keeps of
+//! each).
 
-use super::{arm, Action, Sink, TimerKind};
-use crate::cc::{Controller, SubflowState};
-use crate::metrics::SubflowSummary;
+use super::{ReceiverConfig, SenderConfig, TcpReceiver, TcpSender};
+use crate::cc::Controller;
+use crate::metrics::pcap::Capture;
+use crate::metrics::{FlowSummary, SubflowSummary};
 use crate::net::{AckHeader, DataHeader, Feedback, Header};
 use crate::time::{Dur, SimTime};
-use crate::transport::mptcp::{dsn_of, Mapping};
-use crate::transport::tcp::{ReceiverConfig, SenderConfig, TcpReceiver, TcpSender};
-use crate::view::{CaState, SubflowView};
-use std::collections::VecDeque;
+use crate::transport::{arm, Action, ConnSnapshot, PathSample, Sink, TimerKind};
+use crate::view::{PACING_CA_RATIO, PACING_SS_RATIO};
 
 /// Bytes of the option carrying receiver feedback on an ACK: kind, length, path id, a
 /// 4-byte timestamp and a 4-byte rate, padded to 4 (seed 000's extended NR-SACK fields).
@@ -36,7 +36,6 @@ const GSO_MAX_SIZE: u64 = 65536;
 /// inlined, its loop-invariant products were worked out ahead of every round.
 #[inline(never)]
 pub fn gso_segments(cwnd: u64, ssthresh: u64, in_flight: u64, mss: u64, srtt: Option<Dur>, min_rtt: Option<Dur>) -> u64 {
-    use crate::sched::linux_upstream::{PACING_CA_RATIO, PACING_SS_RATIO};
     let mss = mss.max(1);
     let Some(srtt) = srtt else { return GSO_MAX_SIZE / mss };
     let ratio = if cwnd < ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
@@ -73,25 +72,11 @@ pub struct Subflow {
     pub receiver: TcpReceiver,
     pub rto_pending: Option<SimTime>,
     pub delack_pending: Option<SimTime>,
-    pub backup: bool,
-    /// False from a timeout until new data is acknowledged (Linux's potentially-failed mark).
-    pub usable: bool,
-    /// Multipath TCP: which DSN each chunk handed to this subflow carries, oldest first.
-    pub map: VecDeque<Mapping>,
-    /// Multipath TCP: everything below this subflow sequence was already offered for
-    /// reinjection.
-    pub reinjected_upto: u64,
-    /// The stamp of the latest receiver feedback about this path, echoed on its segments.
-    pub echo: SimTime,
-    /// Multipath TCP: when the subflow joins the connection, and whether it has; before, it
-    /// is neither scheduled nor coupled (`scenario::Join`).
-    pub join_at: SimTime,
-    pub joined: bool,
 }
 
 impl Subflow {
     /// A subflow over `path`, its first RTT estimate taken from the handshake (`handshake`).
-    pub fn new(path: PathRoutes, cfg: &SenderConfig, rcfg: ReceiverConfig, cc: Controller, handshake: Dur, backup: bool) -> Subflow {
+    pub fn new(path: PathRoutes, cfg: &SenderConfig, rcfg: ReceiverConfig, cc: Controller, handshake: Dur) -> Subflow {
         let mut sender = TcpSender::new(cfg, cc);
         sender.seed_rtt(handshake);
         Subflow {
@@ -102,108 +87,15 @@ impl Subflow {
             receiver: TcpReceiver::new(rcfg),
             rto_pending: None,
             delack_pending: None,
-            backup,
-            usable: true,
-            map: VecDeque::new(),
-            reinjected_upto: 0,
-            echo: SimTime::ZERO,
-            join_at: SimTime::ZERO,
-            joined: true,
         }
-    }
-
-    /// What a scheduler sees of this subflow.
-    pub fn view(&self) -> SubflowView {
-        let w = self.sender.window();
-        let rtt = self.sender.rtt();
-        SubflowView {
-            srtt: rtt.srtt(),
-            latest_rtt: rtt.latest(),
-            rtt_samples: rtt.samples(),
-            rttvar: rtt.rttvar(),
-            min_rtt: rtt.min_rtt(),
-            rto: rtt.rto(),
-            cwnd: w.cwnd,
-            ssthresh: w.ssthresh,
-            mss: w.mss,
-            in_flight: self.sender.in_flight(),
-            queued: self.sender.unsent(),
-            ca_state: self.sender.state(),
-            backup: self.backup,
-            usable: self.usable && self.joined,
-            segments_sent: self.sender.stats.segments_sent,
-            retransmits: self.sender.stats.retransmits,
-        }
-    }
-
-    /// Brings `v`, this subflow's view as it stood before an ACK, up to date after it, field
-    /// by field: an ACK changes the RTT estimates and the RTO, the window and the congestion
-    /// state, what is in flight, and whether the subflow is usable; not the MSS, the backup
-    /// mark, the data queued or the segments sent (which [`update_view_on_transmit`]
-    /// follows). Checked against a rebuilt view in debug builds.
-    ///
-    /// [`update_view_on_transmit`]: Self::update_view_on_transmit
-    #[inline]
-    pub fn update_view_on_ack(&self, v: &mut SubflowView) {
-        let w = self.sender.window();
-        let rtt = self.sender.rtt();
-        v.srtt = rtt.srtt();
-        v.latest_rtt = rtt.latest();
-        v.rtt_samples = rtt.samples();
-        v.rttvar = rtt.rttvar();
-        v.min_rtt = rtt.min_rtt();
-        v.rto = rtt.rto();
-        v.cwnd = w.cwnd;
-        v.ssthresh = w.ssthresh;
-        v.in_flight = self.sender.in_flight();
-        v.ca_state = self.sender.state();
-        v.usable = self.usable && self.joined;
-        debug_assert_eq!(*v, self.view());
-    }
-
-    /// Brings `v`, this subflow's view as it stood before [`transmit`](Self::transmit), up to
-    /// date after it: sending changes only what is in flight and queued and the counts of
-    /// segments sent and retransmitted. Checked against a rebuilt view in debug builds.
-    #[inline]
-    pub fn update_view_on_transmit(&self, v: &mut SubflowView) {
-        v.in_flight = self.sender.in_flight();
-        v.queued = self.sender.unsent();
-        v.segments_sent = self.sender.stats.segments_sent;
-        v.retransmits = self.sender.stats.retransmits;
-        debug_assert_eq!(*v, self.view());
-    }
-
-    /// What the coupled controllers see of this subflow: it takes part in the coupling while
-    /// usable, joined and not a backup.
-    pub fn state(&self) -> SubflowState {
-        self.sender.subflow_state(self.usable && self.joined && !self.backup)
-    }
-
-    /// Brings `s`, this subflow's [`state`](Self::state) as it stood before an ACK, up to date
-    /// after it: everything but the MSS may have changed. Checked against a rebuilt state in
-    /// debug builds.
-    #[inline]
-    pub fn update_state_on_ack(&self, s: &mut SubflowState) {
-        let w = self.sender.window();
-        s.cwnd = w.cwnd;
-        s.ssthresh = w.ssthresh;
-        s.srtt = self.sender.rtt().srtt();
-        s.active = self.usable && self.joined && !self.backup;
-        s.in_recovery = self.sender.state() != CaState::Open;
-        s.inter_loss_bytes = self.sender.cc.inter_loss_bytes();
-        debug_assert_eq!(*s, self.state());
-    }
-
-    /// Multipath TCP: hands the chunk [dsn, dsn+len) to this subflow.
-    pub fn assign(&mut self, dsn: u64, len: u64) {
-        let seq = self.sender.write_chunk(len);
-        self.map.push_back(Mapping { seq, dsn, len: len as u32 });
     }
 
     /// Sends every segment the sender allows now, each `header` bytes of headers on top of
-    /// its payload, then (re)arms the retransmission timer. With `mapped`, each segment
-    /// carries the DSN of its mapping. With `check`, asserts the window rules, `edge` being
-    /// the receiver's right edge in the sequence space the segments are numbered in.
+    /// its payload, then (re)arms the retransmission timer. Each segment carries the data
+    /// sequence number `dsn` gives for its sequence number (Multipath TCP's mapping; the
+    /// sequence number itself for plain TCP) and the feedback stamp `echo`. With `check`,
+    /// asserts the window rules, `edge` being the receiver's right edge in the sequence space
+    /// the segments are numbered in.
     ///
     /// PSH is set as Linux's sender sets it on the wire, which the receiver's ACKs follow
     /// (`TcpReceiver::push_ack`): a round of sending goes out as GSO packets of
@@ -213,7 +105,18 @@ impl Subflow {
     /// paths; `benches/kernel_probe.py psh`, docs/kernel.md): bursts of two end with PSH in 97
     /// to 100 % of cases, single segments carry it in 0 to 4 %, bursts of three carry it on
     /// the second segment only.
-    pub fn transmit(&mut self, now: SimTime, me: usize, header: u32, mapped: bool, check: Option<u64>, tx: &mut impl Sink) {
+    #[allow(clippy::too_many_arguments)] // the hot path: each one is a plain value
+    #[inline]
+    pub fn transmit(
+        &mut self,
+        now: SimTime,
+        me: usize,
+        header: u32,
+        dsn: impl Fn(u64) -> u64,
+        echo: SimTime,
+        check: Option<u64>,
+        tx: &mut impl Sink,
+    ) {
         // the packet size is that of the round's start; it only matters from the second
         // segment on (a packet holds at least MIN_TSO_SEGS), and most rounds send one
         // (sending changes neither the window nor the RTT estimates)
@@ -221,7 +124,7 @@ impl Subflow {
         let mut per_packet = u64::MAX;
         let mut sent = 0u64;
         while let Some(seg) = self.sender.next_segment(now) {
-            let dsn = if mapped { dsn_of(&self.map, seg.seq).expect("every chunk handed to a subflow has a mapping") } else { seg.seq };
+            let dsn = dsn(seg.seq);
             if let Some(edge) = check {
                 let w = self.sender.window();
                 assert!(
@@ -245,7 +148,7 @@ impl Subflow {
                 per_packet = gso_segments(w.cwnd, w.ssthresh, in_flight, w.mss, rtt.srtt(), rtt.min_rtt());
             }
             let psh = sent >= MIN_TSO_SEGS && sent.is_multiple_of(per_packet);
-            let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, psh, sent_at: now, cw: false, echo: self.echo };
+            let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, psh, sent_at: now, cw: false, echo };
             tx.push(Action::Packet { sub: me as u8, route: self.fwd, size: seg.len + header, header: Header::TcpData(h) });
         }
         arm(tx, &mut self.rto_pending, self.sender.timer_deadline(), me, TimerKind::Rto);
@@ -315,13 +218,28 @@ impl Subflow {
         }
     }
 
+    /// What the subflow series record of this path at a sample (without MPTCP-rec's
+    /// figures).
+    pub fn sample(&self) -> PathSample {
+        let w = self.sender.window();
+        PathSample {
+            cwnd: w.cwnd,
+            ssthresh: w.ssthresh,
+            in_flight: self.sender.in_flight(),
+            srtt: self.sender.rtt().srtt(),
+            rto: self.sender.rtt().rto(),
+            delivered: self.receiver.rcv_nxt(),
+            rec: None,
+        }
+    }
+
     /// The subflow's line of the flow summary, with its goodput computed by the caller.
     pub fn summary(&self, goodput_bps: f64) -> SubflowSummary {
         let r = self.sender.rtt();
         let ms = |d: Option<Dur>| d.map(|d| d.as_millis_f64());
         SubflowSummary {
             path: self.path_name.clone(),
-            backup: self.backup,
+            backup: false,
             goodput_bps,
             bytes_sent: self.sender.stats.bytes_sent,
             segments_sent: self.sender.stats.segments_sent,
@@ -339,10 +257,90 @@ impl Subflow {
     }
 }
 
+/// The transport's part of a flow summary that every TCP-based connection shares: identity,
+/// counters and RTT over its subflows `subs` (over paths `path_names`), and its receive
+/// buffer (`rx`: the connection level's, or the one subflow's).
+pub(crate) fn summarize_subflows(
+    subs: &[&Subflow],
+    path_names: &[String],
+    rx: &TcpReceiver,
+    s: &mut FlowSummary,
+    sub_goodput: &dyn Fn(usize, u64) -> f64,
+) {
+    let ms = |d: Option<Dur>| d.map(|d| d.as_millis_f64());
+    let sum = |f: &dyn Fn(&Subflow) -> u64| subs.iter().map(|x| f(x)).sum::<u64>();
+    s.path = path_names.join("+");
+    s.cc = subs.first().map_or("none", |x| x.sender.cc.name()).to_string();
+    s.segments_sent = sum(&|x| x.sender.stats.segments_sent);
+    s.retransmits = sum(&|x| x.sender.stats.retransmits);
+    s.timeouts = sum(&|x| x.sender.stats.timeouts);
+    s.fast_recoveries = sum(&|x| x.sender.stats.fast_recoveries);
+    s.spurious_timeouts = sum(&|x| x.sender.stats.spurious_timeouts);
+    s.dsacks = sum(&|x| x.sender.stats.dsacks);
+    s.dsack_undos = sum(&|x| x.sender.stats.dsack_undos);
+    s.loss_probes = sum(&|x| x.sender.stats.loss_probes);
+    let first_timeouts = sum(&|x| x.sender.stats.first_timeouts);
+    s.loss_indications = s.fast_recoveries + first_timeouts;
+    s.retransmit_rate = if s.segments_sent > 0 { s.retransmits as f64 / s.segments_sent as f64 } else { 0.0 };
+    // RTT over every sample of every subflow
+    let (n_rtt, sum_rtt) = subs.iter().fold((0u64, 0f64), |(n, t), x| {
+        let r = x.sender.rtt();
+        (n + r.samples(), t + r.mean_sample().map_or(0.0, |m| m.as_millis_f64() * r.samples() as f64))
+    });
+    s.rtt_mean_ms = (n_rtt > 0).then(|| sum_rtt / n_rtt as f64);
+    s.rtt_min_ms = ms(subs.iter().filter_map(|x| x.sender.rtt().min_rtt()).min());
+    let sub0 = subs.first();
+    s.srtt_final_ms = sub0.and_then(|x| ms(x.sender.rtt().srtt()));
+    s.rto_final_ms = sub0.map_or(0.0, |x| x.sender.rtt().rto().as_millis_f64());
+    let first_timeout_ns = sum(&|x| x.sender.stats.first_timeout_sum.0);
+    s.first_rto_mean_ms = (first_timeouts > 0).then(|| first_timeout_ns as f64 / 1e6 / first_timeouts as f64);
+    s.cwnd_final_bytes = sum(&|x| x.sender.cwnd());
+    s.out_of_order_segments = sum(&|x| x.receiver.stats.out_of_order_segments);
+    // controllers that tell congestion from random losses (TCP New Jersey)
+    if subs.iter().any(|x| x.sender.cc.loss_classes().is_some()) {
+        let classes = subs.iter().filter_map(|x| x.sender.cc.loss_classes());
+        let (c, r) = classes.fold((0, 0), |(c, r), (a, b)| (c + a, r + b));
+        (s.congestion_losses, s.random_losses) = (Some(c), Some(r));
+    }
+    s.subflows = subs.iter().enumerate().map(|(k, x)| x.summary(sub_goodput(k, x.receiver.rcv_nxt()))).collect();
+    s.duplicate_segments = rx.stats.duplicate_segments;
+    s.max_receive_buffer_bytes = rx.stats.max_buffered;
+}
+
+/// The connection-wide figures every TCP-based connection shares: sums over its subflows
+/// (the rest is the connection's own).
+pub(crate) fn snapshot_subflows<'a>(subs: impl Iterator<Item = &'a Subflow> + Clone) -> ConnSnapshot {
+    ConnSnapshot {
+        cwnd: subs.clone().map(|x| x.sender.cwnd()).sum(),
+        in_flight: subs.clone().map(|x| x.sender.in_flight()).sum(),
+        retransmits: subs.clone().map(|x| x.sender.stats.retransmits).sum(),
+        srtt: subs.filter_map(|x| x.sender.rtt().srtt()).min(),
+        ..ConnSnapshot::default()
+    }
+}
+
+/// Captures the close of a finite transfer of `total` bytes once `header`, an ACK, has
+/// acknowledged all of it: FIN (and DATA_FIN for Multipath TCP) after each subflow's last
+/// sequence number (`next`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn capture_close<'a>(
+    cap: &mut Capture,
+    now: SimTime,
+    header: &Header,
+    total: Option<u64>,
+    unacked: u64,
+    written: u64,
+    subs: impl Iterator<Item = &'a Subflow>,
+) {
+    if matches!(header, Header::TcpAck(_)) && total.is_some_and(|t| unacked == 0 && written == t) {
+        let next: Vec<u64> = subs.map(|s| s.sender.snd_nxt()).collect();
+        cap.finish(now, &next, written);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::Controller;
     use crate::transport::Tx;
 
     const MS: Dur = Dur::from_millis(1);
@@ -368,12 +366,12 @@ mod tests {
     fn psh_ends_each_full_gso_packet_of_a_round_of_sending() {
         let cfg = SenderConfig { mss: 1000, initial_window: 5, ignore_rwnd: true, ..SenderConfig::default() };
         let path = PathRoutes { name: "p".into(), fwd: 0, rev: 1 };
-        let mut s = Subflow::new(path, &cfg, ReceiverConfig::default(), Controller::by_name("reno").unwrap(), Dur::from_millis(40), false);
-        for k in 0..20 {
-            s.assign(k * 1000, 1000);
+        let mut s = Subflow::new(path, &cfg, ReceiverConfig::default(), Controller::by_name("reno").unwrap(), Dur::from_millis(40));
+        for _ in 0..20 {
+            s.sender.write_chunk(1000);
         }
         let mut tx = Tx::default();
-        s.transmit(SimTime::ZERO, 0, 40, false, None, &mut tx);
+        s.transmit(SimTime::ZERO, 0, 40, |seq| seq, SimTime::ZERO, None, &mut tx);
         let psh: Vec<bool> = tx
             .out
             .iter()
