@@ -142,12 +142,14 @@ pub trait Scheduler {
 }
 
 /// Declares the built-in schedulers from one table: each entry names the module (one file
-/// per scheduler) and type, then every scenario name it answers to, with the constructor and
-/// the one-line description `mpsim list` shows. The table's order is the listing's order.
-/// Dispatch stays static (one enum variant per type), plus a `Custom` slot for a boxed
-/// implementation from outside the crate.
+/// per scheduler) and type, the optional hooks it uses in brackets (`copies`: it overrides
+/// [`Scheduler::copies`]; `ack_info`: it overrides [`Scheduler::on_ack_info`]; the
+/// connection skips either hook for the others), then every scenario name it answers to, with
+/// the constructor and the one-line description `mpsim list` shows. The table's order is the
+/// listing's order. Dispatch stays static (one enum variant per type), plus a `Custom` slot
+/// for a boxed implementation from outside the crate, which is always asked.
 macro_rules! schedulers {
-    ($($module:ident :: $ty:ident { $($name:literal => $make:expr, $desc:literal;)+ })+) => {
+    ($($module:ident :: $ty:ident $([$($hook:ident),+])? { $($name:literal => $make:expr, $desc:literal;)+ })+) => {
         $(pub mod $module; pub use $module::$ty;)+
 
         /// The schedulers mpsim ships, plus one slot for a user implementation.
@@ -215,11 +217,13 @@ macro_rules! schedulers {
                         ..Properties::default()
                     },
                 };
-                // the built-in schedulers that override `copies` and `on_ack_info` (the test
+                // the hooks each entry of the table declares (the test
                 // `only_the_listed_schedulers_ask_for_copies_or_listen_to_acks` checks that
                 // the others keep the defaults); one from outside is always asked
-                p.sends_copies = matches!(self, Sched::Redundant(_) | Sched::Custom(_));
-                p.wants_ack_info = matches!(self, Sched::MptcpRec(_) | Sched::Custom(_));
+                (p.sends_copies, p.wants_ack_info) = match self {
+                    $(Sched::$ty(_) => (uses_hook!(copies; $($($hook)+)?), uses_hook!(ack_info; $($($hook)+)?)),)+
+                    Sched::Custom(_) => (true, true),
+                };
                 p
             }
 
@@ -277,6 +281,15 @@ macro_rules! schedulers {
     };
 }
 
+/// Whether a scheduler's list of hooks in the [`schedulers!`] table names `copies` (or
+/// `ack_info`).
+macro_rules! uses_hook {
+    (copies; copies $($rest:ident)*) => { true };
+    (ack_info; ack_info $($rest:ident)*) => { true };
+    ($want:ident; $other:ident $($rest:ident)*) => { uses_hook!($want; $($rest)*) };
+    ($want:ident;) => { false };
+}
+
 schedulers! {
     lowest_rtt::LowestRtt {
         "lowest_rtt" => LowestRtt::new(true),
@@ -291,7 +304,7 @@ schedulers! {
     round_robin::RoundRobin {
         "round_robin" => RoundRobin::default(), "cycle over subflows with cwnd room, one segment each (Linux roundrobin)";
     }
-    redundant::Redundant {
+    redundant::Redundant [copies] {
         "redundant" => Redundant, "every chunk on the lowest-RTT subflow and a copy on every other active subflow";
     }
     in_order::InOrder {
@@ -334,7 +347,7 @@ schedulers! {
         "po_mptcp_rr" => PoMptcp::new(Standard::RoundRobin, true), "PO-MPTCP with round-robin as the standard scheduler for ordinary data";
         "po_mptcp_rr_fifo" => PoMptcp::new(Standard::RoundRobin, false), "po_mptcp_rr without the priority dequeue";
     }
-    mptcp_rec::MptcpRec {
+    mptcp_rec::MptcpRec [ack_info] {
         "mptcp_rec" => MptcpRec::default(),
             "MPTCP-rec (seed 000): rates from the receiver's TCP emulation, paced per path; drops the slowest path when receive-buffer blocking is predicted";
     }
