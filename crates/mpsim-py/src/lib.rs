@@ -313,14 +313,14 @@ fn components() -> Vec<(&'static str, &'static str, &'static str)> {
     for (n, d) in mpsim_core::sched::SCHEDULERS {
         v.push(("scheduler", *n, *d));
     }
-    for (n, _, d) in mpsim_core::transport::sctp::SCTP_CONTROLLERS {
+    for (n, d) in mpsim_core::transport::sctp::SCTP_CONTROLLERS {
         v.push(("sctp_cc", *n, *d));
     }
     for n in mpsim_core::transport::sctp::SCTP_SCHEDULERS {
         let d = mpsim_core::sched::SCHEDULERS.iter().find(|(m, _)| m == n).map_or("", |(_, d)| *d);
         v.push(("sctp_scheduler", *n, d));
     }
-    for (n, d) in mpsim_core::transport::sctp::RTX_POLICY_DESCRIPTIONS {
+    for (n, _, d) in mpsim_core::transport::sctp::RTX_POLICIES {
         v.push(("rtx_policy", *n, *d));
     }
     for (n, d) in mpsim_core::scenario::LOSS_MODELS {

@@ -3,7 +3,7 @@
 
 use super::reader::{join, kind, Reader};
 use super::*;
-use crate::transport::sctp::{RtxPolicy, SctpCcKind, SctpConfig, RTX_POLICIES, SCTP_CONTROLLERS};
+use crate::transport::sctp::{RtxPolicy, SctpCc, SctpConfig, RTX_POLICIES, SCTP_CONTROLLERS};
 use crate::units;
 use serde_json::Value;
 
@@ -58,7 +58,7 @@ impl Reader<'_> {
     ) -> Result<SctpConfig, ScenarioError> {
         let mut c = SctpConfig { cmt, ..SctpConfig::default() };
         if let Some(name) = cc {
-            c.cc = SctpCcKind::by_name(name).ok_or_else(|| {
+            c.cc = SCTP_CONTROLLERS.iter().find(|c| c.0 == name).map(|c| c.0).ok_or_else(|| {
                 let names: Vec<&str> = SCTP_CONTROLLERS.iter().map(|c| c.0).collect();
                 self.e(&join(key, "cc"), format!("unknown SCTP congestion controller '{name}'; expected one of: {}", names.join(", ")))
             })?;
@@ -76,12 +76,11 @@ impl Reader<'_> {
                 return Err(self.e(&join(&sk, k), "only a CMT association has this setting: add `cmt = true` to the flow"));
             }
         }
-        if !c.cc.needs_timestamps() {
+        if !SctpCc::reads_timestamps(c.cc) {
             if let Some(k) = JSCTP_KEYS.iter().find(|k| t.map.contains_key(**k)) {
-                return Err(self.e(
-                    &join(&sk, k),
-                    format!("only the jsctp and jsctp_abe controllers read this (this flow's cc is '{}')", c.cc.name()),
-                ));
+                return Err(
+                    self.e(&join(&sk, k), format!("only the jsctp and jsctp_abe controllers read this (this flow's cc is '{}')", c.cc))
+                );
             }
         }
         let bool_at = |name: &str| -> Result<Option<bool>, ScenarioError> {
@@ -186,13 +185,13 @@ impl Reader<'_> {
         }
         if let Some(p) = self.opt_string(&t, "rtx_policy")? {
             c.rtx_policy = RtxPolicy::by_name(&p).ok_or_else(|| {
-                let names: Vec<&str> = RTX_POLICIES.iter().map(|(n, _)| *n).collect();
+                let names: Vec<&str> = RTX_POLICIES.iter().map(|(n, _, _)| *n).collect();
                 self.e(&join(&sk, "rtx_policy"), format!("unknown retransmission policy '{p}'; expected one of: {}", names.join(", ")))
             })?;
         }
-        if c.cc.needs_timestamps() && !c.timestamps && t.map.contains_key("timestamps") {
+        if SctpCc::reads_timestamps(c.cc) && !c.timestamps && t.map.contains_key("timestamps") {
             return Err(
-                self.e(&join(&sk, "timestamps"), format!("the {} controller reads the timestamp chunks: leave timestamps on", c.cc.name()))
+                self.e(&join(&sk, "timestamps"), format!("the {} controller reads the timestamp chunks: leave timestamps on", c.cc))
             );
         }
         if let Some(x) = t.map.get("jsctp_k") {

@@ -189,7 +189,7 @@ impl Reader<'_> {
         }
         let default_cc = if is_rec { "receiver_rate" } else { "reno" };
         let cc = match &sctp {
-            Some(c) => c.cc.name().to_string(),
+            Some(c) => c.cc.to_string(),
             None => self.opt_string(&t, "cc")?.unwrap_or_else(|| default_cc.into()),
         };
         if sctp.is_none() && Controller::by_name(&cc).is_none() && !is_external(&cc) {

@@ -121,7 +121,7 @@ impl SctpConn {
     pub fn new(mut cfg: SctpConfig, dests: Vec<Destination>) -> SctpConn {
         assert!(!dests.is_empty() && dests.len() <= 64 && cfg.primary < dests.len());
         // a jitter-based controller reads the timestamp chunks
-        cfg.timestamps |= cfg.cc.needs_timestamps();
+        cfg.timestamps |= super::SctpCc::reads_timestamps(cfg.cc);
         let rx = SctpReceiver::new(cfg.rcv_buf, cfg.timestamps);
         let sched = Sched::by_name(cfg.scheduler).expect("an SCTP scheduler from SCTP_SCHEDULERS");
         SctpConn {

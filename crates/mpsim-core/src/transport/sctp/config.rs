@@ -54,7 +54,8 @@ pub struct SctpConfig {
     pub cmt_pf: bool,
     /// RFC 4960 HB.interval: an inactive destination is probed every RTO + this.
     pub hb_interval: Dur,
-    pub cc: SctpCcKind,
+    /// The congestion controller of every destination (one of `cc::SCTP_CONTROLLERS`).
+    pub cc: &'static str,
     /// JSCTP's k of the k/w threshold, bytes (None: one data chunk, the paper's k = MSS).
     pub jsctp_k: Option<u64>,
     /// JSCTP's fix: jitter-ratio samples of exactly zero leave the smoothed ratio alone.
@@ -111,7 +112,7 @@ impl Default for SctpConfig {
             nr_sack: false,
             cmt_pf: false,
             hb_interval: Dur::from_secs(30),
-            cc: SctpCcKind::Rfc4960,
+            cc: "rfc4960",
             jsctp_k: None,
             jsctp_ignore_zero: true,
             jsctp_losses: crate::cc::jitter_ratio::LossRule::Jitter,
@@ -175,60 +176,5 @@ mod tests {
         assert_eq!(c.initial_cwnd(), 4380);
         let nr = SctpConfig { nr_sack: true, ..c };
         assert_eq!(nr.sack_packet_wire(2, 0, 0), 52 + 8);
-    }
-}
-
-/// The controllers an SCTP flow can run (`cc` of an SCTP flow).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SctpCcKind {
-    /// RFC 4960 §7.2 as written.
-    Rfc4960,
-    /// NewReno-SCTP: RFC 4960's growth, at most one window reduction per round trip (a loss
-    /// of a chunk sent before the last reduction does not reduce again, in or out of fast
-    /// recovery), and NewReno's partial-ack rule (RFC 6582): in fast recovery, a SACK that
-    /// advances the cumulative ack but not past the recovery point retransmits the next
-    /// missing chunk at once.
-    NewReno,
-    /// LIA (RFC 6356) across the association's destinations, as INET's `cmtCCVariant =
-    /// "lia"`: the congestion-avoidance increase is coupled (mpsim's `cc::Lia`, destinations
-    /// as subflows); slow start, the decrease and every RFC 4960 gate (advancing ack point,
-    /// fully used cwnd, fast recovery) stay SCTP's.
-    Lia,
-    /// OLIA (Khalili et al.) across destinations, as INET's `cmtCCVariant = "olia"`, with the
-    /// same split as `Lia`.
-    Olia,
-    /// JSCTP (seed 003): per-destination jitter ratio against k/w decides whether a loss is
-    /// congestion (RFC 4960's reduction) or wireless (the window stays); `jsctp.rs`.
-    Jsctp,
-    /// JSCTP-ABE: JSCTP with ssthresh from the TABE bandwidth estimate; `jsctp.rs`.
-    JsctpAbe,
-}
-
-/// Scenario names and one-line descriptions.
-pub const SCTP_CONTROLLERS: &[(&str, SctpCcKind, &str)] = &[
-    ("rfc4960", SctpCcKind::Rfc4960, "SCTP's standard per-destination congestion control (RFC 4960 §7.2)"),
-    ("newreno", SctpCcKind::NewReno, "NewReno-SCTP: one window reduction per round trip, partial-ack retransmission"),
-    ("lia", SctpCcKind::Lia, "LIA coupling across destinations (CMT): coupled increase, RFC 4960's decrease and gates"),
-    ("olia", SctpCcKind::Olia, "OLIA coupling across destinations (CMT): coupled increase, RFC 4960's decrease and gates"),
-    (
-        "jsctp",
-        SctpCcKind::Jsctp,
-        "JSCTP: per-path jitter ratio vs k/w tells congestion from wireless loss; wireless losses keep the window",
-    ),
-    ("jsctp_abe", SctpCcKind::JsctpAbe, "JSCTP-ABE: JSCTP with ssthresh from the receiver-timestamp bandwidth estimate (TABE)"),
-];
-
-impl SctpCcKind {
-    pub fn by_name(name: &str) -> Option<SctpCcKind> {
-        SCTP_CONTROLLERS.iter().find(|c| c.0 == name).map(|c| c.1)
-    }
-
-    pub fn name(self) -> &'static str {
-        SCTP_CONTROLLERS.iter().find(|c| c.1 == self).map(|c| c.0).expect("listed")
-    }
-
-    /// The controller reads send/receive times: the association carries timestamp chunks.
-    pub fn needs_timestamps(self) -> bool {
-        matches!(self, SctpCcKind::Jsctp | SctpCcKind::JsctpAbe)
     }
 }

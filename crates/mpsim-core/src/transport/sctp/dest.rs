@@ -139,7 +139,7 @@ impl Destination {
             // RFC 4960 §7.2.1: the initial ssthresh may be arbitrarily high, e.g. the peer's
             // advertised window
             w: DestWindow { cwnd: c.initial_cwnd(), ssthresh: initial_rwnd, partial_bytes_acked: 0, mtu: c.mtu as u64 },
-            cc: SctpCc::with_config(c),
+            cc: SctpCc::by_name(c.cc, c).expect("the reader checks the controller's name"),
             rto: SctpRto::new(c),
             state: DestState::Active,
             errors: 0,

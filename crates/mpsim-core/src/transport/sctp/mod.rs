@@ -9,16 +9,14 @@
 //! * `dest.rs`: per-destination state: window, RTO, T3-rtx, error counter, reachability;
 //! * `cmt.rs`: missing-report rules (HTNA, SFR, DAC) and CUC;
 //! * `rtx.rs`: where retransmissions go (RFC 4960 §6.4; CMT's RTX-SAME/ASAP/CWND/SSTHRESH);
-//! * `cc.rs`: per-destination congestion controllers (RFC 4960, NewReno-SCTP, LIA/OLIA
-//!   coupling) and their hooks;
-//! * `jsctp.rs`: JSCTP and JSCTP-ABE (seed 003).
+//! * `cc/`: per-destination congestion controllers, one file each (RFC 4960, NewReno-SCTP,
+//!   LIA/OLIA coupling, JSCTP and JSCTP-ABE of seed 003), their hooks and their table.
 
 pub mod association;
 pub mod cc;
 pub mod cmt;
 pub mod config;
 pub mod dest;
-pub mod jsctp;
 pub mod receiver;
 pub mod rtx;
 pub mod summary;
@@ -28,6 +26,7 @@ mod transport;
 
 pub use crate::metrics::SctpSummary;
 pub use association::SctpConn;
-pub use config::{SctpCcKind, SctpConfig, SCTP_CONTROLLERS, SCTP_SCHEDULERS};
+pub use cc::{SctpCc, SCTP_CONTROLLERS};
+pub use config::{SctpConfig, SCTP_SCHEDULERS};
 pub use dest::Destination;
-pub use rtx::{RtxPolicy, RTX_POLICIES, RTX_POLICY_DESCRIPTIONS};
+pub use rtx::{RtxPolicy, RTX_POLICIES};

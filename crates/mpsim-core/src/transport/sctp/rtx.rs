@@ -20,25 +20,22 @@ pub enum RtxPolicy {
     Ssthresh,
 }
 
-/// Scenario names of the policies (`sctp.rtx_policy`).
-pub const RTX_POLICIES: &[(&str, RtxPolicy)] =
-    &[("same", RtxPolicy::Same), ("asap", RtxPolicy::Asap), ("cwnd", RtxPolicy::Cwnd), ("ssthresh", RtxPolicy::Ssthresh)];
-
-/// One-line descriptions, for `mpsim list`.
-pub const RTX_POLICY_DESCRIPTIONS: &[(&str, &str)] = &[
-    ("same", "RTX-SAME: retransmit to the destination the chunk was last sent to"),
-    ("asap", "RTX-ASAP: retransmit to any active destination with cwnd room now"),
-    ("cwnd", "RTX-CWND: retransmit to the active destination with the largest cwnd"),
-    ("ssthresh", "RTX-SSTHRESH: retransmit to the active destination with the largest ssthresh (default)"),
+/// Scenario names of the policies (`sctp.rtx_policy`), with the one-line descriptions `mpsim
+/// list` shows.
+pub const RTX_POLICIES: &[(&str, RtxPolicy, &str)] = &[
+    ("same", RtxPolicy::Same, "RTX-SAME: retransmit to the destination the chunk was last sent to"),
+    ("asap", RtxPolicy::Asap, "RTX-ASAP: retransmit to any active destination with cwnd room now"),
+    ("cwnd", RtxPolicy::Cwnd, "RTX-CWND: retransmit to the active destination with the largest cwnd"),
+    ("ssthresh", RtxPolicy::Ssthresh, "RTX-SSTHRESH: retransmit to the active destination with the largest ssthresh (default)"),
 ];
 
 impl RtxPolicy {
     pub fn by_name(name: &str) -> Option<RtxPolicy> {
-        RTX_POLICIES.iter().find(|(n, _)| *n == name).map(|&(_, p)| p)
+        RTX_POLICIES.iter().find(|(n, _, _)| *n == name).map(|&(_, p, _)| p)
     }
 
     pub fn name(self) -> &'static str {
-        RTX_POLICIES.iter().find(|(_, p)| *p == self).map(|(n, _)| *n).expect("listed")
+        RTX_POLICIES.iter().find(|(_, p, _)| *p == self).map(|(n, _, _)| *n).expect("listed")
     }
 }
 

@@ -13,7 +13,7 @@ impl SctpConn {
         let sum = |f: &dyn Fn(&super::Destination) -> u64| ds.iter().map(f).sum::<u64>();
         s.path = ds.iter().map(|d| d.path_name.as_str()).collect::<Vec<_>>().join("+");
         s.transport = "sctp".into();
-        s.cc = self.cfg.cc.name().into();
+        s.cc = self.cfg.cc.into();
         s.scheduler = self.cfg.cmt.then(|| self.cfg.scheduler.to_string());
         s.segments_sent = sum(&|d| d.stats.packets_sent);
         s.retransmits = sum(&|d| d.stats.retransmits);
@@ -55,7 +55,7 @@ impl SctpConn {
             })
             .collect();
         let secs = |t: Option<SimTime>| t.map(|t| t.as_secs_f64());
-        let jc: Vec<(u64, u64, u64, u64)> = ds.iter().filter_map(|d| d.cc.jsctp_counts()).collect();
+        let jc: Vec<(u64, u64, u64, u64)> = ds.iter().filter_map(|d| d.cc.loss_counts()).collect();
         s.sctp = Some(SctpSummary {
             cmt: self.cfg.cmt,
             primary: p.path_name.clone(),

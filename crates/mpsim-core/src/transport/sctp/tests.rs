@@ -1,7 +1,6 @@
 //! Association tests on hand-built exchanges: packets are taken from the sender's output,
 //! dropped or delivered to the receiving end, and the SACKs it answers with are fed back.
 
-use super::config::SctpCcKind;
 use super::*;
 use crate::net::{Header, SctpDataHeader, SctpSackHeader};
 use crate::time::{Dur, SimTime};
@@ -241,7 +240,7 @@ fn cuc_grows_a_destination_whose_pseudo_cumack_advances() {
 
 #[test]
 fn newreno_retransmits_the_next_hole_on_a_partial_ack() {
-    let run = |cc: SctpCcKind| {
+    let run = |cc: &'static str| {
         let mut c = assoc(1, SctpConfig { cc, ..immediate_sacks() });
         c.dests[0].w.cwnd = 20 * 1500;
         let mut tx = Tx::default();
@@ -259,8 +258,8 @@ fn newreno_retransmits_the_next_hole_on_a_partial_ack() {
         assert_eq!(c.cum_ack, 8);
         again.iter().map(|(_, h)| h.tsn).collect::<Vec<_>>()
     };
-    assert_eq!(run(SctpCcKind::NewReno), vec![9]);
-    assert_eq!(run(SctpCcKind::Rfc4960), Vec::<u64>::new());
+    assert_eq!(run("newreno"), vec![9]);
+    assert_eq!(run("rfc4960"), Vec::<u64>::new());
 }
 
 #[test]

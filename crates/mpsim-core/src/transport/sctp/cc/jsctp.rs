@@ -30,11 +30,12 @@
 //! * Growth is RFC 4960's (slow start and congestion avoidance with partial_bytes_acked, both
 //!   gated on a fully used window), as in the paper, which changes only the loss response.
 
-use super::cc::{rfc4960_growth, AckEvent, DestWindow, LossEvent, LossKind, LossVerdict, TimestampSample};
+use super::{rfc4960_growth, AckEvent, DestWindow, LossEvent, LossKind, LossVerdict, SctpController, TimestampSample};
 use crate::cc::jitter_ratio::{JitterRatio, JsctpResponse, LossClass, LossRule, ALPHA};
 use crate::cc::tabe::Tabe;
-use crate::cc::Window;
+use crate::cc::{SubflowState, Window};
 use crate::time::Dur;
+use crate::transport::sctp::SctpConfig;
 
 /// Per-destination state of JSCTP (and JSCTP-ABE with `tabe`).
 #[derive(Clone, Debug)]
@@ -71,25 +72,16 @@ impl Jsctp {
         }
     }
 
+    /// The controller with the association's settings: k (`sctp.jsctp_k`, default one data
+    /// chunk), the chunk size, the zero-sample fix and the loss rule; `abe` adds TABE.
+    pub fn from_config(c: &SctpConfig, abe: bool) -> Jsctp {
+        let k = c.jsctp_k.unwrap_or(c.chunk as u64);
+        Jsctp::with_rule(k, c.chunk, abe, c.jsctp_ignore_zero, c.jsctp_losses)
+    }
+
     /// The window in packets, `w/s` (at least one).
     fn window_pkts(&self, w: &DestWindow) -> u64 {
         (w.cwnd / self.chunk).max(1)
-    }
-
-    /// An echoed send/receive time pair; `srtt` the destination's smoothed RTT.
-    pub fn on_timestamp(&mut self, s: &TimestampSample, srtt: Option<Dur>) {
-        self.jr.record(s.tsn, s.sent_at, s.received_at);
-        if let (Some(t), Some(rtt)) = (self.tabe.as_mut(), srtt) {
-            t.on_ack(s.received_at, s.bytes as u64, rtt);
-        }
-    }
-
-    /// New data acknowledged: one jitter-ratio sample per smoothed RTT, then RFC 4960 growth.
-    pub fn on_ack(&mut self, w: &mut DestWindow, a: &AckEvent) {
-        if let Some(rtt) = a.srtt {
-            self.jr.maybe_sample(a.now, rtt, self.window_pkts(w));
-        }
-        rfc4960_growth(w, a);
     }
 
     /// The ssthresh a congestion (or a wireless timeout) moves to: TABE's `srtt·R_n` for
@@ -100,9 +92,27 @@ impl Jsctp {
             _ => (w.cwnd / 2).max(4 * w.mtu),
         }
     }
+}
+
+impl SctpController for Jsctp {
+    /// An echoed send/receive time pair; `srtt` the destination's smoothed RTT.
+    fn on_timestamp(&mut self, s: &TimestampSample, srtt: Option<Dur>) {
+        self.jr.record(s.tsn, s.sent_at, s.received_at);
+        if let (Some(t), Some(rtt)) = (self.tabe.as_mut(), srtt) {
+            t.on_ack(s.received_at, s.bytes as u64, rtt);
+        }
+    }
+
+    /// New data acknowledged: one jitter-ratio sample per smoothed RTT, then RFC 4960 growth.
+    fn on_ack(&mut self, w: &mut DestWindow, a: &AckEvent, _siblings: &[SubflowState], _me: usize) {
+        if let Some(rtt) = a.srtt {
+            self.jr.maybe_sample(a.now, rtt, self.window_pkts(w));
+        }
+        rfc4960_growth(w, a);
+    }
 
     /// A loss on this destination: Algorithm 1 (fast retransmit) or 2 (T3-rtx timeout).
-    pub fn on_loss(&mut self, w: &mut DestWindow, l: &LossEvent) -> LossVerdict {
+    fn on_loss(&mut self, w: &mut DestWindow, l: &LossEvent, _siblings: &[SubflowState], _me: usize) -> LossVerdict {
         let ownd = self.ownd(w, l.srtt);
         let win = Window { cwnd: w.cwnd, ssthresh: w.ssthresh, mss: w.mtu };
         let (nw, class) = match l.kind {
@@ -134,8 +144,13 @@ impl Jsctp {
     }
 
     /// The smoothed jitter ratio and the k/w threshold at the current window.
-    pub fn jitter(&self, w: &DestWindow) -> (f64, f64) {
-        (self.jr.smoothed(), JitterRatio::threshold(self.response.k_bytes, w.cwnd))
+    fn jitter(&self, w: &DestWindow) -> Option<(f64, f64)> {
+        Some((self.jr.smoothed(), JitterRatio::threshold(self.response.k_bytes, w.cwnd)))
+    }
+
+    fn loss_counts(&self) -> Option<(u64, u64, u64, u64)> {
+        let (taken, ignored) = self.jr.counts();
+        Some((taken, ignored, self.congestion, self.wireless))
     }
 }
 
@@ -181,7 +196,7 @@ mod tests {
                 Some(Dur::from_millis(100)),
             );
         }
-        j.on_ack(w, &ack(ms(at)));
+        j.on_ack(w, &ack(ms(at)), &[], 0);
     }
 
     #[test]
@@ -192,13 +207,13 @@ mod tests {
         for j in [&mut fixed, &mut plain] {
             feed(j, 0..11, |i| 4 * i, &mut w, 200); // a growing queue: a positive sample
         }
-        let before = fixed.jitter(&w).0;
-        assert!(before > 0.0 && before == plain.jitter(&w).0);
+        let before = fixed.jitter(&w).unwrap().0;
+        assert!(before > 0.0 && before == plain.jitter(&w).unwrap().0);
         for j in [&mut fixed, &mut plain] {
             feed(j, 11..40, |_| 44, &mut w, 400); // a steady queue: a zero sample
         }
-        assert_eq!(fixed.jitter(&w).0, before, "the zero sample moved the smoothed ratio");
-        assert!(plain.jitter(&w).0 < before);
+        assert_eq!(fixed.jitter(&w).unwrap().0, before, "the zero sample moved the smoothed ratio");
+        assert!(plain.jitter(&w).unwrap().0 < before);
         assert_eq!((fixed.jr.counts(), plain.jr.counts()), ((2, 1), (2, 0)));
     }
 
@@ -208,27 +223,27 @@ mod tests {
         let mut congested = Jsctp::new(CHUNK as u64, CHUNK, false, true);
         let mut w = win(60);
         feed(&mut congested, 0..61, |i| 9 * i, &mut w, 1000);
-        let (jr, _) = congested.jitter(&w);
+        let (jr, _) = congested.jitter(&w).unwrap();
         // k/w at 60 packets is 1/60 = 0.0167 < jr = 0.0237: congestion, RFC 4960's halving
         assert!(jr > 1.0 / 60.0 && jr < 1.0 / 30.0, "{jr}");
         let mut c = w;
-        assert_eq!(congested.on_loss(&mut c, &loss(ms(2000), LossKind::FastRetransmit)), LossVerdict::Congestion);
+        assert_eq!(congested.on_loss(&mut c, &loss(ms(2000), LossKind::FastRetransmit), &[], 0), LossVerdict::Congestion);
         assert_eq!((c.cwnd, c.ssthresh), (30 * CHUNK as u64, 30 * CHUNK as u64));
         // the same ratio against a smaller window (k/w = 1/30 > jr): wireless, window kept
         let mut small = win(30);
         let mut j2 = congested.clone();
         j2.response = JsctpResponse::new(CHUNK as u64);
-        assert_eq!(j2.on_loss(&mut small, &loss(ms(2000), LossKind::FastRetransmit)), LossVerdict::NotCongestion);
+        assert_eq!(j2.on_loss(&mut small, &loss(ms(2000), LossKind::FastRetransmit), &[], 0), LossVerdict::NotCongestion);
         assert_eq!(small, win(30));
         // a larger k raises the bar: the 60-packet window's loss becomes wireless with k = 2 MSS
         let mut big_k = congested.clone();
         big_k.response = JsctpResponse::new(2 * CHUNK as u64);
         let mut w2 = w;
-        assert_eq!(big_k.on_loss(&mut w2, &loss(ms(2000), LossKind::FastRetransmit)), LossVerdict::NotCongestion);
+        assert_eq!(big_k.on_loss(&mut w2, &loss(ms(2000), LossKind::FastRetransmit), &[], 0), LossVerdict::NotCongestion);
         assert_eq!(w2, w);
         assert_eq!((congested.congestion, j2.wireless, big_k.wireless), (1, 1, 1));
         // a second loss within one RTT of the reduction: retransmit only
-        assert_eq!(congested.on_loss(&mut c, &loss(ms(2050), LossKind::FastRetransmit)), LossVerdict::NotCongestion);
+        assert_eq!(congested.on_loss(&mut c, &loss(ms(2050), LossKind::FastRetransmit), &[], 0), LossVerdict::NotCongestion);
         assert_eq!((c.cwnd, congested.same_rtt), (30 * CHUNK as u64, 1));
     }
 
@@ -237,12 +252,12 @@ mod tests {
         let mut quiet = Jsctp::new(CHUNK as u64, CHUNK, false, true);
         let mut w = win(40);
         feed(&mut quiet, 0..41, |_| 3, &mut w, 1000); // no queue growth: every loss is wireless
-        assert_eq!(quiet.on_loss(&mut w, &loss(ms(2000), LossKind::Timeout)), LossVerdict::NotCongestion);
+        assert_eq!(quiet.on_loss(&mut w, &loss(ms(2000), LossKind::Timeout), &[], 0), LossVerdict::NotCongestion);
         assert_eq!((w.cwnd, w.ssthresh), (20 * CHUNK as u64, 20 * CHUNK as u64));
         let mut busy = Jsctp::new(CHUNK as u64, CHUNK, false, true);
         let mut w = win(60);
         feed(&mut busy, 0..61, |i| 9 * i, &mut w, 1000);
-        assert_eq!(busy.on_loss(&mut w, &loss(ms(2000), LossKind::Timeout)), LossVerdict::Congestion);
+        assert_eq!(busy.on_loss(&mut w, &loss(ms(2000), LossKind::Timeout), &[], 0), LossVerdict::Congestion);
         assert_eq!((w.cwnd, w.ssthresh), (MTU, 30 * CHUNK as u64));
     }
 
@@ -265,7 +280,7 @@ mod tests {
         let ownd = abe.ownd(&w, Some(Dur::from_millis(100)));
         assert!(ownd.abs_diff(14_560) < 300, "{ownd}");
         let mut w2 = w;
-        assert_eq!(abe.on_loss(&mut w2, &loss(ms(2000), LossKind::FastRetransmit)), LossVerdict::Congestion);
+        assert_eq!(abe.on_loss(&mut w2, &loss(ms(2000), LossKind::FastRetransmit), &[], 0), LossVerdict::Congestion);
         assert_eq!((w2.cwnd, w2.ssthresh), (ownd, ownd));
         // plain JSCTP halves instead
         assert_eq!(c.ownd(&w, Some(Dur::from_millis(100))), 30 * CHUNK as u64);
