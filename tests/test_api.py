@@ -309,7 +309,12 @@ def test_check(small_path):
 
 def test_components():
     kinds = {k for k, _, _ in mpsim.components()}
-    assert {"cc", "loss", "app"} <= kinds
+    assert {"cc", "scheduler", "receiver", "sctp_cc", "sctp_scheduler", "rtx_policy", "loss", "app"} <= kinds
+    # `mpsim list` titles every kind the core's tables give
+    from mpsim.cli import _KIND_TITLES
+
+    assert kinds <= set(_KIND_TITLES)
+    assert ("mptcp_rec" in [n for _, n, _ in mpsim.components("receiver")])
     assert ("reno" in [n for _, n, _ in mpsim.components("cc")])
 
 

@@ -173,6 +173,7 @@ examples:
 _KIND_TITLES = {
     "cc": "congestion controllers (flow key 'cc')",
     "scheduler": "multipath schedulers (flow key 'scheduler', with 'paths')",
+    "receiver": "receiver logic (run by the scheduler of the same name; flow key 'receiver' takes one written in Python)",
     "sctp_cc": "SCTP congestion controllers (flow key 'cc' with transport = \"sctp\")",
     "sctp_scheduler": "SCTP CMT schedulers (flow key 'scheduler', with cmt = true; the first is the default)",
     "rtx_policy": "SCTP CMT retransmission policies (key 'sctp.rtx_policy', with cmt = true)",

@@ -313,6 +313,9 @@ fn components() -> Vec<(&'static str, &'static str, &'static str)> {
     for (n, d) in mpsim_core::sched::SCHEDULERS {
         v.push(("scheduler", *n, *d));
     }
+    for (n, d) in mpsim_core::feedback::RECEIVER_LOGICS {
+        v.push(("receiver", *n, *d));
+    }
     for (n, d) in mpsim_core::transport::sctp::SCTP_CONTROLLERS {
         v.push(("sctp_cc", *n, *d));
     }

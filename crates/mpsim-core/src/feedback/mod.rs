@@ -10,11 +10,19 @@
 //! [`ReceiverLogic::deadline`], calling [`ReceiverLogic::on_timer`] when it fires (an ACK
 //! carrying feedback follows if the logic asks for one).
 
+//!
+//! Each built-in logic is one file implementing [`ReceiverLogic`] and one entry of the
+//! [`receiver_logics!`] table below (as `cc/` and `sched/` declare theirs): the table makes
+//! the [`RxLogic`] enum (static dispatch, plus a `Custom` slot for one from outside the crate)
+//! and [`RECEIVER_LOGICS`], the names and descriptions `mpsim list` shows. A built-in logic is
+//! made from the connection's [`RxSetup`]; MPTCP-rec's scheduler brings its own (`dsror`).
+
+pub mod dsror;
 pub mod tear;
 
 use crate::net::{DataHeader, Feedback};
 use crate::time::{Dur, SimTime};
-use tear::{Tear, TearConfig, TearState, TearStats};
+use tear::{TearConfig, TearState, TearStats};
 
 /// Receiver-side logic of a connection, over its paths (subflow indices).
 pub trait ReceiverLogic {
@@ -44,88 +52,69 @@ pub trait ReceiverLogic {
     fn on_window(&mut self, _now: SimTime, _room: u64) {}
 }
 
-/// MPTCP-rec's DSRor: one [`Tear`] emulation per path; the extended NR-SACK (stamp, path id,
-/// smoothed DSR) goes on the ACK that follows the end of a round timer or a rate mismatch.
-pub struct Dsror {
-    paths: Vec<Tear>,
-    /// Feedback is due on the next ACK of the path.
-    due: Vec<bool>,
+/// What a built-in receiver logic is made from: the connection's segment size, each path's
+/// handshake RTT, and MPTCP-rec's emulation settings.
+#[derive(Clone, Debug)]
+pub struct RxSetup {
+    pub tear: TearConfig,
+    pub mss: u32,
+    pub rtts: Vec<Dur>,
 }
 
-impl Dsror {
-    /// One emulation per path, each seeded with that path's handshake RTT.
-    pub fn new(cfg: &TearConfig, mss: u32, rtts: &[Dur]) -> Dsror {
-        Dsror { paths: rtts.iter().map(|&r| Tear::new(cfg.clone(), mss, r)).collect(), due: vec![false; rtts.len()] }
-    }
+/// Declares the built-in receiver logics from one table: module (one file each) and type,
+/// then each name with its constructor (from an [`RxSetup`]) and the one-line description
+/// `mpsim list` shows.
+macro_rules! receiver_logics {
+    ($($module:ident :: $ty:ident { $($name:literal => $make:expr, $desc:literal;)+ })+) => {
+        $(pub use $module::$ty;)+
 
-    pub fn path(&self, i: usize) -> &Tear {
-        &self.paths[i]
-    }
-
-    pub fn paths(&self) -> &[Tear] {
-        &self.paths
-    }
-}
-
-impl ReceiverLogic for Dsror {
-    fn name(&self) -> &'static str {
-        "mptcp_rec"
-    }
-
-    fn on_data(&mut self, now: SimTime, path: usize, seg: &DataHeader) -> bool {
-        let Some(t) = self.paths.get_mut(path) else { return false };
-        t.on_packet(now, seg.seq, seg.len, seg.echo);
-        let due = t.take_feedback_due();
-        self.due[path] |= due;
-        due
-    }
-
-    /// Only the ACK that follows a round timer or a rate mismatch is extended; the others
-    /// are plain (cumulative ACK, SACK blocks, DATA_ACK and window).
-    fn feedback(&mut self, now: SimTime, path: usize) -> Option<Feedback> {
-        let t = self.paths.get(path)?;
-        std::mem::take(&mut self.due[path]).then(|| Feedback { stamp: now, path: path as u8, rate_bps: t.advertised() })
-    }
-
-    fn deadline(&self, path: usize) -> Option<SimTime> {
-        self.paths.get(path)?.deadline()
-    }
-
-    fn on_window(&mut self, now: SimTime, room: u64) {
-        for t in &mut self.paths {
-            t.on_window(now, room);
+        /// The receiver logic a connection runs: built-in (static dispatch) or a boxed user
+        /// implementation.
+        pub enum RxLogic {
+            $($ty($ty),)+
+            Custom(Box<dyn ReceiverLogic + Send>),
         }
-    }
 
-    fn on_timer(&mut self, now: SimTime, path: usize) -> bool {
-        let Some(t) = self.paths.get_mut(path) else { return false };
-        t.on_timer(now);
-        let due = t.take_feedback_due();
-        self.due[path] |= due;
-        due
-    }
+        /// Names and one-line descriptions of the built-in receiver logics.
+        pub const RECEIVER_LOGICS: &[(&str, &str)] = &[$($(($name, $desc),)+)+];
+
+        impl RxLogic {
+            /// The built-in logic called `name`, set up as `s`.
+            pub fn by_name(name: &str, s: &RxSetup) -> Option<RxLogic> {
+                let make: fn(&RxSetup) -> RxLogic = match name {
+                    $($($name => |s| RxLogic::$ty(($make)(s)),)+)+
+                    _ => return None,
+                };
+                Some(make(s))
+            }
+
+            fn inner(&mut self) -> &mut dyn ReceiverLogic {
+                match self {
+                    $(RxLogic::$ty(d) => d,)+
+                    RxLogic::Custom(c) => c.as_mut(),
+                }
+            }
+
+            fn inner_ref(&self) -> &dyn ReceiverLogic {
+                match self {
+                    $(RxLogic::$ty(d) => d,)+
+                    RxLogic::Custom(c) => c.as_ref(),
+                }
+            }
+        }
+    };
 }
 
-/// The receiver logic a connection runs: built-in (static dispatch) or a boxed user
-/// implementation.
-pub enum RxLogic {
-    Dsror(Dsror),
-    Custom(Box<dyn ReceiverLogic + Send>),
+receiver_logics! {
+    dsror::Dsror {
+        "mptcp_rec" => Dsror::from_setup,
+            "MPTCP-rec's DSRor (seed 000): a TCP emulation per path at the receiver; each path's desired sending rate on an extended ACK";
+    }
 }
 
 impl RxLogic {
-    fn inner(&mut self) -> &mut dyn ReceiverLogic {
-        match self {
-            RxLogic::Dsror(d) => d,
-            RxLogic::Custom(c) => c.as_mut(),
-        }
-    }
-
     pub fn name(&self) -> &'static str {
-        match self {
-            RxLogic::Dsror(d) => d.name(),
-            RxLogic::Custom(c) => c.name(),
-        }
+        self.inner_ref().name()
     }
 
     pub fn on_data(&mut self, now: SimTime, path: usize, seg: &DataHeader) -> bool {
@@ -137,10 +126,7 @@ impl RxLogic {
     }
 
     pub fn deadline(&self, path: usize) -> Option<SimTime> {
-        match self {
-            RxLogic::Dsror(d) => d.deadline(path),
-            RxLogic::Custom(c) => c.deadline(path),
-        }
+        self.inner_ref().deadline(path)
     }
 
     pub fn on_timer(&mut self, now: SimTime, path: usize) -> bool {

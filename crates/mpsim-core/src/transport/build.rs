@@ -8,7 +8,7 @@ use super::tcp::{self, DelayedAck, PathRoutes, ReceiverConfig, SenderConfig};
 use super::udp::UDP_HEADER_BYTES;
 use super::{Connection, MptcpConn, SctpConn, TcpConn, UdpConn};
 use crate::cc::Controller;
-use crate::feedback::{Dsror, RxLogic};
+use crate::feedback::{RxLogic, RxSetup};
 use crate::net::{handshake_rtt, Link, Route};
 use crate::scenario::{FlowSpec, Join, MptcpSpec, Scenario, TransportSpec};
 use crate::sched::Sched;
@@ -126,7 +126,7 @@ impl MptcpConn {
         let rx_logic = m.rec.as_ref().map(|r| {
             sched = Sched::MptcpRec(crate::sched::MptcpRec::new(r.pcder.clone()));
             let rtts: Vec<Dur> = subs.iter().map(|x| x.tcp.sender.rtt().srtt().unwrap_or(Dur::from_millis(100))).collect();
-            RxLogic::Dsror(Dsror::new(&r.tear, f.tcp.mss, &rtts))
+            RxLogic::by_name("mptcp_rec", &RxSetup { tear: r.tear.clone(), mss: f.tcp.mss, rtts }).expect("built-in")
         });
         let mut conn = MptcpConn::new(subs, sched, f.tcp.rcv_buf, f.tcp.header, f.tcp.mss);
         conn.rx_logic = rx_logic;
