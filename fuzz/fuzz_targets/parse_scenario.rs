@@ -4,7 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mpsim_core::{units, Scenario};
+use mpsim_core::scenario::units;
+use mpsim_core::Scenario;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

@@ -34,7 +34,6 @@ pub mod sched;
 pub mod sim;
 pub mod time;
 pub mod transport;
-pub mod units;
 pub mod view;
 
 pub use estimate::Estimate;

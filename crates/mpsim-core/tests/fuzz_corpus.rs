@@ -3,7 +3,8 @@
 //! crashed the reader stays covered without cargo fuzz: every file must be read, or refused
 //! with a message, without a panic, and whatever is read must be estimable.
 
-use mpsim_core::{units, Scenario};
+use mpsim_core::scenario::units;
+use mpsim_core::Scenario;
 use std::path::Path;
 
 #[test]

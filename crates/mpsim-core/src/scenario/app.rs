@@ -1,11 +1,11 @@
 //! Reading applications (`app = ...` of a flow) and background traffic (`[[background]]`).
 
+use super::units;
 use super::{
     err, join, kind, AppSpec, FlowSpec, FrameClass, LinkSpec, MediaSpec, PathSpec, Reader, ScenarioError, Table, TcpSpec, TransportSpec,
     Vary, MAX_SND_BUF,
 };
 use crate::time::{Dur, SimTime};
-use crate::units;
 use serde_json::Value;
 use std::collections::HashMap;
 

@@ -10,6 +10,7 @@ mod network;
 mod reader;
 mod sctp;
 mod transport;
+pub mod units;
 
 use crate::net::{CongestionWarning, LossModel, QueueLimit};
 use crate::time::{Dur, SimTime};

@@ -17,10 +17,10 @@
 //! paper says and what was chosen.
 
 use super::reader::{join, kind, Reader};
+use super::units;
 use super::*;
 use crate::feedback::tear::{HistoryUnit, TearConfig};
 use crate::sched::PcderConfig;
-use crate::units;
 
 /// MPTCP-rec's settings of one flow.
 #[derive(Clone, Debug, PartialEq, Default)]

@@ -1,10 +1,10 @@
 //! Reading links (rate, delay, queue, loss models, outages) and paths.
 
 use super::reader::{join, kind, Reader};
+use super::units;
 use super::*;
 use crate::net::{Link, LossProcess};
 use crate::rng::Rng;
-use crate::units;
 use serde_json::Value;
 use std::collections::HashMap;
 

@@ -3,8 +3,8 @@
 //! helpers are here; links and paths in `network.rs`, flows and their TCP settings in
 //! `transport.rs`.
 
+use super::units;
 use super::*;
-use crate::units;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 

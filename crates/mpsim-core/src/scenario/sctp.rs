@@ -2,9 +2,9 @@
 //! for every key left out).
 
 use super::reader::{join, kind, Reader};
+use super::units;
 use super::*;
 use crate::transport::sctp::{RtxPolicy, SctpCc, SctpConfig, RTX_POLICIES, SCTP_CONTROLLERS};
-use crate::units;
 use serde_json::Value;
 
 const KEYS: &[&str] = &[

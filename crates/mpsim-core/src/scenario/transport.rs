@@ -2,10 +2,10 @@
 //! application, and TCP settings.
 
 use super::reader::{join, kind, Reader};
+use super::units;
 use super::*;
 use crate::cc::Controller;
 use crate::transport::tcp::{DelayedAck, RtoMode, RTO_MODES};
-use crate::units;
 use serde_json::Value;
 use std::collections::HashMap;
 

@@ -1,0 +1,134 @@
+//! The network half of the simulation: packets put on their route, moved from link to link,
+//! dropped or delivered, watched for the trace and captures; and the [`Wire`] that carries out
+//! a connection's actions.
+
+use super::{Event, Net, Wire};
+use crate::metrics::TraceKind;
+use crate::net::{Fate, Header, Packet, PacketId};
+use crate::time::SimTime;
+use crate::transport::{Action, Sink};
+
+impl Sink for Wire<'_> {
+    #[inline]
+    fn push(&mut self, a: Action) {
+        let net = &mut *self.net;
+        let (f, now) = (self.flow, net.now);
+        match a {
+            Action::Packet { sub, route, size, ref header } => net.send(f, sub, route, size, header),
+            Action::Timer { sub, kind, at } => net.queue.push(at, Event::Timer { flow: f, sub, kind }),
+            Action::Note { sub, kind, seq, dsn } => net.rec.trace(now, f, sub, kind, seq, dsn, 0, u32::MAX),
+        }
+    }
+}
+
+impl Net {
+    /// Traces and captures a packet as it is sent (see `send`).
+    #[inline(never)]
+    pub(super) fn watch_send(&mut self, flow: u32, sub: u8, header: &Header) {
+        let now = self.now;
+        if self.rec.tracing() {
+            let (kind, seq, dsn, len) = header.trace_send();
+            self.rec.trace(now, flow, sub, kind, seq, dsn, len, u32::MAX);
+        }
+        if !self.pcap.is_empty() {
+            self.pcap[flow as usize].sent(now, sub as usize, header);
+        }
+    }
+
+    /// Puts a packet of flow `flow` on the first link of `route` (and on through cut-through
+    /// links). The packet is written into the arena once, when the link accepts it, with the
+    /// link's mark; a packet the first link drops never enters it.
+    #[inline]
+    pub(super) fn send(&mut self, flow: u32, sub: u8, route: u32, size: u32, header: &Header) {
+        let now = self.now;
+        if self.watched {
+            self.watch_send(flow, sub, header);
+        }
+        let links = &self.routes[route as usize].links;
+        let (link, next) = (links[0], links.get(1).copied());
+        let l = &mut self.links[link as usize];
+        let t = match l.offer_at(now, now, size) {
+            Fate::Arrives(t) => t,
+            fate => {
+                let (seq, dsn) = header.trace_ids();
+                return self.rec.trace(now, flow, sub, drop_kind(fate), seq, dsn, size, link);
+            }
+        };
+        let mut p = Packet { flow, route, hop: 0, last: next.is_none(), sub, size, header: *header };
+        if l.marks_last() {
+            p.header.set_cw();
+        }
+        // (see `forward_at`)
+        if t <= self.end && next.is_some_and(|n| self.links[n as usize].cut_through) {
+            p.hop = 1;
+            let id = self.arena.alloc(p);
+            return self.forward_at(id, t);
+        }
+        let id = self.arena.alloc(p);
+        let l = &mut self.links[link as usize];
+        if l.pipe.is_empty() {
+            self.queue.push_frequent(t, Event::LinkHead(link));
+        }
+        l.pipe.push_back((t, id));
+    }
+
+    /// Offers packet `id` to the link of its current hop, and on through cut-through links.
+    pub(super) fn forward(&mut self, id: PacketId) {
+        self.forward_at(id, self.now);
+    }
+
+    /// Offers packet `id` to the link of its current hop at `at` (later than now for a
+    /// cut-through link), and on through cut-through links.
+    pub(super) fn forward_at(&mut self, id: PacketId, mut at: SimTime) {
+        let (size, route) = {
+            let p = self.arena.get(id);
+            (p.size, p.route as usize)
+        };
+        loop {
+            let hop = self.arena.get(id).hop as usize;
+            let links = &self.routes[route].links;
+            let link = links[hop];
+            let next = links.get(hop + 1).copied();
+            let l = &mut self.links[link as usize];
+            let fate = l.offer_at(self.now, at, size);
+            if let Fate::Arrives(t) = fate {
+                if l.marks_last() {
+                    self.arena.get_mut(id).header.set_cw();
+                }
+                // (a packet that would enter after the run ends waits in the pipe instead, so
+                // link counters cover the run exactly; drops on a cut-through link are counted
+                // when the packet leaves the previous link, up to one hop early)
+                if t <= self.end && next.is_some_and(|n| self.links[n as usize].cut_through) {
+                    self.arena.get_mut(id).hop += 1;
+                    at = t;
+                    continue;
+                }
+                self.arena.get_mut(id).last = next.is_none();
+                let l = &mut self.links[link as usize];
+                if l.pipe.is_empty() {
+                    self.queue.push_frequent(t, Event::LinkHead(link));
+                }
+                l.pipe.push_back((t, id));
+                return;
+            }
+            self.drop_packet(id, fate, link, at);
+            return;
+        }
+    }
+
+    pub(super) fn drop_packet(&mut self, id: PacketId, fate: Fate, link: u32, at: SimTime) {
+        let p = *self.arena.get(id);
+        let (seq, dsn) = p.header.trace_ids();
+        self.arena.free(id);
+        self.rec.trace(at, p.flow, p.sub, drop_kind(fate), seq, dsn, p.size, link);
+    }
+}
+
+/// The trace kind of a packet a link did not accept.
+fn drop_kind(fate: Fate) -> TraceKind {
+    match fate {
+        Fate::QueueDrop => TraceKind::QueueDrop,
+        Fate::Lost => TraceKind::LossDrop,
+        Fate::Down | Fate::Arrives(_) => TraceKind::DownDrop,
+    }
+}
