@@ -5,6 +5,7 @@ use super::reader::{join, kind, Reader};
 use super::units;
 use super::*;
 use crate::cc::Controller;
+use crate::transport::sctp::SctpConfig;
 use crate::transport::tcp::{DelayedAck, RtoMode, RTO_MODES};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -44,6 +45,44 @@ impl Reader<'_> {
         )?;
         let is_sctp = self.opt_string(&t, "transport")?.as_deref() == Some("sctp");
         let name = self.opt_name(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
+        let (path_names, flow_paths, multipath) = self.flow_paths(&t, key, paths)?;
+        let (scheduler, backup, join_times) = self.multipath_settings(&t, key, multipath, is_sctp, &path_names)?;
+        let is_udp = self.is_udp(&t, key, multipath)?;
+        let is_rec = scheduler.as_deref() == Some("mptcp_rec");
+        let rec = self.rec_settings(&t, key, is_rec, flow_paths.len())?;
+        let sctp = self.sctp_settings(&t, key, is_sctp, &path_names)?;
+        let receiver = self.receiver_logic(&t, key, multipath, is_sctp)?;
+        let cc = self.flow_cc(&t, key, sctp.as_ref(), is_rec, multipath)?;
+        let (start, stop) = self.flow_times(&t, key, duration)?;
+        let app = self.flow_app(&t, key, is_udp)?;
+        let tcp = self.flow_tcp(&t, key, tcp_defaults, sctp.as_ref())?;
+        let transport = match (sctp, scheduler) {
+            (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
+            (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),
+            (None, None) if is_udp => TransportSpec::Udp,
+            (None, None) => TransportSpec::Tcp,
+        };
+        Ok(FlowSpec {
+            name,
+            paths: flow_paths,
+            cc,
+            transport,
+            background: false,
+            start: SimTime(start.0),
+            stop: stop.map(|s| SimTime(s.0)),
+            app,
+            tcp,
+        })
+    }
+    /// A flow's `path` or `paths`: the names (with the key each was read from), their indices
+    /// among the scenario's paths, and whether the flow is multipath.
+    #[allow(clippy::type_complexity)]
+    fn flow_paths(
+        &self,
+        t: &Table,
+        key: &str,
+        paths: &HashMap<String, usize>,
+    ) -> Result<(Vec<(String, String)>, Vec<usize>, bool), ScenarioError> {
         let lookup = |pname: &str, k: &str| -> Result<usize, ScenarioError> {
             paths.get(pname).copied().ok_or_else(|| {
                 let mut names: Vec<&str> = paths.keys().map(|s| s.as_str()).collect();
@@ -54,7 +93,7 @@ impl Reader<'_> {
         let (path_names, multipath) = match (t.map.get("path"), t.map.get("paths")) {
             (Some(_), Some(_)) => return Err(self.e(key, "give either `path` (plain TCP) or `paths` (Multipath TCP), not both")),
             (None, None) => return Err(self.e(&join(key, "path"), "missing: give `path` (plain TCP) or `paths` (Multipath TCP)")),
-            (Some(_), None) => (vec![(self.req_string(&t, "path")?, join(key, "path"))], false),
+            (Some(_), None) => (vec![(self.req_string(t, "path")?, join(key, "path"))], false),
             (None, Some(pv)) => {
                 let pk = join(key, "paths");
                 let arr = pv.as_array().ok_or_else(|| self.e(&pk, "expected a list of path names"))?;
@@ -77,7 +116,20 @@ impl Reader<'_> {
         for (n, k) in &path_names {
             flow_paths.push(lookup(n, k)?);
         }
-        let scheduler = match (multipath && !is_sctp, self.opt_string(&t, "scheduler")?) {
+        Ok((path_names, flow_paths, multipath))
+    }
+
+    /// A Multipath TCP flow's scheduler (None for any other flow), backup subflows and joins.
+    fn multipath_settings(
+        &self,
+        t: &Table,
+        key: &str,
+        multipath: bool,
+        is_sctp: bool,
+        path_names: &[(String, String)],
+    ) -> Result<(Option<String>, Vec<bool>, Join), ScenarioError> {
+        let n_paths = path_names.len();
+        let scheduler = match (multipath && !is_sctp, self.opt_string(t, "scheduler")?) {
             // an SCTP flow's scheduler is checked with its `cmt` below
             (false, Some(_)) if is_sctp => None,
             (false, Some(_)) => return Err(self.e(&join(key, "scheduler"), "only a multipath flow (`paths = [...]`) has a scheduler")),
@@ -94,7 +146,7 @@ impl Reader<'_> {
                 Some(sname)
             }
         };
-        let mut backup = vec![false; flow_paths.len()];
+        let mut backup = vec![false; n_paths];
         if let Some(bv) = t.map.get("backup") {
             let bk = join(key, "backup");
             if !multipath || is_sctp {
@@ -119,15 +171,24 @@ impl Reader<'_> {
                 ));
             }
         }
-        let join_times = self.join(&t, key, multipath, flow_paths.len())?;
-        let is_udp = match self.opt_string(&t, "transport")?.as_deref() {
+        let join_times = self.join(t, key, multipath, n_paths)?;
+        Ok((scheduler, backup, join_times))
+    }
+
+    /// Whether the flow is UDP (`transport`; "sctp" is read by the caller).
+    fn is_udp(&self, t: &Table, key: &str, multipath: bool) -> Result<bool, ScenarioError> {
+        let is_udp = match self.opt_string(t, "transport")?.as_deref() {
             None | Some("tcp") | Some("sctp") => false,
             Some("udp") if multipath => return Err(self.e(&join(key, "transport"), "a multipath flow runs over TCP")),
             Some("udp") => true,
             Some(other) => return Err(self.e(&join(key, "transport"), format!("unknown transport '{other}'; expected tcp, udp or sctp"))),
         };
+        Ok(is_udp)
+    }
+
+    /// MPTCP-rec's settings (`mptcp_rec`) of a flow that runs its scheduler (`is_rec`).
+    fn rec_settings(&self, t: &Table, key: &str, is_rec: bool, n_paths: usize) -> Result<Option<RecSpec>, ScenarioError> {
         // MPTCP-rec: its receiver logic and settings; its rate comes from the receiver
-        let is_rec = scheduler.as_deref() == Some("mptcp_rec");
         let rec = match (is_rec, t.map.get("mptcp_rec")) {
             (false, Some(_)) => {
                 return Err(self.e(&join(key, "mptcp_rec"), "only a flow with `scheduler = \"mptcp_rec\"` takes these settings"))
@@ -135,13 +196,25 @@ impl Reader<'_> {
             (false, None) => None,
             (true, v) => Some(self.mptcp_rec(v, &join(key, "mptcp_rec"))?),
         };
-        if let Some(r) = rec.as_ref().filter(|r| !r.pcder.fixed_rates.is_empty() && r.pcder.fixed_rates.len() != flow_paths.len()) {
+        if let Some(r) = rec.as_ref().filter(|r| !r.pcder.fixed_rates.is_empty() && r.pcder.fixed_rates.len() != n_paths) {
             return Err(self.e(
                 &join(&join(key, "mptcp_rec"), "fixed_rates"),
-                format!("give one rate per path: {} rates for {} paths", r.pcder.fixed_rates.len(), flow_paths.len()),
+                format!("give one rate per path: {} rates for {} paths", r.pcder.fixed_rates.len(), n_paths),
             ));
         }
-        let sctp_sched = if is_sctp { self.opt_string(&t, "scheduler")? } else { None };
+        Ok(rec)
+    }
+
+    /// An SCTP flow's association settings (`cmt`, `scheduler`, `cc` and the `sctp` table);
+    /// None for any other flow, which may not have them.
+    fn sctp_settings(
+        &self,
+        t: &Table,
+        key: &str,
+        is_sctp: bool,
+        path_names: &[(String, String)],
+    ) -> Result<Option<SctpConfig>, ScenarioError> {
+        let sctp_sched = if is_sctp { self.opt_string(t, "scheduler")? } else { None };
         if sctp_sched.as_deref() == Some("mptcp_rec") {
             return Err(self.e(&join(key, "scheduler"), "mptcp_rec is a Multipath TCP scheduler; an SCTP flow cannot use it"));
         }
@@ -160,7 +233,7 @@ impl Reader<'_> {
         }
         let sctp = if is_sctp {
             let names: Vec<String> = path_names.iter().map(|(n, _)| n.clone()).collect();
-            let mut c = self.sctp(key, &names, self.opt_string(&t, "cc")?.as_deref(), cmt, t.map.get("sctp"))?;
+            let mut c = self.sctp(key, &names, self.opt_string(t, "cc")?.as_deref(), cmt, t.map.get("sctp"))?;
             if let Some(name) = sctp_sched {
                 let supported = crate::transport::sctp::SCTP_SCHEDULERS;
                 let k = join(key, "scheduler");
@@ -175,8 +248,13 @@ impl Reader<'_> {
         } else {
             None
         };
+        Ok(sctp)
+    }
+
+    /// Receiver-side logic written outside the crate ("module:Class") of a Multipath TCP flow.
+    fn receiver_logic(&self, t: &Table, key: &str, multipath: bool, is_sctp: bool) -> Result<Option<String>, ScenarioError> {
         // receiver-side logic written outside the crate ("module:Class"), installed before the run
-        let receiver = self.opt_string(&t, "receiver")?;
+        let receiver = self.opt_string(t, "receiver")?;
         if let Some(r) = &receiver {
             if !multipath || is_sctp {
                 return Err(self.e(&join(key, "receiver"), "only a Multipath TCP flow (`paths = [...]`) has receiver logic"));
@@ -187,10 +265,15 @@ impl Reader<'_> {
                 );
             }
         }
+        Ok(receiver)
+    }
+
+    /// The flow's congestion controller (an SCTP flow's is its association's).
+    fn flow_cc(&self, t: &Table, key: &str, sctp: Option<&SctpConfig>, is_rec: bool, multipath: bool) -> Result<String, ScenarioError> {
         let default_cc = if is_rec { "receiver_rate" } else { "reno" };
-        let cc = match &sctp {
+        let cc = match sctp {
             Some(c) => c.cc.to_string(),
-            None => self.opt_string(&t, "cc")?.unwrap_or_else(|| default_cc.into()),
+            None => self.opt_string(t, "cc")?.unwrap_or_else(|| default_cc.into()),
         };
         if sctp.is_none() && Controller::by_name(&cc).is_none() && !is_external(&cc) {
             let names: Vec<&str> = crate::cc::CONTROLLERS.iter().map(|c| c.0).collect();
@@ -203,16 +286,26 @@ impl Reader<'_> {
             // it has no congestion control of its own: its rate comes from MPTCP-rec's receiver
             return Err(self.e(&join(key, "cc"), "receiver_rate leaves the rate to MPTCP-rec's receiver; a plain TCP flow has none (use it with `paths = [...]` and `scheduler = \"mptcp_rec\"`)"));
         }
-        let start = self.opt(&t, "start", units::duration)?.unwrap_or(Dur::ZERO);
+        Ok(cc)
+    }
+
+    /// When the flow starts and stops.
+    fn flow_times(&self, t: &Table, key: &str, duration: Dur) -> Result<(Dur, Option<Dur>), ScenarioError> {
+        let start = self.opt(t, "start", units::duration)?.unwrap_or(Dur::ZERO);
         if start >= duration {
             return Err(self.e(&join(key, "start"), "the flow starts after the simulation ends"));
         }
-        let stop = self.opt(&t, "stop", units::duration)?;
+        let stop = self.opt(t, "stop", units::duration)?;
         if let Some(s) = stop {
             if s <= start {
                 return Err(self.e(&join(key, "stop"), "must be later than `start`"));
             }
         }
+        Ok((start, stop))
+    }
+
+    /// The flow's application (bulk unless given).
+    fn flow_app(&self, t: &Table, key: &str, is_udp: bool) -> Result<AppSpec, ScenarioError> {
         let app = match t.map.get("app") {
             None => AppSpec::Bulk { bytes: None },
             Some(av) => self.app(av, &join(key, "app"))?,
@@ -225,34 +318,24 @@ impl Reader<'_> {
                 self.e(&join(key, "app"), "a media stream runs over TCP or Multipath TCP (UDP flows carry cbr, onoff or vbr traffic)")
             );
         }
+        Ok(app)
+    }
+
+    /// The flow's TCP settings; an SCTP flow's packet sizes and buffers come from its
+    /// association.
+    fn flow_tcp(&self, t: &Table, key: &str, tcp_defaults: &TcpSpec, sctp: Option<&SctpConfig>) -> Result<TcpSpec, ScenarioError> {
         let mut tcp = match t.map.get("tcp") {
             None => tcp_defaults.clone(),
             Some(tv) => self.tcp(tv, &join(key, "tcp"), tcp_defaults)?,
         };
-        if let Some(c) = &sctp {
+        if let Some(c) = sctp {
             tcp.mss = c.chunk;
             tcp.rcv_buf = c.rcv_buf;
             tcp.snd_buf = c.snd_buf;
             tcp.header = c.data_packet_wire(c.chunk, 1) - c.chunk;
             tcp.delayed_ack = if c.delayed_sack { DelayedAck::Every2 } else { DelayedAck::Off };
         }
-        let transport = match (sctp, scheduler) {
-            (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
-            (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),
-            (None, None) if is_udp => TransportSpec::Udp,
-            (None, None) => TransportSpec::Tcp,
-        };
-        Ok(FlowSpec {
-            name,
-            paths: flow_paths,
-            cc,
-            transport,
-            background: false,
-            start: SimTime(start.0),
-            stop: stop.map(|s| SimTime(s.0)),
-            app,
-            tcp,
-        })
+        Ok(tcp)
     }
 
     /// A multipath flow's `join_delay` (a duration or "linux") or `join_at` (one time per path).
