@@ -2,7 +2,7 @@
 
 use super::units;
 use super::{
-    err, join, kind, AppSpec, FlowSpec, FrameClass, LinkSpec, MediaSpec, PathSpec, Reader, ScenarioError, Table, TcpSpec, TransportSpec,
+    err, join, kind, AppSpec, FlowSpec, FrameClass, LinkSpec, MediaSpec, PathSpec, Reader, ScenarioError, Table, TcpConfig, TransportSpec,
     Vary, MAX_SND_BUF,
 };
 use crate::time::{Dur, SimTime};
@@ -278,7 +278,7 @@ impl<'a> Reader<'a> {
         paths: &HashMap<String, usize>,
         path_specs: &[PathSpec],
         links: &[LinkSpec],
-        tcp: &TcpSpec,
+        tcp: &TcpConfig,
         duration: Dur,
     ) -> Result<Vec<FlowSpec>, ScenarioError> {
         let t = self.table(

@@ -14,7 +14,7 @@ pub mod units;
 
 use crate::net::{CongestionWarning, LossModel, QueueLimit};
 use crate::time::{Dur, SimTime};
-use crate::transport::tcp::{defaults, DelayedAck, RtoMode};
+pub use crate::transport::tcp::TcpConfig;
 pub use mptcp_rec::RecSpec;
 use reader::{err, join, kind, Reader, Table};
 use serde_json::Value;
@@ -42,61 +42,6 @@ impl fmt::Display for ScenarioError {
 }
 
 impl std::error::Error for ScenarioError {}
-
-/// Per-flow TCP settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TcpSpec {
-    pub mss: u32,
-    pub initial_window: u32,
-    /// Retransmission-timeout computation (`tcp.rto`: "linux" or "rfc6298").
-    pub rto: RtoMode,
-    /// Floor and cap of the RTO; None for the mode's defaults.
-    pub min_rto: Option<Dur>,
-    pub max_rto: Option<Dur>,
-    /// Linux's loss-recovery defences (`tcp.frto`, `tcp.rack`, `tcp.tlp`, `tcp.prr`).
-    pub frto: bool,
-    pub rack: bool,
-    pub tlp: bool,
-    pub prr: bool,
-    /// The receiver reports duplicate segments with D-SACK (`tcp.dsack`, RFC 2883; Linux's
-    /// default), which lets the sender undo spurious reductions and widen RACK's window.
-    pub dsack: bool,
-    /// SACK (`tcp.sack`, RFC 2018; Linux's default). Off: NewReno loss recovery (RFC 6582),
-    /// and with it no RACK, tail loss probe or D-SACK.
-    pub sack: bool,
-    pub initial_rto: Dur,
-    /// When the receiver acknowledges (`tcp.delayed_ack`: false, true or "linux").
-    pub delayed_ack: DelayedAck,
-    pub delack_timeout: Dur,
-    pub rcv_buf: u64,
-    pub snd_buf: u64,
-    /// IP + TCP header bytes added to every packet on the wire.
-    pub header: u32,
-}
-
-impl Default for TcpSpec {
-    fn default() -> Self {
-        TcpSpec {
-            mss: defaults::MSS,
-            initial_window: defaults::INITIAL_WINDOW,
-            rto: RtoMode::Linux,
-            min_rto: None,
-            max_rto: None,
-            frto: true,
-            rack: true,
-            tlp: true,
-            prr: true,
-            dsack: true,
-            sack: true,
-            initial_rto: defaults::INITIAL_RTO,
-            delayed_ack: DelayedAck::Off,
-            delack_timeout: defaults::DELACK_TIMEOUT,
-            rcv_buf: defaults::RCV_BUF,
-            snd_buf: defaults::SND_BUF,
-            header: defaults::HEADER,
-        }
-    }
-}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum AppSpec {
@@ -257,7 +202,7 @@ pub struct FlowSpec {
     pub app: AppSpec,
     /// TCP settings. For an SCTP flow, the fields other parts read mirror its SCTP settings
     /// (mss = chunk, rcv_buf, snd_buf, header = IP + common + DATA chunk header).
-    pub tcp: TcpSpec,
+    pub tcp: TcpConfig,
 }
 
 impl FlowSpec {
@@ -434,7 +379,7 @@ mod tests {
         assert_eq!(s.flows[0].name, "flow0");
         assert_eq!((s.flows[0].paths.clone(), s.flows[0].scheduler().map(str::to_string)), (vec![0], None));
         assert_eq!(s.flows[0].app, AppSpec::Bulk { bytes: None });
-        assert_eq!(s.flows[0].tcp, TcpSpec::default());
+        assert_eq!(s.flows[0].tcp, TcpConfig::default());
     }
 
     #[test]

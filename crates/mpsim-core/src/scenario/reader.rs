@@ -65,8 +65,8 @@ impl<'a> Reader<'a> {
             }
         };
         let tcp_defaults = match t.map.get("tcp") {
-            None => TcpSpec::default(),
-            Some(v) => self.tcp(v, "tcp", &TcpSpec::default())?,
+            None => TcpConfig::default(),
+            Some(v) => self.tcp(v, "tcp", &TcpConfig::default())?,
         };
         let metrics = match t.map.get("metrics") {
             None => MetricsSpec::default(),

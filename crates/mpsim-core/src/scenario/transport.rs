@@ -17,7 +17,7 @@ impl Reader<'_> {
         key: &str,
         i: usize,
         paths: &HashMap<String, usize>,
-        tcp_defaults: &TcpSpec,
+        tcp_defaults: &TcpConfig,
         duration: Dur,
     ) -> Result<FlowSpec, ScenarioError> {
         let t = self.table(
@@ -323,7 +323,7 @@ impl Reader<'_> {
 
     /// The flow's TCP settings; an SCTP flow's packet sizes and buffers come from its
     /// association.
-    fn flow_tcp(&self, t: &Table, key: &str, tcp_defaults: &TcpSpec, sctp: Option<&SctpConfig>) -> Result<TcpSpec, ScenarioError> {
+    fn flow_tcp(&self, t: &Table, key: &str, tcp_defaults: &TcpConfig, sctp: Option<&SctpConfig>) -> Result<TcpConfig, ScenarioError> {
         let mut tcp = match t.map.get("tcp") {
             None => tcp_defaults.clone(),
             Some(tv) => self.tcp(tv, &join(key, "tcp"), tcp_defaults)?,
@@ -371,7 +371,7 @@ impl Reader<'_> {
         }
     }
 
-    pub(super) fn tcp(&self, v: &Value, key: &str, base: &TcpSpec) -> Result<TcpSpec, ScenarioError> {
+    pub(super) fn tcp(&self, v: &Value, key: &str, base: &TcpConfig) -> Result<TcpConfig, ScenarioError> {
         let t = self.table(
             v,
             key,

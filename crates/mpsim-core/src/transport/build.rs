@@ -4,7 +4,7 @@
 
 use super::mptcp::Subflow;
 use super::sctp::Destination;
-use super::tcp::{self, DelayedAck, PathRoutes, ReceiverConfig, SenderConfig};
+use super::tcp::{self, PathRoutes};
 use super::udp::UDP_HEADER_BYTES;
 use super::{Connection, MptcpConn, SctpConn, TcpConn, UdpConn};
 use crate::cc::Controller;
@@ -59,32 +59,7 @@ fn subflows(
     routes: &[Route],
     route: impl Fn(usize) -> PathRoutes,
 ) -> Vec<(tcp::Subflow, Dur)> {
-    let cfg = SenderConfig {
-        mss: f.tcp.mss,
-        initial_window: f.tcp.initial_window,
-        rto: f.tcp.rto,
-        min_rto: f.tcp.min_rto,
-        max_rto: f.tcp.max_rto,
-        frto: f.tcp.frto,
-        rack: f.tcp.rack,
-        tlp: f.tcp.tlp,
-        prr: f.tcp.prr,
-        sack: f.tcp.sack,
-        initial_rto: f.tcp.initial_rto,
-        ignore_rwnd: multipath,
-        // the SYN-ACK announces the receive window before any data flows
-        initial_rwnd: f.tcp.rcv_buf,
-    };
-    let rcfg = ReceiverConfig {
-        // a subflow's data is held at the connection level: its own buffer never limits
-        buffer: if multipath { u64::MAX / 4 } else { f.tcp.rcv_buf },
-        ack_every: if f.tcp.delayed_ack == DelayedAck::Off { 1 } else { 2 },
-        delack_timeout: f.tcp.delack_timeout,
-        dsack: f.tcp.dsack,
-        sack: f.tcp.sack,
-        linux_delack: f.tcp.delayed_ack == DelayedAck::Linux,
-        handshake_rtt: None,
-    };
+    let cfg = f.tcp.sender(multipath);
     f.paths
         .iter()
         .map(|&p| {
@@ -93,7 +68,7 @@ fn subflows(
             // an external name ("module:Class") runs Reno until the caller installs its own
             let cc = Controller::by_name(&f.cc).unwrap_or_else(|| Controller::by_name("reno").expect("built-in"));
             // the receiver's RTT estimate is the handshake's, as Linux's
-            let rcfg = ReceiverConfig { handshake_rtt: Some(rtt), ..rcfg.clone() };
+            let rcfg = f.tcp.receiver(multipath, rtt);
             (tcp::Subflow::new(r, &cfg, rcfg, cc, rtt), rtt)
         })
         .collect()

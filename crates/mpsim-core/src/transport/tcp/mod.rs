@@ -1,6 +1,7 @@
 //! Single-path TCP: the sender and receiver halves of a connection, sans-IO, and the plain
 //! TCP connection built from them.
 
+pub mod config;
 pub mod conn;
 pub mod defaults;
 pub mod delack;
@@ -14,6 +15,7 @@ pub mod sender;
 pub mod subflow;
 pub mod tlp;
 
+pub use config::TcpConfig;
 pub use conn::TcpConn;
 pub use delack::DelayedAck;
 pub use receiver::{Received, ReceiverConfig, ReceiverStats, TcpReceiver};
