@@ -493,7 +493,11 @@ impl TcpSender {
     // ----- transmission -----
 
     /// The next segment to transmit now, if the windows allow one. Call in a loop.
-    #[inline]
+    ///
+    /// Always inlined: its one caller, `Subflow::transmit`, is made once for plain TCP and
+    /// once for Multipath TCP's mappings, and left to itself the compiler then calls it out
+    /// of line (+1.3 to 2.3 % instructions per packet on the speed cases).
+    #[inline(always)]
     pub fn next_segment(&mut self, now: SimTime) -> Option<TxSegment> {
         if std::mem::take(&mut self.probe_due) {
             if let Some(t) = self.loss_probe(now) {
