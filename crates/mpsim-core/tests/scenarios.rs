@@ -247,6 +247,22 @@ fn a_custom_controller_drives_the_window() {
 }
 
 #[test]
+fn a_component_written_outside_must_be_installed_before_the_run() {
+    // the connection is built with a stand-in (Reno); running it would silently measure Reno
+    let s = parse(&one_link("2s", "", "cc = \"my_ccs:Fixed\""));
+    let sim = Simulation::new(&s);
+    assert_eq!(sim.pending_components(), &[("f".to_string(), "cc", "my_ccs:Fixed".to_string())]);
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Simulation::new(&s).run().summary.flows.len()));
+    let msg = refused.expect_err("ran with a stand-in").downcast::<String>().unwrap();
+    assert!(msg.contains("my_ccs:Fixed") && msg.contains("install it"), "{msg}");
+    // installed: nothing pending, and the run is the installed controller's
+    let cc = || mpsim_core::cc::Controller::Custom(Box::new(FixedWindow { segments: 5 }));
+    let sim = Simulation::new(&s).with_controller("f", cc).unwrap();
+    assert!(sim.pending_components().is_empty());
+    assert_eq!(sim.run().summary.flows[0].cc, "fixed");
+}
+
+#[test]
 fn timer_mode_and_recovery_switches_are_scenario_keys() {
     let run = |tcp: &str| {
         let text = one_link("20s", "", &format!("app = {{ kind = \"bulk\", bytes = \"1MB\" }}\ntcp = {{ {tcp} }}"));

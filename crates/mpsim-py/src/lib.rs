@@ -15,7 +15,6 @@ use mpsim_core::metrics::{Column, Summary, Table};
 
 /// Flows a summary file holds at most (`summary_brief`); the rest are in the flows table.
 const SUMMARY_FLOWS: usize = 1_000;
-use mpsim_core::scenario::is_external;
 use mpsim_core::sched::Sched;
 use mpsim_core::{Scenario, ScenarioError as CoreScenarioError, Simulation};
 use pyo3::create_exception;
@@ -130,17 +129,6 @@ fn install(
     plugins: Vec<Plugin>,
     fault: &Arc<Fault>,
 ) -> PyResult<Simulation> {
-    // a "module:Class" name left without its implementation would silently run the default
-    for (i, f) in s.flows.iter().enumerate().filter(|(_, f)| !f.background) {
-        let receiver = f.mptcp().and_then(|m| m.receiver.as_deref());
-        for (kind, name) in [("scheduler", f.scheduler()), ("cc", Some(f.cc.as_str())), ("receiver", receiver)] {
-            let Some(name) = name.filter(|n| is_external(n)) else { continue };
-            if !plugins.iter().any(|p| p.0 == f.name && p.1 == kind) {
-                let msg = format!("'{name}' is written in Python: run the scenario through mpsim.run, which imports it");
-                return Err(ScenarioError::new_err((origin.to_string(), format!("flow[{i}].{kind}"), msg)));
-            }
-        }
-    }
     for (flow, kind, name, make) in plugins {
         let spec = s.flows.iter().find(|f| f.name == flow).ok_or_else(|| PyValueError::new_err(format!("no flow named '{flow}'")))?;
         sim = match kind.as_str() {
@@ -166,6 +154,12 @@ fn install(
             other => return Err(PyValueError::new_err(format!("unknown plug-in kind '{other}'"))),
         }
         .map_err(PyValueError::new_err)?;
+    }
+    // a "module:Class" name left without its implementation: the core refuses to run it
+    if let Some((flow, kind, name)) = sim.pending_components().first() {
+        let i = s.flows.iter().position(|f| &f.name == flow).unwrap_or(0);
+        let msg = format!("'{name}' is written in Python: run the scenario through mpsim.run, which imports it");
+        return Err(ScenarioError::new_err((origin.to_string(), format!("flow[{i}].{kind}"), msg)));
     }
     Ok(sim)
 }

@@ -8,7 +8,7 @@ use crate::cc::Controller;
 use crate::engine::EventQueue;
 use crate::metrics::pcap::{Capture, PathTiming};
 use crate::net::{PacketArena, Route};
-use crate::scenario::Scenario;
+use crate::scenario::{is_external, Scenario};
 use crate::sched::Sched;
 use crate::time::SimTime;
 
@@ -103,6 +103,7 @@ impl Simulation {
             },
             warmup,
             flows,
+            pending: external_components(s),
         }
     }
 
@@ -114,6 +115,7 @@ impl Simulation {
         if !f.conn.set_controller(&mut make) {
             return Err(format!("flow '{flow}' has no TCP congestion controller to replace (it is {})", f.conn.kind()));
         }
+        self.installed(flow, "cc");
         Ok(self)
     }
 
@@ -124,6 +126,7 @@ impl Simulation {
         if !f.conn.set_scheduler(sched) {
             return Err(format!("flow '{flow}' is not a multipath flow: it has no scheduler"));
         }
+        self.installed(flow, "scheduler");
         Ok(self)
     }
 
@@ -136,6 +139,7 @@ impl Simulation {
         if !f.conn.set_receiver_logic(logic) {
             return Err(format!("flow '{flow}' is not a multipath flow: it has no receiver logic"));
         }
+        self.installed(flow, "receiver");
         Ok(self)
     }
 
@@ -163,4 +167,29 @@ impl Simulation {
         }
         self
     }
+
+    /// The components written outside this crate that the scenario names and no `with_*`
+    /// call has installed yet, as (flow, kind, name).
+    pub fn pending_components(&self) -> &[(String, &'static str, String)] {
+        &self.pending
+    }
+
+    fn installed(&mut self, flow: &str, kind: &str) {
+        self.pending.retain(|(f, k, _)| !(f == flow && *k == kind));
+    }
+}
+
+/// The components of `s`'s flows named as written outside this crate ("module:Class"):
+/// (flow, kind, name), kind being the scenario key.
+fn external_components(s: &Scenario) -> Vec<(String, &'static str, String)> {
+    let mut out = Vec::new();
+    for f in &s.flows {
+        let receiver = f.mptcp().and_then(|m| m.receiver.as_deref());
+        for (kind, name) in [("scheduler", f.scheduler()), ("cc", Some(f.cc.as_str())), ("receiver", receiver)] {
+            if let Some(name) = name.filter(|n| is_external(n)) {
+                out.push((f.name.clone(), kind, name.to_string()));
+            }
+        }
+    }
+    out
 }

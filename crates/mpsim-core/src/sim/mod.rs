@@ -55,6 +55,10 @@ pub struct Simulation {
     net: Net,
     warmup: SimTime,
     flows: Vec<Flow>,
+    /// Components the scenario names as written outside this crate ("module:Class") and not
+    /// installed yet: (flow, kind, name). `run` refuses to start while any is left, instead of
+    /// running the built-in stand-in the connection was built with.
+    pending: Vec<(String, &'static str, String)>,
 }
 
 /// Everything but the flows: the clock, the event queue, packets, links and routes, and the

@@ -18,7 +18,18 @@ impl Simulation {
     /// Runs to the end, calling `progress(fraction_done)` at every thousandth of the simulated
     /// duration; if it returns false the run stops early (the summary then covers the time
     /// simulated so far).
+    ///
+    /// # Panics
+    ///
+    /// If the scenario names a scheduler, controller or receiver logic written outside this
+    /// crate ("module:Class") that was not installed with `with_scheduler`,
+    /// `with_controller` or `with_receiver_logic` ([`pending_components`]).
+    ///
+    /// [`pending_components`]: Simulation::pending_components
     pub fn run_with_progress(mut self, mut progress: impl FnMut(f64) -> bool) -> Output {
+        if let Some((flow, kind, name)) = self.pending.first() {
+            panic!("flow '{flow}' names {kind} '{name}', written outside mpsim: install it before the run (Simulation::with_*)");
+        }
         let wall = Instant::now();
         let mut stopped = false;
         // progress at every thousandth of the simulated time, whatever the event rate
