@@ -542,7 +542,8 @@ paths = ["pa", "pb"]
         let s = Scenario::from_toml(&text, "t.toml").expect("external names are accepted");
         assert_eq!(s.flows[0].scheduler(), Some("my_scheds:Greedy"));
         assert_eq!(s.flows[0].cc, "my_ccs:Cubic");
-        let pending: Vec<(&str, &str)> = Simulation::new(&s).pending_components().iter().map(|(_, k, n)| (*k, n.as_str())).collect();
+        let sim = Simulation::new(&s);
+        let pending: Vec<(&str, &str)> = sim.pending_components().iter().map(|(_, k, n)| (*k, n.as_str())).collect();
         assert_eq!(pending, [("scheduler", "my_scheds:Greedy"), ("cc", "my_ccs:Cubic")]);
         let bad = format!("{TWO_PATHS}scheduler = \"greedy\"\n");
         let e = Scenario::from_toml(&bad, "t.toml").unwrap_err();
