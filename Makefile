@@ -46,7 +46,7 @@ build: setup
 demo: build
 	mkdir -p $(OUT)
 	$(BIN)/mpsim reproduce all --out $(OUT)
-	$(BIN)/python -m mpsim.validation --out $(OUT)/validation.md > /dev/null
+	$(BIN)/python -m mpsim.validate.tcp --out $(OUT)/validation.md > /dev/null
 	$(BIN)/mpsim run scenarios/validation/dumbbell_2x10m_loss1.toml --out $(OUT)/dumbbell_2x10m_loss1 --plot $(OUT)/dumbbell_2x10m_loss1.png
 	$(BIN)/mpsim run scenarios/validation/dumbbell_10x100m_loss0.toml --out $(OUT)/dumbbell_10x100m_loss0 --plot $(OUT)/dumbbell_10x100m_loss0.png
 	@echo "results in $(OUT)/: one folder per reproduced paper (report.md, figures, data), validation.md, example runs"
@@ -128,20 +128,20 @@ fuzz: fuzz-setup fuzz-unpack
 	done
 
 validate: build
-	$(BIN)/python -m mpsim.validation --out docs/validation.md > /dev/null
+	$(BIN)/python -m mpsim.validate.tcp --out docs/validation.md > /dev/null
 	# informative: with RFC 6298's 1 s T0, Padhye's timeout term misses the target (see the report)
-	-$(BIN)/python -m mpsim.validation --rto rfc6298 --out docs/validation_rfc6298.md > /dev/null
-	$(BIN)/python -m mpsim.mptcp_report --out docs/mptcp.md
-	$(BIN)/python -m mpsim.mptcp_rec_report --out docs/mptcp_rec.md
+	-$(BIN)/python -m mpsim.validate.tcp --rto rfc6298 --out docs/validation_rfc6298.md > /dev/null
+	$(BIN)/python -m mpsim.validate.mptcp --out docs/mptcp.md
+	$(BIN)/python -m mpsim.validate.mptcp_rec --out docs/mptcp_rec.md
 
 sctp-validate: build
-	$(BIN)/python -m mpsim.sctp_validation --out docs/sctp.md > /dev/null
+	$(BIN)/python -m mpsim.validate.sctp --out docs/sctp.md > /dev/null
 
 tcp-fidelity: build
-	$(BIN)/python -m mpsim.tcp_fidelity --out docs/tcp_fidelity.md
+	$(BIN)/python -m mpsim.validate.tcp_fidelity --out docs/tcp_fidelity.md
 
 westwood-nj: build
-	$(BIN)/python -m mpsim.westwood_new_jersey --out docs/westwood_new_jersey.md
+	$(BIN)/python -m mpsim.validate.westwood_new_jersey --out docs/westwood_new_jersey.md
 
 bench: build
 	$(BIN)/python benches/compare_ns3.py

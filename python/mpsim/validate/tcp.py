@@ -11,8 +11,8 @@ Three checks, each on a scenario in ``scenarios/validation``:
   must reach 95% of the rate (less header overhead).
 * ``fairness``: five TCPs with equal RTTs on one bottleneck; Jain's index above 0.95.
 
-Run ``python -m mpsim.validation --out docs/validation.md`` (or ``make validate``) to produce
-the report; ``tests/test_validation.py`` runs the same checks with fewer seeds.
+Run ``python -m mpsim.validate.tcp --out docs/validation.md`` (or ``make validate``) to produce
+the report; ``tests/test_validate_tcp.py`` runs the same checks with fewer seeds.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import api
-from .shipped import scenarios_dir
+from .. import api
+from ..shipped import scenarios_dir
 
 SCENARIOS = scenarios_dir() / "validation"
 
@@ -227,7 +227,7 @@ def report(grid: Any, lossfree: dict[str, float], fairness: dict[str, float], co
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mpsim.validation", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m mpsim.validate.tcp", description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=5, help="seeds per grid point (default 5)")
     ap.add_argument("--duration", default="600s", help="simulated time per tcp_loss run (default 600s)")
     ap.add_argument("--processes", type=int, default=None, help="worker processes (default: all cores)")
@@ -238,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     grid = summarize_grid(runs)
     lf = lossfree_check()
     fair = fairness_check()
-    cmd = "python -m mpsim.validation" + ("" if args.seeds == 5 else f" --seeds {args.seeds}") + (
+    cmd = "python -m mpsim.validate.tcp" + ("" if args.seeds == 5 else f" --seeds {args.seeds}") + (
         "" if args.duration == "600s" else f" --duration {args.duration}"
     ) + (f" --rto {args.rto}" if args.rto else "")
     text = report(grid, lf, fair, cmd, args.rto)

@@ -1,7 +1,7 @@
 """Multipath TCP checks, as a report: RFC 6356's goals for coupled congestion control, and
 receive-buffer blocking across schedulers and buffer sizes.
 
-Run ``python -m mpsim.mptcp_report --out docs/mptcp.md`` (part of ``make validate``); the
+Run ``python -m mpsim.validate.mptcp --out docs/mptcp.md`` (part of ``make validate``); the
 assertions live in ``tests/test_mptcp.py``.
 """
 
@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import api
-from .reproduce.common import fmt_ci, md_table, mean_ci
-from .shipped import scenarios_dir
+from .. import api
+from ..reproduce.common import fmt_ci, md_table, mean_ci
+from ..shipped import scenarios_dir
 
 SC = scenarios_dir() / "mptcp"
 CONTROLLERS = ("reno", "lia", "olia", "balia")
@@ -124,12 +124,12 @@ def blocking(seeds: int, processes: int | None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mpsim.mptcp_report", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m mpsim.validate.mptcp", description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--processes", type=int, default=None)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
-    cmd = "python -m mpsim.mptcp_report" + ("" if args.seeds == 5 else f" --seeds {args.seeds}")
+    cmd = "python -m mpsim.validate.mptcp" + ("" if args.seeds == 5 else f" --seeds {args.seeds}")
     lines = ["# Multipath TCP: design goals and receive-buffer blocking", "", f"Produced by `{cmd}`.", ""]
     lines += goals(args.seeds, args.processes)
     lines += blocking(min(args.seeds, 3), args.processes)
