@@ -147,7 +147,7 @@ bench: build
 	$(BIN)/python benches/compare_ns3.py
 
 kernel-table: build
-	$(BIN)/python -m mpsim.kernel_report --out docs/kernel-results.md --repeat 3
+	$(BIN)/python -m mpsim.kernel.report --out docs/kernel-results.md --repeat 3
 
 speed:
 	$(PYTHON) benches/speed.py $$(command -v valgrind >/dev/null && echo --instructions)

@@ -8,7 +8,7 @@ Quick start::
     df = mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%", "2%"]}, seeds=5)
     mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%"]}, seeds=100, out="study")
     df = mpsim.load_sweep("study")       # or mpsim.query("study", "SELECT ... FROM flows")
-    side = mpsim.kernel("scenario.toml", repeat=3)   # as root: the same scenario on Linux
+    side = mpsim.kernel.compare("scenario.toml", repeat=3)   # as root: the same scenario on Linux
 
 Every problem with a scenario is raised as :class:`mpsim.ScenarioError` (a ``ValueError``)
 naming the source, the key and what is wrong.

@@ -326,8 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="shorter runs only, for a first look")
     rp.add_argument("--processes", type=int, default=None, metavar="P", help="worker processes (default: all cores)")
 
-    from . import kernel
-    kernel.add_parser(sub, _Formatter, _add_set)
+    from .kernel import testbed
+    testbed.add_parser(sub, _Formatter, _add_set)
     return p
 
 
@@ -869,7 +869,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": cmd_list,
     "reproduce": cmd_reproduce,
     "query": cmd_query,
-    "kernel": lambda args: __import__("mpsim.kernel", fromlist=["cmd_kernel"]).cmd_kernel(args, parse_sets(args.set)),
+    "kernel": lambda args: __import__("mpsim.kernel.testbed", fromlist=["cmd_kernel"]).cmd_kernel(args, parse_sets(args.set)),
 }
 
 
