@@ -377,12 +377,12 @@ def test_sweep_parallel_equals_serial(small_path):
 
 
 def test_sweep_fails_fast_on_bad_grid_value(small_path, monkeypatch):
-    import mpsim.sweeps
+    import mpsim.sweeping.engine
 
     def never(*a, **k):
         raise AssertionError("a run was started")
 
-    monkeypatch.setattr(mpsim.sweeps, "_execute", never)
+    monkeypatch.setattr(mpsim.sweeping.engine, "_execute", never)
     with pytest.raises(ScenarioError) as ei:
         mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "-3%"]},
                     seeds=3, processes=2, progress=False)
@@ -400,6 +400,25 @@ def test_sweep_fails_fast_on_bad_grid_value(small_path, monkeypatch):
         mpsim.sweep(small_path, seeds=0, progress=False)
     with pytest.raises(ValueError):
         mpsim.sweep(small_path, out="x.txt", progress=False)
+
+
+def test_the_sweeping_modules_never_import_the_api():
+    """api re-exports sweep, SweepReport, load_sweep and query; the sweep engine and the sweep
+    folder never import api back, at module level or inside a function: no import circle."""
+    import ast
+
+    import mpsim.sweeping.engine
+    import mpsim.sweeping.store
+
+    for module in (mpsim.sweeping.engine, mpsim.sweeping.store):
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                names = [(node.module or "") + "." + a.name for a in node.names]
+                assert node.module not in ("api", "mpsim.api") and "api" not in {a.name for a in node.names}, (
+                    module.__name__, node.lineno, names)
+            elif isinstance(node, ast.Import):
+                assert "mpsim.api" not in {a.name for a in node.names}, (module.__name__, node.lineno)
 
 
 def test_sweep_out_files_and_aggregate(small_path, tmp_path):

@@ -22,7 +22,7 @@ import pytest
 
 import mpsim
 from mpsim.cli import main
-from mpsim.sweep_store import SweepFolderError
+from mpsim.sweeping.store import SweepFolderError
 
 DATA = Path(__file__).parent / "data"
 distributed = pytest.importorskip("distributed")  # installed by the Makefile's setup step

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Un
 from . import _core
 from .errors import ScenarioError, from_core
 from .scenario import ScenarioLike, _apply, annotate, kwargs_to_overrides, load, to_json
-from .sweep_store import load_sweep, query
-from .sweeps import SweepReport, sweep
+from .sweeping.engine import SweepReport, sweep
+from .sweeping.store import load_sweep, query
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -678,7 +678,7 @@ def aggregate(frame: Any, value: str = "goodput_bps", by: Sequence[str] | None =
     import pandas as pd
 
     if not isinstance(frame, pd.DataFrame):
-        from .sweep_store import aggregate_relation
+        from .sweeping.store import aggregate_relation
 
         res, by = aggregate_relation(frame, value, by)
     else:

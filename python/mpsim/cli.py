@@ -661,8 +661,8 @@ def _seconds(text: str, option: str) -> float:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .api import _stderr_is_tty, aggregate, sweep
-    from .sweep_store import SweepFolderError
-    from .sweeps import _out_kind
+    from .sweeping.engine import _out_kind
+    from .sweeping.store import SweepFolderError
 
     grid = parse_grid(args.grid)
     overrides = parse_sets(args.set)
@@ -758,7 +758,7 @@ def _report_folder_sweep(args: argparse.Namespace, keys: list[str], rep: Any) ->
 
 def cmd_query(args: argparse.Namespace) -> int:
     from .api import query
-    from .sweep_store import SweepFolderError, describe
+    from .sweeping.store import SweepFolderError, describe
 
     try:
         if args.sql is None:

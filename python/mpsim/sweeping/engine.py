@@ -15,7 +15,7 @@ validated before the first run), then its runs go to a back end:
   Chunks are sized from the runs timed so far, so the cost of a task is shared by its runs.
 
 Results go to a sink as runs finish: in memory (the DataFrame :func:`sweep` returns) or,
-with ``out=FOLDER``, to the Parquet dataset of :mod:`mpsim.sweep_store`, in small batches,
+with ``out=FOLDER``, to the Parquet dataset of :mod:`mpsim.sweeping.store`, in small batches,
 so the parent's memory does not grow with the number of runs. A run that raises is recorded
 with its error; the sweep goes on.
 """
@@ -37,11 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from . import _core
-from .errors import ScenarioError, from_core
-from .plugins import run_json
-from .scenario import ScenarioLike, _apply, annotate, format_value, load, to_json
-from .sweep_store import SERIES_TABLES, Store
+from .. import _core
+from ..errors import ScenarioError, from_core
+from ..plugins import run_json
+from ..scenario import ScenarioLike, _apply, annotate, format_value, load, to_json
+from .store import SERIES_TABLES, Store
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -193,7 +193,7 @@ class _Plan:
     def _check_plugins(self, d: dict[str, Any], applied: list[Any], base_applied: list[Any]) -> None:
         """The schedulers and controllers written in Python that the point names resolve to
         classes with the protocol's methods (as mpsim.run checks before a run)."""
-        from . import plugins
+        from .. import plugins
 
         try:
             plugins.for_scenario(d, self.origin)
@@ -244,7 +244,7 @@ def _run_task(scenario_json: str, origin: str, series: bool, timeout: float | No
         return {"error_type": type(e).__name__, "error": str(e) or repr(e)}
     out: dict[str, Any] = {"summary": str(raw["summary"]), "series": None, "wall_s": time.perf_counter() - start}
     if series:  # Arrow tables: compact to send back and to hold until written
-        from .stream import arrow_table
+        from ..stream import arrow_table
 
         out["series"] = {t: arrow_table(raw.get(t)) for t in SERIES_TABLES}
     return out
@@ -409,7 +409,7 @@ class _FolderSink:
             raise self.error
 
     def _lead(self, run: _Run) -> dict[str, Any]:
-        # No run index: it is numbered when the folder is read (see sweep_store), so runs
+        # No run index: it is numbered when the folder is read (see store.py), so runs
         # added by a later sweep with more seeds or grid values fall into grid order.
         return {**self.plan.labels[run.point], "seed": run.seed}
 
@@ -729,7 +729,7 @@ def _dask_client(dask: Any) -> tuple[Any, Callable[[], None]]:
 
 def _check_workers(client: Any) -> None:
     """Every worker must run the same mpsim as this process, or results would differ."""
-    from . import __version__
+    from .. import __version__
 
     try:
         versions = client.run(_worker_version)
@@ -819,7 +819,7 @@ class SweepReport:
 
     def load(self, table: str = "flows", *, lazy: bool = False) -> Any:
         """:func:`mpsim.load_sweep` of this folder."""
-        from .sweep_store import load_sweep
+        from .store import load_sweep
 
         return load_sweep(self.folder, table, lazy=lazy)
 
@@ -877,7 +877,7 @@ def sweep(
         out: where results go besides the return value:
 
             * a folder (a path without suffix, or ending in ``/``, or an existing folder):
-              a Parquet dataset written as runs finish (see :mod:`mpsim.sweep_store`);
+              a Parquet dataset written as runs finish (see :mod:`mpsim.sweeping.store`);
               running the same sweep into it again skips the runs already stored, so an
               interrupted sweep resumes; read it with :func:`mpsim.load_sweep` or
               :func:`mpsim.query`;
@@ -960,7 +960,7 @@ def sweep(
             _write_frame(frame, Path(out), kind or "parquet")
         return frame
 
-    from . import __version__
+    from .. import __version__
 
     assert out is not None
     store = Store.open(out, base=plan.base_id, grid=plan.keys, points=plan.point_ids, series=series,
@@ -988,7 +988,7 @@ def sweep(
 
 
 def _write_frame(frame: "pd.DataFrame", path: Path, kind: str) -> None:
-    from .stream import parquet_safe
+    from ..stream import parquet_safe
 
     path.parent.mkdir(parents=True, exist_ok=True)
     if kind == "csv":
