@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import pickle
+import re
 import tomllib
 from pathlib import Path
 
@@ -299,6 +301,58 @@ def test_forced_progress_bar_goes_to_stderr(small_path, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "small:" in captured.err  # the bar, labelled with the scenario name
+
+
+def _progress_doc(function) -> str:
+    """The text of the ``progress`` entry of a function's Args, on one line."""
+    doc = inspect.getdoc(function)
+    m = re.search(r"^    progress: (.*?)\n    \S", doc, flags=re.S | re.M)
+    assert m, function
+    return " ".join(m.group(1).split())
+
+
+def test_run_and_sweep_document_progress_in_the_same_words():
+    assert _progress_doc(mpsim.run) == _progress_doc(mpsim.sweep)
+    assert "None (the default)" in _progress_doc(mpsim.run) and "last with 1.0" in _progress_doc(mpsim.run)
+
+
+@pytest.mark.parametrize("what", ["run", "sweep"])
+def test_run_and_sweep_take_each_form_of_progress(small_path, capsys, what):
+    def work(progress):
+        if what == "run":
+            return mpsim.run(small_path, duration="1s", progress=progress)
+        return mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "2%"]}, seeds=2, processes=1,
+                           overrides={"duration": "1s"}, progress=progress)
+
+    for quiet in (None, False):  # None: automatic, and stderr is no terminal here
+        work(quiet)
+        assert capsys.readouterr().err == "", quiet
+    work(True)
+    assert ("small:" if what == "run" else "sweep:") in capsys.readouterr().err  # the bar, labelled
+    seen: list[float] = []
+    work(seen.append)
+    assert seen and seen[-1] == 1.0 and seen == sorted(seen) and all(0 <= x <= 1 for x in seen), seen
+    if what == "sweep":
+        assert seen == [0.25, 0.5, 0.75, 1.0]  # runs finished of 4
+    assert capsys.readouterr().err == ""
+
+    class Stop(Exception):
+        pass
+
+    def boom(frac: float) -> None:
+        raise Stop
+
+    with pytest.raises(Stop):  # the work stops, the exception propagates
+        work(boom)
+    with pytest.raises(TypeError, match="progress must be None, True, False or a callable"):
+        work("yes")
+
+
+def test_a_sweep_with_every_run_stored_still_ends_its_progress_at_one(small_path, tmp_path):
+    mpsim.sweep(small_path, seeds=1, processes=1, overrides={"duration": "1s"}, out=tmp_path / "s", progress=False)
+    seen: list[float] = []
+    mpsim.sweep(small_path, seeds=1, processes=1, overrides={"duration": "1s"}, out=tmp_path / "s", progress=seen.append)
+    assert seen == [1.0]
 
 
 def test_check(small_path):

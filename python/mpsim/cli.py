@@ -660,7 +660,7 @@ def _seconds(text: str, option: str) -> float:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .api import _stderr_is_tty, aggregate, sweep
+    from .api import aggregate, sweep
     from .sweeping.engine import _out_kind
     from .sweeping.store import SweepFolderError
 
@@ -687,7 +687,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 grid,
                 seeds=args.seeds,
                 processes=args.processes,
-                progress=not args.quiet and _stderr_is_tty(),
+                progress=False if args.quiet else None,
                 dask=args.dask,
                 out=args.out,
                 overrides=overrides,

@@ -29,7 +29,6 @@ import json
 import math
 import operator
 import os
-import sys
 import time
 import warnings
 from collections import Counter, deque
@@ -40,6 +39,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 from .. import _core
 from ..errors import ScenarioError, from_core
 from ..plugins import run_json
+from ..progress import Progress, ProgressArg
+from ..progress import check as check_progress
 from ..scenario import ScenarioLike, _apply, annotate, format_value, load, to_json
 from .store import SERIES_TABLES, Store
 
@@ -469,30 +470,6 @@ def _with_lead(table: Any, lead: Mapping[str, Any], run_id: str) -> Any:
 
 
 # -------------------------------------------------------------------------------------
-# Progress
-
-
-class _Bar:
-    """A progress bar over runs: done, failed, rate and time left."""
-
-    def __init__(self, total: int, enabled: bool, desc: str = "sweep") -> None:
-        from tqdm.auto import tqdm
-
-        self.failed = 0
-        self.bar = tqdm(total=total, desc=desc, unit="run", file=sys.stderr, disable=not enabled,
-                        smoothing=0.05, dynamic_ncols=True)
-
-    def update(self, ok: bool) -> None:
-        if not ok:
-            self.failed += 1
-            self.bar.set_postfix_str(f"{self.failed} failed", refresh=False)
-        self.bar.update(1)
-
-    def close(self) -> None:
-        self.bar.close()
-
-
-# -------------------------------------------------------------------------------------
 # Back ends
 
 
@@ -503,23 +480,25 @@ class _Counts:
     retried: int = 0
 
 
-def _deliver(sink: Any, bar: _Bar, counts: _Counts, run: _Run, out: Mapping[str, Any]) -> None:
+def _deliver(sink: Any, prog: Progress, counts: _Counts, run: _Run, out: Mapping[str, Any]) -> None:
     sink.add(run, out)
     ok = "error" not in out
     if ok:
         counts.done += 1
     else:
         counts.failed += 1
-    bar.update(ok)
+    prog.item(ok)
 
 
 def _execute(
-    plan: _Plan, runs: list[_Run], sink: Any, *, processes: int, dask: Any, series: bool, progress: bool, timeout: float | None = None
+    plan: _Plan, runs: list[_Run], sink: Any, *, processes: int, dask: Any, series: bool, progress: ProgressArg,
+    timeout: float | None = None
 ) -> _Counts:
-    """Runs *runs* on the chosen back end, handing each outcome to *sink* as it comes."""
+    """Runs *runs* on the chosen back end, handing each outcome to *sink* as it comes and
+    reporting progress over runs (see :mod:`mpsim.progress`)."""
     counts = _Counts()
-    bar = _Bar(len(runs), progress)
-    emit = lambda run, out: _deliver(sink, bar, counts, run, out)  # noqa: E731
+    prog = Progress(progress, "sweep", total=len(runs), unit="run")
+    emit = lambda run, out: _deliver(sink, prog, counts, run, out)  # noqa: E731
     try:
         if not runs:
             pass
@@ -531,8 +510,9 @@ def _execute(
         else:
             counts.retried = _execute_local(plan, runs, min(processes, len(runs)), series, emit, timeout)
     finally:
-        bar.close()
+        prog.close()
         sink.flush()  # whatever finished is kept, also on Ctrl-C or an error
+    prog.finish()
     return counts
 
 
@@ -848,7 +828,7 @@ def sweep(
     seeds: int | Iterable[int] = 1,
     *,
     processes: int | None = None,
-    progress: bool = True,
+    progress: ProgressArg = None,
     dask: Any = None,
     out: str | os.PathLike[str] | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -868,7 +848,11 @@ def sweep(
             replaces the scenario's own ``seed``.
         processes: local worker processes (default: ``os.cpu_count()``); 1 runs everything
             in this process.
-        progress: show a progress bar over runs on stderr (runs done, failed, time left).
+        progress: None (the default) shows a progress bar on stderr only when stderr is a
+            terminal and the work takes longer than about 2 s; True always shows one, False
+            never; a callable is called now and then with the fraction done (0..1: of the
+            simulated time in a run, of the runs in a sweep), last with 1.0 when the work
+            is complete -- if it raises, the work stops and the exception propagates.
         dask: run on a Dask cluster instead of local processes: a scheduler address
             (``"tcp://host:8786"``), ``"local:N"`` (a LocalCluster of N worker processes on
             this machine, closed at the end), a ``distributed.Client`` or a cluster object
@@ -925,6 +909,7 @@ def sweep(
     if "seed" in grid:
         raise ValueError("sweep over seeds with seeds=..., not with a 'seed' grid key")
     seed_list = _seed_list(seeds)
+    check_progress(progress)
     if processes is None:
         processes = os.cpu_count() or 1
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import api
+from ..progress import ProgressArg
 from ..shipped import scenarios_dir
 
 SCENARIOS = scenarios_dir() / "validation"
@@ -55,8 +56,11 @@ def _pct(s: str) -> float:
     return float(s.rstrip("%")) / 100
 
 
-def tcp_loss_grid(seeds: int = 5, duration: str = "600s", processes: int | None = None, progress: bool = True, rto: str | None = None) -> Any:
+def tcp_loss_grid(seeds: int = 5, duration: str = "600s", processes: int | None = None, progress: ProgressArg = None,
+                  rto: str | None = None) -> Any:
     """Runs the p × RTT grid and returns one row per run with the formulas beside it.
+
+    ``progress``: as for :func:`mpsim.sweep`.
 
     ``rto``: the retransmission timer (``tcp.rto``: "linux", the default, or "rfc6298").
     """
@@ -234,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
     ap.add_argument("--rto", choices=["linux", "rfc6298"], default=None, help="retransmission timer (tcp.rto; default linux)")
     args = ap.parse_args(argv)
-    runs = tcp_loss_grid(args.seeds, args.duration, args.processes, progress=api._stderr_is_tty(), rto=args.rto)
+    runs = tcp_loss_grid(args.seeds, args.duration, args.processes, progress=None, rto=args.rto)
     grid = summarize_grid(runs)
     lf = lossfree_check()
     fair = fairness_check()
