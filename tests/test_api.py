@@ -407,8 +407,8 @@ GRID = {"link.bottleneck.loss": ["0.5%", "2%"], "flow.*.tcp.min_rto": ["200ms", 
 
 
 def test_sweep_parallel_equals_serial(small_path):
-    par = mpsim.sweep(small_path, GRID, seeds=2, processes=2, progress=False)
-    ser = mpsim.sweep(small_path, GRID, seeds=2, processes=1, progress=False)
+    par = mpsim.sweep(small_path, GRID, seeds=2, processes=2, progress=False).frame
+    ser = mpsim.sweep(small_path, GRID, seeds=2, processes=1, progress=False).frame
     assert len(par) == 2 * 2 * 2 * 2  # grid points x seeds x flows
     assert list(par.columns[:5]) == ["link.bottleneck.loss", "flow.*.tcp.min_rto", "seed", "run", "flow"]
     assert {"goodput_bps", "retransmits", "jain_index", "wall_s"} <= set(par.columns)
@@ -477,14 +477,19 @@ def test_the_sweeping_modules_never_import_the_api():
 
 def test_sweep_out_files_and_aggregate(small_path, tmp_path):
     pq = tmp_path / "s.parquet"
-    df = mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", 0.02]}, seeds=[3, 4, 5], processes=1,
-                     progress=False, out=pq)
+    rep = mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", 0.02]}, seeds=[3, 4, 5], processes=1,
+                      progress=False, out=pq)
+    assert isinstance(rep, mpsim.SweepReport) and rep.folder is None
+    assert (rep.total, rep.done, rep.skipped, rep.failed, rep.retried) == (6, 6, 0, 0, 0) and rep.wall_s > 0
+    df = rep.frame
     assert df["seed"].tolist() == [3, 3, 4, 4, 5, 5] * 2
     back = pd.read_parquet(pq)
     assert back.shape == df.shape
     assert back["goodput_bps"].tolist() == df["goodput_bps"].tolist()
+    with pytest.raises(ValueError, match="no folder"):
+        rep.load()
     csv = tmp_path / "s.csv"
-    mpsim.sweep(small_path, seeds=2, processes=1, progress=False, out=csv)
+    assert len(mpsim.sweep(small_path, seeds=2, processes=1, progress=False, out=csv).frame) == 4
     assert len(pd.read_csv(csv)) == 4
     agg = mpsim.aggregate(df)
     assert list(agg.columns) == ["link.bottleneck.loss", "flow", "n", "mean", "ci95", "min", "max"]

@@ -295,7 +295,7 @@ def test_mptcp_rec_path_list_acts_and_its_controls_change_the_runs():
     from mpsim.reproduce import mptcp_rec as m
 
     def row(arm):
-        df = api.sweep(m.arm_scenario(arm, "16KB, uniform 1%", 1, "30s"), None, [1], processes=1, progress=False)
+        df = api.sweep(m.arm_scenario(arm, "16KB, uniform 1%", 1, "30s"), None, [1], processes=1, progress=False).frame
         return df[df["flow"] == "mp"].iloc[0]
 
     rec, no_list, fixed = row("mptcp_rec"), row("mptcp_rec_no_path_list"), row("mptcp_rec_fixed_rates")

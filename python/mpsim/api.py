@@ -17,7 +17,7 @@
 ['flow0']
 >>> bool(1e6 < res.flows["goodput_bps"][0] < 10e6)
 True
->>> df = mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%"]}, seeds=5)  # doctest: +SKIP
+>>> df = mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%"]}, seeds=5).frame  # doctest: +SKIP
 
 pandas and tqdm are imported only when first needed, so ``import mpsim`` stays quick and
 sweep worker processes start fast.
@@ -595,8 +595,8 @@ def aggregate(frame: Any, value: str = "goodput_bps", by: Sequence[str] | None =
     """Mean and 95% confidence interval of *value* over seeds, per grid point and flow.
 
     Args:
-        frame: a frame returned by :func:`sweep` or :func:`load_sweep` (or read back from
-            its output file), or a DuckDB relation from ``load_sweep(..., lazy=True)`` or
+        frame: the frame of a sweep (``sweep(...).frame``) or of :func:`load_sweep` (or read
+            back from a sweep's output file), or a DuckDB relation from ``load_sweep(..., lazy=True)`` or
             ``query(..., lazy=True)``, which is summarised by DuckDB without loading it.
         value: the column to aggregate.
         by: grouping columns; default: the grid columns (those before ``seed``) and ``flow``.

@@ -703,7 +703,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if kind == "folder":
         return _report_folder_sweep(args, list(grid), res)
-    frame = res
+    frame = res.frame
     failed = frame.attrs.get("failed") or []
     if not args.quiet and len(frame):
         _print_aggregate(aggregate(frame), list(grid))
@@ -711,7 +711,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _out()
         _out(f"wrote {_plural(len(frame), 'row')} ({_plural(runs, 'run')}) to {args.out}")
     if failed:
-        _err(f"{_plural(len(failed), 'run')} failed (their errors are in frame.attrs['failed'] with the Python API; "
+        _err(f"{_plural(len(failed), 'run')} failed (their errors are in report.frame.attrs['failed'] with the Python API; "
              f"--out FOLDER keeps them in a 'failed' table); the first: {failed[0]['error']}")
         return EXIT_RUNS_FAILED
     return EXIT_OK

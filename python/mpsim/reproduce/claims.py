@@ -241,7 +241,7 @@ def credit(verdict: str, control_verdicts: Mapping[str, str]) -> str:
 
 def _one(job: tuple[dict[str, Any], int]) -> Any:
     scen, seed = job
-    frame = api.sweep(scen, None, [seed], processes=1, progress=False, validate=False)
+    frame = api.sweep(scen, None, [seed], processes=1, progress=False, validate=False).frame
     failed = frame.attrs.get("failed")
     if failed or frame.empty:
         raise RuntimeError(f"a claim run failed (seed {seed}): {failed[0] if failed else 'no rows'}")

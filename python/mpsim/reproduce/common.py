@@ -34,7 +34,7 @@ def run_cases(cases: Iterable[tuple[str, dict[str, Any]]], seeds: int, processes
     cases = list(cases)
     frames = []
     for label, scen in tqdm(cases, desc="cases", unit="case", disable=not progress or not stderr_is_tty(), leave=False):
-        df = api.sweep(scen, None, seeds, processes=processes, progress=False)
+        df = api.sweep(scen, None, seeds, processes=processes, progress=False).frame
         df.insert(0, "case", label)
         frames.append(df)
     return pd.concat(frames, ignore_index=True)

@@ -230,7 +230,7 @@ def _sweep(cases: list[tuple[dict[str, Any], dict[str, Any]]], seeds: int, proce
 
     frames = []
     for labels, scen in cases:
-        df = api.sweep(scen, None, seeds, processes=processes, progress=False)
+        df = api.sweep(scen, None, seeds, processes=processes, progress=False).frame
         for i, (k, v) in enumerate(labels.items()):
             df.insert(i, k, v)
         df["congestion_losses"] = [_sctp_field(r, "congestion_losses") for r in df.to_dict("records")]

@@ -162,7 +162,7 @@ def scenario(
 
 def _one(job: tuple[str, dict[str, Any], int]) -> Any:
     label, scen, seed = job
-    df = api.sweep(scen, None, [seed], processes=1, progress=False)
+    df = api.sweep(scen, None, [seed], processes=1, progress=False).frame
     df.insert(0, "case", label)
     return df
 

@@ -14,10 +14,10 @@ validated before the first run), then its runs go to a back end:
   recorded as failed); short runs travel in chunks of about ``DASK_TASK_S`` seconds of work.
   Chunks are sized from the runs timed so far, so the cost of a task is shared by its runs.
 
-Results go to a sink as runs finish: in memory (the DataFrame :func:`sweep` returns) or,
-with ``out=FOLDER``, to the Parquet dataset of :mod:`mpsim.sweeping.store`, in small batches,
-so the parent's memory does not grow with the number of runs. A run that raises is recorded
-with its error; the sweep goes on.
+Results go to a sink as runs finish: in memory (the frame of the :class:`SweepReport`
+:func:`sweep` returns) or, with ``out=FOLDER``, to the Parquet dataset of
+:mod:`mpsim.sweeping.store`, in small batches, so the parent's memory does not grow with the
+number of runs. A run that raises is recorded with its error; the sweep goes on.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import os
 import time
 import warnings
 from collections import Counter, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
@@ -314,7 +314,7 @@ def _flow_rows(summary: Mapping[str, Any], wall_s: float | None = None) -> list[
 
 
 class _MemorySink:
-    """Collects rows for the DataFrame :func:`sweep` returns (in grid order)."""
+    """Collects the rows of the report's frame (in grid order) for a sweep without a folder."""
 
     def __init__(self, plan: _Plan) -> None:
         self.plan = plan
@@ -777,30 +777,53 @@ def _execute_dask(plan: _Plan, runs: list[_Run], dask: Any, series: bool, emit: 
 
 @dataclass
 class SweepReport:
-    """What a sweep into a folder did.
+    """What a sweep did, and its rows: :func:`sweep` returns one whatever ``out`` is.
 
     Attributes:
-        folder: the sweep folder.
+        folder: the sweep folder (``out=FOLDER``), or None when the rows are held in memory
+            (no ``out``, or a ``.parquet`` or ``.csv`` file written at the end).
         total: runs in the sweep (grid points x seeds).
-        done: runs finished now and stored.
-        skipped: runs already stored by an earlier sweep into the folder (not run again).
-        failed: runs that raised; their errors are in the ``failed`` table.
+        done: runs finished now (with a folder: and stored there).
+        skipped: runs already stored by an earlier sweep into the folder (not run again);
+            0 without a folder.
+        failed: runs that raised; their errors are in ``frame.attrs["failed"]`` or, with a
+            folder, in its ``failed`` table.
         retried: runs started again after their local worker process died.
         wall_s: wall time of the sweep in seconds.
+
+    The rows, one per run and flow, are :attr:`frame`.
     """
 
-    folder: Path
+    folder: Path | None
     total: int
     done: int
     skipped: int
     failed: int
     retried: int = 0
     wall_s: float = 0.0
+    _rows: "pd.DataFrame | None" = field(default=None, repr=False, compare=False)
+
+    @property
+    def frame(self) -> "pd.DataFrame":
+        """One row per (run, flow) as a DataFrame (see :func:`sweep`, Returns). Without a
+        folder the rows held in memory; with a folder the folder's ``flows`` table, read
+        from disk at each access (:func:`mpsim.load_sweep`, which adds ``run_id`` and
+        ``point``): for a folder larger than memory, query it instead."""
+        if self.folder is None:
+            assert self._rows is not None
+            return self._rows
+        return self.load()
 
     def load(self, table: str = "flows", *, lazy: bool = False) -> Any:
-        """:func:`mpsim.load_sweep` of this folder."""
+        """:func:`mpsim.load_sweep` of this sweep's folder.
+
+        Raises:
+            ValueError: the sweep wrote no folder (its rows are in :attr:`frame`).
+        """
         from .store import load_sweep
 
+        if self.folder is None:
+            raise ValueError("this sweep wrote no folder (out=FOLDER): its rows are in .frame")
         return load_sweep(self.folder, table, lazy=lazy)
 
 
@@ -837,7 +860,7 @@ def sweep(
     validate: bool = True,
     flush_every: float = FLUSH_EVERY_S,
     run_timeout: float | None = None,
-) -> "pd.DataFrame | SweepReport":
+) -> SweepReport:
     """Runs a scenario over the Cartesian product of a parameter grid and seeds.
 
     Args:
@@ -858,14 +881,14 @@ def sweep(
             this machine, closed at the end), a ``distributed.Client`` or a cluster object
             (``LocalCluster``, dask-jobqueue's ``SLURMCluster``, ...). The workers need the
             same mpsim installed.
-        out: where results go besides the return value:
+        out: where the rows go besides the returned report:
 
             * a folder (a path without suffix, or ending in ``/``, or an existing folder):
               a Parquet dataset written as runs finish (see :mod:`mpsim.sweeping.store`);
               running the same sweep into it again skips the runs already stored, so an
               interrupted sweep resumes; read it with :func:`mpsim.load_sweep` or
               :func:`mpsim.query`;
-            * a ``.parquet`` or ``.csv`` file: the returned frame, written at the end.
+            * a ``.parquet`` or ``.csv`` file: the report's frame, written at the end.
         overrides: fixed overrides applied to every run before the grid values.
         fresh: with a folder, delete what it holds and run everything again.
         series: with a folder, also keep every run's time series (``flow_series``,
@@ -879,16 +902,20 @@ def sweep(
             failed (``error_type`` ``"RunTimeout"``); the sweep goes on. None: no limit.
 
     Returns:
-        Without a folder: one row per (run, flow): a column per grid key, ``seed``, ``run``
-        (0-based run index), ``flow`` (flow name), the other flow summary fields
-        (``goodput_bps``, ...), then ``jain_index`` and ``wall_s`` of the run. Rows come in
-        grid order (the first grid key varies slowest, seeds fastest) whatever order runs
-        finish in, so the same sweep gives the same frame (except ``wall_s``). Grid values
-        that are tables or lists appear as JSON text. Runs that raised have no rows; they
-        are listed in ``frame.attrs["failed"]`` and a ``RuntimeWarning`` says how many.
+        a :class:`SweepReport`, whatever ``out`` is: runs done, skipped, failed and retried,
+        the wall time, and the rows as :attr:`SweepReport.frame`, a DataFrame of one row per
+        (run, flow): a column per grid key, ``seed``, ``run`` (0-based run index), ``flow``
+        (flow name), the other flow summary fields (``goodput_bps``, ...), then
+        ``jain_index`` and ``wall_s`` of the run. Rows come in grid order (the first grid
+        key varies slowest, seeds fastest) whatever order runs finish in, so the same sweep
+        gives the same frame (except ``wall_s``). Grid values that are tables or lists
+        appear as JSON text.
 
-        With a folder: a :class:`SweepReport` (runs done, skipped, failed); the rows are in
-        the folder, so memory stays flat however many runs there are.
+        Without a folder the rows are held in memory; runs that raised have none, they are
+        listed in ``report.frame.attrs["failed"]`` and a ``RuntimeWarning`` says how many.
+        With a folder the rows are in the folder (``report.frame`` reads them back, as
+        :func:`mpsim.load_sweep` does), so the sweep's memory stays flat however many runs
+        there are; failed runs are in its ``failed`` table.
 
     Raises:
         ScenarioError: the scenario or a grid point is invalid (with ``validate=True``);
@@ -940,10 +967,19 @@ def sweep(
         if counts.failed:
             first = frame.attrs["failed"][0]
             warnings.warn(f"{counts.failed} of {len(plan.runs)} sweep runs failed (their errors are in "
-                          f"frame.attrs['failed']); the first: {first['error']}", RuntimeWarning, stacklevel=3)
+                          f"report.frame.attrs['failed']); the first: {first['error']}", RuntimeWarning, stacklevel=3)
         if out is not None:
             _write_frame(frame, Path(out), kind or "parquet")
-        return frame
+        return SweepReport(
+            folder=None,
+            total=len(plan.runs),
+            done=counts.done,
+            skipped=0,
+            failed=counts.failed,
+            retried=counts.retried,
+            wall_s=time.monotonic() - start,
+            _rows=frame,
+        )
 
     from .. import __version__
 

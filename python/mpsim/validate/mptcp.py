@@ -27,7 +27,7 @@ def _flow(frame: Any, name: str) -> Any:
 
 
 def goals(seeds: int, processes: int | None) -> list[str]:
-    shared = api.sweep(SC / "shared_bottleneck.toml", {"flow.mptcp.cc": list(CONTROLLERS)}, seeds, processes=processes, progress=False)
+    shared = api.sweep(SC / "shared_bottleneck.toml", {"flow.mptcp.cc": list(CONTROLLERS)}, seeds, processes=processes, progress=False).frame
     rows = []
     for cc in CONTROLLERS:
         g = shared[shared["flow.mptcp.cc"] == cc]
@@ -47,8 +47,8 @@ def goals(seeds: int, processes: int | None) -> list[str]:
         "",
     ]
     out += md_table(["controller", "MPTCP goodput", "TCP goodput", "MPTCP / TCP"], rows)
-    disjoint = api.sweep(SC / "disjoint_paths.toml", {"flow.mptcp.cc": list(CONTROLLERS)}, seeds, processes=processes, progress=False)
-    single = api.sweep(SC / "disjoint_paths.toml", {"flow.mptcp.paths": [["p_wifi"], ["p_cell"]]}, seeds, processes=processes, progress=False)
+    disjoint = api.sweep(SC / "disjoint_paths.toml", {"flow.mptcp.cc": list(CONTROLLERS)}, seeds, processes=processes, progress=False).frame
+    single = api.sweep(SC / "disjoint_paths.toml", {"flow.mptcp.paths": [["p_wifi"], ["p_cell"]]}, seeds, processes=processes, progress=False).frame
     best = max(mean_ci(g["goodput_bps"])[0] for _, g in single.groupby("flow.mptcp.paths"))
     rows = []
     for cc in CONTROLLERS:
@@ -71,7 +71,7 @@ def goals(seeds: int, processes: int | None) -> list[str]:
 
 def blocking(seeds: int, processes: int | None) -> list[str]:
     grid = {"tcp.rcv_buf": list(BUFFERS), "flow.mp.scheduler": list(SCHEDULERS)}
-    f = api.sweep(SC / "rcvbuf_blocking.toml", grid, seeds, processes=processes, progress=False)
+    f = api.sweep(SC / "rcvbuf_blocking.toml", grid, seeds, processes=processes, progress=False).frame
     out = [
         "",
         "## Receive-buffer blocking across schedulers",

@@ -31,7 +31,7 @@ def soundness(seeds: int, processes: int | None) -> tuple[list[str], list[dict[s
     """The one-path table: per loss and RTT, NewReno's goodput, the advertised rate averaged
     over the run and MPTCP-rec's goodput, with their ratios to NewReno."""
     grid = {"link.*.loss": list(LOSSES), "link.*.delay": list(DELAYS.values())}
-    f = api.sweep(scenarios_dir() / "mptcp_rec" / "one_path.toml", grid, seeds, processes=processes, progress=False)
+    f = api.sweep(scenarios_dir() / "mptcp_rec" / "one_path.toml", grid, seeds, processes=processes, progress=False).frame
     rows, records = [], []
     for rtt, delay in DELAYS.items():
         for loss in LOSSES:
@@ -60,8 +60,8 @@ def soundness(seeds: int, processes: int | None) -> tuple[list[str], list[dict[s
 
 def fairness(seeds: int, processes: int | None) -> list[str]:
     sc = scenarios_dir() / "mptcp" / "shared_bottleneck.toml"
-    lia = api.sweep(sc, {"flow.mptcp.cc": ["lia"]}, seeds, processes=processes, progress=False)
-    rec = api.sweep(sc, {"flow.mptcp.scheduler": ["mptcp_rec"], "flow.mptcp.cc": ["receiver_rate"]}, seeds, processes=processes, progress=False)
+    lia = api.sweep(sc, {"flow.mptcp.cc": ["lia"]}, seeds, processes=processes, progress=False).frame
+    rec = api.sweep(sc, {"flow.mptcp.scheduler": ["mptcp_rec"], "flow.mptcp.cc": ["receiver_rate"]}, seeds, processes=processes, progress=False).frame
     rows = []
     for label, g in (("LIA + lowest_rtt (RFC 6356)", lia), ("MPTCP-rec (receiver_rate)", rec)):
         mp = _flow(g, "mptcp").set_index("seed")["goodput_bps"]

@@ -74,7 +74,7 @@ def tcp_loss_grid(seeds: int = 5, duration: str = "600s", processes: int | None 
         processes=processes,
         progress=progress,
         overrides=overrides,
-    )
+    ).frame
     rows = []
     for _, r in frame.iterrows():
         p = _pct(r["link.wire.loss"])
@@ -141,14 +141,14 @@ def summarize_grid(runs: Any) -> Any:
 
 
 def lossfree_check(seeds: int = 3) -> dict[str, float]:
-    frame = api.sweep(SCENARIOS / "lossfree.toml", None, seeds, processes=1, progress=False)
+    frame = api.sweep(SCENARIOS / "lossfree.toml", None, seeds, processes=1, progress=False).frame
     ceiling = 10e6 * 1460 / 1500
     gp = float(frame["goodput_bps"].min())
     return {"goodput_bps": gp, "ceiling_bps": ceiling, "fraction": gp / ceiling}
 
 
 def fairness_check(seeds: int = 3) -> dict[str, float]:
-    frame = api.sweep(SCENARIOS / "fairness.toml", None, seeds, processes=1, progress=False)
+    frame = api.sweep(SCENARIOS / "fairness.toml", None, seeds, processes=1, progress=False).frame
     per_run = frame.groupby("seed")["jain_index"].first()
     total = frame.groupby("seed")["goodput_bps"].sum()
     return {"jain_min": float(per_run.min()), "jain_mean": float(per_run.mean()), "total_bps_mean": float(total.mean())}
