@@ -268,7 +268,7 @@ def test_committed_reports_were_written_with_the_defaults(paper):
 
     from mpsim.reproduce import common
 
-    report = Path(__file__).resolve().parent.parent / "docs" / "reproductions" / paper / "report.md"
+    report = Path(__file__).resolve().parent.parent / "docs" / "reports" / "reproductions" / paper / "report.md"
     if not report.exists():
         pytest.skip("no checkout beside the tests")
     params = common.read_provenance(report.read_text())
@@ -311,7 +311,7 @@ def test_the_default_command_writes_exactly_the_committed_report(paper, tmp_path
     # (the two cheapest papers; about 40 s together)
     from pathlib import Path
 
-    committed = Path(__file__).resolve().parent.parent / "docs" / "reproductions" / paper
+    committed = Path(__file__).resolve().parent.parent / "docs" / "reports" / "reproductions" / paper
     if not committed.exists():
         pytest.skip("no checkout beside the tests")
     (report,) = reproduce.run(paper, tmp_path)

@@ -1,6 +1,6 @@
 """TCP on long, deep-buffered paths: loss-free Reno against the sawtooth model, LIA and OLIA
 over two such paths, and the two-path case of 10 and 50 ms (python/mpsim/validate/tcp_fidelity.py).
-Fewer cells and shorter runs than `make tcp-fidelity`, which writes docs/tcp_fidelity.md."""
+Fewer cells and shorter runs than `make tcp-fidelity`, which writes docs/reports/tcp_fidelity.md."""
 
 import pytest
 

@@ -1,6 +1,6 @@
 """Westwood+ and TCP New Jersey against Reno on one lossy path, and New Jersey's loss
 classification with the congestion warning (python/mpsim/validate/westwood_new_jersey.py). Fewer seeds
-and shorter runs than the report in docs/westwood_new_jersey.md."""
+and shorter runs than the report in docs/reports/westwood_new_jersey.md."""
 
 import math
 

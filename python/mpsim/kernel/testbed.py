@@ -59,7 +59,7 @@ MPSIM_DSS = 16
 SUBNET = "10.201"
 #: Largest extra delay mpsim gives each packet on every link (uniform, FIFO kept), for the
 #: testbed's own timing noise: the emulator writes packets late by about 0.1 ms on average
-#: (p99 0.4 to 0.6 ms, docs/kernel-results.md), and the hosts' stacks add their own.
+#: (p99 0.4 to 0.6 ms, docs/reports/kernel-results.md), and the hosts' stacks add their own.
 KERNEL_JITTER = 200e-6
 BIN_S = 0.1
 

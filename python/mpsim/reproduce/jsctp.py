@@ -39,7 +39,7 @@ SCTP_CCS = [("SCTP", "rfc4960"), ("NewReno-SCTP", "newreno"), ("JSCTP", "jsctp")
 TCP_CCS = [("TCP NewReno", "reno"), ("TCP Westwood+", "westwood"), ("TCP New Jersey", "new_jersey")]
 K_VALUES = [900, 1200, 1350, 1456, 1500]
 # the router's congestion warning TCP New Jersey reads (the threshold and EWMA weight of
-# docs/westwood_new_jersey.md); SCTP packets are never marked, other TCPs ignore the mark
+# docs/reports/westwood_new_jersey.md); SCTP packets are never marked, other TCPs ignore the mark
 CONGESTION_WARNING = {"threshold": "10pkt", "weight": 0.02}
 
 

@@ -1,7 +1,7 @@
 """Multipath TCP checks, as a report: RFC 6356's goals for coupled congestion control, and
 receive-buffer blocking across schedulers and buffer sizes.
 
-Run ``python -m mpsim.validate.mptcp --out docs/mptcp.md`` (part of ``make validate``); the
+Run ``python -m mpsim.validate.mptcp --out docs/reports/mptcp.md`` (part of ``make validate``); the
 assertions live in ``tests/test_mptcp.py``.
 """
 

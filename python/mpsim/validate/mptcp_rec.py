@@ -2,7 +2,7 @@
 mpsim's NewReno (TEAR's TCP-friendliness claim), and one MPTCP-rec connection against one TCP
 on a shared bottleneck beside LIA.
 
-Run ``python -m mpsim.validate.mptcp_rec --out docs/mptcp_rec.md`` (part of ``make validate``);
+Run ``python -m mpsim.validate.mptcp_rec --out docs/reports/mptcp_rec.md`` (part of ``make validate``);
 the assertions live in ``tests/test_mptcp_rec.py``.
 """
 

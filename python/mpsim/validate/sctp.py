@@ -23,7 +23,7 @@ Five checks, each on scenarios built here (one link per path, drop-tail queues):
   single-homed association: its share uncoupled and with LIA/OLIA across destinations.
 * ``pf``: CMT while one path fails for 20 s, with and without CMT-PF.
 
-Run ``python -m mpsim.validate.sctp --out docs/sctp.md`` (or ``make sctp-validate``);
+Run ``python -m mpsim.validate.sctp --out docs/reports/sctp.md`` (or ``make sctp-validate``);
 ``tests/test_validate_sctp.py`` runs the same checks with fewer seeds and shorter runs.
 """
 

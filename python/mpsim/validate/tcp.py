@@ -11,7 +11,7 @@ Three checks, each on a scenario in ``scenarios/validation``:
   must reach 95% of the rate (less header overhead).
 * ``fairness``: five TCPs with equal RTTs on one bottleneck; Jain's index above 0.95.
 
-Run ``python -m mpsim.validate.tcp --out docs/validation.md`` (or ``make validate``) to produce
+Run ``python -m mpsim.validate.tcp --out docs/reports/validation.md`` (or ``make validate``) to produce
 the report; ``tests/test_validate_tcp.py`` runs the same checks with fewer seeds.
 """
 
@@ -209,7 +209,7 @@ def report(grid: Any, lossfree: dict[str, float], fairness: dict[str, float], co
         "- Padhye's formula charges a timeout to a fraction min(1, 3·sqrt(3p/8)) of the loss indications (Reno",
         f"  without SACK: {min(1.0, 3 * math.sqrt(3 * 0.01 / 8)):.0%} at p = 1%); here {grid['timeouts'].sum():.1f} timeouts per run in all against "
         f"{grid['indications'].sum():.0f} loss indications. With T0 = {_t0_label(rto)} that term costs "
-        f"{'little' if (rto or 'linux') == 'linux' else 'much of the formula at 20 ms RTT, so the ratio to Padhye(p_ind) climbs with p there while the goodput is the same as with the Linux timer (docs/validation.md): the formula, not the flow, is off; compare the Mathis column'}.",
+        f"{'little' if (rto or 'linux') == 'linux' else 'much of the formula at 20 ms RTT, so the ratio to Padhye(p_ind) climbs with p there while the goodput is the same as with the Linux timer (docs/reports/validation.md): the formula, not the flow, is off; compare the Mathis column'}.",
         f"- At 1% and RTT 20 ms mpsim gets {_vs_mathis(grid, 20, '1%'):.3f} of Mathis. Simulators of NewReno with SACK",
         "  and RFC 6675 recovery (ns-2, ns-3) land at 0.90-0.96 there; RACK and the tail loss probe",
         "  repair some losses those wait a timeout for, which puts Linux-like recovery a little higher.",

@@ -7,7 +7,7 @@ recovers each of them by fast retransmission: no timeout at all, and a goodput t
 the sawtooth model (``sawtooth_utilisation``). Then the same for an MPTCP connection with
 LIA and with OLIA over two such disjoint paths, against the sum of the single flows.
 
-``python -m mpsim.validate.tcp_fidelity --out docs/tcp_fidelity.md`` (``make tcp-fidelity``) writes the
+``python -m mpsim.validate.tcp_fidelity --out docs/reports/tcp_fidelity.md`` (``make tcp-fidelity``) writes the
 full tables; ``tests/test_tcp_fidelity.py`` runs a few cells with shorter durations.
 
 The model. Let P be the pipe (the bandwidth-delay product, in packets, at the base RTT) and
