@@ -596,8 +596,9 @@ def aggregate(frame: Any, value: str = "goodput_bps", by: Sequence[str] | None =
 
     Args:
         frame: the frame of a sweep (``sweep(...).frame``) or of :func:`load_sweep` (or read
-            back from a sweep's output file), or a DuckDB relation from ``load_sweep(..., lazy=True)`` or
-            ``query(..., lazy=True)``, which is summarised by DuckDB without loading it.
+            back from a sweep's output file), or a DuckDB relation from
+            ``load_sweep(..., lazy=True)`` or ``query(..., lazy=True)``, which is summarised
+            by DuckDB without loading it.
         value: the column to aggregate.
         by: grouping columns; default: the grid columns (those before ``seed``) and ``flow``.
 
