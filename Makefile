@@ -15,18 +15,18 @@ help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
 	@echo "make test      set up, then run every test (Rust and Python, slow validation included, a bounded fuzzing run) after make lint"
 	@echo "make lint      rustfmt, clippy (warnings as errors) and ruff"
-	@echo "make validate  TCP against Padhye and Mathis (both timer modes), MPTCP against RFC 6356 -> docs/validation*.md, docs/mptcp.md"
-	@echo "make sctp-validate  SCTP against Padhye and TCP, failover, CMT with and without SFR/CUC/DAC, receive-buffer blocking -> docs/sctp.md (~10 s)"
-	@echo "make tcp-fidelity  loss-free Reno, LIA, OLIA on long deep-buffered paths vs the sawtooth model -> docs/tcp_fidelity.md (~2 min)"
-	@echo "make westwood-nj  Reno, Westwood+ and TCP New Jersey under random loss and congestion warning -> docs/westwood_new_jersey.md"
+	@echo "make validate  TCP against Padhye and Mathis (both timer modes), MPTCP against RFC 6356 -> docs/reports/validation*.md, docs/reports/mptcp.md"
+	@echo "make sctp-validate  SCTP against Padhye and TCP, failover, CMT with and without SFR/CUC/DAC, receive-buffer blocking -> docs/reports/sctp.md (~10 s)"
+	@echo "make tcp-fidelity  loss-free Reno, LIA, OLIA on long deep-buffered paths vs the sawtooth model -> docs/reports/tcp_fidelity.md (~2 min)"
+	@echo "make westwood-nj  Reno, Westwood+ and TCP New Jersey under random loss and congestion warning -> docs/reports/westwood_new_jersey.md"
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
 	@echo "make speed     core speed (delivered packets per wall second) -> benches/results/speed.md"
 	@echo "make plugin-speed  a scheduler and a controller written in Python against the Rust ones -> benches/results/plugin_speed.md"
-	@echo "make wheel-check   the built wheel in a fresh virtualenv outside the checkout (also part of make test) -> docs/wheel_check.md"
+	@echo "make wheel-check   the built wheel in a fresh virtualenv outside the checkout (also part of make test) -> docs/reports/wheel_check.md"
 	@echo "make sweep-bench  sweep scaling (local processes, Dask) and parent memory -> benches/results/sweep_scaling.md"
 	@echo "make memory    estimated against measured peak memory of large runs -> benches/results/memory.md"
 	@echo "make fuzz      coverage-guided fuzzing of the scenario reader and of whole runs (FUZZ_TIME=$(FUZZ_TIME) s each)"
-	@echo "make kernel-table  (root) scenarios/kernel/ on Linux TCP/MPTCP beside mpsim -> docs/kernel-results.md (~25 min)"
+	@echo "make kernel-table  (root) scenarios/kernel/ on Linux TCP/MPTCP beside mpsim -> docs/reports/kernel-results.md (~25 min)"
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -46,7 +46,7 @@ build: setup
 demo: build
 	mkdir -p $(OUT)
 	$(BIN)/mpsim reproduce all --out $(OUT)
-	$(BIN)/python -m mpsim.validation --out $(OUT)/validation.md > /dev/null
+	$(BIN)/python -m mpsim.validate.tcp --out $(OUT)/validation.md > /dev/null
 	$(BIN)/mpsim run scenarios/validation/dumbbell_2x10m_loss1.toml --out $(OUT)/dumbbell_2x10m_loss1 --plot $(OUT)/dumbbell_2x10m_loss1.png
 	$(BIN)/mpsim run scenarios/validation/dumbbell_10x100m_loss0.toml --out $(OUT)/dumbbell_10x100m_loss0 --plot $(OUT)/dumbbell_10x100m_loss0.png
 	@echo "results in $(OUT)/: one folder per reproduced paper (report.md, figures, data), validation.md, example runs"
@@ -128,26 +128,26 @@ fuzz: fuzz-setup fuzz-unpack
 	done
 
 validate: build
-	$(BIN)/python -m mpsim.validation --out docs/validation.md > /dev/null
+	$(BIN)/python -m mpsim.validate.tcp --out docs/reports/validation.md > /dev/null
 	# informative: with RFC 6298's 1 s T0, Padhye's timeout term misses the target (see the report)
-	-$(BIN)/python -m mpsim.validation --rto rfc6298 --out docs/validation_rfc6298.md > /dev/null
-	$(BIN)/python -m mpsim.mptcp_report --out docs/mptcp.md
-	$(BIN)/python -m mpsim.mptcp_rec_report --out docs/mptcp_rec.md
+	-$(BIN)/python -m mpsim.validate.tcp --rto rfc6298 --out docs/reports/validation_rfc6298.md > /dev/null
+	$(BIN)/python -m mpsim.validate.mptcp --out docs/reports/mptcp.md
+	$(BIN)/python -m mpsim.validate.mptcp_rec --out docs/reports/mptcp_rec.md
 
 sctp-validate: build
-	$(BIN)/python -m mpsim.sctp_validation --out docs/sctp.md > /dev/null
+	$(BIN)/python -m mpsim.validate.sctp --out docs/reports/sctp.md > /dev/null
 
 tcp-fidelity: build
-	$(BIN)/python -m mpsim.tcp_fidelity --out docs/tcp_fidelity.md
+	$(BIN)/python -m mpsim.validate.tcp_fidelity --out docs/reports/tcp_fidelity.md
 
 westwood-nj: build
-	$(BIN)/python -m mpsim.westwood_new_jersey --out docs/westwood_new_jersey.md
+	$(BIN)/python -m mpsim.validate.westwood_new_jersey --out docs/reports/westwood_new_jersey.md
 
 bench: build
 	$(BIN)/python benches/compare_ns3.py
 
 kernel-table: build
-	$(BIN)/python -m mpsim.kernel_report --out docs/kernel-results.md --repeat 3
+	$(BIN)/python -m mpsim.kernel.report --out docs/reports/kernel-results.md --repeat 3
 
 speed:
 	$(PYTHON) benches/speed.py $$(command -v valgrind >/dev/null && echo --instructions)
@@ -156,7 +156,7 @@ plugin-speed: build
 	$(BIN)/python benches/plugin_speed.py
 
 wheel-check: build
-	$(BIN)/python tests/wheel_check.py --out docs/wheel_check.md
+	$(BIN)/python tests/wheel_check.py --out docs/reports/wheel_check.md
 
 sweep-bench: build
 	$(BIN)/python benches/sweep_scaling.py

@@ -57,7 +57,7 @@ import sys
 import time
 from pathlib import Path
 
-from mpsim import kernel as K
+from mpsim.kernel import testbed as K
 from mpsim.api import run
 from mpsim.scenario import apply_overrides, load
 
@@ -95,7 +95,7 @@ def capture(name: str, cc: str, out: str, ss_every: str = "0.05", pcap: str = "y
         close(tb)
 
     K.Testbed._setup, K.Testbed.close = _setup, _close
-    r = K.kernel(SCEN / f"{name}.toml", repeat=1, overrides={"flow.*.cc": cc})
+    r = K.compare(SCEN / f"{name}.toml", repeat=1, overrides={"flow.*.cc": cc})
     print(r.paths.to_string())
 
 
@@ -146,7 +146,7 @@ def trace(name: str, cc: str, out: str, *lowat: str) -> None:
     (inst / "tracing_on").write_text("1")
     _with_rcvlowat(_lowat_args(lowat))
     try:
-        r = K.kernel(SCEN / f"{name}.toml", repeat=1, overrides={"flow.*.cc": cc})
+        r = K.compare(SCEN / f"{name}.toml", repeat=1, overrides={"flow.*.cc": cc})
     finally:
         (inst / "tracing_on").write_text("0")
         for ev in TRACE_EVENTS:
@@ -205,7 +205,7 @@ def acks(out: str) -> None:
 
 def lowat(name: str, cc: str, n: str, *flows: str) -> None:
     _with_rcvlowat(_lowat_args(flows))
-    r = K.kernel(SCEN / f"{name}.toml", repeat=int(n), overrides={"flow.*.cc": cc})
+    r = K.compare(SCEN / f"{name}.toml", repeat=int(n), overrides={"flow.*.cc": cc})
     p = r.paths
     print(p[["repeat", "flow", "path", "kernel_goodput_bps", "mpsim_goodput_bps", "kernel_retransmits"]].to_string())
     print((p.groupby(["flow", "path"])[["kernel_goodput_bps", "mpsim_goodput_bps"]].mean() / 1e6).round(2).to_string())

@@ -76,7 +76,7 @@ def main() -> None:
     for f in STALLS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            frame = mpsim.sweep(str(f), seeds=1, processes=1, progress=False, run_timeout=args.run_timeout)
+            frame = mpsim.sweep(str(f), seeds=1, processes=1, progress=False, run_timeout=args.run_timeout).frame
         failed = frame.attrs.get("failed", [])
         why = ", ".join(sorted({str(x.get("error_type", "")) for x in failed}))
         rows.append((f.name, len(frame), len(failed), why))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import pickle
+import re
 import tomllib
 from pathlib import Path
 
@@ -301,6 +303,58 @@ def test_forced_progress_bar_goes_to_stderr(small_path, capsys):
     assert "small:" in captured.err  # the bar, labelled with the scenario name
 
 
+def _progress_doc(function) -> str:
+    """The text of the ``progress`` entry of a function's Args, on one line."""
+    doc = inspect.getdoc(function)
+    m = re.search(r"^    progress: (.*?)\n    \S", doc, flags=re.S | re.M)
+    assert m, function
+    return " ".join(m.group(1).split())
+
+
+def test_run_and_sweep_document_progress_in_the_same_words():
+    assert _progress_doc(mpsim.run) == _progress_doc(mpsim.sweep)
+    assert "None (the default)" in _progress_doc(mpsim.run) and "last with 1.0" in _progress_doc(mpsim.run)
+
+
+@pytest.mark.parametrize("what", ["run", "sweep"])
+def test_run_and_sweep_take_each_form_of_progress(small_path, capsys, what):
+    def work(progress):
+        if what == "run":
+            return mpsim.run(small_path, duration="1s", progress=progress)
+        return mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "2%"]}, seeds=2, processes=1,
+                           overrides={"duration": "1s"}, progress=progress)
+
+    for quiet in (None, False):  # None: automatic, and stderr is no terminal here
+        work(quiet)
+        assert capsys.readouterr().err == "", quiet
+    work(True)
+    assert ("small:" if what == "run" else "sweep:") in capsys.readouterr().err  # the bar, labelled
+    seen: list[float] = []
+    work(seen.append)
+    assert seen and seen[-1] == 1.0 and seen == sorted(seen) and all(0 <= x <= 1 for x in seen), seen
+    if what == "sweep":
+        assert seen == [0.25, 0.5, 0.75, 1.0]  # runs finished of 4
+    assert capsys.readouterr().err == ""
+
+    class Stop(Exception):
+        pass
+
+    def boom(frac: float) -> None:
+        raise Stop
+
+    with pytest.raises(Stop):  # the work stops, the exception propagates
+        work(boom)
+    with pytest.raises(TypeError, match="progress must be None, True, False or a callable"):
+        work("yes")
+
+
+def test_a_sweep_with_every_run_stored_still_ends_its_progress_at_one(small_path, tmp_path):
+    mpsim.sweep(small_path, seeds=1, processes=1, overrides={"duration": "1s"}, out=tmp_path / "s", progress=False)
+    seen: list[float] = []
+    mpsim.sweep(small_path, seeds=1, processes=1, overrides={"duration": "1s"}, out=tmp_path / "s", progress=seen.append)
+    assert seen == [1.0]
+
+
 def test_check(small_path):
     info = mpsim.check(small_path)
     assert info["name"] == "small" and info["duration_s"] == 3.0
@@ -358,8 +412,8 @@ GRID = {"link.bottleneck.loss": ["0.5%", "2%"], "flow.*.tcp.min_rto": ["200ms", 
 
 
 def test_sweep_parallel_equals_serial(small_path):
-    par = mpsim.sweep(small_path, GRID, seeds=2, processes=2, progress=False)
-    ser = mpsim.sweep(small_path, GRID, seeds=2, processes=1, progress=False)
+    par = mpsim.sweep(small_path, GRID, seeds=2, processes=2, progress=False).frame
+    ser = mpsim.sweep(small_path, GRID, seeds=2, processes=1, progress=False).frame
     assert len(par) == 2 * 2 * 2 * 2  # grid points x seeds x flows
     assert list(par.columns[:5]) == ["link.bottleneck.loss", "flow.*.tcp.min_rto", "seed", "run", "flow"]
     assert {"goodput_bps", "retransmits", "jain_index", "wall_s"} <= set(par.columns)
@@ -382,12 +436,12 @@ def test_sweep_parallel_equals_serial(small_path):
 
 
 def test_sweep_fails_fast_on_bad_grid_value(small_path, monkeypatch):
-    import mpsim.sweeps
+    import mpsim.sweeping.engine
 
     def never(*a, **k):
         raise AssertionError("a run was started")
 
-    monkeypatch.setattr(mpsim.sweeps, "_execute", never)
+    monkeypatch.setattr(mpsim.sweeping.engine, "_execute", never)
     with pytest.raises(ScenarioError) as ei:
         mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "-3%"]},
                     seeds=3, processes=2, progress=False)
@@ -407,16 +461,40 @@ def test_sweep_fails_fast_on_bad_grid_value(small_path, monkeypatch):
         mpsim.sweep(small_path, out="x.txt", progress=False)
 
 
+def test_the_sweeping_modules_never_import_the_api():
+    """api re-exports sweep, SweepReport, load_sweep and query; the sweep engine and the sweep
+    folder never import api back, at module level or inside a function: no import circle."""
+    import ast
+
+    import mpsim.sweeping.engine
+    import mpsim.sweeping.store
+
+    for module in (mpsim.sweeping.engine, mpsim.sweeping.store):
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                names = [(node.module or "") + "." + a.name for a in node.names]
+                assert node.module not in ("api", "mpsim.api") and "api" not in {a.name for a in node.names}, (
+                    module.__name__, node.lineno, names)
+            elif isinstance(node, ast.Import):
+                assert "mpsim.api" not in {a.name for a in node.names}, (module.__name__, node.lineno)
+
+
 def test_sweep_out_files_and_aggregate(small_path, tmp_path):
     pq = tmp_path / "s.parquet"
-    df = mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", 0.02]}, seeds=[3, 4, 5], processes=1,
-                     progress=False, out=pq)
+    rep = mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", 0.02]}, seeds=[3, 4, 5], processes=1,
+                      progress=False, out=pq)
+    assert isinstance(rep, mpsim.SweepReport) and rep.folder is None
+    assert (rep.total, rep.done, rep.skipped, rep.failed, rep.retried) == (6, 6, 0, 0, 0) and rep.wall_s > 0
+    df = rep.frame
     assert df["seed"].tolist() == [3, 3, 4, 4, 5, 5] * 2
     back = pd.read_parquet(pq)
     assert back.shape == df.shape
     assert back["goodput_bps"].tolist() == df["goodput_bps"].tolist()
+    with pytest.raises(ValueError, match="no folder"):
+        rep.load()
     csv = tmp_path / "s.csv"
-    mpsim.sweep(small_path, seeds=2, processes=1, progress=False, out=csv)
+    assert len(mpsim.sweep(small_path, seeds=2, processes=1, progress=False, out=csv).frame) == 4
     assert len(pd.read_csv(csv)) == 4
     agg = mpsim.aggregate(df)
     assert list(agg.columns) == ["link.bottleneck.loss", "flow", "n", "mean", "ci95", "min", "max"]

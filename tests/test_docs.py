@@ -106,9 +106,15 @@ def test_sctp_sack_counters_say_what_they_count():
         assert "repeats a block of an earlier SACK" in text
 
 
+# subpackages the layout describes as a collection ("one module per paper", "Python ports of
+# built-ins") instead of module by module
+COLLECTIONS = ("reproduce", "examples")
+
+
 def test_readme_layout_names_every_top_level_module():
     """The README's repository layout and docs/ARCHITECTURE.md name every module of the
-    Python package, every module and folder of the core, and every transport."""
+    Python package (and of its subpackages but the collections), every module and folder of
+    the core, and every transport."""
     text = README.read_text(encoding="utf-8")
     layout = text[text.index("## Repository layout"):]
     layout = layout[:layout.index("```", layout.index("```") + 3)]
@@ -116,6 +122,9 @@ def test_readme_layout_names_every_top_level_module():
     pkg = ROOT / "python" / "mpsim"
     python = {p.stem for p in pkg.glob("*.py") if not p.stem.startswith("_")}
     python |= {p.name for p in pkg.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))}
+    for sub in pkg.iterdir():
+        if (sub / "__init__.py").is_file() and sub.name not in COLLECTIONS:
+            python |= {p.stem for p in sub.glob("*.py") if not p.stem.startswith("_")}
     core = ROOT / "crates" / "mpsim-core" / "src"
     rust = {p.stem for p in core.glob("*.rs") if p.stem not in ("lib", "main")}
     rust |= {p.name for p in core.iterdir() if p.is_dir()}

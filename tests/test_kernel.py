@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import mpsim
-from mpsim import kernel as K
+from mpsim.kernel import testbed as K
 
 ROOT = Path(__file__).resolve().parents[1]
 SCEN = ROOT / "scenarios" / "kernel"
@@ -42,7 +42,7 @@ def test_unmappable_features_are_refused_in_one_message(tmp_path):
     f = tmp_path / "bad.toml"
     f.write_text(text)
     with pytest.raises(mpsim.ScenarioError) as e:
-        K.kernel(f)
+        K.compare(f)
     msg = str(e.value)
     assert msg.startswith(f"{f}: cannot run on the Linux kernel: ")
     for part in ("cc lia", "scheduler round_robin", "flow 'u': transport udp", "app cbr"):
@@ -89,7 +89,7 @@ def test_emulator_rate_and_delay_on_one_path():
 
 
 def _kernel_run(name: str, **ov):
-    return K.kernel(SCEN / name, duration="5s", metrics__warmup="1s", **ov)
+    return K.compare(SCEN / name, duration="5s", metrics__warmup="1s", **ov)
 
 
 @needs_kernel
@@ -131,8 +131,8 @@ def test_two_path_kernel_run_within_the_emulated_rates():
 @needs_kernel
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_interrupt_removes_namespaces_devices_and_processes(sig):
-    code = ("import mpsim.kernel as K\n"
-            f"K.kernel({str(SCEN / 'mptcp_2x10m.toml')!r}, duration='30s')\n")
+    code = ("import mpsim.kernel.testbed as K\n"
+            f"K.compare({str(SCEN / 'mptcp_2x10m.toml')!r}, duration='30s')\n")
     # Ctrl-C semantics even where this test runs with SIGINT ignored (a background job)
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -180,4 +180,4 @@ def test_kernel_command_is_documented():
     assert r.returncode == 0
     for word in ("--repeat", "--out", "signal", "refused"):
         assert word in r.stdout, word
-    assert callable(mpsim.kernel) and mpsim.kernel.kernel is K.kernel
+    assert mpsim.kernel.compare is K.compare and not callable(mpsim.kernel)

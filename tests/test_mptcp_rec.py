@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 import mpsim
-from mpsim import mptcp_rec_report
+from mpsim.validate import mptcp_rec as rec_report
 
 SC = Path(__file__).resolve().parents[1] / "scenarios" / "mptcp_rec"
 
 
 def test_advertised_rate_and_goodput_within_20_percent_of_newreno():
-    _, records = mptcp_rec_report.soundness(seeds=2, processes=None)
+    _, records = rec_report.soundness(seeds=2, processes=None)
     assert len(records) == 6
     bad = [r for r in records if not r["ok"]]
     assert not bad, bad

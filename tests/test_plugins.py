@@ -367,7 +367,7 @@ def test_sweep_over_a_module_class_scheduler_in_local_processes(user_module):
             pass
     """)
     grid = {"flow.mp.scheduler": ["sweep_scheds:Rr", "round_robin"]}
-    df = mpsim.sweep(MPTCP / "rcvbuf_blocking.toml", grid, seeds=2, processes=2, progress=False, overrides={"duration": "8s"})
+    df = mpsim.sweep(MPTCP / "rcvbuf_blocking.toml", grid, seeds=2, processes=2, progress=False, overrides={"duration": "8s"}).frame
     assert len(df) == 4 and df["error"].isna().all() if "error" in df else len(df) == 4
     col = "flow.mp.scheduler"
     by = df.set_index([col, "seed"])["goodput_bps"]

@@ -268,7 +268,7 @@ def test_committed_reports_were_written_with_the_defaults(paper):
 
     from mpsim.reproduce import common
 
-    report = Path(__file__).resolve().parent.parent / "docs" / "reproductions" / paper / "report.md"
+    report = Path(__file__).resolve().parent.parent / "docs" / "reports" / "reproductions" / paper / "report.md"
     if not report.exists():
         pytest.skip("no checkout beside the tests")
     params = common.read_provenance(report.read_text())
@@ -295,7 +295,7 @@ def test_mptcp_rec_path_list_acts_and_its_controls_change_the_runs():
     from mpsim.reproduce import mptcp_rec as m
 
     def row(arm):
-        df = api.sweep(m.arm_scenario(arm, "16KB, uniform 1%", 1, "30s"), None, [1], processes=1, progress=False)
+        df = api.sweep(m.arm_scenario(arm, "16KB, uniform 1%", 1, "30s"), None, [1], processes=1, progress=False).frame
         return df[df["flow"] == "mp"].iloc[0]
 
     rec, no_list, fixed = row("mptcp_rec"), row("mptcp_rec_no_path_list"), row("mptcp_rec_fixed_rates")
@@ -311,7 +311,7 @@ def test_the_default_command_writes_exactly_the_committed_report(paper, tmp_path
     # (the two cheapest papers; about 40 s together)
     from pathlib import Path
 
-    committed = Path(__file__).resolve().parent.parent / "docs" / "reproductions" / paper
+    committed = Path(__file__).resolve().parent.parent / "docs" / "reports" / "reproductions" / paper
     if not committed.exists():
         pytest.skip("no checkout beside the tests")
     (report,) = reproduce.run(paper, tmp_path)

@@ -341,16 +341,30 @@ def test_readme_says_how_to_put_mpsim_on_the_path():
 def test_automatic_progress_bar_only_on_terminals(monkeypatch):
     import io
 
-    from mpsim.api import _Progress
+    from mpsim import progress
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
             return True
 
     monkeypatch.setattr(sys, "stderr", io.StringIO())
-    assert _Progress(None, "x").callback() is None
+    assert progress.Progress(None, "x").callback() is None
+    sweep = progress.Progress(None, "sweep", total=3, unit="run")
+    monkeypatch.setattr(progress, "AUTO_PROGRESS_AFTER_S", 0.0)
+    sweep.item()
+    assert sweep.bar is None and sys.stderr.getvalue() == ""
     monkeypatch.setattr(sys, "stderr", Tty())
-    assert _Progress(None, "x").callback() is not None
+    assert progress.Progress(None, "x").callback() is not None
+    # a sweep's bar appears once the work has taken AUTO_PROGRESS_AFTER_S, with what is done
+    monkeypatch.setattr(progress, "AUTO_PROGRESS_AFTER_S", 3600.0)
+    sweep = progress.Progress(None, "sweep", total=3, unit="run")
+    sweep.item()
+    assert sweep.bar is None
+    monkeypatch.setattr(progress, "AUTO_PROGRESS_AFTER_S", 0.0)
+    sweep.item(ok=False)
+    assert sweep.bar is not None and sweep.bar.n == 2
+    sweep.close()
+    assert "sweep" in sys.stderr.getvalue() and "1 failed" in sys.stderr.getvalue()
 
 
 def test_progress_is_reported_by_simulated_time_whatever_the_event_rate():

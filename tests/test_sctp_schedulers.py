@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import mpsim
-from mpsim import sctp_validation as v
+from mpsim.validate import sctp as v
 
 SMALL_BUFFER = 'paths = ["a", "b"]\ntransport = "sctp"\ncmt = true\nsctp = { rcv_buf = "128KB" }\n'
 

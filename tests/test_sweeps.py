@@ -22,7 +22,7 @@ import pytest
 
 import mpsim
 from mpsim.cli import main
-from mpsim.sweep_store import SweepFolderError
+from mpsim.sweeping.store import SweepFolderError
 
 DATA = Path(__file__).parent / "data"
 distributed = pytest.importorskip("distributed")  # installed by the Makefile's setup step
@@ -71,7 +71,10 @@ def reference(tmp_path_factory) -> pd.DataFrame:
     folder = tmp_path_factory.mktemp("ref") / "sweep"
     rep = mpsim.sweep(DATA / "small.toml", GRID, seeds=2, overrides=SLOW, processes=2, progress=False, out=folder)
     assert (rep.total, rep.done, rep.skipped, rep.failed) == (RUNS, RUNS, 0, 0)
-    return mpsim.load_sweep(folder)
+    assert isinstance(rep, mpsim.SweepReport) and rep.folder == folder
+    got = mpsim.load_sweep(folder)
+    pd.testing.assert_frame_equal(rep.frame, got)  # the report's rows are read from the folder
+    return got
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +116,7 @@ def test_dask_local_cluster_rows_equal_local_processes(small_path, tmp_path, ref
     assert (rep.total, rep.done, rep.skipped, rep.failed) == (RUNS, RUNS, 0, 0)
     got = assert_complete(tmp_path / "dask", reference)
     # ... and the rows of the in-memory frame of a serial sweep
-    mem = mpsim.sweep(small_path, GRID, seeds=2, overrides=SLOW, processes=1, progress=False)
+    mem = mpsim.sweep(small_path, GRID, seeds=2, overrides=SLOW, processes=1, progress=False).frame
     pd.testing.assert_frame_equal(comparable(got.drop(columns=["run_id", "point"])), comparable(mem))
     assert got.attrs["grid"] == list(GRID)
 
@@ -256,7 +259,7 @@ def test_failing_grid_point_is_recorded_and_the_sweep_goes_on(small_path, tmp_pa
 def test_failing_grid_point_without_a_folder_warns_and_lists_failures(small_path):
     grid = {"link.bottleneck.loss": ["1%", "-3%"]}
     with pytest.warns(RuntimeWarning, match="2 of 4 sweep runs failed"):
-        frame = mpsim.sweep(small_path, grid, seeds=2, validate=False, processes=1, progress=False)
+        frame = mpsim.sweep(small_path, grid, seeds=2, validate=False, processes=1, progress=False).frame
     assert frame["run"].tolist() == [0, 0, 1, 1]
     assert [f["run"] for f in frame.attrs["failed"]] == [2, 3]
     assert "must not be negative" in frame.attrs["failed"][0]["error"]
@@ -294,7 +297,7 @@ def test_resume_reuses_only_runs_of_the_same_scenario(small_path, tmp_path):
     grid2 = {"link.bottleneck.loss": ["1%", "2%", "3%"]}
     rep = mpsim.sweep(small_path, grid2, seeds=3, processes=1, progress=False, out=folder)
     assert (rep.total, rep.done, rep.skipped) == (9, 5, 4)
-    mem = mpsim.sweep(small_path, grid2, seeds=3, processes=1, progress=False)
+    mem = mpsim.sweep(small_path, grid2, seeds=3, processes=1, progress=False).frame
     got = mpsim.load_sweep(folder)
     pd.testing.assert_frame_equal(comparable(got.drop(columns=["run_id", "point"])), comparable(mem))
     # the lazy relation aggregates like the frame
@@ -383,7 +386,7 @@ def test_flows_of_different_kinds_keep_all_their_columns(tmp_path):
     has are kept, in the folder as in the frame."""
     folder = tmp_path / "study"
     mpsim.sweep(MIXED, {"link.l2.loss": ["0%", "1%"]}, seeds=2, processes=1, progress=False, out=folder)
-    mem = mpsim.sweep(MIXED, {"link.l2.loss": ["0%", "1%"]}, seeds=2, processes=1, progress=False)
+    mem = mpsim.sweep(MIXED, {"link.l2.loss": ["0%", "1%"]}, seeds=2, processes=1, progress=False).frame
     got = mpsim.load_sweep(folder)
     assert {"subflow0_goodput_bps", "subflow1_goodput_bps"} <= set(got.columns)
     assert got.loc[got["flow"] == "mptcp", "subflow1_goodput_bps"].notna().all()
@@ -454,9 +457,9 @@ def test_dask_accepts_a_client_a_cluster_or_an_address(small_path, cluster):
     from distributed import Client
 
     with Client(cluster) as client:
-        a = mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "2%"]}, seeds=2, dask=client, progress=False)
-    b = mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "2%"]}, seeds=2, dask=cluster, progress=False)
-    c = mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "2%"]}, seeds=2, processes=1, progress=False)
+        a = mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "2%"]}, seeds=2, dask=client, progress=False).frame
+    b = mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "2%"]}, seeds=2, dask=cluster, progress=False).frame
+    c = mpsim.sweep(small_path, {"link.bottleneck.loss": ["1%", "2%"]}, seeds=2, processes=1, progress=False).frame
     pd.testing.assert_frame_equal(comparable(a), comparable(c))
     pd.testing.assert_frame_equal(comparable(b), comparable(c))
 
@@ -491,7 +494,7 @@ def test_a_run_past_run_timeout_is_recorded_and_the_sweep_goes_on(small_path, tm
     grid = {"flow.f.app": [{"kind": "onoff", "rate": "1Mbps", "packet": "100B", "on": "1ns", "off": "1ns"}, {"kind": "cbr", "rate": "1Mbps"}]}
     t = time.monotonic()
     with pytest.warns(RuntimeWarning, match="1 of 2 sweep runs failed"):
-        frame = mpsim.sweep(stall, grid, 1, processes=processes, progress=False, run_timeout=1.0)
+        frame = mpsim.sweep(stall, grid, 1, processes=processes, progress=False, run_timeout=1.0).frame
     assert time.monotonic() - t < 30
     (failed,) = frame.attrs["failed"]
     assert failed["error_type"] == "RunTimeout" and "run_timeout" in failed["error"], failed

@@ -1,10 +1,10 @@
 """TCP on long, deep-buffered paths: loss-free Reno against the sawtooth model, LIA and OLIA
-over two such paths, and the two-path case of 10 and 50 ms (python/mpsim/tcp_fidelity.py).
-Fewer cells and shorter runs than `make tcp-fidelity`, which writes docs/tcp_fidelity.md."""
+over two such paths, and the two-path case of 10 and 50 ms (python/mpsim/validate/tcp_fidelity.py).
+Fewer cells and shorter runs than `make tcp-fidelity`, which writes docs/reports/tcp_fidelity.md."""
 
 import pytest
 
-from mpsim import tcp_fidelity as t
+from mpsim.validate import tcp_fidelity as t
 
 pytestmark = pytest.mark.slow
 

@@ -1,12 +1,12 @@
 """Westwood+ and TCP New Jersey against Reno on one lossy path, and New Jersey's loss
-classification with the congestion warning (python/mpsim/westwood_new_jersey.py). Fewer seeds
-and shorter runs than the report in docs/westwood_new_jersey.md."""
+classification with the congestion warning (python/mpsim/validate/westwood_new_jersey.py). Fewer seeds
+and shorter runs than the report in docs/reports/westwood_new_jersey.md."""
 
 import math
 
 import pytest
 
-from mpsim import westwood_new_jersey as w
+from mpsim.validate import westwood_new_jersey as w
 
 SEEDS, SECONDS = 2, 24
 

@@ -7,7 +7,7 @@ checkout on the path:
 * the shortest reproduction in its quick mode (``mpsim reproduce dqs --quick --seeds 1``);
 * the README's tutorial "Prototype a scheduler in Python" (its files and its commands).
 
-    python tests/wheel_check.py [--out docs/wheel_check.md] [--keep]
+    python tests/wheel_check.py [--out docs/reports/wheel_check.md] [--keep]
 
 Prints (and with --out writes) a table of each step's command, exit status and wall time;
 exits with 1 if any step failed. ``tests/test_wheel.py`` runs it in CI.

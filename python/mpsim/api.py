@@ -17,7 +17,7 @@
 ['flow0']
 >>> bool(1e6 < res.flows["goodput_bps"][0] < 10e6)
 True
->>> df = mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%"]}, seeds=5)  # doctest: +SKIP
+>>> df = mpsim.sweep("dumbbell.toml", {"link.bottleneck.loss": ["0.5%", "1%"]}, seeds=5).frame  # doctest: +SKIP
 
 pandas and tqdm are imported only when first needed, so ``import mpsim`` stays quick and
 sweep worker processes start fast.
@@ -28,17 +28,18 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 import time
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from . import _core
 from .errors import ScenarioError, from_core
+from .progress import Progress, ProgressArg
+from .progress import check as check_progress
 from .scenario import ScenarioLike, _apply, annotate, kwargs_to_overrides, load, to_json
-from .sweep_store import load_sweep, query
-from .sweeps import SweepReport, sweep
+from .sweeping.engine import SweepReport, sweep
+from .sweeping.store import load_sweep, query
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -47,13 +48,6 @@ __all__ = ["Result", "check", "run", "sweep", "SweepReport", "load_sweep", "quer
 
 #: File formats :meth:`Result.save` can write.
 FORMATS = ("json", "csv", "parquet")
-
-#: ``progress`` argument: None (automatic), a bool, or a callable taking the fraction done.
-ProgressArg = Union[None, bool, Callable[[float], Any]]
-
-#: The automatic progress bar appears only for runs longer than this many wall seconds.
-AUTO_PROGRESS_AFTER_S = 2.0
-
 
 # -------------------------------------------------------------------------------------
 # Preparing a scenario
@@ -137,72 +131,6 @@ def components(kind: str | None = None) -> list[tuple[str, str, str]]:
 
 
 # -------------------------------------------------------------------------------------
-# Progress display
-
-
-class _Progress:
-    """Adapts the ``progress`` argument of :func:`run` to the core's callback."""
-
-    def __init__(self, mode: ProgressArg, desc: str) -> None:
-        self.mode = mode
-        self.desc = desc
-        self.bar: Any = None
-        self.start = time.monotonic()
-        self.shown = 0
-
-    def callback(self) -> Callable[[float], Any] | None:
-        """The function to hand to the core, or None for no progress reporting."""
-        if callable(self.mode) and not isinstance(self.mode, bool):
-            return self.mode
-        if self.mode is True:
-            self._open()
-            self.bar.refresh()  # show it at once
-            return self._update
-        if self.mode is None and _stderr_is_tty():
-            return self._auto
-        return None
-
-    def _open(self) -> None:
-        from tqdm.auto import tqdm
-
-        self.bar = tqdm(
-            total=100,
-            desc=self.desc,
-            file=sys.stderr,
-            leave=False,
-            smoothing=0,  # average speed since the start: updates come in uneven steps
-            bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
-            delay=1e9,  # no display yet: first make the clock count from the start of the run
-        )
-        self.bar.start_t -= time.monotonic() - self.start
-        self.bar.delay = 0
-
-    def _auto(self, frac: float) -> None:
-        if self.bar is None and time.monotonic() - self.start >= AUTO_PROGRESS_AFTER_S:
-            self._open()
-        if self.bar is not None:
-            self._update(frac)
-
-    def _update(self, frac: float) -> None:
-        pct = max(0, min(100, int(frac * 100)))
-        if pct > self.shown:
-            self.bar.update(pct - self.shown)
-            self.shown = pct
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
-def _stderr_is_tty() -> bool:
-    try:
-        return sys.stderr is not None and sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-# -------------------------------------------------------------------------------------
 # Running
 
 
@@ -223,10 +151,11 @@ def run(
         scenario: a TOML file path, TOML text or a dict (see :func:`mpsim.scenario.load`).
         overrides: ``{dotted_key: value}`` such as ``{"link.bottleneck.loss": "2%", "seed": 3}``,
             applied before the keyword overrides (see :func:`mpsim.apply_overrides`).
-        progress: None shows a progress bar on stderr only if stderr is a terminal and the
-            run takes longer than about 2 s; True always shows one, False never; a callable
-            is called with the fraction done (0..1) now and then -- if it raises, the run
-            stops and the exception propagates.
+        progress: None (the default) shows a progress bar on stderr only when stderr is a
+            terminal and the work takes longer than about 2 s; True always shows one, False
+            never; a callable is called now and then with the fraction done (0..1: of the
+            simulated time in a run, of the runs in a sweep), last with 1.0 when the work
+            is complete -- if it raises, the work stops and the exception propagates.
         memory_check: estimate the run's memory before it starts (see :mod:`mpsim.resources`):
             warn (:class:`~mpsim.resources.MemoryWarning`) above half of the available
             memory and refuse above all of it; False skips the check.
@@ -257,6 +186,7 @@ def run(
     from . import resources
     from . import stream as streaming
 
+    check_progress(progress)
     if pcap is not None:
         overrides = {**(overrides or {}), "metrics.pcap": True}
         Path(pcap).mkdir(parents=True, exist_ok=True)  # fail before running, not after
@@ -278,7 +208,7 @@ def run(
     # the folder is made once the scenario is known to be good, and before the run
     stream_dir = streaming.prepare_dir(stream) if stream is not None else None
     started = time.time()
-    prog = _Progress(progress, name or "simulating")
+    prog = Progress(progress, name or "simulating")
     sink = streaming.ParquetSink(stream_dir) if stream_dir is not None else None
     try:
         raw = _core.run(js, origin, prog.callback(), plugins or None, sink)
@@ -666,9 +596,10 @@ def aggregate(frame: Any, value: str = "goodput_bps", by: Sequence[str] | None =
     """Mean and 95% confidence interval of *value* over seeds, per grid point and flow.
 
     Args:
-        frame: a frame returned by :func:`sweep` or :func:`load_sweep` (or read back from
-            its output file), or a DuckDB relation from ``load_sweep(..., lazy=True)`` or
-            ``query(..., lazy=True)``, which is summarised by DuckDB without loading it.
+        frame: the frame of a sweep (``sweep(...).frame``) or of :func:`load_sweep` (or read
+            back from a sweep's output file), or a DuckDB relation from
+            ``load_sweep(..., lazy=True)`` or ``query(..., lazy=True)``, which is summarised
+            by DuckDB without loading it.
         value: the column to aggregate.
         by: grouping columns; default: the grid columns (those before ``seed``) and ``flow``.
 
@@ -679,7 +610,7 @@ def aggregate(frame: Any, value: str = "goodput_bps", by: Sequence[str] | None =
     import pandas as pd
 
     if not isinstance(frame, pd.DataFrame):
-        from .sweep_store import aggregate_relation
+        from .sweeping.store import aggregate_relation
 
         res, by = aggregate_relation(frame, value, by)
     else:

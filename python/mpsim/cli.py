@@ -327,8 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quick", action="store_true", help="shorter runs only, for a first look")
     rp.add_argument("--processes", type=int, default=None, metavar="P", help="worker processes (default: all cores)")
 
-    from . import kernel
-    kernel.add_parser(sub, _Formatter, _add_set)
+    from .kernel import testbed
+    testbed.add_parser(sub, _Formatter, _add_set)
     return p
 
 
@@ -661,9 +661,9 @@ def _seconds(text: str, option: str) -> float:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .api import _stderr_is_tty, aggregate, sweep
-    from .sweep_store import SweepFolderError
-    from .sweeps import _out_kind
+    from .api import aggregate, sweep
+    from .sweeping.engine import _out_kind
+    from .sweeping.store import SweepFolderError
 
     grid = parse_grid(args.grid)
     overrides = parse_sets(args.set)
@@ -688,7 +688,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 grid,
                 seeds=args.seeds,
                 processes=args.processes,
-                progress=not args.quiet and _stderr_is_tty(),
+                progress=False if args.quiet else None,
                 dask=args.dask,
                 out=args.out,
                 overrides=overrides,
@@ -704,7 +704,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if kind == "folder":
         return _report_folder_sweep(args, list(grid), res)
-    frame = res
+    frame = res.frame
     failed = frame.attrs.get("failed") or []
     if not args.quiet and len(frame):
         _print_aggregate(aggregate(frame), list(grid))
@@ -712,7 +712,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _out()
         _out(f"wrote {_plural(len(frame), 'row')} ({_plural(runs, 'run')}) to {args.out}")
     if failed:
-        _err(f"{_plural(len(failed), 'run')} failed (their errors are in frame.attrs['failed'] with the Python API; "
+        _err(f"{_plural(len(failed), 'run')} failed (their errors are in report.frame.attrs['failed'] with the Python API; "
              f"--out FOLDER keeps them in a 'failed' table); the first: {failed[0]['error']}")
         return EXIT_RUNS_FAILED
     return EXIT_OK
@@ -759,7 +759,7 @@ def _report_folder_sweep(args: argparse.Namespace, keys: list[str], rep: Any) ->
 
 def cmd_query(args: argparse.Namespace) -> int:
     from .api import query
-    from .sweep_store import SweepFolderError, describe
+    from .sweeping.store import SweepFolderError, describe
 
     try:
         if args.sql is None:
@@ -870,7 +870,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "list": cmd_list,
     "reproduce": cmd_reproduce,
     "query": cmd_query,
-    "kernel": lambda args: __import__("mpsim.kernel", fromlist=["cmd_kernel"]).cmd_kernel(args, parse_sets(args.set)),
+    "kernel": lambda args: __import__("mpsim.kernel.testbed", fromlist=["cmd_kernel"]).cmd_kernel(args, parse_sets(args.set)),
 }
 
 

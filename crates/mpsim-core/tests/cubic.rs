@@ -34,7 +34,7 @@ cc = "{cc}"
 #[test]
 fn hystart_leaves_slow_start_before_the_queue_overflows() {
     // the same path with Linux 6.18 and the same queue: 11 retransmissions, no timeout, over
-    // 20 s (docs/kernel-results.md); Reno, without HyStart, overshoots and loses a window's worth
+    // 20 s (docs/reports/kernel-results.md); Reno, without HyStart, overshoots and loses a window's worth
     let (goodput, rtx, timeouts) = run("cubic");
     assert_eq!(timeouts, 0);
     assert!(rtx < 20, "{rtx} retransmissions");

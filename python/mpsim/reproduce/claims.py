@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import api
+from ..progress import stderr_is_tty
 
 #: confidence of every interval and check
 CONFIDENCE = 0.95
@@ -240,7 +241,7 @@ def credit(verdict: str, control_verdicts: Mapping[str, str]) -> str:
 
 def _one(job: tuple[dict[str, Any], int]) -> Any:
     scen, seed = job
-    frame = api.sweep(scen, None, [seed], processes=1, progress=False, validate=False)
+    frame = api.sweep(scen, None, [seed], processes=1, progress=False, validate=False).frame
     failed = frame.attrs.get("failed")
     if failed or frame.empty:
         raise RuntimeError(f"a claim run failed (seed {seed}): {failed[0] if failed else 'no rows'}")
@@ -283,7 +284,7 @@ def run(study: Study, seeds: int, processes: int | None = 1, perturbations: Sequ
     jobs = _jobs(study, seeds, perturbations)
     work = [(scen, seed) for _, scen, seed in jobs]
     n = processes or os.cpu_count() or 1
-    bar = tqdm(total=len(work), desc="claim runs", unit="run", disable=not progress or not api._stderr_is_tty(), leave=False)
+    bar = tqdm(total=len(work), desc="claim runs", unit="run", disable=not progress or not stderr_is_tty(), leave=False)
     if n <= 1:
         frames = []
         for w in work:

@@ -11,6 +11,7 @@ from typing import Any, Iterable
 
 from .. import api
 from ..plots import save_figure
+from ..progress import stderr_is_tty
 from ..scenario import load
 
 
@@ -32,8 +33,8 @@ def run_cases(cases: Iterable[tuple[str, dict[str, Any]]], seeds: int, processes
 
     cases = list(cases)
     frames = []
-    for label, scen in tqdm(cases, desc="cases", unit="case", disable=not progress or not api._stderr_is_tty(), leave=False):
-        df = api.sweep(scen, None, seeds, processes=processes, progress=False)
+    for label, scen in tqdm(cases, desc="cases", unit="case", disable=not progress or not stderr_is_tty(), leave=False):
+        df = api.sweep(scen, None, seeds, processes=processes, progress=False).frame
         df.insert(0, "case", label)
         frames.append(df)
     return pd.concat(frames, ignore_index=True)

@@ -39,7 +39,7 @@ SCTP_CCS = [("SCTP", "rfc4960"), ("NewReno-SCTP", "newreno"), ("JSCTP", "jsctp")
 TCP_CCS = [("TCP NewReno", "reno"), ("TCP Westwood+", "westwood"), ("TCP New Jersey", "new_jersey")]
 K_VALUES = [900, 1200, 1350, 1456, 1500]
 # the router's congestion warning TCP New Jersey reads (the threshold and EWMA weight of
-# docs/westwood_new_jersey.md); SCTP packets are never marked, other TCPs ignore the mark
+# docs/reports/westwood_new_jersey.md); SCTP packets are never marked, other TCPs ignore the mark
 CONGESTION_WARNING = {"threshold": "10pkt", "weight": 0.02}
 
 
@@ -230,7 +230,7 @@ def _sweep(cases: list[tuple[dict[str, Any], dict[str, Any]]], seeds: int, proce
 
     frames = []
     for labels, scen in cases:
-        df = api.sweep(scen, None, seeds, processes=processes, progress=False)
+        df = api.sweep(scen, None, seeds, processes=processes, progress=False).frame
         for i, (k, v) in enumerate(labels.items()):
             df.insert(i, k, v)
         df["congestion_losses"] = [_sctp_field(r, "congestion_losses") for r in df.to_dict("records")]

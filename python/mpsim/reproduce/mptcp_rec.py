@@ -162,7 +162,7 @@ def scenario(
 
 def _one(job: tuple[str, dict[str, Any], int]) -> Any:
     label, scen, seed = job
-    df = api.sweep(scen, None, [seed], processes=1, progress=False)
+    df = api.sweep(scen, None, [seed], processes=1, progress=False).frame
     df.insert(0, "case", label)
     return df
 
@@ -633,7 +633,7 @@ def run(out_dir: Path, seeds: int = DEFAULT_SEEDS, quick: bool = False, processe
         "",
         "- A round ends with the first packet that echoes the receiver's feedback stamp, so the receiver's",
         "  RTT is a real round trip. On one lossy path the advertised rate and the paced goodput then match",
-        "  NewReno within a few percent (`docs/mptcp_rec.md`).",
+        "  NewReno within a few percent (`docs/reports/mptcp_rec.md`).",
         "- The list returns to Full-MPTCP as soon as the awnd indicator is back at or above zero (our",
         "  condition: the paper says only that the sender switches to Full-MPTCP mode when no RB2LOC event",
         "  is detected, and gives no hysteresis), so removal and return alternate quickly (the counts above).",

@@ -24,7 +24,7 @@
 //! * [RECONSTRUCTED] RTT in `ownd = RTT · R_n` is the smoothed RTT (ALGORITHMS.md: "the current
 //!   RTT estimate"). With a standing queue Q on a link of rate C, `ownd = C·RTT_min + Q`, about
 //!   the flight: the response then barely lowers the window and the queue does not drain
-//!   (measured in docs/westwood_new_jersey.md). With the minimum RTT it would drain; the
+//!   (measured in docs/reports/westwood_new_jersey.md). With the minimum RTT it would drain; the
 //!   papers do not say which they meant.
 
 use super::tabe::Tabe;

@@ -2,7 +2,7 @@
 mpsim's NewReno (TEAR's TCP-friendliness claim), and one MPTCP-rec connection against one TCP
 on a shared bottleneck beside LIA.
 
-Run ``python -m mpsim.mptcp_rec_report --out docs/mptcp_rec.md`` (part of ``make validate``);
+Run ``python -m mpsim.validate.mptcp_rec --out docs/reports/mptcp_rec.md`` (part of ``make validate``);
 the assertions live in ``tests/test_mptcp_rec.py``.
 """
 
@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import api
-from .reproduce.common import fmt_ci, md_table, mean_ci
-from .shipped import scenarios_dir
+from .. import api
+from ..reproduce.common import fmt_ci, md_table, mean_ci
+from ..shipped import scenarios_dir
 
 LOSSES = ("0.5%", "1%", "2%")
 # one-way delays of the two links: round trips of 20 and 100 ms
@@ -31,7 +31,7 @@ def soundness(seeds: int, processes: int | None) -> tuple[list[str], list[dict[s
     """The one-path table: per loss and RTT, NewReno's goodput, the advertised rate averaged
     over the run and MPTCP-rec's goodput, with their ratios to NewReno."""
     grid = {"link.*.loss": list(LOSSES), "link.*.delay": list(DELAYS.values())}
-    f = api.sweep(scenarios_dir() / "mptcp_rec" / "one_path.toml", grid, seeds, processes=processes, progress=False)
+    f = api.sweep(scenarios_dir() / "mptcp_rec" / "one_path.toml", grid, seeds, processes=processes, progress=False).frame
     rows, records = [], []
     for rtt, delay in DELAYS.items():
         for loss in LOSSES:
@@ -60,8 +60,8 @@ def soundness(seeds: int, processes: int | None) -> tuple[list[str], list[dict[s
 
 def fairness(seeds: int, processes: int | None) -> list[str]:
     sc = scenarios_dir() / "mptcp" / "shared_bottleneck.toml"
-    lia = api.sweep(sc, {"flow.mptcp.cc": ["lia"]}, seeds, processes=processes, progress=False)
-    rec = api.sweep(sc, {"flow.mptcp.scheduler": ["mptcp_rec"], "flow.mptcp.cc": ["receiver_rate"]}, seeds, processes=processes, progress=False)
+    lia = api.sweep(sc, {"flow.mptcp.cc": ["lia"]}, seeds, processes=processes, progress=False).frame
+    rec = api.sweep(sc, {"flow.mptcp.scheduler": ["mptcp_rec"], "flow.mptcp.cc": ["receiver_rate"]}, seeds, processes=processes, progress=False).frame
     rows = []
     for label, g in (("LIA + lowest_rtt (RFC 6356)", lia), ("MPTCP-rec (receiver_rate)", rec)):
         mp = _flow(g, "mptcp").set_index("seed")["goodput_bps"]
@@ -86,12 +86,12 @@ def fairness(seeds: int, processes: int | None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mpsim.mptcp_rec_report", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m mpsim.validate.mptcp_rec", description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--processes", type=int, default=None)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
-    cmd = "python -m mpsim.mptcp_rec_report" + ("" if args.seeds == 5 else f" --seeds {args.seeds}")
+    cmd = "python -m mpsim.validate.mptcp_rec" + ("" if args.seeds == 5 else f" --seeds {args.seeds}")
     lines = ["# MPTCP-rec: the receiver's rate estimate and fairness", "", f"Produced by `{cmd}`.", ""]
     table, _ = soundness(args.seeds, args.processes)
     lines += table

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from mpsim import validation as v
+from mpsim.validate import tcp as v
 
 pytestmark = pytest.mark.slow
 

@@ -1,11 +1,11 @@
-"""Validation of the SCTP model (python -m mpsim.sctp_validation) with fewer seeds and shorter
+"""Validation of the SCTP model (python -m mpsim.validate.sctp) with fewer seeds and shorter
 runs than `make sctp-validate`, plus the CLI and API on an SCTP scenario."""
 
 import json
 
 
 import mpsim
-from mpsim import sctp_validation as v
+from mpsim.validate import sctp as v
 from mpsim.cli import main
 
 

@@ -1,7 +1,7 @@
 """Multipath TCP checks, as a report: RFC 6356's goals for coupled congestion control, and
 receive-buffer blocking across schedulers and buffer sizes.
 
-Run ``python -m mpsim.mptcp_report --out docs/mptcp.md`` (part of ``make validate``); the
+Run ``python -m mpsim.validate.mptcp --out docs/reports/mptcp.md`` (part of ``make validate``); the
 assertions live in ``tests/test_mptcp.py``.
 """
 
@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import api
-from .reproduce.common import fmt_ci, md_table, mean_ci
-from .shipped import scenarios_dir
+from .. import api
+from ..reproduce.common import fmt_ci, md_table, mean_ci
+from ..shipped import scenarios_dir
 
 SC = scenarios_dir() / "mptcp"
 CONTROLLERS = ("reno", "lia", "olia", "balia")
@@ -27,7 +27,7 @@ def _flow(frame: Any, name: str) -> Any:
 
 
 def goals(seeds: int, processes: int | None) -> list[str]:
-    shared = api.sweep(SC / "shared_bottleneck.toml", {"flow.mptcp.cc": list(CONTROLLERS)}, seeds, processes=processes, progress=False)
+    shared = api.sweep(SC / "shared_bottleneck.toml", {"flow.mptcp.cc": list(CONTROLLERS)}, seeds, processes=processes, progress=False).frame
     rows = []
     for cc in CONTROLLERS:
         g = shared[shared["flow.mptcp.cc"] == cc]
@@ -47,8 +47,8 @@ def goals(seeds: int, processes: int | None) -> list[str]:
         "",
     ]
     out += md_table(["controller", "MPTCP goodput", "TCP goodput", "MPTCP / TCP"], rows)
-    disjoint = api.sweep(SC / "disjoint_paths.toml", {"flow.mptcp.cc": list(CONTROLLERS)}, seeds, processes=processes, progress=False)
-    single = api.sweep(SC / "disjoint_paths.toml", {"flow.mptcp.paths": [["p_wifi"], ["p_cell"]]}, seeds, processes=processes, progress=False)
+    disjoint = api.sweep(SC / "disjoint_paths.toml", {"flow.mptcp.cc": list(CONTROLLERS)}, seeds, processes=processes, progress=False).frame
+    single = api.sweep(SC / "disjoint_paths.toml", {"flow.mptcp.paths": [["p_wifi"], ["p_cell"]]}, seeds, processes=processes, progress=False).frame
     best = max(mean_ci(g["goodput_bps"])[0] for _, g in single.groupby("flow.mptcp.paths"))
     rows = []
     for cc in CONTROLLERS:
@@ -71,7 +71,7 @@ def goals(seeds: int, processes: int | None) -> list[str]:
 
 def blocking(seeds: int, processes: int | None) -> list[str]:
     grid = {"tcp.rcv_buf": list(BUFFERS), "flow.mp.scheduler": list(SCHEDULERS)}
-    f = api.sweep(SC / "rcvbuf_blocking.toml", grid, seeds, processes=processes, progress=False)
+    f = api.sweep(SC / "rcvbuf_blocking.toml", grid, seeds, processes=processes, progress=False).frame
     out = [
         "",
         "## Receive-buffer blocking across schedulers",
@@ -124,12 +124,12 @@ def blocking(seeds: int, processes: int | None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mpsim.mptcp_report", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m mpsim.validate.mptcp", description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--processes", type=int, default=None)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
-    cmd = "python -m mpsim.mptcp_report" + ("" if args.seeds == 5 else f" --seeds {args.seeds}")
+    cmd = "python -m mpsim.validate.mptcp" + ("" if args.seeds == 5 else f" --seeds {args.seeds}")
     lines = ["# Multipath TCP: design goals and receive-buffer blocking", "", f"Produced by `{cmd}`.", ""]
     lines += goals(args.seeds, args.processes)
     lines += blocking(min(args.seeds, 3), args.processes)

@@ -14,10 +14,10 @@ validated before the first run), then its runs go to a back end:
   recorded as failed); short runs travel in chunks of about ``DASK_TASK_S`` seconds of work.
   Chunks are sized from the runs timed so far, so the cost of a task is shared by its runs.
 
-Results go to a sink as runs finish: in memory (the DataFrame :func:`sweep` returns) or,
-with ``out=FOLDER``, to the Parquet dataset of :mod:`mpsim.sweep_store`, in small batches,
-so the parent's memory does not grow with the number of runs. A run that raises is recorded
-with its error; the sweep goes on.
+Results go to a sink as runs finish: in memory (the frame of the :class:`SweepReport`
+:func:`sweep` returns) or, with ``out=FOLDER``, to the Parquet dataset of
+:mod:`mpsim.sweeping.store`, in small batches, so the parent's memory does not grow with the
+number of runs. A run that raises is recorded with its error; the sweep goes on.
 """
 
 from __future__ import annotations
@@ -29,19 +29,20 @@ import json
 import math
 import operator
 import os
-import sys
 import time
 import warnings
 from collections import Counter, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from . import _core
-from .errors import ScenarioError, from_core
-from .plugins import run_json
-from .scenario import ScenarioLike, _apply, annotate, format_value, load, to_json
-from .sweep_store import SERIES_TABLES, Store
+from .. import _core
+from ..errors import ScenarioError, from_core
+from ..plugins import run_json
+from ..progress import Progress, ProgressArg
+from ..progress import check as check_progress
+from ..scenario import ScenarioLike, _apply, annotate, format_value, load, to_json
+from .store import SERIES_TABLES, Store
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -193,7 +194,7 @@ class _Plan:
     def _check_plugins(self, d: dict[str, Any], applied: list[Any], base_applied: list[Any]) -> None:
         """The schedulers and controllers written in Python that the point names resolve to
         classes with the protocol's methods (as mpsim.run checks before a run)."""
-        from . import plugins
+        from .. import plugins
 
         try:
             plugins.for_scenario(d, self.origin)
@@ -244,7 +245,7 @@ def _run_task(scenario_json: str, origin: str, series: bool, timeout: float | No
         return {"error_type": type(e).__name__, "error": str(e) or repr(e)}
     out: dict[str, Any] = {"summary": str(raw["summary"]), "series": None, "wall_s": time.perf_counter() - start}
     if series:  # Arrow tables: compact to send back and to hold until written
-        from .stream import arrow_table
+        from ..stream import arrow_table
 
         out["series"] = {t: arrow_table(raw.get(t)) for t in SERIES_TABLES}
     return out
@@ -313,7 +314,7 @@ def _flow_rows(summary: Mapping[str, Any], wall_s: float | None = None) -> list[
 
 
 class _MemorySink:
-    """Collects rows for the DataFrame :func:`sweep` returns (in grid order)."""
+    """Collects the rows of the report's frame (in grid order) for a sweep without a folder."""
 
     def __init__(self, plan: _Plan) -> None:
         self.plan = plan
@@ -409,7 +410,7 @@ class _FolderSink:
             raise self.error
 
     def _lead(self, run: _Run) -> dict[str, Any]:
-        # No run index: it is numbered when the folder is read (see sweep_store), so runs
+        # No run index: it is numbered when the folder is read (see store.py), so runs
         # added by a later sweep with more seeds or grid values fall into grid order.
         return {**self.plan.labels[run.point], "seed": run.seed}
 
@@ -469,30 +470,6 @@ def _with_lead(table: Any, lead: Mapping[str, Any], run_id: str) -> Any:
 
 
 # -------------------------------------------------------------------------------------
-# Progress
-
-
-class _Bar:
-    """A progress bar over runs: done, failed, rate and time left."""
-
-    def __init__(self, total: int, enabled: bool, desc: str = "sweep") -> None:
-        from tqdm.auto import tqdm
-
-        self.failed = 0
-        self.bar = tqdm(total=total, desc=desc, unit="run", file=sys.stderr, disable=not enabled,
-                        smoothing=0.05, dynamic_ncols=True)
-
-    def update(self, ok: bool) -> None:
-        if not ok:
-            self.failed += 1
-            self.bar.set_postfix_str(f"{self.failed} failed", refresh=False)
-        self.bar.update(1)
-
-    def close(self) -> None:
-        self.bar.close()
-
-
-# -------------------------------------------------------------------------------------
 # Back ends
 
 
@@ -503,23 +480,25 @@ class _Counts:
     retried: int = 0
 
 
-def _deliver(sink: Any, bar: _Bar, counts: _Counts, run: _Run, out: Mapping[str, Any]) -> None:
+def _deliver(sink: Any, prog: Progress, counts: _Counts, run: _Run, out: Mapping[str, Any]) -> None:
     sink.add(run, out)
     ok = "error" not in out
     if ok:
         counts.done += 1
     else:
         counts.failed += 1
-    bar.update(ok)
+    prog.item(ok)
 
 
 def _execute(
-    plan: _Plan, runs: list[_Run], sink: Any, *, processes: int, dask: Any, series: bool, progress: bool, timeout: float | None = None
+    plan: _Plan, runs: list[_Run], sink: Any, *, processes: int, dask: Any, series: bool, progress: ProgressArg,
+    timeout: float | None = None
 ) -> _Counts:
-    """Runs *runs* on the chosen back end, handing each outcome to *sink* as it comes."""
+    """Runs *runs* on the chosen back end, handing each outcome to *sink* as it comes and
+    reporting progress over runs (see :mod:`mpsim.progress`)."""
     counts = _Counts()
-    bar = _Bar(len(runs), progress)
-    emit = lambda run, out: _deliver(sink, bar, counts, run, out)  # noqa: E731
+    prog = Progress(progress, "sweep", total=len(runs), unit="run")
+    emit = lambda run, out: _deliver(sink, prog, counts, run, out)  # noqa: E731
     try:
         if not runs:
             pass
@@ -531,8 +510,9 @@ def _execute(
         else:
             counts.retried = _execute_local(plan, runs, min(processes, len(runs)), series, emit, timeout)
     finally:
-        bar.close()
+        prog.close()
         sink.flush()  # whatever finished is kept, also on Ctrl-C or an error
+    prog.finish()
     return counts
 
 
@@ -729,7 +709,7 @@ def _dask_client(dask: Any) -> tuple[Any, Callable[[], None]]:
 
 def _check_workers(client: Any) -> None:
     """Every worker must run the same mpsim as this process, or results would differ."""
-    from . import __version__
+    from .. import __version__
 
     try:
         versions = client.run(_worker_version)
@@ -797,30 +777,53 @@ def _execute_dask(plan: _Plan, runs: list[_Run], dask: Any, series: bool, emit: 
 
 @dataclass
 class SweepReport:
-    """What a sweep into a folder did.
+    """What a sweep did, and its rows: :func:`sweep` returns one whatever ``out`` is.
 
     Attributes:
-        folder: the sweep folder.
+        folder: the sweep folder (``out=FOLDER``), or None when the rows are held in memory
+            (no ``out``, or a ``.parquet`` or ``.csv`` file written at the end).
         total: runs in the sweep (grid points x seeds).
-        done: runs finished now and stored.
-        skipped: runs already stored by an earlier sweep into the folder (not run again).
-        failed: runs that raised; their errors are in the ``failed`` table.
+        done: runs finished now (with a folder: and stored there).
+        skipped: runs already stored by an earlier sweep into the folder (not run again);
+            0 without a folder.
+        failed: runs that raised; their errors are in ``frame.attrs["failed"]`` or, with a
+            folder, in its ``failed`` table.
         retried: runs started again after their local worker process died.
         wall_s: wall time of the sweep in seconds.
+
+    The rows, one per run and flow, are :attr:`frame`.
     """
 
-    folder: Path
+    folder: Path | None
     total: int
     done: int
     skipped: int
     failed: int
     retried: int = 0
     wall_s: float = 0.0
+    _rows: "pd.DataFrame | None" = field(default=None, repr=False, compare=False)
+
+    @property
+    def frame(self) -> "pd.DataFrame":
+        """One row per (run, flow) as a DataFrame (see :func:`sweep`, Returns). Without a
+        folder the rows held in memory; with a folder the folder's ``flows`` table, read
+        from disk at each access (:func:`mpsim.load_sweep`, which adds ``run_id`` and
+        ``point``): for a folder larger than memory, query it instead."""
+        if self.folder is None:
+            assert self._rows is not None
+            return self._rows
+        return self.load()
 
     def load(self, table: str = "flows", *, lazy: bool = False) -> Any:
-        """:func:`mpsim.load_sweep` of this folder."""
-        from .sweep_store import load_sweep
+        """:func:`mpsim.load_sweep` of this sweep's folder.
 
+        Raises:
+            ValueError: the sweep wrote no folder (its rows are in :attr:`frame`).
+        """
+        from .store import load_sweep
+
+        if self.folder is None:
+            raise ValueError("this sweep wrote no folder (out=FOLDER): its rows are in .frame")
         return load_sweep(self.folder, table, lazy=lazy)
 
 
@@ -848,7 +851,7 @@ def sweep(
     seeds: int | Iterable[int] = 1,
     *,
     processes: int | None = None,
-    progress: bool = True,
+    progress: ProgressArg = None,
     dask: Any = None,
     out: str | os.PathLike[str] | None = None,
     overrides: Mapping[str, Any] | None = None,
@@ -857,7 +860,7 @@ def sweep(
     validate: bool = True,
     flush_every: float = FLUSH_EVERY_S,
     run_timeout: float | None = None,
-) -> "pd.DataFrame | SweepReport":
+) -> SweepReport:
     """Runs a scenario over the Cartesian product of a parameter grid and seeds.
 
     Args:
@@ -868,20 +871,24 @@ def sweep(
             replaces the scenario's own ``seed``.
         processes: local worker processes (default: ``os.cpu_count()``); 1 runs everything
             in this process.
-        progress: show a progress bar over runs on stderr (runs done, failed, time left).
+        progress: None (the default) shows a progress bar on stderr only when stderr is a
+            terminal and the work takes longer than about 2 s; True always shows one, False
+            never; a callable is called now and then with the fraction done (0..1: of the
+            simulated time in a run, of the runs in a sweep), last with 1.0 when the work
+            is complete -- if it raises, the work stops and the exception propagates.
         dask: run on a Dask cluster instead of local processes: a scheduler address
             (``"tcp://host:8786"``), ``"local:N"`` (a LocalCluster of N worker processes on
             this machine, closed at the end), a ``distributed.Client`` or a cluster object
             (``LocalCluster``, dask-jobqueue's ``SLURMCluster``, ...). The workers need the
             same mpsim installed.
-        out: where results go besides the return value:
+        out: where the rows go besides the returned report:
 
             * a folder (a path without suffix, or ending in ``/``, or an existing folder):
-              a Parquet dataset written as runs finish (see :mod:`mpsim.sweep_store`);
+              a Parquet dataset written as runs finish (see :mod:`mpsim.sweeping.store`);
               running the same sweep into it again skips the runs already stored, so an
               interrupted sweep resumes; read it with :func:`mpsim.load_sweep` or
               :func:`mpsim.query`;
-            * a ``.parquet`` or ``.csv`` file: the returned frame, written at the end.
+            * a ``.parquet`` or ``.csv`` file: the report's frame, written at the end.
         overrides: fixed overrides applied to every run before the grid values.
         fresh: with a folder, delete what it holds and run everything again.
         series: with a folder, also keep every run's time series (``flow_series``,
@@ -895,16 +902,20 @@ def sweep(
             failed (``error_type`` ``"RunTimeout"``); the sweep goes on. None: no limit.
 
     Returns:
-        Without a folder: one row per (run, flow): a column per grid key, ``seed``, ``run``
-        (0-based run index), ``flow`` (flow name), the other flow summary fields
-        (``goodput_bps``, ...), then ``jain_index`` and ``wall_s`` of the run. Rows come in
-        grid order (the first grid key varies slowest, seeds fastest) whatever order runs
-        finish in, so the same sweep gives the same frame (except ``wall_s``). Grid values
-        that are tables or lists appear as JSON text. Runs that raised have no rows; they
-        are listed in ``frame.attrs["failed"]`` and a ``RuntimeWarning`` says how many.
+        a :class:`SweepReport`, whatever ``out`` is: runs done, skipped, failed and retried,
+        the wall time, and the rows as :attr:`SweepReport.frame`, a DataFrame of one row per
+        (run, flow): a column per grid key, ``seed``, ``run`` (0-based run index), ``flow``
+        (flow name), the other flow summary fields (``goodput_bps``, ...), then
+        ``jain_index`` and ``wall_s`` of the run. Rows come in grid order (the first grid
+        key varies slowest, seeds fastest) whatever order runs finish in, so the same sweep
+        gives the same frame (except ``wall_s``). Grid values that are tables or lists
+        appear as JSON text.
 
-        With a folder: a :class:`SweepReport` (runs done, skipped, failed); the rows are in
-        the folder, so memory stays flat however many runs there are.
+        Without a folder the rows are held in memory; runs that raised have none, they are
+        listed in ``report.frame.attrs["failed"]`` and a ``RuntimeWarning`` says how many.
+        With a folder the rows are in the folder (``report.frame`` reads them back, as
+        :func:`mpsim.load_sweep` does), so the sweep's memory stays flat however many runs
+        there are; failed runs are in its ``failed`` table.
 
     Raises:
         ScenarioError: the scenario or a grid point is invalid (with ``validate=True``);
@@ -925,6 +936,7 @@ def sweep(
     if "seed" in grid:
         raise ValueError("sweep over seeds with seeds=..., not with a 'seed' grid key")
     seed_list = _seed_list(seeds)
+    check_progress(progress)
     if processes is None:
         processes = os.cpu_count() or 1
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
@@ -955,12 +967,21 @@ def sweep(
         if counts.failed:
             first = frame.attrs["failed"][0]
             warnings.warn(f"{counts.failed} of {len(plan.runs)} sweep runs failed (their errors are in "
-                          f"frame.attrs['failed']); the first: {first['error']}", RuntimeWarning, stacklevel=3)
+                          f"report.frame.attrs['failed']); the first: {first['error']}", RuntimeWarning, stacklevel=3)
         if out is not None:
             _write_frame(frame, Path(out), kind or "parquet")
-        return frame
+        return SweepReport(
+            folder=None,
+            total=len(plan.runs),
+            done=counts.done,
+            skipped=0,
+            failed=counts.failed,
+            retried=counts.retried,
+            wall_s=time.monotonic() - start,
+            _rows=frame,
+        )
 
-    from . import __version__
+    from .. import __version__
 
     assert out is not None
     store = Store.open(out, base=plan.base_id, grid=plan.keys, points=plan.point_ids, series=series,
@@ -988,7 +1009,7 @@ def sweep(
 
 
 def _write_frame(frame: "pd.DataFrame", path: Path, kind: str) -> None:
-    from .stream import parquet_safe
+    from ..stream import parquet_safe
 
     path.parent.mkdir(parents=True, exist_ok=True)
     if kind == "csv":

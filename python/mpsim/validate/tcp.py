@@ -11,8 +11,8 @@ Three checks, each on a scenario in ``scenarios/validation``:
   must reach 95% of the rate (less header overhead).
 * ``fairness``: five TCPs with equal RTTs on one bottleneck; Jain's index above 0.95.
 
-Run ``python -m mpsim.validation --out docs/validation.md`` (or ``make validate``) to produce
-the report; ``tests/test_validation.py`` runs the same checks with fewer seeds.
+Run ``python -m mpsim.validate.tcp --out docs/reports/validation.md`` (or ``make validate``) to produce
+the report; ``tests/test_validate_tcp.py`` runs the same checks with fewer seeds.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import api
-from .shipped import scenarios_dir
+from .. import api
+from ..progress import ProgressArg
+from ..shipped import scenarios_dir
 
 SCENARIOS = scenarios_dir() / "validation"
 
@@ -55,8 +56,11 @@ def _pct(s: str) -> float:
     return float(s.rstrip("%")) / 100
 
 
-def tcp_loss_grid(seeds: int = 5, duration: str = "600s", processes: int | None = None, progress: bool = True, rto: str | None = None) -> Any:
+def tcp_loss_grid(seeds: int = 5, duration: str = "600s", processes: int | None = None, progress: ProgressArg = None,
+                  rto: str | None = None) -> Any:
     """Runs the p × RTT grid and returns one row per run with the formulas beside it.
+
+    ``progress``: as for :func:`mpsim.sweep`.
 
     ``rto``: the retransmission timer (``tcp.rto``: "linux", the default, or "rfc6298").
     """
@@ -70,7 +74,7 @@ def tcp_loss_grid(seeds: int = 5, duration: str = "600s", processes: int | None 
         processes=processes,
         progress=progress,
         overrides=overrides,
-    )
+    ).frame
     rows = []
     for _, r in frame.iterrows():
         p = _pct(r["link.wire.loss"])
@@ -137,14 +141,14 @@ def summarize_grid(runs: Any) -> Any:
 
 
 def lossfree_check(seeds: int = 3) -> dict[str, float]:
-    frame = api.sweep(SCENARIOS / "lossfree.toml", None, seeds, processes=1, progress=False)
+    frame = api.sweep(SCENARIOS / "lossfree.toml", None, seeds, processes=1, progress=False).frame
     ceiling = 10e6 * 1460 / 1500
     gp = float(frame["goodput_bps"].min())
     return {"goodput_bps": gp, "ceiling_bps": ceiling, "fraction": gp / ceiling}
 
 
 def fairness_check(seeds: int = 3) -> dict[str, float]:
-    frame = api.sweep(SCENARIOS / "fairness.toml", None, seeds, processes=1, progress=False)
+    frame = api.sweep(SCENARIOS / "fairness.toml", None, seeds, processes=1, progress=False).frame
     per_run = frame.groupby("seed")["jain_index"].first()
     total = frame.groupby("seed")["goodput_bps"].sum()
     return {"jain_min": float(per_run.min()), "jain_mean": float(per_run.mean()), "total_bps_mean": float(total.mean())}
@@ -205,7 +209,7 @@ def report(grid: Any, lossfree: dict[str, float], fairness: dict[str, float], co
         "- Padhye's formula charges a timeout to a fraction min(1, 3·sqrt(3p/8)) of the loss indications (Reno",
         f"  without SACK: {min(1.0, 3 * math.sqrt(3 * 0.01 / 8)):.0%} at p = 1%); here {grid['timeouts'].sum():.1f} timeouts per run in all against "
         f"{grid['indications'].sum():.0f} loss indications. With T0 = {_t0_label(rto)} that term costs "
-        f"{'little' if (rto or 'linux') == 'linux' else 'much of the formula at 20 ms RTT, so the ratio to Padhye(p_ind) climbs with p there while the goodput is the same as with the Linux timer (docs/validation.md): the formula, not the flow, is off; compare the Mathis column'}.",
+        f"{'little' if (rto or 'linux') == 'linux' else 'much of the formula at 20 ms RTT, so the ratio to Padhye(p_ind) climbs with p there while the goodput is the same as with the Linux timer (docs/reports/validation.md): the formula, not the flow, is off; compare the Mathis column'}.",
         f"- At 1% and RTT 20 ms mpsim gets {_vs_mathis(grid, 20, '1%'):.3f} of Mathis. Simulators of NewReno with SACK",
         "  and RFC 6675 recovery (ns-2, ns-3) land at 0.90-0.96 there; RACK and the tail loss probe",
         "  repair some losses those wait a timeout for, which puts Linux-like recovery a little higher.",
@@ -227,18 +231,18 @@ def report(grid: Any, lossfree: dict[str, float], fairness: dict[str, float], co
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mpsim.validation", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m mpsim.validate.tcp", description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=5, help="seeds per grid point (default 5)")
     ap.add_argument("--duration", default="600s", help="simulated time per tcp_loss run (default 600s)")
     ap.add_argument("--processes", type=int, default=None, help="worker processes (default: all cores)")
     ap.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
     ap.add_argument("--rto", choices=["linux", "rfc6298"], default=None, help="retransmission timer (tcp.rto; default linux)")
     args = ap.parse_args(argv)
-    runs = tcp_loss_grid(args.seeds, args.duration, args.processes, progress=api._stderr_is_tty(), rto=args.rto)
+    runs = tcp_loss_grid(args.seeds, args.duration, args.processes, progress=None, rto=args.rto)
     grid = summarize_grid(runs)
     lf = lossfree_check()
     fair = fairness_check()
-    cmd = "python -m mpsim.validation" + ("" if args.seeds == 5 else f" --seeds {args.seeds}") + (
+    cmd = "python -m mpsim.validate.tcp" + ("" if args.seeds == 5 else f" --seeds {args.seeds}") + (
         "" if args.duration == "600s" else f" --duration {args.duration}"
     ) + (f" --rto {args.rto}" if args.rto else "")
     text = report(grid, lf, fair, cmd, args.rto)

@@ -7,7 +7,7 @@ recovers each of them by fast retransmission: no timeout at all, and a goodput t
 the sawtooth model (``sawtooth_utilisation``). Then the same for an MPTCP connection with
 LIA and with OLIA over two such disjoint paths, against the sum of the single flows.
 
-``python -m mpsim.tcp_fidelity --out docs/tcp_fidelity.md`` (``make tcp-fidelity``) writes the
+``python -m mpsim.validate.tcp_fidelity --out docs/reports/tcp_fidelity.md`` (``make tcp-fidelity``) writes the
 full tables; ``tests/test_tcp_fidelity.py`` runs a few cells with shorter durations.
 
 The model. Let P be the pipe (the bandwidth-delay product, in packets, at the base RTT) and
@@ -42,7 +42,7 @@ import argparse
 import sys
 from typing import Any
 
-from . import api
+from .. import api
 
 RATE_BPS = 10_000_000
 MSS = 1460
@@ -257,7 +257,7 @@ def report(modes: dict[str, dict[str, Any]], command: str) -> str:
     lines = [
         "# TCP on long, deep-buffered paths",
         "",
-        f"Produced by `{command}`. Generator and model: `python/mpsim/tcp_fidelity.py`.",
+        f"Produced by `{command}`. Generator and model: `python/mpsim/validate/tcp_fidelity.py`.",
         "",
         "One Reno flow alone over one 10 Mbit/s drop-tail bottleneck; the queue's overflows at",
         "the peaks of the sawtooth are the only losses. Goodput is a fraction of the line rate",
@@ -286,7 +286,7 @@ def report(modes: dict[str, dict[str, Any]], command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m mpsim.validate.tcp_fidelity", description=__doc__.splitlines()[0])
     ap.add_argument("--out", help="write the Markdown report here (default: stdout)")
     ap.add_argument("--cycles", type=int, default=8, help="sawtooth cycles measured per cell")
     ap.add_argument("--modes", default="linux,rfc6298", help="timer modes, comma-separated ('default' for no key)")
@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         single = single_table(cycles=a.cycles, tcp=tcp)
         modes[mode] = {"single": single, "multi": multipath_table(single, cycles=a.cycles, tcp=tcp), "two": two_path_case(tcp)}
         print(f"{mode}: {sum(within(r) for r in single)}/{len(single)} single-flow cells within target", file=sys.stderr)
-    text = report(modes, "python -m mpsim.tcp_fidelity " + " ".join(argv if argv is not None else sys.argv[1:]))
+    text = report(modes, "python -m mpsim.validate.tcp_fidelity " + " ".join(argv if argv is not None else sys.argv[1:]))
     if a.out:
         with open(a.out, "w") as fh:
             fh.write(text)

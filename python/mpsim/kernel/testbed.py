@@ -1,6 +1,6 @@
 """The same scenario on the real Linux kernel, side by side with the simulation.
 
-:func:`kernel` runs a scenario once in mpsim and once (or ``repeat`` times) through the
+:func:`compare` runs a scenario once in mpsim and once (or ``repeat`` times) through the
 kernel's own TCP and Multipath TCP: two network namespaces, ``client`` and ``server``, joined
 by one pair of TUN devices per path; between each pair, ``mpsim-linkemu`` (crates/mpsim-linkemu)
 gives the path the rate, delay, drop-tail queue and loss of the scenario's links, with mpsim's
@@ -36,14 +36,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 from pathlib import Path
 from typing import Any, Mapping
 
-from .errors import ScenarioError
-from .scenario import apply_overrides, load
+from ..errors import ScenarioError
+from ..scenario import apply_overrides, load
 
-__all__ = ["kernel", "accuracy", "KernelResult", "KernelUnavailable", "available", "unmappable", "find_emulator"]
+__all__ = ["compare", "accuracy", "KernelResult", "KernelUnavailable", "available", "unmappable", "find_emulator"]
 
 IPPROTO_MPTCP = 262
 SO_SNDBUFFORCE = 32
@@ -60,7 +59,7 @@ MPSIM_DSS = 16
 SUBNET = "10.201"
 #: Largest extra delay mpsim gives each packet on every link (uniform, FIFO kept), for the
 #: testbed's own timing noise: the emulator writes packets late by about 0.1 ms on average
-#: (p99 0.4 to 0.6 ms, docs/kernel-results.md), and the hosts' stacks add their own.
+#: (p99 0.4 to 0.6 ms, docs/reports/kernel-results.md), and the hosts' stacks add their own.
 KERNEL_JITTER = 200e-6
 BIN_S = 0.1
 
@@ -78,7 +77,7 @@ def find_emulator() -> Path | None:
     env = os.environ.get("MPSIM_LINKEMU")
     if env:
         return Path(env) if Path(env).is_file() else None
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     for sub in ("target/release/mpsim-linkemu", "target/debug/mpsim-linkemu"):
         if (root / sub).is_file():
             return root / sub
@@ -283,10 +282,10 @@ class Testbed:
         return p.stdout.strip() if p.returncode == 0 else "n/a"
 
     def spawn(self, side: str, args: list[str]) -> subprocess.Popen[str]:
-        code = "import sys; from mpsim.kernel import _endpoint_main; sys.exit(_endpoint_main(sys.argv[1:]))"
+        code = "import sys; from mpsim.kernel.testbed import _endpoint_main; sys.exit(_endpoint_main(sys.argv[1:]))"
         cmd = ["ip", "netns", "exec", self.ns[side], sys.executable, "-c", code, *args]
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")])
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                              preexec_fn=_die_with_parent)
         self.procs.append(p)
@@ -780,7 +779,7 @@ def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None]
 def _run_mpsim(d: dict[str, Any], desc: Mapping[str, Any], seed: int,
                windows: Mapping[str, float | None] | None = None,
                starts: Mapping[str, float] | None = None) -> dict[str, Any]:
-    from .api import run
+    from ..api import run
 
     res = run(d, overrides={**mpsim_overrides(desc, windows, starts), "seed": seed}, progress=False)
     flows = res.flows
@@ -905,10 +904,20 @@ class KernelResult:
         return [path]
 
 
-def kernel(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None = None,
-           overrides: Mapping[str, Any] | None = None, progress: bool = False, **kw: Any) -> KernelResult:
+def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None = None,
+            overrides: Mapping[str, Any] | None = None, progress: bool = False, **kw: Any) -> KernelResult:
     """Runs *scenario* through the Linux kernel ``repeat`` times and in mpsim with the same
-    seeds (``seed``, ``seed + 1``, ...), and returns both side by side.
+    seeds (``seed``, ``seed + 1``, ...), and returns both side by side (``mpsim kernel`` on the
+    command line).
+
+    Args:
+        scenario: a TOML file path, TOML text or a dict (see :func:`mpsim.scenario.load`).
+        repeat: kernel runs, with seeds ``seed`` to ``seed + repeat - 1``.
+        out: a folder: also write the tables, the summary, a report and a figure there
+            (see :meth:`KernelResult.save`).
+        overrides: ``{dotted_key: value}`` applied to the scenario first.
+        progress: print a line on stderr as each kernel run starts.
+        **kw: more overrides, with ``__`` standing for ``.``.
 
     Raises:
         ScenarioError: the scenario is invalid, or uses features the kernel side cannot map
@@ -1124,7 +1133,7 @@ def add_parser(sub: Any, formatter: Any, add_set: Any) -> None:
 
 def cmd_kernel(args: Any, overrides: dict[str, Any]) -> int:
     try:
-        res = kernel(args.scenario, repeat=args.repeat, out=args.out, overrides=overrides, progress=True)
+        res = compare(args.scenario, repeat=args.repeat, out=args.out, overrides=overrides, progress=True)
     except KernelUnavailable as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -1132,17 +1141,6 @@ def cmd_kernel(args: Any, overrides: dict[str, Any]) -> int:
     if args.out:
         print(f"results in {args.out}/")
     return 0
-
-
-class _CallableModule(types.ModuleType):
-    """Lets ``mpsim.kernel(...)`` run :func:`kernel` while ``mpsim.kernel.accuracy`` and the
-    rest of this module stay reachable under the same name."""
-
-    def __call__(self, *args: Any, **kw: Any) -> KernelResult:
-        return kernel(*args, **kw)
-
-
-sys.modules[__name__].__class__ = _CallableModule
 
 
 if __name__ == "__main__":

@@ -31,9 +31,10 @@ import re
 import shutil
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence, overload
 
 if TYPE_CHECKING:  # pragma: no cover
+    import duckdb
     import pandas as pd
 
 __all__ = ["TABLES", "SERIES_TABLES", "SweepFolderError", "Store", "load_sweep", "query", "describe", "is_sweep_folder"]
@@ -313,6 +314,13 @@ def _connect(root: Path) -> tuple[Any, dict[str, Any], list[str]]:
     return con, manifest, views
 
 
+# the type of the result follows from `lazy` alone: a DataFrame, or a relation with lazy=True
+@overload
+def load_sweep(folder: str | os.PathLike[str], table: str = ..., *, lazy: Literal[False] = ...) -> "pd.DataFrame": ...
+@overload
+def load_sweep(folder: str | os.PathLike[str], table: str = ..., *, lazy: Literal[True]) -> "duckdb.DuckDBPyRelation": ...
+@overload
+def load_sweep(folder: str | os.PathLike[str], table: str = ..., *, lazy: bool) -> "pd.DataFrame | duckdb.DuckDBPyRelation": ...
 def load_sweep(folder: str | os.PathLike[str], table: str = "flows", *, lazy: bool = False) -> Any:
     """Reads a sweep folder written by :func:`mpsim.sweep` with ``out=FOLDER``.
 
@@ -365,6 +373,12 @@ def _empty_frame() -> "pd.DataFrame":
     return pd.DataFrame()
 
 
+@overload
+def query(folder: str | os.PathLike[str], sql: str, *, lazy: Literal[False] = ...) -> "pd.DataFrame": ...
+@overload
+def query(folder: str | os.PathLike[str], sql: str, *, lazy: Literal[True]) -> "duckdb.DuckDBPyRelation": ...
+@overload
+def query(folder: str | os.PathLike[str], sql: str, *, lazy: bool) -> "pd.DataFrame | duckdb.DuckDBPyRelation": ...
 def query(folder: str | os.PathLike[str], sql: str, *, lazy: bool = False) -> Any:
     """Runs SQL over a sweep folder with DuckDB.
 

@@ -1,0 +1,16 @@
+"""The same scenario on the real Linux kernel, side by side with the simulation.
+
+:func:`compare` runs a scenario through the kernel's TCP and Multipath TCP in two network
+namespaces joined by emulated paths, then in mpsim configured as the kernel is, and returns
+both side by side (a :class:`KernelResult`); ``mpsim kernel SCENARIO`` does the same from the
+command line. :mod:`mpsim.kernel.testbed` holds the testbed (namespaces, TUN devices, the link
+emulator, the endpoints); :mod:`mpsim.kernel.report` writes the table of every scenario of
+``scenarios/kernel/`` (``python -m mpsim.kernel.report``, ``make kernel-table``).
+
+>>> import mpsim
+>>> side = mpsim.kernel.compare("scenario.toml", repeat=3)   # doctest: +SKIP
+"""
+
+from .testbed import KernelResult, KernelUnavailable, accuracy, available, compare, find_emulator, unmappable
+
+__all__ = ["compare", "accuracy", "KernelResult", "KernelUnavailable", "available", "unmappable", "find_emulator"]
