@@ -4,8 +4,10 @@ panic, nothing written outside the output folders."""
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -35,8 +37,16 @@ def test_the_mutations_are_repeatable_and_the_writer_round_trips():
 
 def test_thirty_mutated_files_through_the_cli(tmp_path):
     fz = _harness()
-    res = fz.main(["--seed", "1", "--files", "30", "--sweeps", "3", "--timeout", "20", "--keep", str(tmp_path / "keep"),
-                   "--out", str(tmp_path / "fuzz.md"), "--work-root", str(tmp_path)])
+    # the cases run in a folder outside /tmp, so that each gets a private /tmp (as root) and
+    # other processes writing to the machine's /tmp are not taken for the case's own files
+    base = fz._default_work_root()
+    work = Path(tempfile.mkdtemp(prefix="mpsim_fuzz_test_", dir=base)) if not str(base.resolve()).startswith("/tmp") else tmp_path
+    try:
+        res = fz.main(["--seed", "1", "--files", "30", "--sweeps", "3", "--timeout", "20", "--keep", str(tmp_path / "keep"),
+                       "--out", str(tmp_path / "fuzz.md"), "--work-root", str(work)])
+    finally:
+        if work != tmp_path:
+            shutil.rmtree(work, ignore_errors=True)
     classes = {**{f"file {k}": v for k, v in res["file_classes"].items()}, **{f"sweep {k}": v for k, v in res["sweep_classes"].items()}}
     assert sum(res["file_classes"].values()) == 30
     for bad in ("traceback", "panic", "written outside"):
