@@ -127,7 +127,6 @@ impl Subflow {
 
     /// Sends every segment the subflow's sender allows now, each carrying the DSN of its
     /// mapping (see [`tcp::Subflow::transmit`]).
-    #[inline]
     pub fn transmit(&mut self, now: SimTime, me: usize, header: u32, check: Option<u64>, tx: &mut impl Sink) {
         let map = &self.map;
         let dsn = |seq| dsn_of(map, seq).expect("every chunk handed to a subflow has a mapping");

@@ -105,8 +105,12 @@ impl Subflow {
     /// paths; `benches/kernel_probe.py psh`, docs/kernel.md): bursts of two end with PSH in 97
     /// to 100 % of cases, single segments carry it in 0 to 4 %, bursts of three carry it on
     /// the second segment only.
+    ///
+    /// Out of line: inlined into Multipath TCP's scheduling loop it made that loop cost 11 %
+    /// more instructions per packet with the redundant scheduler (`benches/speed.py
+    /// --instructions`).
     #[allow(clippy::too_many_arguments)] // the hot path: each one is a plain value
-    #[inline]
+    #[inline(never)]
     pub fn transmit(
         &mut self,
         now: SimTime,
