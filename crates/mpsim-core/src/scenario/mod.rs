@@ -224,6 +224,15 @@ impl FlowSpec {
     pub fn scheduler(&self) -> Option<&str> {
         self.mptcp().map(|m| m.scheduler.as_str())
     }
+    /// The components the flow names as written outside this crate ("module:Class"), as
+    /// (scenario key, name): its scheduler, controller and receiver logic.
+    pub fn external_components(&self) -> Vec<(&'static str, &str)> {
+        let receiver = self.mptcp().and_then(|m| m.receiver.as_deref());
+        [("scheduler", self.scheduler()), ("cc", Some(self.cc.as_str())), ("receiver", receiver)]
+            .into_iter()
+            .filter_map(|(key, name)| Some((key, name.filter(|n| is_external(n))?)))
+            .collect()
+    }
     /// MPTCP-rec's settings, if the flow runs it.
     pub fn rec(&self) -> Option<&RecSpec> {
         self.mptcp().and_then(|m| m.rec.as_ref())

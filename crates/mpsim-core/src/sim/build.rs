@@ -8,7 +8,7 @@ use crate::cc::Controller;
 use crate::engine::EventQueue;
 use crate::metrics::pcap::{Capture, PathTiming};
 use crate::net::{PacketArena, Route};
-use crate::scenario::{is_external, Scenario};
+use crate::scenario::Scenario;
 use crate::sched::Sched;
 use crate::time::SimTime;
 
@@ -182,14 +182,5 @@ impl Simulation {
 /// The components of `s`'s flows named as written outside this crate ("module:Class"):
 /// (flow, kind, name), kind being the scenario key.
 fn external_components(s: &Scenario) -> Vec<(String, &'static str, String)> {
-    let mut out = Vec::new();
-    for f in &s.flows {
-        let receiver = f.mptcp().and_then(|m| m.receiver.as_deref());
-        for (kind, name) in [("scheduler", f.scheduler()), ("cc", Some(f.cc.as_str())), ("receiver", receiver)] {
-            if let Some(name) = name.filter(|n| is_external(n)) {
-                out.push((f.name.clone(), kind, name.to_string()));
-            }
-        }
-    }
-    out
+    s.flows.iter().flat_map(|f| f.external_components().into_iter().map(|(k, n)| (f.name.clone(), k, n.to_string()))).collect()
 }
