@@ -181,3 +181,14 @@ def test_kernel_command_is_documented():
     for word in ("--repeat", "--out", "signal", "refused"):
         assert word in r.stdout, word
     assert mpsim.kernel.compare is K.compare and not callable(mpsim.kernel)
+
+
+def test_a_missing_emulator_is_explained(monkeypatch, tmp_path):
+    from mpsim.kernel import testbed
+
+    monkeypatch.setenv("MPSIM_LINKEMU", str(tmp_path / "nowhere"))
+    assert testbed.find_emulator() is None
+    assert "MPSIM_LINKEMU names" in testbed.emulator_missing() and "nowhere" in testbed.emulator_missing()
+    monkeypatch.delenv("MPSIM_LINKEMU")
+    msg = testbed.emulator_missing()
+    assert "MPSIM_LINKEMU" in msg and "cargo build --release -p mpsim-linkemu" in msg and "wheel" in msg

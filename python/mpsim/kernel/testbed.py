@@ -85,6 +85,15 @@ def find_emulator() -> Path | None:
     return Path(w) if w else None
 
 
+def emulator_missing() -> str:
+    """Why no link emulator was found, and how to get one."""
+    env = os.environ.get("MPSIM_LINKEMU")
+    if env:
+        return f"MPSIM_LINKEMU names '{env}', which is not a file"
+    return ("needs the link emulator mpsim-linkemu, which the wheel does not include: build it from mpsim's source "
+            "(cargo build --release -p mpsim-linkemu) and put it on PATH, or set MPSIM_LINKEMU to its path")
+
+
 def available(multipath: bool = True) -> tuple[bool, str]:
     """Whether this machine can run the kernel side, and if not, why."""
     if not sys.platform.startswith("linux"):
@@ -103,7 +112,7 @@ def available(multipath: bool = True) -> tuple[bool, str]:
         except OSError:
             return False, "needs a kernel with Multipath TCP (no /proc/sys/net/mptcp)"
     if find_emulator() is None:
-        return False, "needs the link emulator (cargo build --release -p mpsim-linkemu)"
+        return False, emulator_missing()
     return True, ""
 
 
@@ -111,7 +120,7 @@ def describe(d: Mapping[str, Any], origin: str) -> dict[str, Any]:
     """The scenario as mpsim reads it (defaults filled in, units resolved), from the emulator."""
     emu = find_emulator()
     if emu is None:
-        raise KernelUnavailable("needs the link emulator (cargo build --release -p mpsim-linkemu)")
+        raise KernelUnavailable(emulator_missing())
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(d, f)
     try:
