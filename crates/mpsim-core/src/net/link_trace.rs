@@ -171,6 +171,25 @@ impl LinkTrace {
         // the last time is the period, above `off`: the search always ends inside the trace
         (cycle, self.times_ns.partition_point(|&x| x <= off))
     }
+
+    /// As `first_after`, knowing that it is at or after opportunity `idx` of repetition
+    /// `cycle`: in the same repetition the search gallops from there (the idle gaps of a link
+    /// are mostly short, and a search of the whole trace would touch it all).
+    fn first_after_from(&self, cycle: u64, idx: usize, t: u64) -> (u64, usize) {
+        let p = self.period().0;
+        if t / p != cycle {
+            return self.first_after(t);
+        }
+        let off = t - cycle * p;
+        let times = &self.times_ns;
+        let (mut lo, mut step) = (idx, 1);
+        while lo + step < times.len() && times[lo + step] <= off {
+            lo += step;
+            step *= 2;
+        }
+        let hi = (lo + step + 1).min(times.len());
+        (cycle, lo + times[lo..hi].partition_point(|&x| x <= off))
+    }
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -233,7 +252,7 @@ impl TraceCursor {
             }
         } else if self.trace.time(self.cycle, self.idx) <= at.0 {
             // the queue was empty for a while: the opportunities it had are gone
-            (self.cycle, self.idx) = self.trace.first_after(at.0);
+            (self.cycle, self.idx) = self.trace.first_after_from(self.cycle, self.idx, at.0);
         }
         loop {
             let t = self.take();
@@ -347,6 +366,22 @@ mod tests {
         // what 12 has left (400 bytes) goes to the next packet queued before 12
         assert_eq!(c.schedule(ms(11), 400), (ms(12), ms(12)));
         assert_eq!(c.schedule(ms(11), 1), (ms(13), ms(13)));
+    }
+
+    #[test]
+    fn the_galloping_search_finds_what_the_whole_search_finds() {
+        let t = LinkTrace::parse("0\n1\n1\n1\n4\n9\n9\n10\n15\n16\n30\n", "t").unwrap();
+        for cycle in 0..2u64 {
+            for idx in 0..t.opportunities() {
+                let from = t.time(cycle, idx);
+                for x in 0..40u64 {
+                    let at = from.saturating_sub(1) + x * 500_000;
+                    if t.first_after(at) >= (cycle, idx) {
+                        assert_eq!(t.first_after_from(cycle, idx, at), t.first_after(at), "from ({cycle}, {idx}) to {at}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
