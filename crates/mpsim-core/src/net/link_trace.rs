@@ -123,6 +123,10 @@ impl LinkTrace {
         if !meta.is_file() {
             return Err(whole("is not a regular file (a device, pipe or socket); give a trace file".into()));
         }
+        if meta.len() == 0 {
+            // (also what /proc files report: they are not read, some block)
+            return Err(whole("is empty; a trace needs at least one delivery opportunity".into()));
+        }
         if meta.len() > MAX_TRACE_FILE_BYTES {
             return Err(whole(format!("is larger than {} MB; a trace file has at most that", MAX_TRACE_FILE_BYTES >> 20)));
         }
@@ -329,6 +333,9 @@ mod tests {
         assert!(e.message.contains("not a regular file"), "{e}");
         let e = LinkTrace::read(Path::new("/"), "root").unwrap_err();
         assert!(e.message.contains("directory"), "{e}");
+        // a pseudo-file that says it is empty is not read (/proc/kmsg would block)
+        let e = LinkTrace::read(Path::new("/proc/self/status"), "status").unwrap_err();
+        assert!(e.message.starts_with("is empty"), "{e}");
     }
 
     #[test]
