@@ -213,9 +213,6 @@ impl Link {
         while self.backlog.front().is_some_and(|e| e.end <= now) {
             self.backlog.pop_front();
             self.done_by_last_offer = self.done_by_last_offer.saturating_sub(1);
-            if let Some(t) = &mut self.trace {
-                t.starts.pop_front();
-            }
         }
     }
 
@@ -230,14 +227,22 @@ impl Link {
     }
 
     /// Packets and bytes waiting among the unfinished backlog entries `from..to` at `t`: on a
-    /// trace-driven link the first is in service only once its first byte has left.
-    fn waiting_at(&self, from: usize, to: usize, t: SimTime) -> (u64, u64) {
-        match &self.trace {
-            Some(tr) if from < to && tr.starts[from] > t => {
-                let (p, b) = self.waiting(from, to);
-                (p + 1, b + self.backlog[from].size as u64)
+    /// trace-driven link the first is in service only once its first byte has left. The
+    /// starts of a traced link's entries are trimmed here to the entries the purge left (both
+    /// lose entries only at the front), so that the purge costs a fixed-rate link nothing.
+    fn waiting_at(&mut self, from: usize, to: usize, t: SimTime) -> (u64, u64) {
+        let left = self.backlog.len();
+        match &mut self.trace {
+            Some(tr) => {
+                let gone = tr.starts.len() - left;
+                tr.starts.drain(..gone);
+                if from < to && tr.starts[from] > t {
+                    let (p, b) = self.waiting(from, to);
+                    return (p + 1, b + self.backlog[from].size as u64);
+                }
+                self.waiting(from, to)
             }
-            _ => self.waiting(from, to),
+            None => self.waiting(from, to),
         }
     }
 
@@ -258,47 +263,90 @@ impl Link {
     /// (later for cut-through links). Offers to one link come in non-decreasing `at`.
     #[inline(always)]
     pub fn offer_at(&mut self, now: SimTime, at: SimTime, size: u32) -> Fate {
+        if self.trace.is_some() {
+            return self.offer_traced(now, at, size);
+        }
         self.stats.offered += 1;
         if !self.up {
             self.stats.down_drops += 1;
             return Fate::Down;
         }
-        // forget what has finished by now; what finishes between now and `at` stays, so that
-        // samples taken at `now` remain exact
+        let in_service = self.in_service_at(now, at);
+        let len = self.backlog.len();
+        let busy = in_service < len;
+        let now = at;
+        if self.warning.is_some() {
+            let (q_pkts, q_bytes) = self.waiting(in_service, len);
+            self.update_average(now, busy, q_pkts, q_bytes, size);
+        }
+        // the bytes waiting are worked out only for a limit in bytes
+        let full = busy
+            && match self.limit {
+                QueueLimit::Packets(n) => (len - in_service) as u64 > n,
+                QueueLimit::Bytes(b) => self.waiting(in_service, len).1 + size as u64 > b,
+            };
+        if full {
+            self.stats.queue_drops += 1;
+            return Fate::QueueDrop;
+        }
+        let start = self.busy_until.max(now);
+        let tx = self.tx_time(size);
+        let end = start + tx;
+        self.accept(now, end, size, tx)
+    }
+
+    /// Forgets what has finished by `now` (what finishes between `now` and `at` stays, so
+    /// that samples taken at `now` remain exact); returns the first backlog entry that has
+    /// not finished by `at`.
+    #[inline(always)]
+    fn in_service_at(&mut self, now: SimTime, at: SimTime) -> usize {
         self.purge(now);
         let mut in_service = self.done_by_last_offer;
         while self.backlog.get(in_service).is_some_and(|e| e.end <= at) {
             in_service += 1;
         }
         self.done_by_last_offer = in_service;
+        in_service
+    }
+
+    /// `offer_at` on a trace-driven link (kept out of the fixed-rate links' way).
+    #[cold]
+    #[inline(never)]
+    fn offer_traced(&mut self, now: SimTime, at: SimTime, size: u32) -> Fate {
+        self.stats.offered += 1;
+        if !self.up {
+            self.stats.down_drops += 1;
+            return Fate::Down;
+        }
+        let in_service = self.in_service_at(now, at);
+        let now = at;
         let len = self.backlog.len();
         let busy = in_service < len;
-        let now = at;
+        let (q_pkts, q_bytes) = self.waiting_at(in_service, len, now);
         if self.warning.is_some() {
-            let (q_pkts, q_bytes) = self.waiting_at(in_service, len, now);
             self.update_average(now, busy, q_pkts, q_bytes, size);
         }
-        // the bytes waiting are worked out only for a limit in bytes
+        // the queue holds the packets whose first byte has not left
         let full = busy
-            && match (&self.trace, self.limit) {
-                (None, QueueLimit::Packets(n)) => (len - in_service) as u64 > n,
-                (None, QueueLimit::Bytes(b)) => self.waiting(in_service, len).1 + size as u64 > b,
-                (Some(_), QueueLimit::Packets(n)) => self.waiting_at(in_service, len, now).0 >= n,
-                (Some(_), QueueLimit::Bytes(b)) => self.waiting_at(in_service, len, now).1 + size as u64 > b,
+            && match self.limit {
+                QueueLimit::Packets(n) => q_pkts >= n,
+                QueueLimit::Bytes(b) => q_bytes + size as u64 > b,
             };
         if full {
             self.stats.queue_drops += 1;
             return Fate::QueueDrop;
         }
         let tx = self.tx_time(size);
-        let end = match &mut self.trace {
-            None => self.busy_until.max(now) + tx,
-            Some(tr) => {
-                let (first, last) = tr.cursor.schedule(now, size);
-                tr.starts.push_back(first);
-                last
-            }
-        };
+        let tr = self.trace.as_mut().expect("a traced link");
+        let (first, end) = tr.cursor.schedule(now, size);
+        tr.starts.push_back(first);
+        self.accept(now, end, size, tx)
+    }
+
+    /// Takes a packet that entered at `now` and whose transmission ends at `end` (`tx`: its
+    /// transmission time at the link's rate): accounting, the mark, loss, delay and jitter.
+    #[inline(always)]
+    fn accept(&mut self, now: SimTime, end: SimTime, size: u32, tx: Dur) -> Fate {
         self.busy_until = end;
         self.backlog.push_back(Backlogged { offered: now, end, size, bytes_before: self.accepted_bytes });
         self.accepted_bytes += size as u64;
@@ -373,6 +421,7 @@ impl Link {
             t.starts.clear();
             t.cursor.reset(now);
         }
+
         let lost: Vec<PacketId> = self.pipe.drain(..).map(|(_, id)| id).collect();
         self.stats.delivered -= lost.len() as u64;
         self.stats.down_drops += lost.len() as u64;
