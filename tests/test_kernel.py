@@ -54,6 +54,28 @@ def test_unmappable_features_are_refused_in_one_message(tmp_path):
 
 
 @needs_emulator
+def test_the_emulator_reads_a_traced_link_from_the_scenarios_folder(tmp_path):
+    from mpsim import traces
+    from mpsim.scenario import load
+
+    (tmp_path / "study").mkdir()
+    traces.generate(tmp_path / "study" / "c6.down", "2s", rate="6Mbps")
+    text = (SCEN / "mptcp_2x10m.toml").read_text()
+    f = tmp_path / "study" / "traced.toml"
+    f.write_text(text.replace('name = "l0"', 'name = "l0"\ntrace = "c6.down"', 1))
+    d, origin = load(f)
+    desc = K.describe(d, origin)
+    l0 = next(lk for lk in desc["links"] if lk["name"] == "l0")
+    assert l0["trace"] == {"file": str(tmp_path / "study" / "c6.down"), "opportunities": 1000, "period_s": 2.0}
+    assert l0["rate_bps"] == 6_000_000 and l0["reverse_trace"] is None
+    assert not K.unmappable(desc)
+    # the emulator's --describe reads a TOML file's traces from its folder too
+    r = subprocess.run([str(K.find_emulator()), "--describe", str(f)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert '"file":"c6.down"' in r.stdout
+
+
+@needs_emulator
 def test_mpsim_side_is_configured_as_the_kernel():
     from mpsim.scenario import apply_overrides, load
 

@@ -312,7 +312,7 @@ def test_help_lists_every_command_and_names_files_that_exist(capsys):
     for name in named:
         assert (ROOT / name).is_file(), f"the help names {name}, which does not exist"
     assert main([]) == 2
-    assert "choose run, sweep, query, check, list, reproduce or kernel" in capsys.readouterr().err
+    assert "choose run, sweep, query, check, list, reproduce, kernel, trace-gen or trace-summary" in capsys.readouterr().err
 
 
 def test_stated_python_version_is_the_one_required_and_tested():

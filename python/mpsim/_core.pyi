@@ -7,7 +7,7 @@ overrides, converts errors to :class:`mpsim.ScenarioError` and builds DataFrames
 from typing import Any, Callable, NotRequired, TypedDict, final
 
 __all__ = [
-    "check", "run", "components", "ScenarioError", "PluginError", "SubflowView", "SchedContext", "Window",
+    "check", "run", "components", "read_link_trace", "ScenarioError", "PluginError", "SubflowView", "SchedContext", "Window",
     "SubflowState", "AckContext", "LossContext", "CHUNK_ROWS", "__version__",
 ]
 
@@ -112,6 +112,10 @@ def run(
     it raises stops the run and propagates (see :mod:`mpsim.stream`).
     Raises ScenarioError for an invalid scenario.
     """
+
+def read_link_trace(path: str) -> list[int]:
+    """A Mahimahi delivery trace's timestamps in milliseconds, read by the simulator's own
+    reader. Raises ValueError naming the file and, for a bad line, its number."""
 
 def components() -> list[tuple[str, str, str]]:
     """The built-in components as ``(kind, name, description)``; kind is "cc", "scheduler", "loss" or "app"."""

@@ -15,7 +15,7 @@ import sys
 import textwrap
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterable, NoReturn, Sequence
+from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
 from ._core import PluginError
 from .errors import ScenarioError
@@ -58,7 +58,7 @@ that send over a path with a congestion controller.
 _EX = "scenarios/validation/dumbbell_2x10m_loss1.toml"
 
 _MAIN_EPILOG = f"""\
-commands: run, sweep, query, check, list, reproduce, kernel
+commands: run, sweep, query, check, list, reproduce, kernel, trace-gen, trace-summary
 
 examples:
   mpsim run {_EX}
@@ -68,6 +68,7 @@ examples:
   mpsim list cc
   mpsim reproduce --list
   mpsim kernel scenarios/kernel/mptcp_2x10m.toml --repeat 3 --out kernel/   (root: the same scenario on Linux)
+  mpsim trace-gen cell.down --duration 60s --state 10Mbps:2s --state 1Mbps:500ms --seed 3
 
 Run 'mpsim COMMAND --help' for the options of a command.
 """
@@ -329,6 +330,38 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .kernel import testbed
     testbed.add_parser(sub, _Formatter, _add_set)
+
+    tg = sub.add_parser(
+        "trace-gen",
+        help="write a synthetic link capacity trace (Mahimahi format)",
+        description=_wrap("Write a link capacity trace in Mahimahi's format (one line per 1500-byte "
+                          "delivery opportunity, in whole milliseconds), for a link's trace or "
+                          "reverse_trace key: a constant rate (--rate) or a rate that jumps between "
+                          "states (--state RATE:HOLD, repeated), each held for an exponentially "
+                          "distributed time of mean HOLD, then left for one of the others. The same "
+                          "arguments and --seed write the same file. Prints the trace's summary."),
+        epilog="examples:\n  mpsim trace-gen const.down --rate 12Mbps --duration 10s\n"
+               "  mpsim trace-gen cell.down --duration 120s --state 20Mbps:4s --state 5Mbps:2s --state 0:300ms --seed 7",
+        formatter_class=_Formatter,
+    )
+    tg.add_argument("out", metavar="FILE", help="the trace file to write")
+    tg.add_argument("--duration", default="60s", metavar="D", help="length of the trace, e.g. 60s (default 60s)")
+    tg.add_argument("--rate", metavar="RATE", help="a constant rate, e.g. 12Mbps")
+    tg.add_argument("--state", action="append", metavar="RATE:HOLD",
+                    help="a state of the Markov-modulated rate: its rate and mean holding time, e.g. 10Mbps:2s")
+    tg.add_argument("--seed", type=int, default=1, metavar="N", help="random seed of the holding times and jumps (default 1)")
+
+    ts = sub.add_parser(
+        "trace-summary",
+        help="opportunities, length and mean capacity of link capacity traces",
+        description=_wrap("Print, for each Mahimahi trace, its delivery opportunities, its length "
+                          "(the last timestamp) and its mean capacity, after checking it as a "
+                          "scenario's trace is checked; --plot draws their capacity over time."),
+        formatter_class=_Formatter,
+    )
+    ts.add_argument("traces", metavar="FILE", nargs="+", help="trace files")
+    ts.add_argument("--plot", metavar="FILE.png", help="draw each trace's capacity over time into FILE.png")
+    ts.add_argument("--bin", default="1s", metavar="D", help="the plot's time bin (default 1s)")
     return p
 
 
@@ -863,6 +896,59 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_trace_gen(args: argparse.Namespace) -> int:
+    from . import traces
+
+    if (args.rate is None) == (not args.state):
+        raise UsageError("give either --rate or one or more --state RATE:HOLD")
+    states = None
+    if args.state:
+        states = []
+        for st in args.state:
+            rate, sep, hold = st.partition(":")
+            if not sep:
+                raise UsageError(f"--state expects RATE:HOLD such as 10Mbps:2s, got '{st}'")
+            states.append({"rate": rate, "hold": hold})
+    try:
+        info = traces.generate(args.out, args.duration, rate=args.rate, states=states, seed=args.seed)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    _print_trace_summaries([info])
+    return EXIT_OK
+
+
+def _print_trace_summaries(infos: Sequence[Mapping[str, Any]]) -> None:
+    rows = [[i["file"], f"{i['opportunities']:,}", f"{i['length_s']:.1f}", f"{i['mean_mbps']:.2f}"] for i in infos]
+    for line in _table(["file", "opportunities", "length (s)", "mean capacity (Mbit/s)"], rows):
+        _out(line)
+
+
+def cmd_trace_summary(args: argparse.Namespace) -> int:
+    from . import traces
+
+    try:
+        infos = [traces.summary(t) for t in args.traces]
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    _print_trace_summaries(infos)
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(len(args.traces), 1, figsize=(8, 2.6 * len(args.traces)), squeeze=False)
+        try:
+            for t, ax in zip(args.traces, axes[:, 0]):
+                traces.plot(t, bin=args.bin, ax=ax)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        fig.tight_layout()
+        fig.savefig(args.plot)
+        plt.close(fig)
+    return EXIT_OK
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "sweep": cmd_sweep,
@@ -871,6 +957,8 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "reproduce": cmd_reproduce,
     "query": cmd_query,
     "kernel": lambda args: __import__("mpsim.kernel.testbed", fromlist=["cmd_kernel"]).cmd_kernel(args, parse_sets(args.set)),
+    "trace-gen": cmd_trace_gen,
+    "trace-summary": cmd_trace_summary,
 }
 
 
@@ -888,7 +976,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = next((a for a in argv if a in _COMMANDS), None)
             raise UsageError(f"{e} (see 'mpsim {command + ' ' if command else ''}--help')") from None
         if args.command is None:
-            raise UsageError("no command given; choose run, sweep, query, check, list, reproduce or kernel (see 'mpsim --help')")
+            raise UsageError("no command given; choose run, sweep, query, check, list, reproduce, kernel, trace-gen or trace-summary (see 'mpsim --help')")
         return _COMMANDS[args.command](args)
     except UsageError as e:
         _err(f"error: {e}")

@@ -195,7 +195,30 @@ def _load_file(path: Path, origin: str) -> tuple[dict[str, Any], str]:
         raise ScenarioError(origin, "", "not a text file (a scenario is UTF-8 encoded TOML)") from None
     d = _parse_toml(text, origin, "the file")
     expand_frame_traces(d, path.parent, origin)
+    resolve_link_traces(d, path.parent)
     return d, origin
+
+
+#: The link keys that name a capacity trace file.
+LINK_TRACE_KEYS = ("trace", "reverse_trace")
+
+
+def resolve_link_traces(d: dict[str, Any], base_dir: Path) -> None:
+    """Makes each link's ``trace`` and ``reverse_trace`` file name, relative to the scenario
+    file's folder, a name the simulator can open from the current directory (the folder
+    joined in front, as the scenario's own path is given). Absolute names stay as they are;
+    the core reads and checks the files. A dict or TOML text is not changed: its names are
+    relative to the current directory."""
+    links = d.get("link")
+    if not isinstance(links, list):
+        return
+    for link in links:
+        if not isinstance(link, dict):
+            continue
+        for k in LINK_TRACE_KEYS:
+            name = link.get(k)
+            if isinstance(name, str) and name and not os.path.isabs(name):
+                link[k] = os.path.join(base_dir, name) if str(base_dir) not in ("", ".") else name
 
 
 def expand_frame_traces(d: dict[str, Any], base_dir: Path, origin: str) -> None:

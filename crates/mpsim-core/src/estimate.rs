@@ -845,4 +845,21 @@ mod tests {
         // 1 Mbit/s of 1000 B packets for 10 s: 1,250 packets
         assert!((1_200..=1_300).contains(&cbr.packets), "{cbr:?}");
     }
+
+    #[test]
+    fn a_traced_link_is_estimated_at_its_mean_rate() {
+        // 6 Mbit/s in bursts: two opportunities every 4 ms
+        let dir = std::env::temp_dir().join(format!("mpsim-estimate-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("t"), (1..=250).map(|k| format!("{0}\n{0}\n", 4 * k)).collect::<String>()).unwrap();
+        let text = |link: &str| {
+            format!("duration = \"20s\"\n[[link]]\nname = \"l\"\n{link}\ndelay = \"10ms\"\n[[path]]\nname = \"p\"\nlinks = [\"l\"]\n[[flow]]\npath = \"p\"\n")
+        };
+        let traced = Scenario::from_toml_in(&text("trace = \"t\"\nrate = \"6Mbps\""), "t", Some(&dir)).unwrap();
+        let fixed = Scenario::from_toml(&text("rate = \"6Mbps\""), "t").unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(traced.links[0].rate_bps, 6_000_000);
+        assert_eq!(traced.estimate(), fixed.estimate());
+        events_estimated_within(&traced, 0.9, 4.2);
+    }
 }

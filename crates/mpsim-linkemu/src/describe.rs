@@ -8,7 +8,10 @@ use serde_json::{json, Value};
 
 pub fn describe_file(path: &str) -> Result<String, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    let s = if path.ends_with(".toml") { Scenario::from_toml(&text, path) } else { Scenario::from_json(&text, path) }
+    // trace files a TOML scenario names are relative to its folder; a JSON scenario comes from
+    // the Python front end, which has already made them relative to the current directory
+    let dir = std::path::Path::new(path).parent();
+    let s = if path.ends_with(".toml") { Scenario::from_toml_in(&text, path, dir) } else { Scenario::from_json(&text, path) }
         .map_err(|e| e.to_string())?;
     Ok(serde_json::to_string(&describe(&s)).unwrap())
 }
@@ -31,8 +34,13 @@ pub fn describe(s: &Scenario) -> Value {
                 QueueLimit::Bytes(b) => ("bytes", b),
                 QueueLimit::Packets(p) => ("packets", p),
             };
+            let trace = |t: &Option<std::sync::Arc<mpsim_core::net::LinkTrace>>| {
+                t.as_ref().map(|t| json!({"file": t.file, "opportunities": t.opportunities(), "period_s": t.period().as_secs_f64()}))
+            };
             json!({
-                "name": l.name, "rate_bps": l.rate_bps, "delay_s": l.delay.as_secs_f64(), "jitter_s": l.jitter.as_secs_f64(),
+                "name": l.name, "rate_bps": l.rate_bps, "reverse_rate_bps": l.reverse_rate_bps,
+                "trace": trace(&l.trace), "reverse_trace": trace(&l.reverse_trace),
+                "delay_s": l.delay.as_secs_f64(), "jitter_s": l.jitter.as_secs_f64(),
                 "queue": {qk: qv}, "loss": loss(&l.loss), "reverse_loss": loss(&l.reverse_loss),
                 "outages": l.outages.len(),
             })

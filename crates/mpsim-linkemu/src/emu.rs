@@ -360,6 +360,27 @@ mod tests {
     }
 
     #[test]
+    fn a_traced_link_replays_its_trace_with_the_cores_link() {
+        // the same code as in the simulator: departures at the trace's opportunities (1 ms,
+        // 1 ms, 3 ms), the delay after them, a queue of 3 packets that counts those not yet
+        // started (so two of five are dropped), and a reverse direction at the link's rate
+        let file = std::env::temp_dir().join(format!("mpsim-linkemu-trace-{}", std::process::id()));
+        std::fs::write(&file, "1\n1\n3\n5\n").unwrap();
+        let s = scenario(&format!("trace = {:?}", file.to_str().unwrap()));
+        let _ = std::fs::remove_file(&file);
+        let mut e = emu(&s);
+        for _ in 0..5 {
+            e.inject(0, &[0u8; 1500], 0);
+        }
+        let mut dues: Vec<u64> = e.heap.iter().map(|Reverse((t, _, _))| *t).collect();
+        dues.sort();
+        assert_eq!(dues, vec![21_000_000, 21_000_000, 23_000_000]);
+        assert_eq!(e.stats[0].queue_drops, 2);
+        e.inject(1, &[0u8; 125], 500_000);
+        assert!(e.heap.iter().any(|Reverse((t, _, _))| *t == 20_600_000));
+    }
+
+    #[test]
     fn lateness_quantiles() {
         let mut l = Lateness::new();
         for i in 0..1000u64 {

@@ -329,9 +329,19 @@ fn components() -> Vec<(&'static str, &'static str, &'static str)> {
     v
 }
 
+/// Reads a Mahimahi delivery trace with the simulator's own reader: its timestamps in
+/// milliseconds. Raises ValueError naming the file and, for a bad line, its number.
+#[pyfunction]
+fn read_link_trace(path: &str) -> PyResult<Vec<u64>> {
+    mpsim_core::net::LinkTrace::read(std::path::Path::new(path), path)
+        .map(|t| t.millis().collect())
+        .map_err(|e| PyValueError::new_err(format!("{path}: {e}")))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(read_link_trace, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;

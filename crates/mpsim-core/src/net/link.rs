@@ -26,12 +26,23 @@
 //! packets of an empty queue had arrived, `avg = (1 − w)^m · avg` ([RECONSTRUCTED] RED's
 //! idle rule with the arriving packet's size as the "typical" one). The queue is counted in
 //! the unit of the threshold (packets or bytes), not counting the packet in service.
+//!
+//! Trace-driven capacity (`with_trace`): instead of a fixed rate, the transmitter sends in
+//! the delivery opportunities of a Mahimahi trace (`link_trace.rs`). A packet's departure is
+//! still known when it is offered, since it depends only on the packets ahead of it. The
+//! queue then holds the packets whose first byte has not left, as `mm-link`'s does: a packet
+//! waiting for an opportunity counts as queued even when the transmitter is otherwise idle,
+//! and a packet whose bytes span opportunities is out of the queue once its first bytes have
+//! left. The rate (`rate_bps`) is the trace's mean; it serves only the figures that need a
+//! rate (utilisation, the congestion warning's idle decay, estimates).
 
+use crate::net::link_trace::{LinkTrace, TraceCursor};
 use crate::net::loss::LossProcess;
 use crate::net::PacketId;
 use crate::rng::Rng;
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// The queue's capacity, in bytes or in packets (the packet in service does not count).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,7 +131,16 @@ pub struct Link {
     /// The largest extra delay and the draws for it; the last arrival time keeps FIFO order.
     jitter: Option<(Dur, Rng)>,
     last_arrival: SimTime,
+    /// Trace-driven capacity: where the link is in its trace, and when each backlog entry's
+    /// first byte leaves (in step with `backlog`).
+    trace: Option<Box<Traced>>,
     pub stats: LinkStats,
+}
+
+#[derive(Debug)]
+struct Traced {
+    cursor: TraceCursor,
+    starts: VecDeque<SimTime>,
 }
 
 impl Link {
@@ -142,8 +162,24 @@ impl Link {
             warning: None,
             jitter: None,
             last_arrival: SimTime::ZERO,
+            trace: None,
             stats: LinkStats::default(),
         }
+    }
+
+    /// Sends in the delivery opportunities of `trace` instead of at a fixed rate; the link's
+    /// rate becomes the trace's mean.
+    pub fn with_trace(mut self, trace: Option<Arc<LinkTrace>>) -> Link {
+        if let Some(t) = trace {
+            self.rate_bps = (t.mean_rate_bps().round() as u64).max(1);
+            self.trace = Some(Box::new(Traced { cursor: TraceCursor::new(t), starts: VecDeque::new() }));
+        }
+        self
+    }
+
+    /// The trace the link follows, if it is trace-driven.
+    pub fn trace(&self) -> Option<&LinkTrace> {
+        self.trace.as_ref().map(|t| t.cursor.trace())
     }
 
     /// Turns the congestion warning on.
@@ -190,12 +226,32 @@ impl Link {
         ((to - from - 1) as u64, bytes)
     }
 
+    /// Packets and bytes waiting among the unfinished backlog entries `from..to` at `t`: on a
+    /// trace-driven link the first is in service only once its first byte has left. The
+    /// starts of a traced link's entries are trimmed here to the entries the purge left (both
+    /// lose entries only at the front), so that the purge costs a fixed-rate link nothing.
+    fn waiting_at(&mut self, from: usize, to: usize, t: SimTime) -> (u64, u64) {
+        let left = self.backlog.len();
+        match &mut self.trace {
+            Some(tr) => {
+                let gone = tr.starts.len() - left;
+                tr.starts.drain(..gone);
+                if from < to && tr.starts[from] > t {
+                    let (p, b) = self.waiting(from, to);
+                    return (p + 1, b + self.backlog[from].size as u64);
+                }
+                self.waiting(from, to)
+            }
+            None => self.waiting(from, to),
+        }
+    }
+
     /// Packets and bytes waiting in the queue at `now` (not counting the one in service).
     /// Packets offered ahead of `now` (cut-through) have not arrived yet and do not count.
     pub fn queued(&mut self, now: SimTime) -> (u64, u64) {
         self.purge(now);
         let arrived = self.backlog.partition_point(|e| e.offered <= now);
-        self.waiting(0, arrived)
+        self.waiting_at(0, arrived, now)
     }
 
     /// Offers a packet of `size` bytes to the link at `now`.
@@ -207,19 +263,15 @@ impl Link {
     /// (later for cut-through links). Offers to one link come in non-decreasing `at`.
     #[inline(always)]
     pub fn offer_at(&mut self, now: SimTime, at: SimTime, size: u32) -> Fate {
+        if self.trace.is_some() {
+            return self.offer_traced(now, at, size);
+        }
         self.stats.offered += 1;
         if !self.up {
             self.stats.down_drops += 1;
             return Fate::Down;
         }
-        // forget what has finished by now; what finishes between now and `at` stays, so that
-        // samples taken at `now` remain exact
-        self.purge(now);
-        let mut in_service = self.done_by_last_offer;
-        while self.backlog.get(in_service).is_some_and(|e| e.end <= at) {
-            in_service += 1;
-        }
-        self.done_by_last_offer = in_service;
+        let in_service = self.in_service_at(now, at);
         let len = self.backlog.len();
         let busy = in_service < len;
         let now = at;
@@ -240,6 +292,61 @@ impl Link {
         let start = self.busy_until.max(now);
         let tx = self.tx_time(size);
         let end = start + tx;
+        self.accept(now, end, size, tx)
+    }
+
+    /// Forgets what has finished by `now` (what finishes between `now` and `at` stays, so
+    /// that samples taken at `now` remain exact); returns the first backlog entry that has
+    /// not finished by `at`.
+    #[inline(always)]
+    fn in_service_at(&mut self, now: SimTime, at: SimTime) -> usize {
+        self.purge(now);
+        let mut in_service = self.done_by_last_offer;
+        while self.backlog.get(in_service).is_some_and(|e| e.end <= at) {
+            in_service += 1;
+        }
+        self.done_by_last_offer = in_service;
+        in_service
+    }
+
+    /// `offer_at` on a trace-driven link (kept out of the fixed-rate links' way).
+    #[cold]
+    #[inline(never)]
+    fn offer_traced(&mut self, now: SimTime, at: SimTime, size: u32) -> Fate {
+        self.stats.offered += 1;
+        if !self.up {
+            self.stats.down_drops += 1;
+            return Fate::Down;
+        }
+        let in_service = self.in_service_at(now, at);
+        let now = at;
+        let len = self.backlog.len();
+        let busy = in_service < len;
+        let (q_pkts, q_bytes) = self.waiting_at(in_service, len, now);
+        if self.warning.is_some() {
+            self.update_average(now, busy, q_pkts, q_bytes, size);
+        }
+        // the queue holds the packets whose first byte has not left
+        let full = busy
+            && match self.limit {
+                QueueLimit::Packets(n) => q_pkts >= n,
+                QueueLimit::Bytes(b) => q_bytes + size as u64 > b,
+            };
+        if full {
+            self.stats.queue_drops += 1;
+            return Fate::QueueDrop;
+        }
+        let tx = self.tx_time(size);
+        let tr = self.trace.as_mut().expect("a traced link");
+        let (first, end) = tr.cursor.schedule(now, size);
+        tr.starts.push_back(first);
+        self.accept(now, end, size, tx)
+    }
+
+    /// Takes a packet that entered at `now` and whose transmission ends at `end` (`tx`: its
+    /// transmission time at the link's rate): accounting, the mark, loss, delay and jitter.
+    #[inline(always)]
+    fn accept(&mut self, now: SimTime, end: SimTime, size: u32, tx: Dur) -> Fate {
         self.busy_until = end;
         self.backlog.push_back(Backlogged { offered: now, end, size, bytes_before: self.accepted_bytes });
         self.accepted_bytes += size as u64;
@@ -310,6 +417,11 @@ impl Link {
         self.backlog.clear();
         self.done_by_last_offer = 0;
         self.busy_until = now;
+        if let Some(t) = &mut self.trace {
+            t.starts.clear();
+            t.cursor.reset(now);
+        }
+
         let lost: Vec<PacketId> = self.pipe.drain(..).map(|(_, id)| id).collect();
         self.stats.delivered -= lost.len() as u64;
         self.stats.down_drops += lost.len() as u64;
@@ -428,6 +540,67 @@ mod tests {
         assert_eq!(l.stats.down_drops, 2);
         l.set_up();
         assert_eq!(l.offer(SimTime(300), 1500), Fate::Arrives(SimTime(300) + Dur::from_micros(1200) + Dur::from_millis(10)));
+    }
+
+    fn traced(limit: QueueLimit, text: &str) -> Link {
+        let trace = Arc::new(LinkTrace::parse(text, "t").unwrap());
+        link(limit).with_trace(Some(trace))
+    }
+
+    #[test]
+    fn a_traced_link_departs_at_its_opportunities_then_adds_the_delay() {
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        let mut l = traced(QueueLimit::Packets(100), "1\n2\n3\n10\n");
+        assert_eq!(l.rate_bps, 4 * 12_000 * 100, "the rate is the trace's mean: 4 opportunities in 10 ms");
+        // an ACK and a data packet share the opportunity at 1 ms; the next full packet spans 1 and 2
+        assert_eq!(l.offer(ms(0), 40), Fate::Arrives(ms(1 + 10)));
+        assert_eq!(l.offer(ms(0), 1000), Fate::Arrives(ms(1 + 10)));
+        assert_eq!(l.offer(ms(0), 1500), Fate::Arrives(ms(2 + 10)));
+        // 1040 bytes left at 2 ms, none at 3 ms: a packet at 2.5 ms misses 2, takes 3
+        assert_eq!(l.offer(SimTime(2_500_000), 1500), Fate::Arrives(ms(3 + 10)));
+        // at 4 ms the queue is empty and the next opportunity is 10: the repeat (period 10) gives 11, 12
+        assert_eq!(l.offer(ms(4), 1500), Fate::Arrives(ms(10 + 10)));
+        assert_eq!(l.offer(ms(4), 1500), Fate::Arrives(ms(11 + 10)));
+        assert_eq!(l.offer(ms(4), 1500), Fate::Arrives(ms(12 + 10)));
+        assert_eq!(l.trace().map(|t| t.opportunities()), Some(4));
+        // a fixed-rate link has no trace and keeps its rate
+        assert!(link(QueueLimit::Packets(1)).trace().is_none());
+    }
+
+    #[test]
+    fn a_traced_queue_holds_the_packets_whose_first_byte_has_not_left() {
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        // (10 ms of delay after each departure) one packet of room: a packet waiting for the opportunity at 5 ms fills it, though
+        // the link is idle; a fixed-rate link would have it in service and queue the next
+        let mut l = traced(QueueLimit::Packets(1), "5\n10\n");
+        assert_eq!(l.offer(ms(0), 1500), Fate::Arrives(ms(5 + 10)));
+        assert_eq!(l.queued(ms(1)), (1, 1500));
+        assert_eq!(l.offer(ms(1), 1500), Fate::QueueDrop);
+        assert_eq!(l.queued(ms(5)), (0, 0));
+        // a packet spanning two opportunities leaves the queue with its first bytes (5 ms)
+        let mut l = traced(QueueLimit::Packets(1), "5\n10\n");
+        assert_eq!(l.offer(ms(0), 2000), Fate::Arrives(ms(10 + 10)));
+        assert_eq!(l.queued(ms(6)), (0, 0));
+        assert_eq!(l.offer(ms(6), 500), Fate::Arrives(ms(10 + 10)));
+        assert_eq!(l.offer(ms(6), 100), Fate::QueueDrop);
+        // in bytes: the waiting packets' bytes, the one started excluded
+        let mut l = traced(QueueLimit::Bytes(3000), "5\n10\n");
+        assert!(matches!(l.offer(ms(0), 1500), Fate::Arrives(_)));
+        assert!(matches!(l.offer(ms(0), 1500), Fate::Arrives(_)));
+        assert_eq!(l.offer(ms(0), 1), Fate::QueueDrop);
+        assert!(matches!(l.offer(ms(5), 1500), Fate::Arrives(_)), "the first left at 5 ms");
+    }
+
+    #[test]
+    fn a_traced_link_that_goes_down_frees_its_opportunities() {
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        let mut l = traced(QueueLimit::Packets(100), "1\n2\n3\n4\n");
+        for k in 1..=4 {
+            assert_eq!(l.offer(ms(0), 1500), Fate::Arrives(ms(k + 10)));
+        }
+        l.set_down(SimTime(1_500_000));
+        l.set_up();
+        assert_eq!(l.offer(SimTime(1_600_000), 1500), Fate::Arrives(ms(2 + 10)));
     }
 
     #[test]

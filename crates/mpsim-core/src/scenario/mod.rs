@@ -12,13 +12,15 @@ mod sctp;
 mod transport;
 pub mod units;
 
-use crate::net::{CongestionWarning, LossModel, QueueLimit};
+use crate::net::{CongestionWarning, LinkTrace, LossModel, QueueLimit};
 use crate::time::{Dur, SimTime};
 pub use crate::transport::tcp::TcpConfig;
 pub use mptcp_rec::RecSpec;
 use reader::{err, join, kind, Reader, Table};
 use serde_json::Value;
 use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
 pub use transport::is_external;
 
 /// A problem with a scenario: where it is and what is wrong.
@@ -148,7 +150,15 @@ pub struct MptcpSpec {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkSpec {
     pub name: String,
+    /// The forward (data) direction's rate: `rate`, or its trace's mean rate (rounded) when
+    /// it follows a trace, which is what estimates and background loads go by.
     pub rate_bps: u64,
+    /// Delivery opportunities the forward direction follows instead of a fixed rate (`trace`).
+    pub trace: Option<Arc<LinkTrace>>,
+    /// The reverse direction's rate (`rate`, or its trace's mean rate) and trace
+    /// (`reverse_trace`).
+    pub reverse_rate_bps: u64,
+    pub reverse_trace: Option<Arc<LinkTrace>>,
     pub delay: Dur,
     /// Largest random extra delay per packet, in both directions (FIFO kept); zero: none.
     pub jitter: Dur,
@@ -324,8 +334,15 @@ pub const APPS: &[(&str, &str)] = &[
 // Entry points
 
 impl Scenario {
-    /// Parses a TOML scenario. `origin` names the source in error messages.
+    /// Parses a TOML scenario. `origin` names the source in error messages. Files the
+    /// scenario names (link traces) are read relative to the current directory.
     pub fn from_toml(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::from_toml_in(text, origin, None)
+    }
+
+    /// Parses a TOML scenario whose relative file names (link traces) are relative to `dir`
+    /// (the scenario file's folder); None: the current directory.
+    pub fn from_toml_in(text: &str, origin: &str, dir: Option<&Path>) -> Result<Scenario, ScenarioError> {
         let value: Value = toml::from_str(text).map_err(|e| {
             let msg = e.message().to_string();
             let at = e
@@ -337,7 +354,7 @@ impl Scenario {
                 .unwrap_or_default();
             err(origin, "", format!("not valid TOML{at}: {msg}"))
         })?;
-        Scenario::from_value(&value, origin)
+        Scenario::from_value_in(&value, origin, dir)
     }
 
     /// Parses a JSON scenario (the form the Python API sends).
@@ -346,9 +363,14 @@ impl Scenario {
         Scenario::from_value(&value, origin)
     }
 
-    /// Reads and validates a value tree.
+    /// Reads and validates a value tree (relative file names: from the current directory).
     pub fn from_value(v: &Value, origin: &str) -> Result<Scenario, ScenarioError> {
-        Reader { origin }.scenario(v)
+        Scenario::from_value_in(v, origin, None)
+    }
+
+    /// Reads and validates a value tree whose relative file names are relative to `dir`.
+    pub fn from_value_in(v: &Value, origin: &str, dir: Option<&Path>) -> Result<Scenario, ScenarioError> {
+        Reader { origin, dir }.scenario(v)
     }
 
     pub fn link_index(&self, name: &str) -> Option<usize> {

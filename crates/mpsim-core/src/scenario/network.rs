@@ -3,10 +3,11 @@
 use super::reader::{join, kind, Reader};
 use super::units;
 use super::*;
-use crate::net::{Link, LossProcess};
+use crate::net::{Link, LinkTrace, LossProcess};
 use crate::rng::Rng;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Default EWMA weight of the congestion warning's average queue: [RECONSTRUCTED] ten times
 /// RED's usual 0.002, as TCP-Jersey asks for "a larger weight" than RED without a figure here.
@@ -14,12 +15,35 @@ pub const DEFAULT_CW_WEIGHT: f64 = 0.02;
 
 impl Reader<'_> {
     pub(super) fn link(&self, v: &Value, key: &str, duration: Dur) -> Result<LinkSpec, ScenarioError> {
-        let t = self.table(v, key, &["name", "rate", "delay", "queue", "loss", "reverse_loss", "down", "congestion_warning", "jitter"])?;
+        let t = self.table(
+            v,
+            key,
+            &["name", "rate", "trace", "reverse_trace", "delay", "queue", "loss", "reverse_loss", "down", "congestion_warning", "jitter"],
+        )?;
         let name = self.req_name(&t, "name")?;
-        let rate_bps = self.req(&t, "rate", units::rate)?;
-        if rate_bps == 0 {
-            return Err(self.e(&join(key, "rate"), "must be greater than zero"));
-        }
+        let trace = self.link_trace(&t, "trace")?;
+        let reverse_trace = self.link_trace(&t, "reverse_trace")?;
+        // `rate` is the rate of each direction without a trace
+        let rate = if trace.is_some() && reverse_trace.is_some() {
+            if t.map.contains_key("rate") {
+                return Err(self.e(&join(key, "rate"), "both directions follow traces (trace, reverse_trace): remove rate"));
+            }
+            0
+        } else if !t.map.contains_key("rate") && trace.is_some() {
+            return Err(self.e(
+                &join(key, "rate"),
+                "missing: the reverse direction has no trace; give it a rate (rate = \"...\") or reverse_trace = \"FILE\"",
+            ));
+        } else {
+            let r = self.req(&t, "rate", units::rate)?;
+            if r == 0 {
+                return Err(self.e(&join(key, "rate"), "must be greater than zero"));
+            }
+            r
+        };
+        let mean = |tr: &Arc<LinkTrace>| (tr.mean_rate_bps().round() as u64).max(1);
+        let rate_bps = trace.as_ref().map_or(rate, mean);
+        let reverse_rate_bps = reverse_trace.as_ref().map_or(rate, mean);
         let delay = self.opt(&t, "delay", units::duration)?.unwrap_or(Dur::ZERO);
         let jitter = self.opt(&t, "jitter", units::duration)?.unwrap_or(Dur::ZERO);
         let queue = match self.opt(&t, "queue", units::queue)? {
@@ -58,7 +82,36 @@ impl Reader<'_> {
         }
         let congestion_warning =
             t.map.get("congestion_warning").map(|cv| self.congestion_warning(cv, &join(key, "congestion_warning"))).transpose()?;
-        Ok(LinkSpec { name, rate_bps, delay, jitter, queue, loss, reverse_loss, outages, congestion_warning })
+        Ok(LinkSpec {
+            name,
+            rate_bps,
+            trace,
+            reverse_rate_bps,
+            reverse_trace,
+            delay,
+            jitter,
+            queue,
+            loss,
+            reverse_loss,
+            outages,
+            congestion_warning,
+        })
+    }
+
+    /// `trace = "FILE"` (or `reverse_trace`): a Mahimahi delivery trace, relative to the
+    /// scenario's folder.
+    fn link_trace(&self, t: &Table, k: &str) -> Result<Option<Arc<LinkTrace>>, ScenarioError> {
+        let Some(v) = t.map.get(k) else { return Ok(None) };
+        let key = join(&t.path, k);
+        let name = v.as_str().ok_or_else(|| self.e(&key, format!("expected a trace file name, found {}", kind(v))))?;
+        if name.is_empty() {
+            return Err(self.e(&key, "expected a trace file name, found an empty string"));
+        }
+        let path = match self.dir {
+            Some(d) => d.join(name),
+            None => std::path::PathBuf::from(name),
+        };
+        LinkTrace::read(&path, name).map(|tr| Some(Arc::new(tr))).map_err(|e| self.e(&key, format!("{name}: {e}")))
     }
 
     /// `congestion_warning = { threshold = "20pkt", weight = 0.02 }`: mark every packet while
@@ -197,10 +250,104 @@ impl LinkSpec {
     pub fn link(&self, forward: bool, seed: u64) -> Link {
         let l = self;
         let (dir, loss, cw) = if forward { ("fwd", &l.loss, l.congestion_warning) } else { ("rev", &l.reverse_loss, None) };
+        let (rate, trace) = if forward { (l.rate_bps, &l.trace) } else { (l.reverse_rate_bps, &l.reverse_trace) };
         let rng = Rng::substream(seed, &format!("link/{}/{dir}/loss", l.name));
         let jitter = Rng::substream(seed, &format!("link/{}/{dir}/jitter", l.name));
-        Link::new(l.name.clone(), l.rate_bps, l.delay, l.queue, LossProcess::new(loss.clone(), rng))
+        Link::new(l.name.clone(), rate, l.delay, l.queue, LossProcess::new(loss.clone(), rng))
             .with_congestion_warning(cw)
             .with_jitter(l.jitter, jitter)
+            .with_trace(trace.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::net::Fate;
+    use crate::scenario::{Scenario, ScenarioError};
+    use crate::time::{Dur, SimTime};
+    use std::path::{Path, PathBuf};
+
+    /// A fresh folder for this test's files.
+    fn folder(test: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("mpsim-link-trace-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn scenario(link: &str, dir: &Path) -> Result<Scenario, ScenarioError> {
+        let text = format!(
+            "duration = \"10s\"\n[[link]]\nname = \"cell\"\ndelay = \"20ms\"\n{link}\n[[path]]\nname = \"p\"\nlinks = [\"cell\"]\n[[flow]]\npath = \"p\"\n"
+        );
+        Scenario::from_toml_in(&text, "s.toml", Some(dir))
+    }
+
+    #[test]
+    fn traces_are_read_relative_to_the_scenario_and_replace_the_rate() {
+        let d = folder("keys");
+        std::fs::create_dir_all(d.join("traces")).unwrap();
+        // 12 Mbit/s down (one opportunity a millisecond), 6 Mbit/s up
+        std::fs::write(d.join("traces/down"), (1..=1000).map(|m| format!("{m}\n")).collect::<String>()).unwrap();
+        std::fs::write(d.join("traces/up"), (1..=500).map(|m| format!("{}\n", 2 * m)).collect::<String>()).unwrap();
+
+        let s = scenario("trace = \"traces/down\"\nreverse_trace = \"traces/up\"", &d).unwrap();
+        let l = &s.links[0];
+        assert_eq!((l.rate_bps, l.reverse_rate_bps), (12_000_000, 6_000_000));
+        assert_eq!(l.trace.as_ref().map(|t| (t.file.as_str(), t.opportunities())), Some(("traces/down", 1000)));
+        let (mut fwd, mut rev) = (l.link(true, 1), l.link(false, 1));
+        assert_eq!(fwd.offer(SimTime::ZERO, 1500), Fate::Arrives(SimTime(1_000_000) + Dur::from_millis(20)));
+        assert_eq!(rev.offer(SimTime::ZERO, 1500), Fate::Arrives(SimTime(2_000_000) + Dur::from_millis(20)));
+
+        // a forward trace with a rate: the rate is the reverse direction's
+        let s = scenario("trace = \"traces/down\"\nrate = \"100Mbps\"", &d).unwrap();
+        let l = &s.links[0];
+        assert_eq!((l.rate_bps, l.reverse_rate_bps, l.reverse_trace.is_none()), (12_000_000, 100_000_000, true));
+        assert!(l.link(false, 1).trace().is_none());
+        // a reverse trace only: the rate is the forward direction's
+        let s = scenario("reverse_trace = \"traces/up\"\nrate = \"100Mbps\"", &d).unwrap();
+        assert_eq!((s.links[0].rate_bps, s.links[0].reverse_rate_bps), (100_000_000, 6_000_000));
+        // an absolute name is taken as it is
+        let abs = d.join("traces/down");
+        let s = scenario(&format!("trace = {:?}\nrate = \"1Mbps\"", abs.to_str().unwrap()), Path::new("/nonexistent")).unwrap();
+        assert_eq!(s.links[0].rate_bps, 12_000_000);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn bad_traces_and_rates_are_refused_naming_key_and_line() {
+        let d = folder("errors");
+        let write = |name: &str, text: &str| std::fs::write(d.join(name), text).unwrap();
+        write("good", "1\n2\n");
+        write("empty", "");
+        write("decreasing", "1\n3\n2\n");
+        write("fraction", "1\n1.5\n");
+        write("zero", "0\n0\n0\n");
+        let err = |link: &str| scenario(link, &d).unwrap_err();
+        let e = err("trace = \"missing\"\nrate = \"1Mbps\"");
+        assert_eq!(e.to_string(), "s.toml: link[0].trace: missing: cannot read the file: no such file");
+        let e = err("trace = \"empty\"\nrate = \"1Mbps\"");
+        assert_eq!(e.to_string(), "s.toml: link[0].trace: empty: is empty; a trace needs at least one delivery opportunity");
+        let e = err("reverse_trace = \"decreasing\"\nrate = \"1Mbps\"");
+        assert_eq!(e.key, "link[0].reverse_trace");
+        assert!(e.message.starts_with("decreasing: line 3: timestamp 2 ms is earlier"), "{e}");
+        let e = err("trace = \"fraction\"\nrate = \"1Mbps\"");
+        assert!(e.message.starts_with("fraction: line 2: expected a whole number of milliseconds, found '1.5'"), "{e}");
+        let e = err("trace = \"zero\"\nrate = \"1Mbps\"");
+        assert!(e.message.starts_with("zero: line 3: the last timestamp is 0 ms"), "{e}");
+        let e = err("trace = 5\nrate = \"1Mbps\"");
+        assert_eq!((e.key.as_str(), e.message.as_str()), ("link[0].trace", "expected a trace file name, found a number"));
+        // rate: needed for a direction without a trace, refused when no direction is left for it
+        let e = err("trace = \"good\"");
+        assert_eq!(e.key, "link[0].rate");
+        assert!(e.message.contains("the reverse direction has no trace"), "{e}");
+        let e = err("trace = \"good\"\nreverse_trace = \"good\"\nrate = \"1Mbps\"");
+        assert_eq!(e.key, "link[0].rate");
+        assert!(e.message.contains("both directions follow traces"), "{e}");
+        let e = err("reverse_trace = \"good\"");
+        assert_eq!((e.key.as_str(), e.message.starts_with("missing")), ("link[0].rate", true), "{e}");
+        for e in [err("trace = \"missing\"\nrate = \"1Mbps\""), err("trace = \"zero\"\nrate = \"1Mbps\"")] {
+            assert!(!e.to_string().contains('\n'), "one line: {e}");
+        }
+        let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -20,6 +20,8 @@ pub(super) fn err(origin: &str, key: &str, message: impl Into<String>) -> Scenar
 
 pub(super) struct Reader<'a> {
     pub(super) origin: &'a str,
+    /// The folder relative file names are read from; None: the current directory.
+    pub(super) dir: Option<&'a std::path::Path>,
 }
 
 /// A table being read: remembers which keys were used so unknown ones can be reported.
