@@ -533,8 +533,10 @@ def test_ctrl_c_stops_a_sweep_of_long_runs_at_once(tmp_path):
     try:
         _, err = p.communicate(timeout=30)
     except subprocess.TimeoutExpired:
+        ps = subprocess.run(["ps", "-eo", "pid,ppid,stat,etime,args"], capture_output=True, text=True).stdout
         p.kill()
-        raise AssertionError("the sweep did not stop within 30 s of Ctrl-C") from None
+        _, err = p.communicate()
+        raise AssertionError(f"the sweep did not stop within 30 s of Ctrl-C\nstderr:\n{err[-2000:]}\nprocesses:\n{ps[-4000:]}") from None
     assert time.monotonic() - t < 15
     assert p.returncode == 130 and "Traceback" not in err and err.strip().splitlines()[-1] == "interrupted", err
 

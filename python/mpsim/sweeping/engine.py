@@ -573,8 +573,10 @@ def _execute_local(plan: _Plan, runs: list[_Run], processes: int, series: bool, 
     pool = new_pool()
     try:  # workers that cannot even start (an unguarded script, say) are an error, not failed runs
         pool.submit(_worker_version).result()
-    except BrokenProcessPool:
-        stop(pool)
+    except BaseException as e:
+        stop(pool)  # also on Ctrl-C while the workers start: none may be left running
+        if not isinstance(e, BrokenProcessPool):
+            raise
         raise BrokenProcessPool(
             "the local worker processes died while starting; a script calling mpsim.sweep must guard its "
             "top level with 'if __name__ == \"__main__\":' (see the traceback above them)"
