@@ -525,8 +525,11 @@ def test_ctrl_c_stops_a_sweep_of_long_runs_at_once(tmp_path):
     # with one line and no traceback (the workers are terminated, not left to finish)
     stall = tmp_path / "stall.toml"
     stall.write_text(STALL)
+    # as from a terminal: a shell runs background jobs with SIGINT ignored, and the child
+    # would inherit that (Python then installs no KeyboardInterrupt handler at all)
     p = subprocess.Popen([sys.executable, "-m", "mpsim", "sweep", str(stall), "--seeds", "4", "--processes", "2", "--out", str(tmp_path / "f")],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(5)
     t = time.monotonic()
     p.send_signal(signal.SIGINT)
