@@ -122,7 +122,8 @@ def components(kind: str | None = None) -> list[tuple[str, str, str]]:
         kind: ``"cc"`` (congestion controllers), ``"scheduler"`` (multipath schedulers),
             ``"receiver"`` (receiver logic), ``"sctp_cc"``, ``"sctp_scheduler"`` and
             ``"rtx_policy"`` (SCTP's controllers, CMT schedulers and retransmission
-            policies), ``"loss"`` (loss models), ``"app"`` (applications), or None for all.
+            policies), ``"loss"`` (loss models), ``"aqm"`` (queue disciplines), ``"app"``
+            (applications), or None for all.
     """
     items = [tuple(map(str, c)) for c in _core.components()]
     if kind is not None:

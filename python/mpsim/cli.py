@@ -168,6 +168,7 @@ examples:
   mpsim list          all components
   mpsim list cc       congestion controllers, for a flow's 'cc' key
   mpsim list loss     loss models, for a link's 'loss' key
+  mpsim list aqm      queue disciplines, for a link's 'aqm' key
   mpsim list app      applications, for a flow's 'app' key
 """
 
@@ -179,6 +180,7 @@ _KIND_TITLES = {
     "sctp_scheduler": "SCTP CMT schedulers (flow key 'scheduler', with cmt = true; the first is the default)",
     "rtx_policy": "SCTP CMT retransmission policies (key 'sctp.rtx_policy', with cmt = true)",
     "loss": "loss models (link keys 'loss' and 'reverse_loss')",
+    "aqm": "queue disciplines (link keys 'aqm' and 'reverse_aqm'; drop-tail without)",
     "app": "applications (flow key 'app')",
     "scenario": "scenario files shipped with mpsim (give the path to run, check or sweep)",
 }
@@ -653,6 +655,13 @@ def _print_run(res: Any) -> None:
              _int(l.get("queue_drops")), _int(l.get("loss_drops")), _int(l.get("down_drops"))]
             for l in links
         ]
+        if any(l.get("aqm") for l in links):
+            # links with a queue discipline: what it dropped and the queueing delay it kept
+            headers += ["aqm", "AQM drops", "queue delay ms (mean / p95)"]
+            for row, l in zip(rows, links):
+                managed = bool(l.get("aqm"))
+                row += [str(l.get("aqm") or "drop-tail"), _int(l.get("aqm_drops")) if managed else "-",
+                        f"{_num(l.get('queue_delay_mean_ms'), 1)} / {_num(l.get('queue_delay_p95_ms'), 1)}" if managed else "-"]
         for line in _table(headers, rows, left=2):
             _out(line)
     _out()

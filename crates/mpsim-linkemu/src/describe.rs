@@ -43,6 +43,7 @@ pub fn describe(s: &Scenario) -> Value {
                 "delay_s": l.delay.as_secs_f64(), "jitter_s": l.jitter.as_secs_f64(),
                 "queue": {qk: qv}, "loss": loss(&l.loss), "reverse_loss": loss(&l.reverse_loss),
                 "outages": l.outages.len(),
+                "aqm": l.aqm.as_ref().map(|a| a.name()), "reverse_aqm": l.reverse_aqm.as_ref().map(|a| a.name()),
             })
         })
         .collect();

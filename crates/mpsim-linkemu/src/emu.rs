@@ -102,6 +102,36 @@ impl Lateness {
     }
 }
 
+/// Marks a heap entry that is a managed link's dequeue (the rest of it is the link), not a
+/// packet's slot.
+const DEQUEUE: u32 = 1 << 31;
+
+/// The hash of an IP packet's 5-tuple (addresses, protocol, ports), FNV-1a: what a flow
+/// queueing discipline tells flows apart by. Packets too short to hold one hash as flow 0.
+fn five_tuple_hash(ip: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h = (h ^ b as u32).wrapping_mul(0x0100_0193);
+        }
+    };
+    match ip.first().map(|b| b >> 4) {
+        Some(4) if ip.len() >= 20 => {
+            let ihl = (ip[0] & 0x0f) as usize * 4;
+            eat(&ip[9..10]);
+            eat(&ip[12..20]);
+            eat(ip.get(ihl..ihl + 4).unwrap_or(&[]));
+        }
+        Some(6) if ip.len() >= 40 => {
+            eat(&ip[6..7]);
+            eat(&ip[8..40]);
+            eat(ip.get(40..44).unwrap_or(&[]));
+        }
+        _ => return 0,
+    }
+    h
+}
+
 struct InFlight {
     buf: Vec<u8>,
     /// 2·path + direction (0: client to server, 1: server to client).
@@ -185,9 +215,97 @@ impl Emulator {
         self.advance(InFlight { buf, route, hop: 0 }, t);
     }
 
+    /// Puts a packet in a free slot.
+    fn store(&mut self, p: InFlight) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(p);
+                i
+            }
+            None => {
+                self.slots.push(Some(p));
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Empties a slot, its buffer back to the pool; returns the packet's route.
+    fn release(&mut self, slot: u32) -> usize {
+        let p = self.slots[slot as usize].take().expect("a stored packet");
+        self.free.push(slot);
+        self.pool.push(p.buf);
+        p.route
+    }
+
+    /// A packet reaches a link whose queue an AQM manages: it joins the discipline's queue
+    /// (as a slot number), and the link sends what it can.
+    fn enqueue(&mut self, p: InFlight, link: usize, t: u64) {
+        let (size, hash) = (p.buf.len() as u32, five_tuple_hash(&p.buf));
+        let route = p.route;
+        let slot = self.store(p);
+        if let Some(fate) = self.links[link].enqueue(SimTime(t), slot, size, hash) {
+            self.release(slot);
+            self.count_drop(route, fate);
+        }
+        self.release_aqm_drops(link);
+        self.serve(link, t);
+    }
+
+    /// Starts every transmission managed link `link` can start at `t`, and schedules its next.
+    fn serve(&mut self, link: usize, t: u64) {
+        loop {
+            let l = &mut self.links[link];
+            if l.dequeue_due() != Some(SimTime(t)) {
+                match l.next_dequeue(SimTime(t)) {
+                    None => return,
+                    Some(d) if d.0 > t => {
+                        self.seq += 1;
+                        self.heap.push(Reverse((d.0, self.seq, DEQUEUE | link as u32)));
+                        return;
+                    }
+                    Some(_) => {}
+                }
+            }
+            let sent = l.dequeue(SimTime(t));
+            self.release_aqm_drops(link);
+            match sent {
+                Some((slot, Fate::Arrives(at))) => {
+                    self.slots[slot as usize].as_mut().expect("a queued packet").hop += 1;
+                    self.seq += 1;
+                    self.heap.push(Reverse((at.0, self.seq, slot)));
+                }
+                Some((slot, fate)) => {
+                    let route = self.release(slot);
+                    self.count_drop(route, fate);
+                }
+                None => {}
+            }
+        }
+    }
+
+    fn release_aqm_drops(&mut self, link: usize) {
+        let drops: Vec<u32> = self.links[link].take_drops().collect();
+        for slot in drops {
+            let route = self.release(slot);
+            self.stats[route].queue_drops += 1;
+        }
+    }
+
+    fn count_drop(&mut self, route: usize, fate: Fate) {
+        let st = &mut self.stats[route];
+        match fate {
+            Fate::QueueDrop => st.queue_drops += 1,
+            Fate::Lost => st.loss_drops += 1,
+            Fate::Down | Fate::Arrives(_) => st.down_drops += 1,
+        }
+    }
+
     /// Offers the packet to its next link at `t` (or schedules its delivery).
     fn advance(&mut self, p: InFlight, t: u64) {
         let link = self.routes[p.route][p.hop];
+        if self.links[link].is_managed() {
+            return self.enqueue(p, link, t);
+        }
         let fate = self.links[link].offer(SimTime(t), p.buf.len() as u32);
         let st = &mut self.stats[p.route];
         match fate {
@@ -224,34 +342,47 @@ impl Emulator {
                 }
             }
             self.heap.pop();
-            let p = self.slots[slot as usize].take().expect("scheduled packet");
-            self.free.push(slot);
-            if p.hop < self.routes[p.route].len() {
-                self.advance(p, due);
-                continue;
-            }
-            let port = &self.ports[p.route / 2];
-            let fd = if p.route.is_multiple_of(2) { port.server_fd } else { port.client_fd };
-            let ok = sys::write_packet(fd, &p.buf);
-            let late = self.now().saturating_sub(due);
-            self.lateness.record(late);
-            self.route_lateness[p.route].record(late);
-            let st = &mut self.stats[p.route];
-            if ok {
-                st.delivered_pkts += 1;
-                st.delivered_bytes += p.buf.len() as u64;
-                let bin = (due / self.bin_ns) as usize;
-                if st.bins.len() <= bin {
-                    st.bins.resize(bin + 1, 0);
-                }
-                st.bins[bin] += p.buf.len() as u64;
-                st.first_due_ns.get_or_insert(due);
-                st.last_due_ns = due;
-            } else {
-                st.write_errors += 1;
-            }
-            self.pool.push(p.buf);
+            self.handle(due, slot);
         }
+    }
+
+    /// One heap entry come due: a managed link's dequeue, a packet on to its next link, or a
+    /// packet out of its route into the other namespace.
+    fn handle(&mut self, due: u64, slot: u32) {
+        if slot & DEQUEUE != 0 {
+            let link = (slot & !DEQUEUE) as usize;
+            if self.links[link].dequeue_due() == Some(SimTime(due)) {
+                self.serve(link, due);
+            }
+            return;
+        }
+        let p = self.slots[slot as usize].take().expect("scheduled packet");
+        self.free.push(slot);
+        if p.hop < self.routes[p.route].len() {
+            self.advance(p, due);
+            return;
+        }
+        let port = &self.ports[p.route / 2];
+        let fd = if p.route.is_multiple_of(2) { port.server_fd } else { port.client_fd };
+        let ok = sys::write_packet(fd, &p.buf);
+        let late = self.now().saturating_sub(due);
+        self.lateness.record(late);
+        self.route_lateness[p.route].record(late);
+        let st = &mut self.stats[p.route];
+        if ok {
+            st.delivered_pkts += 1;
+            st.delivered_bytes += p.buf.len() as u64;
+            let bin = (due / self.bin_ns) as usize;
+            if st.bins.len() <= bin {
+                st.bins.resize(bin + 1, 0);
+            }
+            st.bins[bin] += p.buf.len() as u64;
+            st.first_due_ns.get_or_insert(due);
+            st.last_due_ns = due;
+        } else {
+            st.write_errors += 1;
+        }
+        self.pool.push(p.buf);
     }
 
     pub fn report(&self, realtime: bool, wall_ns: u64) -> Value {
@@ -282,9 +413,17 @@ impl Emulator {
             .iter()
             .zip(&self.link_names)
             .map(|(l, n)| {
-                json!({"link": n, "offered": l.stats.offered, "delivered": l.stats.delivered,
+                let mut v = json!({"link": n, "offered": l.stats.offered, "delivered": l.stats.delivered,
                        "queue_drops": l.stats.queue_drops, "loss_drops": l.stats.loss_drops,
-                       "bytes_sent": l.stats.bytes_sent, "busy_s": l.stats.busy.as_secs_f64()})
+                       "bytes_sent": l.stats.bytes_sent, "busy_s": l.stats.busy.as_secs_f64()});
+                if let (Some(name), Some(s)) = (l.aqm(), l.sojourn()) {
+                    let ms = |d: Option<mpsim_core::time::Dur>| d.map_or(0.0, |d| d.as_millis_f64());
+                    v["aqm"] = json!(name);
+                    v["aqm_drops"] = json!(l.stats.aqm_drops);
+                    v["queue_delay_mean_ms"] = json!(ms(s.mean()));
+                    v["queue_delay_p95_ms"] = json!(ms(s.quantile(0.95)));
+                }
+                v
             })
             .collect();
         let (user, sys_) = cpu_times();
@@ -324,6 +463,56 @@ mod tests {
         let port =
             PathPort { name: "p".into(), links: vec![0], client_tun: "c".into(), server_tun: "s".into(), client_fd: -1, server_fd: -1 };
         Emulator::new(s, 1, vec![port], 0, 100_000_000)
+    }
+
+    /// Runs every heap entry in model time (no clock, no devices: deliveries fail to write).
+    fn drain(e: &mut Emulator) {
+        while let Some(Reverse((due, _, slot))) = e.heap.pop() {
+            e.handle(due, slot);
+        }
+    }
+
+    #[test]
+    fn a_managed_queue_runs_the_same_codel_as_the_simulator() {
+        let s = scenario("aqm = \"codel\"");
+        let s = Scenario {
+            links: vec![mpsim_core::scenario::LinkSpec { queue: mpsim_core::net::QueueLimit::Packets(1000), ..s.links[0].clone() }],
+            ..s
+        };
+        let mut e = emu(&s);
+        // 300 packets at once, 1 ms each to send: sojourns pass 5 ms at once, and from 100 ms
+        // on CoDel drops at the control law's times
+        let mut ip = [0u8; 1250];
+        ip[0] = 0x45;
+        for _ in 0..300 {
+            e.inject(0, &ip, 0);
+        }
+        // only the first is on its way; the next leaves when it has been sent
+        assert_eq!(e.heap.len(), 2);
+        drain(&mut e);
+        let st = &e.stats[0];
+        assert!(st.queue_drops >= 3, "{}", st.queue_drops);
+        assert_eq!(st.write_errors + st.queue_drops, 300);
+        let r = e.report(false, 0);
+        assert_eq!(r["links"][0]["aqm"], "codel");
+        assert_eq!(r["links"][0]["aqm_drops"].as_u64(), Some(st.queue_drops));
+        assert!(r["links"][0]["queue_delay_mean_ms"].as_f64().unwrap() > 50.0);
+    }
+
+    #[test]
+    fn the_five_tuple_hash_reads_addresses_protocol_and_ports() {
+        let mut a = [0u8; 40];
+        a[0] = 0x45;
+        a[9] = 6;
+        a[12..20].copy_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+        a[20..24].copy_from_slice(&[0x1f, 0x90, 0xc0, 0x00]);
+        let mut b = a;
+        b[23] = 1; // another destination port: another flow
+        let mut c = a;
+        c[30] = 99; // payload: the same flow
+        assert_ne!(five_tuple_hash(&a), five_tuple_hash(&b));
+        assert_eq!(five_tuple_hash(&a), five_tuple_hash(&c));
+        assert_eq!(five_tuple_hash(&[0u8; 10]), 0);
     }
 
     #[test]

@@ -326,6 +326,9 @@ fn components() -> Vec<(&'static str, &'static str, &'static str)> {
     for (n, d) in mpsim_core::scenario::APPS {
         v.push(("app", *n, *d));
     }
+    for (n, d) in mpsim_core::net::aqm::AQMS {
+        v.push(("aqm", *n, *d));
+    }
     v
 }
 

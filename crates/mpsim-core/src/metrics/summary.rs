@@ -163,6 +163,22 @@ pub struct LinkSummary {
     /// Packets marked by the link's congestion warning; absent on links without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cw_marks: Option<u64>,
+    /// What manages the queue (absent for drop-tail), with what it dropped (its overflows
+    /// count in `queue_drops`) and the queueing delay of the packets sent: mean and 95th
+    /// percentile, in milliseconds (0.1 ms bins).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub aqm: Option<AqmSummary>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct AqmSummary {
+    pub aqm: String,
+    pub aqm_drops: u64,
+    /// Packets still waiting when the run ended (a drop-tail link counts them as delivered,
+    /// since their departure is known; a managed queue's are not decided yet).
+    pub queued_at_end: u64,
+    pub queue_delay_mean_ms: f64,
+    pub queue_delay_p95_ms: f64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -35,7 +35,17 @@
 //! and a packet whose bytes span opportunities is out of the queue once its first bytes have
 //! left. The rate (`rate_bps`) is the trace's mean; it serves only the figures that need a
 //! rate (utilisation, the congestion warning's idle decay, estimates).
+//!
+//! Managed queue (`with_aqm`): an AQM (`aqm/`) decides when a packet leaves, so its departure
+//! is not known on arrival. The packet then waits in the discipline's real queue: the caller
+//! hands it over with `enqueue`, asks `next_dequeue` when the transmitter can take the next
+//! one (the end of the current transmission, or a traced link's next opportunity), and calls
+//! `dequeue` then, which starts the transmission of whatever packet the discipline gives up
+//! and returns its fate as `offer` does. The packets the discipline drops are collected for
+//! the caller (`take_drops`). Loss, delay, jitter, outages and traces apply as on any link;
+//! the congestion warning (an average-queue mark of its own) does not combine with an AQM.
 
+use crate::net::aqm::{Admit, Aqm, AqmSpec, DropReason, Queued, SojournStats};
 use crate::net::link_trace::{LinkTrace, TraceCursor};
 use crate::net::loss::LossProcess;
 use crate::net::PacketId;
@@ -102,6 +112,9 @@ pub struct LinkStats {
     pub busy: Dur,
     /// Accepted packets marked by the congestion warning.
     pub cw_marks: u64,
+    /// Packets a managed queue's AQM dropped (at arrival or on leaving); its overflows count
+    /// in `queue_drops`.
+    pub aqm_drops: u64,
 }
 
 pub struct Link {
@@ -134,7 +147,19 @@ pub struct Link {
     /// Trace-driven capacity: where the link is in its trace, and when each backlog entry's
     /// first byte leaves (in step with `backlog`).
     trace: Option<Box<Traced>>,
+    /// The queue an AQM manages, if it has one.
+    managed: Option<Box<Managed>>,
     pub stats: LinkStats,
+}
+
+/// A link's managed queue: the discipline, the drops it made that the caller has not taken
+/// yet, the dequeue the caller was asked for, and the sojourn times of the packets sent.
+struct Managed {
+    name: &'static str,
+    aqm: Box<dyn Aqm>,
+    dropped: Vec<(PacketId, DropReason)>,
+    due: Option<SimTime>,
+    sojourn: SojournStats,
 }
 
 #[derive(Debug)]
@@ -163,8 +188,131 @@ impl Link {
             jitter: None,
             last_arrival: SimTime::ZERO,
             trace: None,
+            managed: None,
             stats: LinkStats::default(),
         }
+    }
+
+    /// Puts the queue under an AQM; `rng` draws its random decisions.
+    pub fn with_aqm(mut self, aqm: Option<&AqmSpec>, rng: Rng) -> Link {
+        self.managed = aqm.map(|spec| {
+            Box::new(Managed {
+                name: spec.name(),
+                aqm: spec.build(self.limit, self.rate_bps, rng),
+                dropped: Vec::new(),
+                due: None,
+                sojourn: SojournStats::default(),
+            })
+        });
+        self
+    }
+
+    /// The AQM managing the queue, by scenario name, if any.
+    pub fn aqm(&self) -> Option<&'static str> {
+        self.managed.as_ref().map(|m| m.name)
+    }
+
+    /// Whether an AQM manages the queue (packets go through `enqueue`, not `offer`).
+    #[inline]
+    pub fn is_managed(&self) -> bool {
+        self.managed.is_some()
+    }
+
+    /// Packets and bytes waiting in a managed queue (zero on a drop-tail link, whose waiting
+    /// packets are counted when `queued` is asked at a time).
+    pub fn backlog(&self) -> (u64, u64) {
+        self.managed.as_ref().map_or((0, 0), |m| m.aqm.backlog())
+    }
+
+    /// Queueing delays of the packets a managed link sent.
+    pub fn sojourn(&self) -> Option<&SojournStats> {
+        self.managed.as_ref().map(|m| &m.sojourn)
+    }
+
+    /// A managed link: packet `id` of `size` bytes, of flow (5-tuple hash) `flow`, arrives at
+    /// `now`. Returns the fate of a packet that does not join the queue. Packets of the queue
+    /// that the discipline drops to make room wait in `take_drops`.
+    pub fn enqueue(&mut self, now: SimTime, id: PacketId, size: u32, flow: u32) -> Option<Fate> {
+        self.stats.offered += 1;
+        if !self.up {
+            self.stats.down_drops += 1;
+            return Some(Fate::Down);
+        }
+        let m = self.managed.as_mut().expect("a managed link");
+        let p = Queued { id, size, enqueued: now, flow };
+        let before = m.dropped.len();
+        let admit = m.aqm.enqueue(now, p, &mut m.dropped);
+        for &(_, why) in &m.dropped[before..] {
+            self.stats.count_drop(why);
+        }
+        match admit {
+            Admit::Queued => None,
+            Admit::Dropped(why) => {
+                self.stats.count_drop(why);
+                Some(Fate::QueueDrop)
+            }
+        }
+    }
+
+    /// A managed link: when the transmitter can take the next packet, if packets wait and no
+    /// dequeue was asked for yet. A time after `now` counts as asked for: the caller then
+    /// calls `dequeue` at that time (an earlier answer is forgotten when the link goes down).
+    pub fn next_dequeue(&mut self, now: SimTime) -> Option<SimTime> {
+        let m = self.managed.as_mut().expect("a managed link");
+        if m.due.is_some() || m.aqm.backlog().0 == 0 || !self.up {
+            return None;
+        }
+        let t = match &mut self.trace {
+            Some(tr) => tr.cursor.next_start(now),
+            None => self.busy_until.max(now),
+        };
+        if t > now {
+            m.due = Some(t);
+        }
+        Some(t)
+    }
+
+    /// The dequeue a managed link asked for (`next_dequeue` gave a later time), if one is
+    /// pending.
+    pub fn dequeue_due(&self) -> Option<SimTime> {
+        self.managed.as_ref().and_then(|m| m.due)
+    }
+
+    /// A managed link: the transmitter is free at `now` (a time `next_dequeue` gave): the
+    /// discipline's next packet starts; returns it and its fate (`Arrives` or `Lost`), or
+    /// `None` if the discipline had nothing left to send.
+    pub fn dequeue(&mut self, now: SimTime) -> Option<(PacketId, Fate)> {
+        let m = self.managed.as_mut().expect("a managed link");
+        m.due = None;
+        if !self.up {
+            return None;
+        }
+        let before = m.dropped.len();
+        let p = m.aqm.dequeue(now, &mut m.dropped);
+        for &(_, why) in &m.dropped[before..] {
+            self.stats.count_drop(why);
+        }
+        let p = p?;
+        m.sojourn.record(now.since(p.enqueued));
+        let tx = self.tx_time(p.size);
+        let end = match &mut self.trace {
+            Some(tr) => tr.cursor.send_from(now, p.size),
+            None => now + tx,
+        };
+        self.busy_until = end;
+        self.stats.bytes_sent += p.size as u64;
+        self.stats.busy = self.stats.busy + tx;
+        if self.loss.lose_next() {
+            self.stats.loss_drops += 1;
+            return Some((p.id, Fate::Lost));
+        }
+        self.stats.delivered += 1;
+        Some((p.id, Fate::Arrives(self.arrival(end))))
+    }
+
+    /// The packets a managed link's discipline dropped since the last call.
+    pub fn take_drops(&mut self) -> impl Iterator<Item = PacketId> + '_ {
+        self.managed.iter_mut().flat_map(|m| m.dropped.drain(..).map(|d| d.0))
     }
 
     /// Sends in the delivery opportunities of `trace` instead of at a fixed rate; the link's
@@ -249,6 +397,9 @@ impl Link {
     /// Packets and bytes waiting in the queue at `now` (not counting the one in service).
     /// Packets offered ahead of `now` (cut-through) have not arrived yet and do not count.
     pub fn queued(&mut self, now: SimTime) -> (u64, u64) {
+        if let Some(m) = &self.managed {
+            return m.aqm.backlog();
+        }
         self.purge(now);
         let arrived = self.backlog.partition_point(|e| e.offered <= now);
         self.waiting_at(0, arrived, now)
@@ -368,12 +519,19 @@ impl Link {
         }
         self.stats.delivered += 1;
         self.stats.cw_marks += marked as u64;
+        Fate::Arrives(self.arrival(end))
+    }
+
+    /// When a packet whose transmission ends at `end` reaches the far end: the delay, and
+    /// the jitter if any (FIFO kept).
+    #[inline(always)]
+    fn arrival(&mut self, end: SimTime) -> SimTime {
         let mut arrival = end + self.delay;
         if let Some((max, rng)) = &mut self.jitter {
             arrival = (arrival + Dur(rng.below(max.0 + 1))).max(self.last_arrival);
             self.last_arrival = arrival;
         }
-        Fate::Arrives(arrival)
+        arrival
     }
 
     /// The congestion warning's average, updated for an arrival at `now` that finds `q_pkts`
@@ -422,14 +580,27 @@ impl Link {
             t.cursor.reset(now);
         }
 
-        let lost: Vec<PacketId> = self.pipe.drain(..).map(|(_, id)| id).collect();
+        let mut lost: Vec<PacketId> = self.pipe.drain(..).map(|(_, id)| id).collect();
         self.stats.delivered -= lost.len() as u64;
+        if let Some(m) = &mut self.managed {
+            m.due = None;
+            lost.extend(m.aqm.clear());
+        }
         self.stats.down_drops += lost.len() as u64;
         lost
     }
 
     pub fn set_up(&mut self) {
         self.up = true;
+    }
+}
+
+impl LinkStats {
+    fn count_drop(&mut self, why: DropReason) {
+        match why {
+            DropReason::Overflow => self.queue_drops += 1,
+            DropReason::Aqm => self.aqm_drops += 1,
+        }
     }
 }
 

@@ -271,6 +271,46 @@ impl TraceCursor {
         }
     }
 
+    /// A managed queue (one whose packets leave when an AQM lets them, `aqm/`): when the
+    /// next packet to leave can have its first byte sent, the transmitter being free at `now`.
+    /// That is the rest of the opportunity the latest packet ended in, if it ended at `now`
+    /// or later and left bytes unused (mm-link fills an opportunity with the packets queued
+    /// when it comes), else the next unused opportunity at or after `now`.
+    pub fn next_start(&mut self, now: SimTime) -> SimTime {
+        if self.left > 0 && now.0 <= self.last {
+            return SimTime(self.last);
+        }
+        if self.trace.time(self.cycle, self.idx) < now.0 {
+            // idle: the opportunities before `now` went unused
+            (self.cycle, self.idx) = self.trace.first_after_from(self.cycle, self.idx, now.0 - 1);
+        }
+        SimTime(self.trace.time(self.cycle, self.idx))
+    }
+
+    /// A managed queue: a packet of `size` bytes starts at `at`, a time `next_start` gave.
+    /// Returns when its last byte leaves.
+    pub fn send_from(&mut self, at: SimTime, size: u32) -> SimTime {
+        let mut rest = size;
+        if self.left > 0 && at.0 == self.last {
+            let used = rest.min(self.left);
+            self.left -= used;
+            rest -= used;
+            if rest == 0 {
+                return at;
+            }
+        }
+        loop {
+            let t = self.take();
+            let used = rest.min(OPPORTUNITY_BYTES);
+            rest -= used;
+            if rest == 0 {
+                self.last = t;
+                self.left = OPPORTUNITY_BYTES - used;
+                return SimTime(t);
+            }
+        }
+    }
+
     /// Everything queued is gone at `now` (the link went down): the opportunities after
     /// `now` are free again.
     pub fn reset(&mut self, now: SimTime) {

@@ -1,10 +1,12 @@
 //! The network: links, loss models, packets, and routes through links.
 
+pub mod aqm;
 pub mod link;
 pub mod link_trace;
 pub mod loss;
 pub mod packet;
 
+pub use aqm::AqmSpec;
 pub use link::{CongestionWarning, Fate, Link, LinkStats, QueueLimit};
 pub use link_trace::{LinkTrace, TraceError, OPPORTUNITY_BYTES};
 pub use loss::{LossModel, LossProcess};

@@ -5,6 +5,7 @@
 //! (`link[1].rate`) and what was expected. Nothing in this module panics on bad input.
 
 mod app;
+mod aqm;
 mod mptcp_rec;
 mod network;
 mod reader;
@@ -12,7 +13,7 @@ mod sctp;
 mod transport;
 pub mod units;
 
-use crate::net::{CongestionWarning, LinkTrace, LossModel, QueueLimit};
+use crate::net::{AqmSpec, CongestionWarning, LinkTrace, LossModel, QueueLimit};
 use crate::time::{Dur, SimTime};
 pub use crate::transport::tcp::TcpConfig;
 pub use mptcp_rec::RecSpec;
@@ -169,6 +170,10 @@ pub struct LinkSpec {
     pub outages: Vec<(SimTime, SimTime)>,
     /// Mark data packets while the average queue is above a threshold (TCP New Jersey).
     pub congestion_warning: Option<CongestionWarning>,
+    /// The queue discipline of the forward direction (`aqm`) and of the reverse one
+    /// (`reverse_aqm`); drop-tail where none.
+    pub aqm: Option<AqmSpec>,
+    pub reverse_aqm: Option<AqmSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -18,7 +18,21 @@ impl Reader<'_> {
         let t = self.table(
             v,
             key,
-            &["name", "rate", "trace", "reverse_trace", "delay", "queue", "loss", "reverse_loss", "down", "congestion_warning", "jitter"],
+            &[
+                "name",
+                "rate",
+                "trace",
+                "reverse_trace",
+                "delay",
+                "queue",
+                "loss",
+                "reverse_loss",
+                "down",
+                "congestion_warning",
+                "jitter",
+                "aqm",
+                "reverse_aqm",
+            ],
         )?;
         let name = self.req_name(&t, "name")?;
         let trace = self.link_trace(&t, "trace")?;
@@ -82,6 +96,14 @@ impl Reader<'_> {
         }
         let congestion_warning =
             t.map.get("congestion_warning").map(|cv| self.congestion_warning(cv, &join(key, "congestion_warning"))).transpose()?;
+        let aqm = t.map.get("aqm").map(|av| self.aqm(av, &join(key, "aqm"))).transpose()?;
+        let reverse_aqm = t.map.get("reverse_aqm").map(|av| self.aqm(av, &join(key, "reverse_aqm"))).transpose()?;
+        if aqm.is_some() && congestion_warning.is_some() {
+            return Err(self.e(
+                &join(key, "aqm"),
+                "a queue discipline and congestion_warning do not combine (the warning marks by a drop-tail queue's average)",
+            ));
+        }
         Ok(LinkSpec {
             name,
             rate_bps,
@@ -95,6 +117,8 @@ impl Reader<'_> {
             reverse_loss,
             outages,
             congestion_warning,
+            aqm,
+            reverse_aqm,
         })
     }
 
@@ -249,7 +273,8 @@ impl LinkSpec {
     /// reverse direction, which carries only ACKs, has `reverse_loss` and no congestion warning.
     pub fn link(&self, forward: bool, seed: u64) -> Link {
         let l = self;
-        let (dir, loss, cw) = if forward { ("fwd", &l.loss, l.congestion_warning) } else { ("rev", &l.reverse_loss, None) };
+        let (dir, loss, cw, aqm) =
+            if forward { ("fwd", &l.loss, l.congestion_warning, &l.aqm) } else { ("rev", &l.reverse_loss, None, &l.reverse_aqm) };
         let (rate, trace) = if forward { (l.rate_bps, &l.trace) } else { (l.reverse_rate_bps, &l.reverse_trace) };
         let rng = Rng::substream(seed, &format!("link/{}/{dir}/loss", l.name));
         let jitter = Rng::substream(seed, &format!("link/{}/{dir}/jitter", l.name));
@@ -257,6 +282,7 @@ impl LinkSpec {
             .with_congestion_warning(cw)
             .with_jitter(l.jitter, jitter)
             .with_trace(trace.clone())
+            .with_aqm(aqm.as_ref(), Rng::substream(seed, &format!("link/{}/{dir}/aqm", l.name)))
     }
 }
 

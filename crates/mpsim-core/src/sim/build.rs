@@ -54,7 +54,8 @@ impl Simulation {
         for r in &routes {
             for w in r.links.windows(2) {
                 let (prev, next) = (w[0], w[1]);
-                if users[next as usize] == 1 && !has_outage(prev) && !has_outage(next) {
+                // (a link whose queue an AQM manages takes packets only as they arrive)
+                if users[next as usize] == 1 && !has_outage(prev) && !has_outage(next) && !links[next as usize].is_managed() {
                     links[next as usize].cut_through = true;
                 }
             }

@@ -31,6 +31,8 @@ pub use record::Output;
 enum Event {
     /// The packet at the head of this link's pipe reaches the far end.
     LinkHead(u32),
+    /// A link whose queue an AQM manages can start its next transmission.
+    LinkDequeue(u32),
     /// A timer a connection asked for.
     Timer {
         flow: u32,

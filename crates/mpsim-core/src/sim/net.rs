@@ -47,6 +47,10 @@ impl Net {
         let links = &self.routes[route as usize].links;
         let (link, next) = (links[0], links.get(1).copied());
         let l = &mut self.links[link as usize];
+        if l.is_managed() {
+            let id = self.arena.alloc(Packet { flow, route, hop: 0, last: next.is_none(), sub, size, header: *header });
+            return self.enqueue(id, link);
+        }
         let t = match l.offer_at(now, now, size) {
             Fate::Arrives(t) => t,
             fate => {
@@ -90,6 +94,11 @@ impl Net {
             let link = links[hop];
             let next = links.get(hop + 1).copied();
             let l = &mut self.links[link as usize];
+            if l.is_managed() {
+                // (never cut-through: `at` is now)
+                self.arena.get_mut(id).last = next.is_none();
+                return self.enqueue(id, link);
+            }
             let fate = l.offer_at(self.now, at, size);
             if let Fate::Arrives(t) = fate {
                 if l.marks_last() {
@@ -116,12 +125,80 @@ impl Net {
         }
     }
 
+    /// Hands packet `id` to `link`, whose queue an AQM manages, and starts what the link can
+    /// send now.
+    #[cold]
+    #[inline(never)]
+    fn enqueue(&mut self, id: PacketId, link: u32) {
+        let now = self.now;
+        let p = self.arena.get(id);
+        let (size, hash) = (p.size, subflow_hash(p.flow, p.sub));
+        if let Some(fate) = self.links[link as usize].enqueue(now, id, size, hash) {
+            self.drop_packet(id, fate, link, now);
+        }
+        self.free_aqm_drops(link);
+        self.serve(link);
+    }
+
+    /// A managed link's dequeue event.
+    pub(super) fn on_dequeue(&mut self, link: u32) {
+        if self.links[link as usize].dequeue_due() != Some(self.now) {
+            // stale: the link went down since it was asked for
+            return;
+        }
+        self.serve(link);
+    }
+
+    /// Starts every transmission managed link `link` can start now, and asks for an event
+    /// at its next.
+    fn serve(&mut self, link: u32) {
+        let now = self.now;
+        loop {
+            let l = &mut self.links[link as usize];
+            if l.dequeue_due() != Some(now) {
+                match l.next_dequeue(now) {
+                    None => return,
+                    Some(t) if t > now => return self.queue.push(t, Event::LinkDequeue(link)),
+                    Some(_) => {}
+                }
+            }
+            let sent = l.dequeue(now);
+            self.free_aqm_drops(link);
+            match sent {
+                Some((id, Fate::Arrives(t))) => {
+                    let l = &mut self.links[link as usize];
+                    if l.pipe.is_empty() {
+                        self.queue.push_frequent(t, Event::LinkHead(link));
+                    }
+                    l.pipe.push_back((t, id));
+                }
+                Some((id, fate)) => self.drop_packet(id, fate, link, now),
+                None => {}
+            }
+        }
+    }
+
+    /// Frees and traces the packets a managed link's discipline dropped.
+    fn free_aqm_drops(&mut self, link: u32) {
+        let now = self.now;
+        let drops: Vec<PacketId> = self.links[link as usize].take_drops().collect();
+        for id in drops {
+            self.drop_packet(id, Fate::QueueDrop, link, now);
+        }
+    }
+
     pub(super) fn drop_packet(&mut self, id: PacketId, fate: Fate, link: u32, at: SimTime) {
         let p = *self.arena.get(id);
         let (seq, dsn) = p.header.trace_ids();
         self.arena.free(id);
         self.rec.trace(at, p.flow, p.sub, drop_kind(fate), seq, dsn, p.size, link);
     }
+}
+
+/// The flow an AQM sees a packet in: its connection and subflow (each subflow has a 5-tuple
+/// of its own), folded into 32 bits (the discipline mixes it further).
+fn subflow_hash(flow: u32, sub: u8) -> u32 {
+    flow.wrapping_mul(0x9e37_79b9) ^ sub as u32
 }
 
 /// The trace kind of a packet a link did not accept.

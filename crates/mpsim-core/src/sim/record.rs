@@ -4,8 +4,8 @@
 use super::flow::Flow;
 use crate::metrics::pcap::PcapFile;
 use crate::metrics::{
-    jain_index, throughput_psnr, trace_table, ClassSummary, Column, FlowColumns, FlowRow, FlowSummary, LinkColumns, LinkRow, LinkSummary,
-    StreamedTable, SubflowColumns, SubflowRow, Summary, Table, TableSink, TraceKind, TraceRow,
+    jain_index, throughput_psnr, trace_table, AqmSummary, ClassSummary, Column, FlowColumns, FlowRow, FlowSummary, LinkColumns, LinkRow,
+    LinkSummary, StreamedTable, SubflowColumns, SubflowRow, Summary, Table, TableSink, TraceKind, TraceRow,
 };
 use crate::net::Link;
 use crate::scenario::Scenario;
@@ -409,6 +409,17 @@ impl Recorder {
                 down_drops: l.stats.down_drops,
                 utilization: if dur > 0.0 { (l.stats.busy.as_secs_f64() / dur).min(1.0) } else { 0.0 },
                 cw_marks: l.congestion_warning().map(|_| l.stats.cw_marks),
+                aqm: l.aqm().map(|name| {
+                    let s = l.sojourn().expect("a managed link");
+                    let ms = |d: Option<crate::time::Dur>| d.map_or(0.0, |d| d.as_millis_f64());
+                    AqmSummary {
+                        aqm: name.to_string(),
+                        aqm_drops: l.stats.aqm_drops,
+                        queued_at_end: l.backlog().0,
+                        queue_delay_mean_ms: ms(s.mean()),
+                        queue_delay_p95_ms: ms(s.quantile(0.95)),
+                    }
+                }),
             })
             .collect();
         let goodputs: Vec<f64> = summaries.iter().filter(|f| !f.background).map(|f: &FlowSummary| f.goodput_bps).collect();

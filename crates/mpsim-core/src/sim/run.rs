@@ -74,6 +74,7 @@ impl Simulation {
                 let wire = &mut Wire { net: &mut self.net, flow };
                 self.flows[f].conn.on_timer(wire.net.now, sub as usize, kind, wire);
             }
+            Event::LinkDequeue(l) => self.net.on_dequeue(l),
             Event::AppTick(f) => self.on_app_tick(f as usize),
             Event::FlowStart(f) => self.on_flow_start(f as usize),
             Event::FlowStop(f) => self.flows[f as usize].active = false,

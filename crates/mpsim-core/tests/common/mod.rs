@@ -67,7 +67,8 @@ pub fn check_conservation(out: &Output) {
         }
     }
     for l in &out.summary.links {
-        let dropped = l.queue_drops + l.loss_drops + l.down_drops;
+        let managed = l.aqm.as_ref().map_or(0, |a| a.aqm_drops + a.queued_at_end);
+        let dropped = l.queue_drops + l.loss_drops + l.down_drops + managed;
         assert!(l.packets_delivered + dropped <= l.packets_offered, "{}: more out than in", l.link);
         assert!(l.packets_offered - l.packets_delivered - dropped <= 1, "{}: packets unaccounted", l.link);
     }
