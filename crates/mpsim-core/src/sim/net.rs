@@ -166,6 +166,14 @@ impl Net {
             self.free_aqm_drops(link);
             match sent {
                 Some((id, Fate::Arrives(t))) => {
+                    let p = self.arena.get(id);
+                    let next = self.routes[p.route as usize].links.get(p.hop as usize + 1).copied();
+                    // on at once to a cut-through link, as `forward_at` does
+                    if t <= self.end && next.is_some_and(|n| self.links[n as usize].cut_through) {
+                        self.arena.get_mut(id).hop += 1;
+                        self.forward_at(id, t);
+                        continue;
+                    }
                     let l = &mut self.links[link as usize];
                     if l.pipe.is_empty() {
                         self.queue.push_frequent(t, Event::LinkHead(link));
