@@ -184,6 +184,8 @@ fn bad_aqm_settings_are_explained() {
     assert!(err("aqm = { kind = \"fq_codel\", flows = 0 }").contains("between 1 and 65536"));
     assert!(err("aqm = 3").contains("expected a discipline's name"));
     assert!(err("aqm = \"codel\"\ncongestion_warning = { threshold = \"5pkt\" }").contains("do not combine"));
+    // "none" is drop-tail, as without the key
+    assert!(parse(&one_link("1s", "aqm = \"none\"", "")).links[0].aqm.is_none());
     // parameters are read
     let s = parse(&one_link("1s", "aqm = { kind = \"codel\", target = \"2ms\", interval = \"50ms\" }", ""));
     match &s.links[0].aqm {

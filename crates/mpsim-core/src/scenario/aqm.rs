@@ -1,5 +1,6 @@
-//! Reading a link's `aqm` (and `reverse_aqm`): a discipline's name with its defaults, or a
-//! table `{ kind = "...", <parameters> }`.
+//! Reading a link's `aqm` (and `reverse_aqm`): a discipline's name with its defaults, a
+//! table `{ kind = "...", <parameters> }`, or "none" for drop-tail (as without the key; useful
+//! in sweeps and overrides).
 
 use super::reader::{join, kind, Reader, Table};
 use super::units;
@@ -35,10 +36,14 @@ fn names() -> String {
 }
 
 impl Reader<'_> {
-    pub(super) fn aqm(&self, v: &Value, key: &str) -> Result<AqmSpec, ScenarioError> {
+    pub(super) fn aqm(&self, v: &Value, key: &str) -> Result<Option<AqmSpec>, ScenarioError> {
         if let Some(name) = v.as_str() {
+            if name == "none" {
+                return Ok(None);
+            }
             return AqmSpec::default_for(name)
-                .ok_or_else(|| self.e(key, format!("unknown queue discipline '{name}'; expected one of: {}", names())));
+                .map(Some)
+                .ok_or_else(|| self.e(key, format!("unknown queue discipline '{name}'; expected one of: {}, or none", names())));
         }
         if !v.is_object() {
             return Err(self
@@ -48,6 +53,10 @@ impl Reader<'_> {
         let name = self.req_string(&t, "kind")?;
         let spec = AqmSpec::default_for(&name)
             .ok_or_else(|| self.e(&join(key, "kind"), format!("unknown queue discipline '{name}'; expected one of: {}", names())))?;
+        self.aqm_params(&t, key, &name, spec).map(Some)
+    }
+
+    fn aqm_params(&self, t: &Table, key: &str, name: &str, spec: AqmSpec) -> Result<AqmSpec, ScenarioError> {
         let used = |names: &[&str]| -> Result<(), ScenarioError> {
             match t.map.keys().find(|k| k.as_str() != "kind" && !names.contains(&k.as_str())) {
                 Some(k) => Err(self.e(&join(key, k), format!("not a parameter of {name} (it takes: {})", names.join(", ")))),
@@ -57,7 +66,7 @@ impl Reader<'_> {
         Ok(match spec {
             AqmSpec::Codel(p) => {
                 used(&["target", "interval", "mtu"])?;
-                AqmSpec::Codel(self.codel(&t, p)?)
+                AqmSpec::Codel(self.codel(t, p)?)
             }
             AqmSpec::FqCodel(mut p) => {
                 used(&["target", "interval", "mtu", "flows", "quantum"])?;

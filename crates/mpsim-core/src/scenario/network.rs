@@ -96,8 +96,8 @@ impl Reader<'_> {
         }
         let congestion_warning =
             t.map.get("congestion_warning").map(|cv| self.congestion_warning(cv, &join(key, "congestion_warning"))).transpose()?;
-        let aqm = t.map.get("aqm").map(|av| self.aqm(av, &join(key, "aqm"))).transpose()?;
-        let reverse_aqm = t.map.get("reverse_aqm").map(|av| self.aqm(av, &join(key, "reverse_aqm"))).transpose()?;
+        let aqm = t.map.get("aqm").map(|av| self.aqm(av, &join(key, "aqm"))).transpose()?.flatten();
+        let reverse_aqm = t.map.get("reverse_aqm").map(|av| self.aqm(av, &join(key, "reverse_aqm"))).transpose()?.flatten();
         if aqm.is_some() && congestion_warning.is_some() {
             return Err(self.e(
                 &join(key, "aqm"),
