@@ -71,6 +71,8 @@ struct Input {
     sctp: Vec<Option<Sctp>>,
     /// Per link: its jitter in units of 50 us (0: none).
     jitter: Vec<u8>,
+    /// Per link: its queue discipline (which, a parameter, the reverse direction too).
+    aqm: Vec<Option<(u8, u8, bool)>>,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -364,6 +366,20 @@ fn scenario(inp: &Input) -> Option<Value> {
             if let Some(&j) = inp.jitter.get(i) {
                 v["jitter"] = json!(format!("{}us", j as u64 * 50));
             }
+            if let Some(Some((kind, p, both))) = inp.aqm.get(i) {
+                // (beside a congestion warning it is refused, with a message)
+                let p = *p as u64;
+                let a = match kind % 4 {
+                    0 => json!({"kind": "codel", "target": format!("{}ms", 1 + p % 20), "interval": format!("{}ms", 10 + p)}),
+                    1 => json!({"kind": "fq_codel", "flows": 1 + p % 8, "quantum": 64 + p * 8}),
+                    2 => json!({"kind": "red", "min_th": format!("{}pkt", 1 + p % 10), "max_th": format!("{}pkt", 2 + p % 10 + p / 10), "gentle": p % 2 == 0}),
+                    _ => json!({"kind": "pie", "target": format!("{}ms", 1 + p % 30), "derandomize": p % 2 == 0}),
+                };
+                if *both {
+                    v["reverse_aqm"] = a.clone();
+                }
+                v["aqm"] = a;
+            }
             if let Some((at, until)) = l.outage {
                 let at = at as u64 * duration_ms / 256;
                 let mut o = json!({"at": format!("{at}ms")});
@@ -549,7 +565,8 @@ fuzz_target!(|inp: Input| {
         assert!(f.retransmits <= f.segments_sent, "{}: {} retransmits of {} segments", f.flow, f.retransmits, f.segments_sent);
     }
     for l in &sum.links {
-        let gone = l.packets_delivered + l.queue_drops + l.loss_drops + l.down_drops;
+        let managed = l.aqm.as_ref().map_or(0, |a| a.aqm_drops + a.queued_at_end);
+        let gone = l.packets_delivered + l.queue_drops + l.loss_drops + l.down_drops + managed;
         assert!(gone <= l.packets_offered, "link {} {}: {gone} delivered or dropped of {} offered", l.link, l.direction, l.packets_offered);
         assert!((0.0..=1.0 + 1e-9).contains(&l.utilization), "link {} utilization {}", l.link, l.utilization);
     }

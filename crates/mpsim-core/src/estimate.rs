@@ -407,8 +407,8 @@ impl Totals {
         } else {
             // an SCTP receiver delays its SACKs (every second packet)
             let acks = if f.is_sctp() { 0.5 } else { f.tcp.delayed_ack.acks_per_segment() };
-            hops * (1.0 + acks) + 0.2
-        };
+            hops * (1.0 + acks) + 0.2 + managed(s, f, |l| l.reverse_aqm.is_some()) * acks
+        } + managed(s, f, |l| l.aqm.is_some());
         let mut carried = pkts * per_packet;
         // each link of a path: the flow's packets over it (and their ACKs back)
         let per_hop = if f.is_udp() { 0.0 } else { (per_packet - 0.2) / hops.max(1.0) };
@@ -588,6 +588,13 @@ impl Scenario {
     pub fn estimate(&self) -> Estimate {
         estimate(self)
     }
+}
+
+/// The links of a flow's paths (on average over its paths) that `queued` says manage a
+/// queue: each adds a dequeue event per packet.
+fn managed(s: &Scenario, f: &FlowSpec, queued: impl Fn(&crate::scenario::LinkSpec) -> bool) -> f64 {
+    let n: usize = f.paths.iter().map(|&p| s.paths[p].links.iter().filter(|&&l| queued(&s.links[l])).count()).sum();
+    n as f64 / f.paths.len().max(1) as f64
 }
 
 #[cfg(test)]
