@@ -79,22 +79,24 @@ def settings_changed(d: Mapping[str, Any], desc: Mapping[str, Any], used: Sequen
     return out
 
 
-def flag_stalls(flows: Any) -> Any:
-    """Adds ``stalled`` and ``stall_reason`` to the per-repeat flow table (see ``STALL_*``)."""
-    stalled, reasons = [], []
-    for r in flows.itertuples():
-        others = flows[(flows.flow == r.flow) & (flows.repeat != r.repeat)].kernel_goodput_bps.dropna()
+def flag_stalls(flows: Any, by: Sequence[str] = ("flow",)) -> Any:
+    """Adds ``stalled`` and ``stall_reason`` to a per-repeat flow table (see ``STALL_*``);
+    the repeats of one flow are the rows with the same *by* columns."""
+    flows = flows.copy()
+    silence = flows["kernel_longest_silence_s"] if "kernel_longest_silence_s" in flows else [None] * len(flows)
+    reasons: list[str | None] = []
+    for (i, r), quiet in zip(flows.iterrows(), silence):
+        same = (flows[list(by)] == r[list(by)]).all(axis=1)
+        others = flows[same & (flows.index != i)].kernel_goodput_bps.dropna()
         why = None
-        if isinstance(r.error, str) and r.error:
-            why = f"connection failed: {r.error}"
-        elif r.kernel_longest_silence_s is not None and r.kernel_longest_silence_s >= STALL_SILENCE_S:
-            why = f"nothing delivered for {r.kernel_longest_silence_s:.1f} s"
+        if isinstance(r.get("error"), str) and r["error"]:
+            why = f"connection failed: {r['error']}"
+        elif quiet is not None and not math.isnan(quiet) and quiet >= STALL_SILENCE_S:
+            why = f"nothing delivered for {quiet:.1f} s"
         elif len(others) and r.kernel_goodput_bps < STALL_SHARE * others.median():
             why = f"goodput {r.kernel_goodput_bps / others.median():.0%} of the other repeats' median"
-        stalled.append(why is not None)
         reasons.append(why)
-    flows = flows.copy()
-    flows["stalled"] = stalled
+    flows["stalled"] = [w is not None for w in reasons]
     flows["stall_reason"] = reasons
     return flows
 
