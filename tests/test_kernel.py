@@ -345,3 +345,18 @@ def test_settings_changed_name_the_files_value_the_used_one_and_why():
     assert "flow.tcp.tcp.delayed_ack" not in ch
     assert ch["link.l0.jitter"]["used"] == [f"{round(K.KERNEL_JITTER * 1e9)}ns"] * 2
     assert all(c["why"] for c in ch.values())
+
+
+def test_the_table_generator_adds_the_files_own_runs_to_saved_data():
+    import pandas as pd
+
+    from mpsim.kernel import report
+
+    fl = pd.DataFrame({"scenario": ["tcp_10m"] * 2, "cc": ["reno", "cubic"], "repeat": [0, 0], "seed": [2, 2],
+                       "flow": ["tcp"] * 2, "kernel_goodput_bps": [9.6e6] * 2, "mpsim_goodput_bps": [9.6e6] * 2})
+    pa = fl.assign(path="p0")
+    fl2, pa2 = report.add_file_runs(fl, pa)
+    for cc in ("reno", "cubic"):
+        want = mpsim.run(SCEN / "tcp_10m.toml", overrides={"flow.*.cc": cc, "seed": 2}, progress=False).flows.goodput_bps[0]
+        assert fl2[fl2.cc == cc].mpsim_file_goodput_bps.item() == want == pa2[pa2.cc == cc].mpsim_file_goodput_bps.item()
+    assert list(fl2.columns).index("mpsim_file_goodput_bps") == list(fl2.columns).index("mpsim_goodput_bps") + 1

@@ -2,6 +2,7 @@
 Reno and with CUBIC, several repeats each, plus the link emulator's accuracy on this machine.
 
     python -m mpsim.kernel.report --out docs/reports/kernel-results.md [--repeat 3]
+    python -m mpsim.kernel.report --render-only [--add-file-runs]   # from the saved data
 
 (`make kernel-table`; needs root, /dev/net/tun and Multipath TCP, like `mpsim kernel`.)
 Writes the Markdown tables, a CSV of every run beside them (kernel-results/runs.csv,
@@ -34,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--render-only", action="store_true", help="rewrite the Markdown from the saved data, run nothing")
+    ap.add_argument("--add-file-runs", action="store_true",
+                    help="with --render-only: first run mpsim as each scenario file stands (same controller and seeds) "
+                         "where the saved data lacks it, and save that (mpsim alone, no root)")
     a = ap.parse_args(argv)
     out = Path(a.out)
     data = out.with_suffix("")
@@ -41,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.render_only:
         saved = json.loads((data / "emulator.json").read_text())
         fl, pa = pd.read_csv(data / "runs.csv"), pd.read_csv(data / "paths.csv")
+        if a.add_file_runs:
+            fl, pa = add_file_runs(fl, pa)
+            fl.to_csv(data / "runs.csv", index=False)
+            pa.to_csv(data / "paths.csv", index=False)
         out.write_text(render(fl, pa, saved["runs"], saved["accuracy"], saved.get("info", {}),
                               int(fl.repeat.max()) + 1, saved.get("took_s", float("nan"))))
         print(f"wrote {out}")
@@ -73,6 +81,27 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(render(fl, pa, runs, acc, info, a.repeat, took))
     print(f"wrote {out} and {data}/")
     return 0
+
+
+def add_file_runs(fl: pd.DataFrame, pa: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fills ``mpsim_file_goodput_bps`` (mpsim as the scenario file stands, with the row's
+    controller and seed: what ``compare`` records beside the matched run) where it is missing."""
+    from ..scenario import load
+    from .testbed import _run_mpsim
+
+    fl, pa = fl.copy(), pa.copy()
+    for col, df in (("mpsim_file_goodput_bps", fl), ("mpsim_file_goodput_bps", pa)):
+        if col not in df:
+            df.insert(df.columns.get_loc("mpsim_goodput_bps") + 1, col, float("nan"))
+    for (sc, cc, seed), _ in fl[fl.mpsim_file_goodput_bps.isna()].groupby(["scenario", "cc", "seed"], sort=False):
+        d, _origin = load(ROOT / "scenarios" / "kernel" / f"{sc}.toml")
+        m = _run_mpsim(d, {"flow.*.cc": cc}, int(seed), series=False)
+        for r in m["flows"]:
+            fl.loc[(fl.scenario == sc) & (fl.cc == cc) & (fl.seed == seed) & (fl.flow == r["flow"]), "mpsim_file_goodput_bps"] = r["goodput_bps"]
+        for r in m["paths"]:
+            sel = (pa.scenario == sc) & (pa.cc == cc) & (pa.seed == seed) & (pa.flow == r["flow"]) & (pa.path == r["path"])
+            pa.loc[sel, "mpsim_file_goodput_bps"] = r["goodput_bps"]
+    return fl, pa
 
 
 def _mbps(x: float | None) -> str:
