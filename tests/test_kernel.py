@@ -344,7 +344,12 @@ def test_settings_changed_name_the_files_value_the_used_one_and_why():
     # a setting the file already has is not a change
     assert "flow.tcp.tcp.delayed_ack" not in ch
     assert ch["link.l0.jitter"]["used"] == [f"{round(K.KERNEL_JITTER * 1e9)}ns"] * 2
+    assert (ch["metrics.interval"]["file"], ch["metrics.interval"]["used"]) == ("100ms", ["1s", "1s"])
     assert all(c["why"] for c in ch.values())
+    # a file that already counts per second and starts its flows when the kernel did
+    d = apply_overrides(d, {"metrics.interval": "1s", "flow.tcp.start": "41100us"}, origin=origin)
+    ch = {c["setting"] for c in result.settings_changed(d, K.describe(d, origin), used)}
+    assert "metrics.interval" not in ch and "flow.tcp.start" not in ch and "flow.mptcp.start" in ch
 
 
 def test_the_table_generator_adds_the_files_own_runs_to_saved_data():

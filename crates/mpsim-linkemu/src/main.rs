@@ -175,7 +175,9 @@ fn main() -> ExitCode {
             if !e.is_empty() {
                 eprintln!("mpsim-linkemu: {e}");
             }
-            eprintln!("usage: mpsim-linkemu --config FILE [--report FILE] [--duration SECONDS] [--no-realtime] | --describe SCENARIO | --version");
+            eprintln!(
+                "usage: mpsim-linkemu --config FILE [--report FILE] [--duration SECONDS] [--no-realtime] | --describe SCENARIO | --version"
+            );
             return ExitCode::from(2);
         }
     };

@@ -50,18 +50,20 @@ def main(argv: list[str] | None = None) -> int:
             fl.to_csv(data / "runs.csv", index=False)
             pa.to_csv(data / "paths.csv", index=False)
         out.write_text(render(fl, pa, saved["runs"], saved["accuracy"], saved.get("info", {}),
-                              int(fl.repeat.max()) + 1, saved.get("took_s", float("nan"))))
+                              int(fl.repeat.max()) + 1, saved.get("took_s", float("nan")), saved.get("changed")))
         print(f"wrote {out}")
         return 0
     started = time.time()
     acc = [accuracy("10Mbps", "20ms"), accuracy("10Mbps", "20ms"), accuracy("50Mbps", "5ms")]
     flows, paths, runs = [], [], []
+    changed: dict[str, list[dict]] = {}
     info: dict = {}
     for name in a.scenarios.split(","):
         for cc in ("reno", "cubic"):
             res = compare(ROOT / "scenarios" / "kernel" / f"{name}.toml", repeat=a.repeat,
                           overrides={"flow.*.cc": cc}, progress=True)
             info = res.info
+            changed[f"{name}/{cc}"] = res.changed
             res.plot(data / f"{name}_{cc}.png")
             for df, acc_ in ((res.flows, flows), (res.paths, paths)):
                 df = df.copy()
@@ -76,9 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     fl.to_csv(data / "runs.csv", index=False)
     pa.to_csv(data / "paths.csv", index=False)
     took = time.time() - started
-    (data / "emulator.json").write_text(json.dumps({"accuracy": acc, "runs": runs, "info": info, "took_s": took},
+    (data / "emulator.json").write_text(json.dumps({"accuracy": acc, "runs": runs, "info": info, "took_s": took, "changed": changed},
                                                    indent=1, default=str))
-    out.write_text(render(fl, pa, runs, acc, info, a.repeat, took))
+    out.write_text(render(fl, pa, runs, acc, info, a.repeat, took, changed))
     print(f"wrote {out} and {data}/")
     return 0
 
@@ -119,7 +121,7 @@ def _count(g: pd.DataFrame, col: str) -> str:
 
 
 def render(fl: pd.DataFrame, pa: pd.DataFrame, runs: list[dict], acc: list[dict], info: dict, repeat: int,
-           took: float) -> str:
+           took: float, changed: dict[str, list[dict]] | None = None) -> str:
     lines = [
         "# Linux kernel beside mpsim: the measured table",
         "",
@@ -173,6 +175,17 @@ def render(fl: pd.DataFrame, pa: pd.DataFrame, runs: list[dict], acc: list[dict]
                      f"{_count(g, 'kernel_timeouts')} / {_count(g, 'mpsim_timeouts')} | "
                      f"{g.kernel_rtt_mean_ms.median():.1f} / {g.kernel_rtt_min_ms.min():.1f} | {g.mpsim_rtt_mean_ms.median():.1f} | "
                      f"{_mbps(g.kernel_throughput_bps.median())} |")
+    lines += ["", "## Settings the matched mpsim runs took from the kernel runs", ""]
+    if changed:
+        lines += ["Per scenario and controller: the setting, the file's value, the values used (one per repeat where "
+                  "they differ) and why (docs/kernel.md).", "",
+                  "| scenario / cc | setting | file | used | why |", "|---|---|---|---|---|"]
+        for row, cs in changed.items():
+            for c in cs:
+                used = c["used"][0] if len(set(c["used"])) == 1 else ", ".join(c["used"])
+                lines.append(f"| {row} | {c['setting']} | {c['file']} | {used} | {c['why']} |")
+    else:
+        lines.append("Not recorded when this table was measured; docs/kernel.md lists them and `mpsim kernel` prints them.")
     lines += ["", "Receive windows the kernel advertised (largest seen by `ss`, used as mpsim's `tcp.rcv_buf`):", ""]
     for (sc, cc), g in fl.groupby(["scenario", "cc"], sort=False):
         if sc.startswith("mptcp_rcvbuf") and g.kernel_max_window_bytes.notna().any():

@@ -43,8 +43,9 @@ _WHY = {
 def _file_value(key: str, d: Mapping[str, Any], desc: Mapping[str, Any]) -> str:
     """The scenario's own value of an override key, written as the override writes it."""
     parts = key.split(".")
-    if parts[0] == "metrics":
-        return str(d.get("metrics", {}).get(parts[1], "default"))
+    if key == "metrics.interval":
+        iv = desc.get("interval_s")
+        return "none" if iv is None else f"{iv:g}s" if iv == int(iv) else f"{iv * 1e3:g}ms"
     if parts[0] == "link":
         lk = next(x for x in desc["links"] if x["name"] == parts[1])
         return f"{round(lk.get('jitter_s', 0.0) * 1e9)}ns"
