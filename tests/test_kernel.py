@@ -325,7 +325,14 @@ def test_the_json_document_has_the_documented_keys(tmp_path):
     doc = (ROOT / "docs" / "kernel.md").read_text()
     for key in [*d, *d["flows"][0], *d["paths"][0], "stalled", "stall_reason", "kernel_longest_silence_s"]:
         assert f"`{key}`" in doc, key
-    assert json.loads(json.dumps(d)) == d
+    assert json.loads(json.dumps(d, allow_nan=False)) == d
+    # a figure that could not be measured is null, not NaN
+    res.paths.loc[0, "kernel_rtt_min_ms"] = float("nan")
+    res.paths["kernel_rtt_mean_ms"] = float("nan")
+    res.runs.append({"repeat": 0, "lateness": {"mean_us": float("nan")}})
+    d = res.to_json()
+    assert d["paths"][0]["kernel_rtt_mean_ms"] is None and d["runs"][0]["lateness"]["mean_us"] is None
+    json.dumps(d, allow_nan=False)
 
 
 @needs_emulator

@@ -102,6 +102,17 @@ def flag_stalls(flows: Any, by: Sequence[str] = ("flow",)) -> Any:
     return flows
 
 
+def _no_nan(x: Any) -> Any:
+    """*x* with every NaN float as None (JSON has no NaN)."""
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _no_nan(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_no_nan(v) for v in x]
+    return x
+
+
 def _med(s: Any) -> float | None:
     s = s.dropna() if s is not None else None
     return float(s.median()) if s is not None and len(s) else None
@@ -190,14 +201,14 @@ class KernelResult:
         def rows(df: Any) -> list[dict[str, Any]]:
             return json.loads(df.to_json(orient="records"))
 
-        return {
+        return _no_nan({
             "schema": SCHEMA, "scenario": self.name, "ratio": "mpsim/kernel", "info": self.info,
             "stall_rule": {"silence_s": STALL_SILENCE_S, "share_of_median": STALL_SHARE},
             "settings_changed": self.changed,
             "flows": self.flow_summary(), "paths": self.path_summary(),
             "repeats": {"flows": rows(self.flows), "paths": rows(self.paths)},
             "runs": json.loads(json.dumps(self.runs, default=str)),
-        }
+        })
 
     # --- text -----------------------------------------------------------------------
 

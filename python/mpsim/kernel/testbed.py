@@ -23,7 +23,7 @@ advertised window, its connection times, the testbed's jitter, upstream's schedu
 subflow joins; each change is listed in the result) and as the file stands.
 :mod:`mpsim.kernel.result` holds the result, its tables and its JSON document.
 
-The command line is ``mpsim kernel SCENARIO [--repeat N] [--out DIR]``.
+The command line is ``mpsim kernel SCENARIO [--repeat N] [--out DIR] [--json]``.
 """
 
 from __future__ import annotations
@@ -1105,7 +1105,7 @@ def _untrap_sigterm(old: Any) -> None:
 
 
 # -------------------------------------------------------------------------------------
-# Command line: `mpsim kernel SCENARIO [--repeat N] [--out DIR]`
+# Command line: `mpsim kernel SCENARIO [--repeat N] [--out DIR] [--json]`
 
 _EPILOG = """\
 what it needs:
@@ -1164,7 +1164,7 @@ def cmd_kernel(args: Any, overrides: dict[str, Any]) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(res.to_json(), indent=1))
+        print(json.dumps(res.to_json(), indent=1, allow_nan=False))
     else:
         print(res.report())
     if args.out:
@@ -1175,4 +1175,4 @@ def cmd_kernel(args: Any, overrides: dict[str, Any]) -> int:
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "_endpoint":
         raise SystemExit(_endpoint_main(sys.argv[2:]))
-    raise SystemExit("usage: mpsim kernel SCENARIO [--repeat N] [--out DIR]")
+    raise SystemExit("usage: mpsim kernel SCENARIO [--repeat N] [--out DIR] [--json]")
