@@ -254,8 +254,14 @@ def test_an_emulator_that_cannot_run_is_explained(tmp_path):
     f = tmp_path / "mpsim-linkemu"
     f.write_text("#!/bin/sh\necho 'wrong machine' >&2\nexit 126\n")
     assert "not executable" in K.emulator_problem(f)
+    # on the command line: exit status 2 and the reason, before anything is set up
+    env = {**os.environ, "MPSIM_LINKEMU": str(f)}
+    r = subprocess.run([sys.executable, "-m", "mpsim", "kernel", str(SCEN / "tcp_10m.toml")], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and r.stderr.strip() == f"error: {K.emulator_problem(f)}"
     f.chmod(0o755)
     assert "wrong machine" in K.emulator_problem(f)
+    r = subprocess.run([sys.executable, "-m", "mpsim", "kernel", str(SCEN / "tcp_10m.toml")], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "wrong machine" in r.stderr and "Traceback" not in r.stderr
 
 
 @needs_emulator

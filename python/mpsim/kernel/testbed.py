@@ -149,7 +149,10 @@ def describe(d: Mapping[str, Any], origin: str) -> dict[str, Any]:
     """The scenario as mpsim reads it (defaults filled in, units resolved), from the emulator."""
     emu = find_emulator()
     if emu is None:
-        raise KernelUnavailable(emulator_missing())
+        raise KernelUnavailable(f"the kernel side {emulator_missing()}")
+    problem = emulator_problem(emu)
+    if problem:
+        raise KernelUnavailable(problem)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(d, f)
     try:
