@@ -9,7 +9,7 @@ PIP    := $(BIN)/python -m pip
 STAMP  := $(VENV)/.deps-installed
 OUT    ?= out
 
-.PHONY: help setup build demo test lint test-rust test-python test-fuzz fuzz fuzz-setup fuzz-unpack validate tcp-fidelity westwood-nj bench speed plugin-speed wheel-check sweep-bench memory clean kernel-table sctp-validate
+.PHONY: help setup build demo test lint test-rust test-python test-fuzz fuzz fuzz-setup fuzz-unpack validate tcp-fidelity westwood-nj bench speed plugin-speed wheel wheel-check sweep-bench memory clean kernel-table sctp-validate
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
@@ -22,6 +22,7 @@ help:
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
 	@echo "make speed     core speed (delivered packets per wall second) -> benches/results/speed.md"
 	@echo "make plugin-speed  a scheduler and a controller written in Python against the Rust ones -> benches/results/plugin_speed.md"
+	@echo "make wheel     the wheel, with the link emulator of mpsim kernel inside -> dist/"
 	@echo "make wheel-check   the built wheel in a fresh virtualenv outside the checkout (also part of make test) -> docs/reports/wheel_check.md"
 	@echo "make sweep-bench  sweep scaling (local processes, Dask) and parent memory -> benches/results/sweep_scaling.md"
 	@echo "make memory    estimated against measured peak memory of large runs -> benches/results/memory.md"
@@ -154,6 +155,10 @@ speed:
 
 plugin-speed: build
 	$(BIN)/python benches/plugin_speed.py
+
+wheel: build
+	install -D -m 755 target/release/mpsim-linkemu python/mpsim/kernel/bin/mpsim-linkemu
+	$(BIN)/maturin build --release --quiet -o dist
 
 wheel-check: build
 	$(BIN)/python tests/wheel_check.py --out docs/reports/wheel_check.md

@@ -7,6 +7,7 @@ reason otherwise. The refusal of unmappable scenarios needs only the emulator bi
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import mpsim
+from mpsim.kernel import result
 from mpsim.kernel import testbed as K
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,6 +126,10 @@ def test_single_path_kernel_run_within_the_emulated_rate():
     assert f.kernel_cc == "cubic" and f.kernel_mss == 1460
     # payload sent (retransmissions included) is at least what arrived, at most the wire rate
     assert f.kernel_goodput_bps * 0.99 <= f.kernel_throughput_bps <= 10e6
+    # beside the matched mpsim run, the file's own; one ratio direction: mpsim / kernel
+    assert f.mpsim_file_goodput_bps > 0 and f.ratio_mpsim_kernel == pytest.approx(f.mpsim_goodput_bps / f.kernel_goodput_bps)
+    assert f.kernel_timeouts is not None and not f.stalled and f.kernel_longest_silence_s < 1.0
+    assert {c["setting"] for c in res.changed} >= {"flow.tcp.tcp.header", "flow.tcp.tcp.delayed_ack", "flow.tcp.start"}
     p = res.paths.iloc[0]
     assert p.kernel_throughput_bps <= 10e6 * 1.01
     assert p.kernel_rtt_min_ms >= 40.0
@@ -147,6 +153,34 @@ def test_two_path_kernel_run_within_the_emulated_rates():
         assert 0.2 * 10e6 < p.kernel_goodput_bps <= 10e6 * 1488 / 1540 * 1.01, p
         assert p.kernel_throughput_bps <= 10e6 * 1.01
     assert res.info["mptcp_scheduler"] != "n/a"
+    # the kernel's timeouts per subflow (tcpi_total_rto) add up to what the flow row says
+    assert res.paths.kernel_timeouts.notna().all()
+    assert res.paths.kernel_timeouts.sum() == res.flows.kernel_timeouts.sum()
+    sched = next(c for c in res.changed if c["setting"] == "flow.mptcp.scheduler")
+    assert (sched["file"], sched["used"]) == ("lowest_rtt", ["linux_upstream"]) and "upstream" in sched["why"]
+    assert not _ours()
+
+
+@needs_kernel
+def test_kernel_json_on_the_command_line(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "mpsim", "kernel", str(SCEN / "tcp_10m_loss1.toml"), "--set", "duration=4s",
+                        "--set", "metrics.warmup=1s", "--set", "link.l0.loss=25%", "--repeat", "2", "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert (d["schema"], d["ratio"], d["scenario"]) == (result.SCHEMA, "mpsim/kernel", "tcp_10m_loss1")
+    (f,) = d["flows"]
+    assert f["repeats"] == 2 and len(d["repeats"]["flows"]) == 2 and len(d["runs"]) == 2
+    k = [x["kernel_goodput_bps"] for x in d["repeats"]["flows"]]
+    assert f["kernel_goodput_bps"]["median"] == pytest.approx(sum(k) / 2)
+    assert f["ratio_mpsim_kernel"] == pytest.approx(f["mpsim_goodput_bps"] / f["kernel_goodput_bps"]["median"])
+    # a quarter of the packets lost: Linux times out, and its count per subflow (tcpi_total_rto)
+    # is the namespace's (nstat) when the flow is the only connection
+    assert [x["kernel_timeouts"] for x in d["repeats"]["flows"]] == [r_["timeouts"] for r_ in d["runs"]]
+    assert f["kernel_timeouts"] > 0 and f["mpsim_timeouts"] > 0
+    (p,) = d["paths"]
+    assert p["kernel_rtt_min_ms"] >= 40.0 and p["kernel_timeouts"] == f["kernel_timeouts"]
+    assert {c["setting"] for c in d["settings_changed"]} >= {"flow.tcp.tcp.header", "link.l0.jitter"}
     assert not _ours()
 
 
@@ -200,7 +234,7 @@ def test_ss_output_is_parsed_per_subflow():
 def test_kernel_command_is_documented():
     r = subprocess.run([sys.executable, "-m", "mpsim", "kernel", "--help"], capture_output=True, text=True)
     assert r.returncode == 0
-    for word in ("--repeat", "--out", "signal", "refused"):
+    for word in ("--repeat", "--out", "--json", "signal", "refused", "MPSIM_LINKEMU", "ratio mpsim/kernel", "stalled"):
         assert word in r.stdout, word
     assert mpsim.kernel.compare is K.compare and not callable(mpsim.kernel)
 
@@ -213,4 +247,134 @@ def test_a_missing_emulator_is_explained(monkeypatch, tmp_path):
     assert "MPSIM_LINKEMU names" in testbed.emulator_missing() and "nowhere" in testbed.emulator_missing()
     monkeypatch.delenv("MPSIM_LINKEMU")
     msg = testbed.emulator_missing()
-    assert "MPSIM_LINKEMU" in msg and "cargo build --release -p mpsim-linkemu" in msg and "wheel" in msg
+    assert "MPSIM_LINKEMU" in msg and "cargo build --release -p mpsim-linkemu" in msg and "make wheel" in msg
+
+
+def test_an_emulator_that_cannot_run_is_explained(tmp_path):
+    f = tmp_path / "mpsim-linkemu"
+    f.write_text("#!/bin/sh\necho 'wrong machine' >&2\nexit 126\n")
+    assert "not executable" in K.emulator_problem(f)
+    # on the command line: exit status 2 and the reason, before anything is set up
+    env = {**os.environ, "MPSIM_LINKEMU": str(f)}
+    r = subprocess.run([sys.executable, "-m", "mpsim", "kernel", str(SCEN / "tcp_10m.toml")], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and r.stderr.strip() == f"error: {K.emulator_problem(f)}"
+    f.chmod(0o755)
+    assert "wrong machine" in K.emulator_problem(f)
+    r = subprocess.run([sys.executable, "-m", "mpsim", "kernel", str(SCEN / "tcp_10m.toml")], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "wrong machine" in r.stderr and "Traceback" not in r.stderr
+
+
+@needs_emulator
+def test_the_built_emulator_runs():
+    assert K.emulator_problem(K.find_emulator()) is None
+
+
+def test_longest_silence_counts_empty_bins_between_start_and_end():
+    bins = [5, 0, 0, 3, 0, 0, 0, 0, 2]  # 100 ms each
+    assert K.longest_silence(bins, 0.0, 0.9) == pytest.approx(0.4)
+    assert K.longest_silence(bins, 0.0, 0.4) == pytest.approx(0.2)
+    # bins the receiver never reached count as silence
+    assert K.longest_silence(bins, 0.8, 1.5) == pytest.approx(0.6)
+
+
+def _synthetic(goodputs, silences, errors=None, timeouts=None):
+    import pandas as pd
+
+    n = len(goodputs)
+    flows = pd.DataFrame({"repeat": range(n), "seed": range(1, n + 1), "flow": "f",
+                          "kernel_goodput_bps": goodputs, "mpsim_goodput_bps": [9e6] * n, "mpsim_file_goodput_bps": [10e6] * n,
+                          "kernel_retransmits": [10] * n, "mpsim_retransmits": [12] * n,
+                          "kernel_timeouts": timeouts or [1] * n, "mpsim_timeouts": [0] * n,
+                          "kernel_longest_silence_s": silences, "error": errors or [None] * n})
+    paths = pd.DataFrame({"repeat": range(n), "flow": "f", "path": "p0", "kernel_goodput_bps": goodputs,
+                          "mpsim_goodput_bps": [9e6] * n, "mpsim_file_goodput_bps": [10e6] * n,
+                          "kernel_retransmits": [10] * n, "mpsim_retransmits": [12] * n,
+                          "kernel_timeouts": timeouts or [1] * n, "mpsim_timeouts": [0] * n,
+                          "kernel_rtt_mean_ms": [45.0] * n, "kernel_rtt_min_ms": [40.1] * n, "mpsim_rtt_mean_ms": [44.0] * n,
+                          "kernel_throughput_bps": [9.9e6] * n})
+    return result.KernelResult("syn", flows, paths, pd.DataFrame(), [], {"cc_used": "reno"}, changed=[
+        {"setting": "flow.f.tcp.header", "file": "40B", "used": ["52B"] * n, "why": "the kernel's bytes per packet"}])
+
+
+def test_stalled_repeats_are_flagged_and_the_median_reported():
+    res = _synthetic([8e6, 8.4e6, 3e6, 7.6e6, 8.2e6], [0.2, 0.3, 0.4, result.STALL_SILENCE_S, 0.1],
+                     errors=[None, None, None, None, None])
+    assert res.flows.stalled.tolist() == [False, False, True, True, False]
+    assert "goodput 37% of the other repeats' median" == res.flows.stall_reason[2]
+    assert res.flows.stall_reason[3] == f"nothing delivered for {result.STALL_SILENCE_S:.1f} s"
+    (s,) = res.flow_summary()
+    assert s["kernel_goodput_bps"]["median"] == 8e6 and s["kernel_goodput_bps"]["mean"] == pytest.approx(7.04e6)
+    assert [x["repeat"] for x in s["stalled_repeats"]] == [2, 3]
+    # one ratio direction: mpsim / kernel, of the medians
+    assert s["ratio_mpsim_kernel"] == pytest.approx(9e6 / 8e6)
+    table = res.report()
+    assert "ratio mpsim/kernel" in table and "kernel/mpsim" not in table
+    assert "| f | 8.00 (3.00-8.40) | 7.04 | 9.00 | 10.00 | 1.125 | 10 / 12 | 1 / 0 | 2 (goodput" in table
+    assert "| f | p0 | 8.00 | 9.00 | 10.00 | 1.125 | 10 / 12 | 1 / 0 | 45.0 / 44.0 | 40.1 |" in table
+    assert "| flow.f.tcp.header | 40B | 52B | the kernel's bytes per packet |" in table
+    # a failed connection is stalled whatever its figures
+    res = _synthetic([8e6, 8e6], [0.0, 0.0], errors=[None, "timed out"])
+    assert res.flows.stalled.tolist() == [False, True] and res.flows.stall_reason[1] == "connection failed: timed out"
+
+
+def test_the_json_document_has_the_documented_keys(tmp_path):
+    res = _synthetic([8e6, 8.4e6, 7.9e6], [0.2, 0.3, 0.4])
+    d = res.to_json()
+    assert list(d) == ["schema", "scenario", "ratio", "info", "stall_rule", "settings_changed", "flows", "paths", "repeats", "runs"]
+    assert d["schema"] == result.SCHEMA and d["ratio"] == "mpsim/kernel"
+    assert set(d["flows"][0]) == {"flow", "repeats", "kernel_goodput_bps", "mpsim_goodput_bps", "mpsim_file_goodput_bps",
+                                  "ratio_mpsim_kernel", "kernel_retransmits", "mpsim_retransmits", "kernel_timeouts",
+                                  "mpsim_timeouts", "stalled_repeats"}
+    assert set(d["paths"][0]) >= {"path", "ratio_mpsim_kernel", "kernel_timeouts", "kernel_rtt_mean_ms", "mpsim_rtt_mean_ms"}
+    assert d["repeats"]["flows"][0]["stalled"] is False
+    # the documented keys are the ones produced
+    doc = (ROOT / "docs" / "kernel.md").read_text()
+    for key in [*d, *d["flows"][0], *d["paths"][0], "stalled", "stall_reason", "kernel_longest_silence_s"]:
+        assert f"`{key}`" in doc, key
+    assert json.loads(json.dumps(d, allow_nan=False)) == d
+    # a figure that could not be measured is null, not NaN
+    res.paths.loc[0, "kernel_rtt_min_ms"] = float("nan")
+    res.paths["kernel_rtt_mean_ms"] = float("nan")
+    res.runs.append({"repeat": 0, "lateness": {"mean_us": float("nan")}})
+    d = res.to_json()
+    assert d["paths"][0]["kernel_rtt_mean_ms"] is None and d["runs"][0]["lateness"]["mean_us"] is None
+    json.dumps(d, allow_nan=False)
+
+
+@needs_emulator
+def test_settings_changed_name_the_files_value_the_used_one_and_why():
+    from mpsim.scenario import apply_overrides, load
+
+    d, origin = load(SCEN / "mptcp_tcp_shared.toml")
+    d = apply_overrides(d, {"flow.tcp.tcp.delayed_ack": "linux"}, origin=origin)
+    desc = K.describe(d, origin)
+    used = [K.mpsim_overrides(desc, {"mptcp": 126562.0}, {"mptcp": 0.0203, "tcp": 0.0411}),
+            K.mpsim_overrides(desc, {"mptcp": 126000.0}, {"mptcp": 0.0211, "tcp": 0.0411})]
+    ch = {c["setting"]: c for c in result.settings_changed(d, desc, used)}
+    assert (ch["flow.mptcp.scheduler"]["file"], ch["flow.mptcp.scheduler"]["used"]) == ("lowest_rtt", ["linux_upstream"] * 2)
+    assert ch["flow.mptcp.start"]["used"] == ["20300us", "21100us"] and ch["flow.mptcp.start"]["file"] == "0us"
+    assert ch["flow.mptcp.tcp.delayed_ack"]["file"] == "false"
+    # a setting the file already has is not a change
+    assert "flow.tcp.tcp.delayed_ack" not in ch
+    assert ch["link.l0.jitter"]["used"] == [f"{round(K.KERNEL_JITTER * 1e9)}ns"] * 2
+    assert (ch["metrics.interval"]["file"], ch["metrics.interval"]["used"]) == ("100ms", ["1s", "1s"])
+    assert all(c["why"] for c in ch.values())
+    # a file that already counts per second and starts its flows when the kernel did
+    d = apply_overrides(d, {"metrics.interval": "1s", "flow.tcp.start": "41100us"}, origin=origin)
+    ch = {c["setting"] for c in result.settings_changed(d, K.describe(d, origin), used)}
+    assert "metrics.interval" not in ch and "flow.tcp.start" not in ch and "flow.mptcp.start" in ch
+
+
+def test_the_table_generator_adds_the_files_own_runs_to_saved_data():
+    import pandas as pd
+
+    from mpsim.kernel import report
+
+    fl = pd.DataFrame({"scenario": ["tcp_10m"] * 2, "cc": ["reno", "cubic"], "repeat": [0, 0], "seed": [2, 2],
+                       "flow": ["tcp"] * 2, "kernel_goodput_bps": [9.6e6] * 2, "mpsim_goodput_bps": [9.6e6] * 2})
+    pa = fl.assign(path="p0")
+    fl2, pa2 = report.add_file_runs(fl, pa)
+    for cc in ("reno", "cubic"):
+        want = mpsim.run(SCEN / "tcp_10m.toml", overrides={"flow.*.cc": cc, "seed": 2}, progress=False).flows.goodput_bps[0]
+        assert fl2[fl2.cc == cc].mpsim_file_goodput_bps.item() == want == pa2[pa2.cc == cc].mpsim_file_goodput_bps.item()
+    assert list(fl2.columns).index("mpsim_file_goodput_bps") == list(fl2.columns).index("mpsim_goodput_bps") + 1

@@ -5,7 +5,8 @@ checkout on the path:
 
 * ``mpsim reproduce --list``;
 * the shortest reproduction in its quick mode (``mpsim reproduce dqs --quick --seeds 1``);
-* the README's tutorial "Prototype a scheduler in Python" (its files and its commands).
+* the README's tutorial "Prototype a scheduler in Python" (its files and its commands);
+* ``mpsim kernel`` with the link emulator the wheel carries (a 3 s run as root).
 
     python tests/wheel_check.py [--out docs/reports/wheel_check.md] [--keep]
 
@@ -29,6 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 TUTORIAL = "## Prototype a scheduler in Python"
+#: Where ``make wheel`` puts the link emulator for maturin to pack (pyproject.toml's include).
+STAGED = ROOT / "python" / "mpsim" / "kernel" / "bin" / "mpsim-linkemu"
 
 
 def tutorial(readme: Path = README) -> tuple[dict[str, str], list[str]]:
@@ -70,10 +73,28 @@ def step(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float, label: 
     return (label or " ".join(cmd), rc, time.monotonic() - t, tail)
 
 
+def kernel_steps(work: Path, env: dict[str, str]) -> list[tuple[str, int, float, str]]:
+    """``mpsim kernel`` from the wheel: the emulator it finds is the wheel's, its help names
+    MPSIM_LINKEMU, and a short run works as root (elsewhere it stops with exit status 2 and
+    a one-line reason)."""
+    find = ("import sys; from mpsim.kernel import find_emulator; e = find_emulator(); "
+            "assert e and str(e).startswith(sys.prefix), e; print(e)")
+    scen = '"$(python -m mpsim.shipped kernel/tcp_10m.toml)"'
+    run = f"mpsim kernel {scen} --set duration=3s --set metrics.warmup=1s --json > kernel.json"
+    if os.geteuid() == 0:
+        run += " && python -c 'import json; d = json.load(open(\"kernel.json\")); assert d[\"flows\"][0][\"kernel_goodput_bps\"][\"median\"] > 0'"
+    else:
+        run = f"{run}; test $? -eq 2"
+    return [step(["python", "-c", find], work, env, 60, label="python -c 'find_emulator()' (the wheel's)"),
+            step(["bash", "-c", "mpsim kernel --help | grep -q MPSIM_LINKEMU"], work, env, 60, label="mpsim kernel --help | grep MPSIM_LINKEMU"),
+            step(["bash", "-c", run], work, env, 300, label="mpsim kernel scenarios/kernel/tcp_10m.toml (3 s) --json"
+                 + ("" if os.geteuid() == 0 else ", not root: exit status 2"))]
+
+
 def clean_env(venv: Path) -> dict[str, str]:
     """The environment of a shell in which *venv* is activated and nothing points into the
     checkout."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "MPSIM_LINKEMU")}
     env["VIRTUAL_ENV"] = str(venv)
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["MPLBACKEND"] = "Agg"
@@ -94,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     py = str(venv / "bin" / "python")
     steps = []
     try:
+        # as `make wheel` does: the link emulator of `mpsim kernel` goes into the wheel
+        steps.append(step(["cargo", "build", "--release", "--quiet", "-p", "mpsim-linkemu"], ROOT, dict(os.environ), 900))
+        steps.append(step(["install", "-D", "-m", "755", "target/release/mpsim-linkemu", str(STAGED.relative_to(ROOT))],
+                          ROOT, dict(os.environ), 60))
         steps.append(step([maturin, "build", "--release", "--quiet", "-o", str(tmp / "dist")], ROOT, dict(os.environ), 900,
                           label="maturin build --release -o DIST"))
         wheels = sorted((tmp / "dist").glob("mpsim-*.whl"))
@@ -105,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         steps.append(step(["mpsim", "reproduce", "--list"], work, env, 120))
         steps.append(step(["mpsim", "reproduce", "dqs", "--quick", "--seeds", "1", "--processes", "2", "--out", "out"], work, env, 600))
         steps += run_tutorial(work, env)
+        steps += kernel_steps(work, env)
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

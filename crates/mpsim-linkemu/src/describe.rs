@@ -88,7 +88,7 @@ pub fn describe(s: &Scenario) -> Value {
         .collect();
     json!({
         "name": s.name, "duration_s": s.duration.as_secs_f64(), "seed": s.seed,
-        "warmup_s": s.metrics.warmup.as_secs_f64(),
+        "warmup_s": s.metrics.warmup.as_secs_f64(), "interval_s": s.metrics.interval.map(|d| d.as_secs_f64()),
         "links": links, "paths": paths, "flows": flows,
     })
 }

@@ -1,6 +1,7 @@
 //! mpsim-linkemu: emulates a scenario's paths between pairs of TUN devices.
 //!
 //! Usage: `mpsim-linkemu --config FILE [--report FILE] [--duration SECONDS] [--no-realtime]`,
+//! `mpsim-linkemu --version`,
 //! or `mpsim-linkemu --describe SCENARIO.json` to print, as JSON, the scenario as mpsim reads
 //! it (defaults filled in, units resolved): what the kernel runner maps onto Linux.
 //!
@@ -34,10 +35,11 @@ struct Args {
     duration_s: Option<f64>,
     realtime: bool,
     describe: Option<String>,
+    version: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { config: String::new(), report: None, duration_s: None, realtime: true, describe: None };
+    let mut a = Args { config: String::new(), report: None, duration_s: None, realtime: true, describe: None, version: false };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
         match k.as_str() {
@@ -50,10 +52,11 @@ fn parse_args() -> Result<Args, String> {
             "--no-realtime" => a.realtime = false,
             "--describe" => a.describe = Some(it.next().ok_or("--describe needs a scenario file")?),
             "-h" | "--help" => return Err(String::new()),
+            "--version" => a.version = true,
             other => return Err(format!("unknown argument '{other}'")),
         }
     }
-    if a.config.is_empty() && a.describe.is_none() {
+    if a.config.is_empty() && a.describe.is_none() && !a.version {
         return Err("--config is required".into());
     }
     Ok(a)
@@ -172,10 +175,16 @@ fn main() -> ExitCode {
             if !e.is_empty() {
                 eprintln!("mpsim-linkemu: {e}");
             }
-            eprintln!("usage: mpsim-linkemu --config FILE [--report FILE] [--duration SECONDS] [--no-realtime]");
+            eprintln!(
+                "usage: mpsim-linkemu --config FILE [--report FILE] [--duration SECONDS] [--no-realtime] | --describe SCENARIO | --version"
+            );
             return ExitCode::from(2);
         }
     };
+    if a.version {
+        println!("mpsim-linkemu {}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
     if let Some(f) = &a.describe {
         return match describe::describe_file(f) {
             Ok(text) => {

@@ -2,6 +2,7 @@
 Reno and with CUBIC, several repeats each, plus the link emulator's accuracy on this machine.
 
     python -m mpsim.kernel.report --out docs/reports/kernel-results.md [--repeat 3]
+    python -m mpsim.kernel.report --render-only [--add-file-runs]   # from the saved data
 
 (`make kernel-table`; needs root, /dev/net/tun and Multipath TCP, like `mpsim kernel`.)
 Writes the Markdown tables, a CSV of every run beside them (kernel-results/runs.csv,
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .result import STALL_SHARE, STALL_SILENCE_S, flag_stalls
 from .testbed import accuracy, compare
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -33,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--render-only", action="store_true", help="rewrite the Markdown from the saved data, run nothing")
+    ap.add_argument("--add-file-runs", action="store_true",
+                    help="with --render-only: first run mpsim as each scenario file stands (same controller and seeds) "
+                         "where the saved data lacks it, and save that (mpsim alone, no root)")
     a = ap.parse_args(argv)
     out = Path(a.out)
     data = out.with_suffix("")
@@ -40,19 +45,25 @@ def main(argv: list[str] | None = None) -> int:
     if a.render_only:
         saved = json.loads((data / "emulator.json").read_text())
         fl, pa = pd.read_csv(data / "runs.csv"), pd.read_csv(data / "paths.csv")
+        if a.add_file_runs:
+            fl, pa = add_file_runs(fl, pa)
+            fl.to_csv(data / "runs.csv", index=False)
+            pa.to_csv(data / "paths.csv", index=False)
         out.write_text(render(fl, pa, saved["runs"], saved["accuracy"], saved.get("info", {}),
-                              int(fl.repeat.max()) + 1, saved.get("took_s", float("nan"))))
+                              int(fl.repeat.max()) + 1, saved.get("took_s", float("nan")), saved.get("changed")))
         print(f"wrote {out}")
         return 0
     started = time.time()
     acc = [accuracy("10Mbps", "20ms"), accuracy("10Mbps", "20ms"), accuracy("50Mbps", "5ms")]
     flows, paths, runs = [], [], []
+    changed: dict[str, list[dict]] = {}
     info: dict = {}
     for name in a.scenarios.split(","):
         for cc in ("reno", "cubic"):
             res = compare(ROOT / "scenarios" / "kernel" / f"{name}.toml", repeat=a.repeat,
                           overrides={"flow.*.cc": cc}, progress=True)
             info = res.info
+            changed[f"{name}/{cc}"] = res.changed
             res.plot(data / f"{name}_{cc}.png")
             for df, acc_ in ((res.flows, flows), (res.paths, paths)):
                 df = df.copy()
@@ -67,19 +78,50 @@ def main(argv: list[str] | None = None) -> int:
     fl.to_csv(data / "runs.csv", index=False)
     pa.to_csv(data / "paths.csv", index=False)
     took = time.time() - started
-    (data / "emulator.json").write_text(json.dumps({"accuracy": acc, "runs": runs, "info": info, "took_s": took},
+    (data / "emulator.json").write_text(json.dumps({"accuracy": acc, "runs": runs, "info": info, "took_s": took, "changed": changed},
                                                    indent=1, default=str))
-    out.write_text(render(fl, pa, runs, acc, info, a.repeat, took))
+    out.write_text(render(fl, pa, runs, acc, info, a.repeat, took, changed))
     print(f"wrote {out} and {data}/")
     return 0
 
 
-def _mbps(x: float) -> str:
-    return f"{x / 1e6:.2f}"
+def add_file_runs(fl: pd.DataFrame, pa: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Fills ``mpsim_file_goodput_bps`` (mpsim as the scenario file stands, with the row's
+    controller and seed: what ``compare`` records beside the matched run) where it is missing."""
+    from ..scenario import load
+    from .testbed import _run_mpsim
+
+    fl, pa = fl.copy(), pa.copy()
+    for col, df in (("mpsim_file_goodput_bps", fl), ("mpsim_file_goodput_bps", pa)):
+        if col not in df:
+            df.insert(df.columns.get_loc("mpsim_goodput_bps") + 1, col, float("nan"))
+    for (sc, cc, seed), _ in fl[fl.mpsim_file_goodput_bps.isna()].groupby(["scenario", "cc", "seed"], sort=False):
+        d, _origin = load(ROOT / "scenarios" / "kernel" / f"{sc}.toml")
+        m = _run_mpsim(d, {"flow.*.cc": cc}, int(seed), series=False)
+        for r in m["flows"]:
+            fl.loc[(fl.scenario == sc) & (fl.cc == cc) & (fl.seed == seed) & (fl.flow == r["flow"]), "mpsim_file_goodput_bps"] = r["goodput_bps"]
+        for r in m["paths"]:
+            sel = (pa.scenario == sc) & (pa.cc == cc) & (pa.seed == seed) & (pa.flow == r["flow"]) & (pa.path == r["path"])
+            pa.loc[sel, "mpsim_file_goodput_bps"] = r["goodput_bps"]
+    return fl, pa
+
+
+def _mbps(x: float | None) -> str:
+    return "n/a" if x is None or x != x else f"{x / 1e6:.2f}"
+
+
+def _median(g: pd.DataFrame, col: str) -> float | None:
+    """The median of a column, None where the saved data predates it."""
+    return float(g[col].median()) if col in g and g[col].notna().any() else None
+
+
+def _count(g: pd.DataFrame, col: str) -> str:
+    v = _median(g, col)
+    return "n/a" if v is None else f"{v:.0f}"
 
 
 def render(fl: pd.DataFrame, pa: pd.DataFrame, runs: list[dict], acc: list[dict], info: dict, repeat: int,
-           took: float) -> str:
+           took: float, changed: dict[str, list[dict]] | None = None) -> str:
     lines = [
         "# Linux kernel beside mpsim: the measured table",
         "",
@@ -94,32 +136,56 @@ def render(fl: pd.DataFrame, pa: pd.DataFrame, runs: list[dict], acc: list[dict]
         "",
         "## Aggregate goodput",
         "",
-        "Kernel: mean of the repeats (min-max). Target: within 10 % of the kernel on loss-free "
-        "scenarios, 20 % with loss, i.e. |mpsim / kernel - 1| at most 0.1 or 0.2.",
+        "Kernel: median of the repeats (min-max) and, labelled, their mean. mpsim: the median of its runs matched "
+        "to each kernel run; 'mpsim as the file': `mpsim run` of the scenario file with the same seeds. Ratio: "
+        "mpsim / kernel, of the medians. Target: within 10 % of the kernel on loss-free scenarios, 20 % with loss, "
+        "i.e. |mpsim / kernel - 1| at most 0.1 or 0.2. Stalled repeats (nothing delivered for "
+        f"{STALL_SILENCE_S:g} s, goodput below {STALL_SHARE:.0%} of the other repeats' median, or a failed "
+        "connection, docs/kernel.md) are named and included in the median.",
         "",
-        "| scenario | cc | flow | kernel (Mbit/s) | mpsim (Mbit/s) | ratio kernel/mpsim | target | kernel split per path | mpsim split per path | kernel rtx | mpsim rtx |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| scenario | cc | flow | kernel median (min-max) | kernel mean | mpsim matched | mpsim as the file | ratio mpsim/kernel "
+        "| target | kernel split per path | mpsim split per path | retransmissions kernel / mpsim | timeouts kernel / mpsim "
+        "| stalled repeats |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    fl = flag_stalls(fl, by=("scenario", "cc", "flow"))
     for (sc, cc, flow), g in fl.groupby(["scenario", "cc", "flow"], sort=False):
-        k, m = g.kernel_goodput_bps.mean(), g.mpsim_goodput_bps.mean()
-        ratio = k / m if m else float("nan")
+        k, m = g.kernel_goodput_bps.median(), g.mpsim_goodput_bps.median()
         tol = 0.2 if sc in LOSSY else 0.1
         ok = abs(m / k - 1) <= tol if k else False
         p = pa[(pa.scenario == sc) & (pa.cc == cc) & (pa.flow == flow)].groupby("path", sort=False)
-        ks = " / ".join(_mbps(v.kernel_goodput_bps.mean()) for _, v in p)
-        ms = " / ".join(_mbps(v.mpsim_goodput_bps.mean()) for _, v in p)
+        ks = " / ".join(_mbps(v.kernel_goodput_bps.median()) for _, v in p)
+        ms = " / ".join(_mbps(v.mpsim_goodput_bps.median()) for _, v in p)
+        st = ", ".join(f"{r.repeat} ({r.stall_reason})" for r in g.itertuples() if r.stalled) or "none"
         lines.append(
             f"| {sc} | {cc} | {flow} | {_mbps(k)} ({_mbps(g.kernel_goodput_bps.min())}-{_mbps(g.kernel_goodput_bps.max())}) | "
-            f"{_mbps(m)} | {ratio:.3f} | {'within' if ok else 'OUTSIDE'} {tol:.0%} | {ks} | {ms} | "
-            f"{g.kernel_retransmits.mean():.0f} | {g.mpsim_retransmits.mean():.0f} |")
+            f"{_mbps(g.kernel_goodput_bps.mean())} | {_mbps(m)} | {_mbps(_median(g, 'mpsim_file_goodput_bps'))} | "
+            f"{m / k if k else float('nan'):.3f} | {'within' if ok else 'OUTSIDE'} {tol:.0%} | {ks} | {ms} | "
+            f"{_count(g, 'kernel_retransmits')} / {_count(g, 'mpsim_retransmits')} | "
+            f"{_count(g, 'kernel_timeouts')} / {_count(g, 'mpsim_timeouts')} | {st} |")
     lines += ["", "## Per path", "",
-              "| scenario | cc | flow | path | kernel goodput | mpsim goodput | ratio | kernel RTT mean / min (ms) | mpsim RTT mean (ms) | kernel wire throughput (path) |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "Medians of the repeats; retransmissions and timeouts over the whole run.", "",
+              "| scenario | cc | flow | path | kernel goodput | mpsim goodput | ratio mpsim/kernel | retransmissions kernel / mpsim "
+              "| timeouts kernel / mpsim | kernel RTT mean / min (ms) | mpsim RTT mean (ms) | kernel wire throughput (path) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (sc, cc, flow, path), g in pa.groupby(["scenario", "cc", "flow", "path"], sort=False):
-        k, m = g.kernel_goodput_bps.mean(), g.mpsim_goodput_bps.mean()
-        lines.append(f"| {sc} | {cc} | {flow} | {path} | {_mbps(k)} | {_mbps(m)} | {k / m if m else float('nan'):.3f} | "
-                     f"{g.kernel_rtt_mean_ms.mean():.1f} / {g.kernel_rtt_min_ms.min():.1f} | {g.mpsim_rtt_mean_ms.mean():.1f} | "
-                     f"{_mbps(g.kernel_throughput_bps.mean())} |")
+        k, m = g.kernel_goodput_bps.median(), g.mpsim_goodput_bps.median()
+        lines.append(f"| {sc} | {cc} | {flow} | {path} | {_mbps(k)} | {_mbps(m)} | {m / k if k else float('nan'):.3f} | "
+                     f"{_count(g, 'kernel_retransmits')} / {_count(g, 'mpsim_retransmits')} | "
+                     f"{_count(g, 'kernel_timeouts')} / {_count(g, 'mpsim_timeouts')} | "
+                     f"{g.kernel_rtt_mean_ms.median():.1f} / {g.kernel_rtt_min_ms.min():.1f} | {g.mpsim_rtt_mean_ms.median():.1f} | "
+                     f"{_mbps(g.kernel_throughput_bps.median())} |")
+    lines += ["", "## Settings the matched mpsim runs took from the kernel runs", ""]
+    if changed:
+        lines += ["Per scenario and controller: the setting, the file's value, the values used (one per repeat where "
+                  "they differ) and why (docs/kernel.md).", "",
+                  "| scenario / cc | setting | file | used | why |", "|---|---|---|---|---|"]
+        for row, cs in changed.items():
+            for c in cs:
+                used = c["used"][0] if len(set(c["used"])) == 1 else ", ".join(c["used"])
+                lines.append(f"| {row} | {c['setting']} | {c['file']} | {used} | {c['why']} |")
+    else:
+        lines.append("Not recorded when this table was measured; docs/kernel.md lists them and `mpsim kernel` prints them.")
     lines += ["", "Receive windows the kernel advertised (largest seen by `ss`, used as mpsim's `tcp.rcv_buf`):", ""]
     for (sc, cc), g in fl.groupby(["scenario", "cc"], sort=False):
         if sc.startswith("mptcp_rcvbuf") and g.kernel_max_window_bytes.notna().any():

@@ -17,10 +17,13 @@ for the scenario's duration; the receiver counts what it reads. ``ss`` is sample
 second (RTT, bytes acknowledged, retransmissions, window, congestion control), ``nstat``
 read at the end.
 
-On the mpsim side the scenario runs as the kernel is configured: delayed ACKs on, the
-kernel's per-packet header bytes, the same MSS, initial window, buffers and controller.
+On the mpsim side the scenario runs twice per repeat, with the same seed: matched to the
+kernel run (:func:`mpsim_overrides`: Linux's delayed ACKs, the kernel's header bytes, its
+advertised window, its connection times, the testbed's jitter, upstream's scheduler and
+subflow joins; each change is listed in the result) and as the file stands.
+:mod:`mpsim.kernel.result` holds the result, its tables and its JSON document.
 
-The command line is ``mpsim kernel SCENARIO [--repeat N] [--out DIR]``.
+The command line is ``mpsim kernel SCENARIO [--repeat N] [--out DIR] [--json]``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import selectors
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -41,6 +45,7 @@ from typing import Any, Mapping
 
 from ..errors import ScenarioError
 from ..scenario import apply_overrides, load
+from .result import KernelResult, settings_changed
 
 __all__ = ["compare", "accuracy", "KernelResult", "KernelUnavailable", "available", "unmappable", "find_emulator"]
 
@@ -72,15 +77,21 @@ class KernelUnavailable(RuntimeError):
 # What the machine and the scenario allow
 
 
+#: Where a wheel carries the emulator binary (``make wheel`` puts it there before maturin
+#: packs the wheel; in a checkout the folder is empty and target/release is used).
+PACKAGED_EMULATOR = Path(__file__).resolve().parent / "bin" / "mpsim-linkemu"
+
+
 def find_emulator() -> Path | None:
-    """The ``mpsim-linkemu`` binary: $MPSIM_LINKEMU, the repository's target/release, or PATH."""
+    """The ``mpsim-linkemu`` binary: $MPSIM_LINKEMU, else the checkout's target/release (or
+    target/debug), else the one installed with the package (a wheel's), else PATH."""
     env = os.environ.get("MPSIM_LINKEMU")
     if env:
         return Path(env) if Path(env).is_file() else None
     root = Path(__file__).resolve().parents[3]
-    for sub in ("target/release/mpsim-linkemu", "target/debug/mpsim-linkemu"):
-        if (root / sub).is_file():
-            return root / sub
+    for cand in (root / "target/release/mpsim-linkemu", root / "target/debug/mpsim-linkemu", PACKAGED_EMULATOR):
+        if cand.is_file():
+            return cand
     w = shutil.which("mpsim-linkemu")
     return Path(w) if w else None
 
@@ -90,8 +101,22 @@ def emulator_missing() -> str:
     env = os.environ.get("MPSIM_LINKEMU")
     if env:
         return f"MPSIM_LINKEMU names '{env}', which is not a file"
-    return ("needs the link emulator mpsim-linkemu, which the wheel does not include: build it from mpsim's source "
-            "(cargo build --release -p mpsim-linkemu) and put it on PATH, or set MPSIM_LINKEMU to its path")
+    return ("needs the link emulator mpsim-linkemu, which this installation lacks (wheels built with 'make wheel' "
+            "carry it; a wheel built with plain 'maturin build' does not): build it from mpsim's source "
+            "(cargo build --release -p mpsim-linkemu) and set MPSIM_LINKEMU to its path or put it on PATH")
+
+
+def emulator_problem(emu: Path) -> str | None:
+    """Why a found emulator cannot run here (not executable, built for another machine), or None."""
+    if not os.access(emu, os.X_OK):
+        return f"the link emulator {emu} is not executable (chmod +x it, or set MPSIM_LINKEMU to another build)"
+    try:
+        p = subprocess.run([str(emu), "--version"], capture_output=True, text=True, timeout=30)
+    except OSError as e:
+        return f"the link emulator {emu} does not run on this machine ({e}); set MPSIM_LINKEMU to a build of your own"
+    if p.returncode != 0:
+        return f"the link emulator {emu} does not run: {(p.stderr or p.stdout).strip()}"
+    return None
 
 
 def available(multipath: bool = True) -> tuple[bool, str]:
@@ -111,8 +136,12 @@ def available(multipath: bool = True) -> tuple[bool, str]:
                 return False, "needs Multipath TCP enabled (sysctl net.mptcp.enabled=1)"
         except OSError:
             return False, "needs a kernel with Multipath TCP (no /proc/sys/net/mptcp)"
-    if find_emulator() is None:
+    emu = find_emulator()
+    if emu is None:
         return False, emulator_missing()
+    problem = emulator_problem(emu)
+    if problem:
+        return False, problem
     return True, ""
 
 
@@ -120,7 +149,10 @@ def describe(d: Mapping[str, Any], origin: str) -> dict[str, Any]:
     """The scenario as mpsim reads it (defaults filled in, units resolved), from the emulator."""
     emu = find_emulator()
     if emu is None:
-        raise KernelUnavailable(emulator_missing())
+        raise KernelUnavailable(f"the kernel side {emulator_missing()}")
+    problem = emulator_problem(emu)
+    if problem:
+        raise KernelUnavailable(problem)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(d, f)
     try:
@@ -414,6 +446,7 @@ def _endpoint_sender(cfg: dict[str, Any]) -> dict[str, Any]:
     socks: dict[str, socket.socket] = {}
     info: dict[str, dict[str, Any]] = {}
     pending = sorted(cfg["flows"], key=lambda f: f["start_s"])
+    multipath = {f["name"] for f in cfg["flows"] if f["multipath"]}
     samples: list[tuple[float, str]] = []
     next_sample = t0
     payload = bytes(256 * 1024)
@@ -465,6 +498,8 @@ def _endpoint_sender(cfg: dict[str, Any]) -> dict[str, Any]:
             except (BlockingIOError, InterruptedError):
                 pass
     samples.append(((time.monotonic_ns() - t0) / 1e9, _ss()))
+    for name, s in socks.items():
+        info[name]["subflows"] = _subflow_timeouts(s, name in multipath)
     nst = subprocess.run(["nstat", "-asz", "--json"], capture_output=True, text=True,
                          env={**os.environ, "NSTAT_HISTORY": os.devnull})
     for s in socks.values():
@@ -474,6 +509,47 @@ def _endpoint_sender(cfg: dict[str, Any]) -> dict[str, Any]:
     except json.JSONDecodeError:
         counters = {}
     return {"flows": info, "ss": samples, "nstat": counters}
+
+
+SOL_MPTCP = 284
+MPTCP_TCPINFO = 2
+MPTCP_SUBFLOW_ADDRS = 3
+#: Offset of ``tcpi_total_rto`` (u16, Linux 6.7 and later) in ``struct tcp_info``.
+TCPI_TOTAL_RTO = 240
+
+
+def _total_rto(info: bytes) -> int | None:
+    """Retransmission timeouts a socket has had (``tcpi_total_rto``; None before Linux 6.7)."""
+    return struct.unpack_from("<H", info, TCPI_TOTAL_RTO)[0] if len(info) >= TCPI_TOTAL_RTO + 2 else None
+
+
+def _mptcp_subflow_data(s: socket.socket, opt: int, size_user: int, most: int = 16) -> list[bytes]:
+    """The per-subflow records of an MPTCP ``getsockopt`` (``struct mptcp_subflow_data``
+    followed by one record per subflow), whose header the caller fills in, hence ctypes."""
+    import ctypes
+
+    head = struct.calcsize("<IIII")
+    buf = ctypes.create_string_buffer(struct.pack("<IIII", head, 0, 0, size_user), head + most * size_user)
+    n = ctypes.c_uint32(len(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.getsockopt(s.fileno(), SOL_MPTCP, opt, buf, ctypes.byref(n)) != 0:
+        return []
+    _, count, _, size = struct.unpack_from("<IIII", buf.raw)
+    return [buf.raw[head + i * size:head + (i + 1) * size] for i in range(min(count, most))]
+
+
+def _subflow_timeouts(s: socket.socket, multipath: bool) -> list[dict[str, Any]]:
+    """Per subflow of a connected socket: the server address it goes to and its
+    retransmission timeouts so far (``tcpi_total_rto``), read just before the socket closes."""
+    try:
+        if not multipath:
+            return [{"peer": s.getpeername()[0], "timeouts": _total_rto(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 512))}]
+        infos = _mptcp_subflow_data(s, MPTCP_TCPINFO, 512)
+        # struct mptcp_subflow_addrs: local then remote address, 128 B each (sockaddr_storage)
+        addrs = _mptcp_subflow_data(s, MPTCP_SUBFLOW_ADDRS, 256)
+    except OSError:
+        return []
+    return [{"peer": socket.inet_ntoa(a[128 + 4:128 + 8]), "timeouts": _total_rto(i)} for i, a in zip(infos, addrs)]
 
 
 def _endpoint_udp_receiver(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -685,15 +761,25 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
         e["acked"] += s["bytes_acked"] - acked0.get(k, 0.0)
         e["sent"] += s["bytes_sent"] - sent0.get(k, 0.0)
         e["retrans"] += s["retrans"]
+    # retransmission timeouts per subflow, read from tcp_info as each socket closed
+    tmo: dict[tuple[str, str], int] = {}
+    for name, snd in run["sender"]["flows"].items():
+        for sf in snd.get("subflows", []):
+            if sf["timeouts"] is not None and sf["peer"] in paddr:
+                key = (name, paddr[sf["peer"]])
+                tmo[key] = tmo.get(key, 0) + sf["timeouts"]
     for f in desc["flows"]:
         r = run["receiver"]["flows"].get(f["name"], {"bins": [], "bytes": 0})
         got = sum(r["bins"][w0:int(round(dur / BIN_S))])
         snd = run["sender"]["flows"].get(f["name"], {})
+        known = [tmo[(f["name"], p)] for p in f["paths"] if (f["name"], p) in tmo]
         rows_f.append({
             "flow": f["name"], "goodput_bps": got * 8 / span,
             "throughput_bps": sum(v["sent"] for (fl, _), v in per_sub.items() if fl == f["name"]) * 8 / span,
             "bytes_delivered": r["bytes"],
             "retransmits": sum(v["retrans"] for (fl, _), v in per_sub.items() if fl == f["name"]),
+            "timeouts": sum(known) if known else None,
+            "longest_silence_s": longest_silence(r["bins"], max(warm, f["start_s"]), dur),
             "cc": ",".join(sorted(ccs.get(f["name"], set()))) or snd.get("cc_read"),
             "max_window_bytes": wnd.get(f["name"]),
             "mss": mss.get(f["name"]),
@@ -705,7 +791,7 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
             rr = rtts.get((f["name"], p), [])
             rows_p.append({
                 "flow": f["name"], "path": p, "goodput_bps": e["acked"] * 8 / span,
-                "retransmits": e["retrans"], "rtt_mean_ms": sum(rr) / len(rr) if rr else None,
+                "retransmits": e["retrans"], "timeouts": tmo.get((f["name"], p)), "rtt_mean_ms": sum(rr) / len(rr) if rr else None,
                 "rtt_min_ms": minrtt.get((f["name"], p)),
             })
     emu = run["emulator"]
@@ -735,6 +821,17 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
             "retrans_segs": nst.get("TcpRetransSegs"), "timeouts": nst.get("TcpExtTCPTimeouts"),
             "lateness": emu.get("lateness"), "emulator_cpu_s": (emu.get("cpu_user_s", 0) + emu.get("cpu_sys_s", 0)),
             "emulator_wall_s": emu.get("wall_s"), "emulator_paths": emu.get("paths", [])}
+
+
+def longest_silence(bins: list[int], start_s: float, end_s: float) -> float:
+    """The longest time (s) within [start_s, end_s) in which the receiver read nothing,
+    from its byte counts per ``BIN_S``."""
+    lo, hi = int(round(start_s / BIN_S)), int(round(end_s / BIN_S))
+    longest = run = 0
+    for b in range(lo, hi):
+        run = run + 1 if b >= len(bins) or bins[b] == 0 else 0
+        longest = max(longest, run)
+    return round(longest * BIN_S, 6)
 
 
 # -------------------------------------------------------------------------------------
@@ -785,132 +882,29 @@ def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None]
     return ov
 
 
-def _run_mpsim(d: dict[str, Any], desc: Mapping[str, Any], seed: int,
-               windows: Mapping[str, float | None] | None = None,
-               starts: Mapping[str, float] | None = None) -> dict[str, Any]:
+def _run_mpsim(d: dict[str, Any], overrides: Mapping[str, Any], seed: int, series: bool = True) -> dict[str, Any]:
+    """One mpsim run of *d* with *overrides* and *seed*: per flow, per path and (with
+    *series*, which needs ``metrics.interval = "1s"``) bytes delivered per second."""
     from ..api import run
 
-    res = run(d, overrides={**mpsim_overrides(desc, windows, starts), "seed": seed}, progress=False)
-    flows = res.flows
-    subs = res.subflows
-    fs = res.flow_series
+    res = run(d, overrides={**overrides, "seed": seed}, progress=False)
     rows_f = [{"flow": r.flow, "goodput_bps": r.goodput_bps, "throughput_bps": r.throughput_bps,
-               "retransmits": r.retransmits, "cc": r.cc}
-              for r in flows.itertuples() if not r.background]
+               "retransmits": r.retransmits, "timeouts": r.timeouts, "cc": r.cc}
+              for r in res.flows.itertuples() if not r.background]
     rows_p = [{"flow": r.flow, "path": r.path, "goodput_bps": r.goodput_bps, "retransmits": r.retransmits,
-               "rtt_mean_ms": r.rtt_mean_ms} for r in subs.itertuples()]
-    series = []
-    for name, g in fs.groupby("flow"):
+               "timeouts": r.timeouts, "rtt_mean_ms": r.rtt_mean_ms} for r in res.subflows.itertuples()]
+    rows_s = []
+    for name, g in res.flow_series.groupby("flow") if series else ():
         g = g.sort_values("time_s")
         prev = 0
         for r in g.itertuples():
-            series.append({"flow": name, "time_s": float(r.time_s) - 1.0, "delivered_bytes": r.delivered_bytes - prev})
+            rows_s.append({"flow": name, "time_s": float(r.time_s) - 1.0, "delivered_bytes": r.delivered_bytes - prev})
             prev = r.delivered_bytes
-    return {"flows": rows_f, "paths": rows_p, "series": [s for s in series if s["time_s"] >= 0]}
+    return {"flows": rows_f, "paths": rows_p, "series": [s for s in rows_s if s["time_s"] >= 0]}
 
 
 # -------------------------------------------------------------------------------------
 # The public entry point
-
-
-class KernelResult:
-    """Kernel and mpsim figures for one scenario, repeat by repeat.
-
-    Attributes:
-        flows: one row per (repeat, flow): kernel and mpsim goodput, their ratio, retransmissions.
-        paths: one row per (repeat, flow, path): goodput, share of the flow, RTT, retransmissions,
-            wire throughput of the path (emulator counters).
-        series: delivered bytes per second per flow, kernel and mpsim side by side.
-        path_series: the kernel side's IP bytes per second per path (client to server), from
-            the emulator.
-        subflow_series: the kernel's subflows as ``ss`` saw them every second (cwnd in
-            segments, RTT, bytes acknowledged, retransmissions, peer window).
-        runs: per repeat: the emulator's lateness, CPU use, kernel counters.
-        info: kernel version, MPTCP scheduler and path manager, controllers actually used.
-    """
-
-    def __init__(self, name: str, flows: Any, paths: Any, series: Any, runs: list[dict[str, Any]], info: dict[str, Any],
-                 path_series: Any = None, subflow_series: Any = None) -> None:
-        self.name = name
-        self.flows = flows
-        self.paths = paths
-        self.series = series
-        self.path_series = path_series
-        self.subflow_series = subflow_series
-        self.runs = runs
-        self.info = info
-
-    def table(self) -> str:
-        """A Markdown table: mean over repeats per flow, with the per-path split."""
-        lines = ["| flow | kernel goodput (Mbit/s) | mpsim goodput (Mbit/s) | ratio kernel/mpsim | kernel split | mpsim split |",
-                 "|---|---|---|---|---|---|"]
-        for flow, g in self.flows.groupby("flow", sort=False):
-            k, m = g.kernel_goodput_bps.mean() / 1e6, g.mpsim_goodput_bps.mean() / 1e6
-            pg = self.paths[self.paths.flow == flow].groupby("path", sort=False)
-            ks = " / ".join(f"{v.kernel_goodput_bps.mean() / 1e6:.2f}" for _, v in pg)
-            ms = " / ".join(f"{v.mpsim_goodput_bps.mean() / 1e6:.2f}" for _, v in pg)
-            spread = f" ({g.kernel_goodput_bps.min() / 1e6:.2f}-{g.kernel_goodput_bps.max() / 1e6:.2f})" if len(g) > 1 else ""
-            lines.append(f"| {flow} | {k:.2f}{spread} | {m:.2f} | {k / m if m else float('nan'):.3f} | {ks} | {ms} |")
-        return "\n".join(lines)
-
-    def save(self, out: str | os.PathLike[str]) -> list[Path]:
-        outd = Path(out)
-        outd.mkdir(parents=True, exist_ok=True)
-        files = []
-        for name in ("flows", "paths", "series", "path_series", "subflow_series"):
-            p = outd / f"{name}.csv"
-            getattr(self, name).to_csv(p, index=False)
-            files.append(p)
-        p = outd / "summary.json"
-        p.write_text(json.dumps({"scenario": self.name, "info": self.info, "runs": self.runs,
-                                 "flows": self.flows.to_dict("records"), "paths": self.paths.to_dict("records")},
-                                indent=2, default=str))
-        files.append(p)
-        p = outd / "report.md"
-        p.write_text(self.report())
-        files.append(p)
-        files += self.plot(outd / "goodput.png")
-        return files
-
-    def report(self) -> str:
-        lat = [r["lateness"] for r in self.runs if r.get("lateness")]
-        mean_us = sum(x["mean_us"] for x in lat) / len(lat) if lat else float("nan")
-        p99_us = max(x["p99_us"] for x in lat) if lat else float("nan")
-        out = [f"# {self.name}: Linux kernel beside mpsim", "",
-               f"Kernel {self.info.get('kernel')}, MPTCP scheduler '{self.info.get('mptcp_scheduler')}', "
-               f"congestion control used: {self.info.get('cc_used')}; {len(self.runs)} repeat(s).", "",
-               self.table(), "",
-               "mpsim ran as the kernel is configured: Linux's delayed ACKs, the kernel's header bytes "
-               "(52 B, 80 B with the MPTCP DSS option), the receive window the kernel advertised as "
-               "`rcv_buf`, each flow starting when its kernel connection was established, up to 0.2 ms "
-               "of jitter per link for the testbed's timing noise, and for multipath flows "
-               "`linux_upstream` with subflows joining after their MP_JOIN (see docs/kernel.md).", "",
-               f"Emulator: delivery lateness mean {mean_us:.0f} us, p99 (worst repeat) {p99_us:.0f} us; "
-               f"per-path counters (packets, drops, lateness) per repeat in summary.json.", ""]
-        return "\n".join(out)
-
-    def plot(self, path: Path, title: str | None = None) -> list[Path]:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 3.5))
-        s = self.series
-        for flow, g in s.groupby("flow", sort=False):
-            k = g.groupby("time_s").kernel_bytes.mean() * 8 / 1e6
-            m = g.groupby("time_s").mpsim_bytes.mean() * 8 / 1e6
-            ax.plot(k.index, k.values, label=f"{flow} kernel", lw=1.5)
-            ax.plot(m.index, m.values, "--", label=f"{flow} mpsim", lw=1.5)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel("goodput (Mbit/s)")
-        ax.set_title(title or f"{self.name} ({self.info.get('cc_used')})")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        return [path]
 
 
 def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None = None,
@@ -951,6 +945,7 @@ def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | Non
         raise ValueError("repeat must be at least 1")
     name = desc["name"]
     rows_f, rows_p, rows_s, rows_ps, rows_ss, runs = [], [], [], [], [], []
+    used: list[dict[str, Any]] = []
     info: dict[str, Any] = {}
     cc_used: set[str] = set()
     restore = _trap_sigterm()
@@ -962,31 +957,41 @@ def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | Non
             with tempfile.TemporaryDirectory(prefix="mpsim-kernel-") as wd:
                 raw = _run_kernel_once(d, desc, seed, Path(wd))
             ks = _summarise_kernel(raw, desc)
-            ms = _run_mpsim(d, desc, seed, {f["flow"]: f["max_window_bytes"] for f in ks["flows"]},
-                            {f["flow"]: f["established_s"] for f in ks["flows"]})
+            ov = mpsim_overrides(desc, {f["flow"]: f["max_window_bytes"] for f in ks["flows"]},
+                                 {f["flow"]: f["established_s"] for f in ks["flows"]})
+            used.append(ov)
+            ms = _run_mpsim(d, ov, seed)
+            mfile = _run_mpsim(d, {}, seed, series=False)
             info = raw["info"]
             for f in ks["flows"]:
                 cc_used.update(filter(None, (f["cc"] or "").split(",")))
             mf = {r["flow"]: r for r in ms["flows"]}
+            ff = {r["flow"]: r for r in mfile["flows"]}
             for f in ks["flows"]:
                 m = mf.get(f["flow"], {})
                 rows_f.append({"repeat": k, "seed": seed, "flow": f["flow"],
                                "kernel_goodput_bps": f["goodput_bps"], "mpsim_goodput_bps": m.get("goodput_bps"),
-                               "ratio": f["goodput_bps"] / m["goodput_bps"] if m.get("goodput_bps") else None,
+                               "mpsim_file_goodput_bps": ff.get(f["flow"], {}).get("goodput_bps"),
+                               "ratio_mpsim_kernel": m["goodput_bps"] / f["goodput_bps"] if f["goodput_bps"] and m else None,
                                "kernel_throughput_bps": f["throughput_bps"], "mpsim_throughput_bps": m.get("throughput_bps"),
                                "kernel_retransmits": f["retransmits"], "mpsim_retransmits": m.get("retransmits"),
+                               "kernel_timeouts": f["timeouts"], "mpsim_timeouts": m.get("timeouts"),
+                               "kernel_longest_silence_s": f["longest_silence_s"],
                                "kernel_cc": f["cc"], "kernel_mss": f["mss"], "kernel_max_window_bytes": f["max_window_bytes"],
                                "established_s": f["established_s"], "error": f["error"]})
             mp = {(r["flow"], r["path"]): r for r in ms["paths"]}
+            fp = {(r["flow"], r["path"]): r for r in mfile["paths"]}
             for p in ks["paths"]:
                 m = mp.get((p["flow"], p["path"]), {})
                 rows_p.append({"repeat": k, "seed": seed, "flow": p["flow"], "path": p["path"],
                                "kernel_goodput_bps": p["goodput_bps"], "mpsim_goodput_bps": m.get("goodput_bps"),
-                               "ratio": p["goodput_bps"] / m["goodput_bps"] if m.get("goodput_bps") else None,
+                               "mpsim_file_goodput_bps": fp.get((p["flow"], p["path"]), {}).get("goodput_bps"),
+                               "ratio_mpsim_kernel": m["goodput_bps"] / p["goodput_bps"] if p["goodput_bps"] and m else None,
                                "kernel_throughput_bps": p["path_throughput_bps"],
                                "kernel_rtt_mean_ms": p["rtt_mean_ms"], "mpsim_rtt_mean_ms": m.get("rtt_mean_ms"),
                                "kernel_rtt_min_ms": p["rtt_min_ms"],
-                               "kernel_retransmits": p["retransmits"], "mpsim_retransmits": m.get("retransmits")})
+                               "kernel_retransmits": p["retransmits"], "mpsim_retransmits": m.get("retransmits"),
+                               "kernel_timeouts": p["timeouts"], "mpsim_timeouts": m.get("timeouts")})
             rows_ps += [{"repeat": k, **r} for r in ks["path_series"]]
             rows_ss += [{"repeat": k, **r} for r in ks["subflow_series"]]
             msr = {(s["flow"], s["time_s"]): s["delivered_bytes"] for s in ms["series"]}
@@ -1003,7 +1008,7 @@ def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | Non
         _untrap_sigterm(restore)
     info["cc_used"] = ",".join(sorted(cc_used))
     res = KernelResult(name, pd.DataFrame(rows_f), pd.DataFrame(rows_p), pd.DataFrame(rows_s), runs, info,
-                       pd.DataFrame(rows_ps), pd.DataFrame(rows_ss))
+                       pd.DataFrame(rows_ps), pd.DataFrame(rows_ss), settings_changed(d, desc, used))
     if out is not None:
         res.save(out)
     return res
@@ -1103,24 +1108,37 @@ def _untrap_sigterm(old: Any) -> None:
 
 
 # -------------------------------------------------------------------------------------
-# Command line: `mpsim kernel SCENARIO [--repeat N] [--out DIR]`
+# Command line: `mpsim kernel SCENARIO [--repeat N] [--out DIR] [--json]`
 
 _EPILOG = """\
 what it needs:
   root, /dev/net/tun, Multipath TCP enabled for multipath flows (sysctl net.mptcp.enabled=1),
-  iproute2 (ip, ss, nstat) and the link emulator (cargo build --release -p mpsim-linkemu).
+  iproute2 (ip, ss, nstat) and the link emulator mpsim-linkemu. It is looked for in
+  $MPSIM_LINKEMU (a path to the binary), then a checkout's target/release, then the one the
+  wheel installed with mpsim (wheels built with 'make wheel'), then PATH. Without one:
+  cargo build --release -p mpsim-linkemu in mpsim's source, and MPSIM_LINKEMU=path/to/it.
 
 what it maps:
   single-path and Multipath TCP flows running unlimited bulk transfers, cc reno or cubic,
-  the lowest_rtt scheduler, links with rate, delay, queue (bytes or packets) and loss.
-  Anything else (UDP, other applications, background traffic, coupled controllers, other
-  schedulers, backup subflows, link outages, stop times, RTO settings other than Linux's)
-  is refused with one message naming every such feature. Multipath TCP gets subflow limits
-  and one 'signal' endpoint per extra path on the server (no client 'subflow' endpoints).
+  links with rate, delay, queue (bytes or packets) and loss. Anything else (UDP, other
+  applications, background traffic, coupled controllers, schedulers other than lowest_rtt,
+  backup subflows, link outages, stop times, RTO settings other than Linux's) is refused
+  with one message naming every such feature. Multipath TCP gets subflow limits and one
+  'signal' endpoint per extra path on the server (no client 'subflow' endpoints).
+
+what it prints:
+  per flow and per path: the kernel's goodput (median over the repeats, mean, min-max),
+  mpsim matched to the kernel run, mpsim as the file stands ('mpsim run' with the same
+  seed), the ratio mpsim/kernel, retransmissions, timeouts and RTTs; every setting the
+  matched mpsim run took from the kernel run (name, the file's value, the value used, why);
+  and the stalled kernel repeats (nothing delivered for 2 s, goodput below half the other
+  repeats' median, or a failed connection). --json prints the same as one JSON document
+  (schema in docs/kernel.md).
 
 examples:
   sudo mpsim kernel scenarios/kernel/tcp_10m.toml
   sudo mpsim kernel scenarios/kernel/mptcp_2x10m.toml --repeat 3 --out kernel-2x10m/
+  sudo mpsim kernel scenarios/kernel/mptcp_asym.toml --json > asym.json
 """
 
 
@@ -1130,7 +1148,8 @@ def add_parser(sub: Any, formatter: Any, add_set: Any) -> None:
         help="run a scenario through the Linux kernel (TCP/MPTCP in namespaces) beside mpsim",
         description="Run the scenario through the real Linux TCP and Multipath TCP, in two network "
         "namespaces joined by emulated paths (rate, delay, drop-tail queue, loss, from the scenario), "
-        "then in mpsim configured as the kernel is; print both side by side with their ratio.",
+        "then in mpsim, matched to the kernel run and as the file stands; print them side by side "
+        "with the ratio mpsim/kernel.",
         epilog=_EPILOG,
         formatter_class=formatter,
     )
@@ -1138,6 +1157,7 @@ def add_parser(sub: Any, formatter: Any, add_set: Any) -> None:
     add_set(k)
     k.add_argument("--repeat", type=int, default=1, metavar="N", help="kernel runs (seeds seed..seed+N-1, default: 1)")
     k.add_argument("--out", metavar="DIR", help="write flows.csv, paths.csv, series.csv, path_series.csv, subflow_series.csv, summary.json, report.md, goodput.png")
+    k.add_argument("--json", action="store_true", help="print the result as one JSON document instead of tables")
 
 
 def cmd_kernel(args: Any, overrides: dict[str, Any]) -> int:
@@ -1146,13 +1166,16 @@ def cmd_kernel(args: Any, overrides: dict[str, Any]) -> int:
     except KernelUnavailable as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(res.report())
+    if args.json:
+        print(json.dumps(res.to_json(), indent=1, allow_nan=False))
+    else:
+        print(res.report())
     if args.out:
-        print(f"results in {args.out}/")
+        print(f"results in {args.out}/", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "_endpoint":
         raise SystemExit(_endpoint_main(sys.argv[2:]))
-    raise SystemExit("usage: mpsim kernel SCENARIO [--repeat N] [--out DIR]")
+    raise SystemExit("usage: mpsim kernel SCENARIO [--repeat N] [--out DIR] [--json]")
