@@ -891,8 +891,16 @@ def _run_mpsim(d: dict[str, Any], overrides: Mapping[str, Any], seed: int, serie
     rows_f = [{"flow": r.flow, "goodput_bps": r.goodput_bps, "throughput_bps": r.throughput_bps,
                "retransmits": r.retransmits, "timeouts": r.timeouts, "cc": r.cc}
               for r in res.flows.itertuples() if not r.background]
+    # the RTT as the kernel's is measured: the smoothed RTT sampled each second after the
+    # warm-up (a mean over every ACK's sample weights the fast periods, which have more ACKs)
+    srtt: dict[tuple[str, str], float] = {}
+    ss = res.subflow_series
+    if series and len(ss):
+        ss = ss[ss["time_s"] >= float(res.summary.get("warmup_s") or 0.0)]
+        srtt = {k: float(g["srtt_ms"].mean()) for k, g in ss.dropna(subset=["srtt_ms"]).groupby(["flow", "path"])}
     rows_p = [{"flow": r.flow, "path": r.path, "goodput_bps": r.goodput_bps, "retransmits": r.retransmits,
-               "timeouts": r.timeouts, "rtt_mean_ms": r.rtt_mean_ms} for r in res.subflows.itertuples()]
+               "timeouts": r.timeouts, "rtt_mean_ms": srtt.get((r.flow, r.path), r.rtt_mean_ms)}
+              for r in res.subflows.itertuples()]
     rows_s = []
     for name, g in res.flow_series.groupby("flow") if series else ():
         g = g.sort_values("time_s")
