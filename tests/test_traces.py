@@ -212,3 +212,23 @@ def test_tcp_over_a_real_trace_gets_between_half_and_all_of_its_capacity():
     goodput = res.summary["flows"][0]["goodput_bps"]
     mean = traces.summary(SHARED / "ATT-LTE-driving-2016.down")["mean_mbps"] * 1e6
     assert 0.5 * mean < goodput < mean
+
+
+def test_plot_goodput_draws_a_run_beside_its_link_capacity(tmp_path):
+    traces.generate(tmp_path / "c.down", "5s", rate="8Mbps")
+    d = scenario({"trace": str(tmp_path / "c.down"), "rate": "8Mbps"}, duration="12s")
+    d["link"].append({"name": "fixed", "rate": "5Mbps", "delay": "10ms"})
+    d["path"].append({"name": "q", "links": ["fixed"]})
+    d["metrics"]["interval"] = "500ms"
+    res = mpsim.run(d, progress=False)
+    ax = traces.plot_goodput(res, "cell", out=tmp_path / "g.png")
+    assert (tmp_path / "g.png").stat().st_size > 0
+    cap = ax.lines[0]
+    # the 5 s trace repeats over the 12 s run
+    assert max(cap.get_xdata()) >= 12 and all(abs(y - 8) < 0.02 for y in cap.get_ydata())
+    labels = [ln.get_label() for ln in ax.lines]
+    assert labels[0].startswith("capacity of cell") and "f goodput" in labels
+    with pytest.raises(ValueError, match="fixed rate"):
+        traces.plot_goodput(res, "fixed")
+    with pytest.raises(ValueError, match="no link named 'wifi'"):
+        traces.plot_goodput(res, "wifi")

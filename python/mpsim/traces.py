@@ -234,3 +234,64 @@ def plot(path: PathLike, *, bin: str | float = "1s", ax: Any = None, out: PathLi
         ax.figure.tight_layout()
         ax.figure.savefig(out)
     return ax
+
+
+def plot_goodput(result: Any, link: str, *, bin: str | float = "1s", ax: Any = None, out: PathLike | None = None) -> Any:
+    """Draws a run's goodput through a trace-driven link beside the capacity the link's trace
+    offered: the trace's capacity per *bin* over the run (repeated as the link repeats it),
+    each flow's goodput on the paths that cross *link* (from the subflow series), and their
+    total. *result* is what ``mpsim.run`` returned, with time series on (``metrics.interval``).
+    Saves to *out* if given; returns the axes."""
+    import matplotlib
+
+    if ax is None and out is not None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    links = {lk.get("name"): lk for lk in result.scenario.get("link", [])}
+    if link not in links:
+        raise ValueError(f"no link named {link!r} in the run (links: {', '.join(sorted(map(str, links)))})")
+    trace = links[link].get("trace")
+    if not trace:
+        raise ValueError(f"link {link!r} has a fixed rate, not a trace")
+    path = Path(trace)
+    if not path.is_absolute() and result.origin and Path(str(result.origin)).suffix in (".toml", ".json"):
+        path = Path(str(result.origin)).parent / path
+    series = result.subflow_series
+    if series is None or len(series) == 0:
+        raise ValueError("the run has no time series: run it with metrics.interval set (e.g. \"1s\")")
+    crossing = {p.get("name") for p in result.scenario.get("path", []) if link in p.get("links", [])}
+    duration = float(result.summary["duration_s"])
+    starts, mbps = capacity(path, bin)
+    width = parse_duration(bin, "bin")
+    period = summary(path)["length_s"]
+    times, caps = [], []
+    k = 0
+    while k * period < duration:
+        for t0, c in zip(starts, mbps):
+            if k * period + t0 < duration:
+                times.append(k * period + t0)
+                caps.append(c)
+        k += 1
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3.5))
+    ax.step([*times, times[-1] + width], [*caps, caps[-1]], where="post", color="lightgray", linewidth=1.5,
+            label=f"capacity of {link} ({path.name})")
+    mine = series[series["path"].isin(crossing)]
+    total = None
+    for flow, g in mine.groupby("flow", sort=False):
+        per_t = g.groupby("time_s")["goodput_bps"].sum() / 1e6
+        ax.plot(per_t.index, per_t.values, linewidth=1, label=f"{flow} goodput")
+        total = per_t if total is None else total.add(per_t, fill_value=0.0)
+    if total is not None and mine["flow"].nunique() > 1:
+        ax.plot(total.index, total.values, color="black", linewidth=1, linestyle="--", label="total goodput")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("Mbit/s")
+    ax.set_title(f"goodput through {link} beside its capacity")
+    ax.set_xlim(0, duration)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper right", fontsize="small")
+    if out is not None:
+        ax.figure.tight_layout()
+        ax.figure.savefig(out)
+    return ax
