@@ -5,6 +5,7 @@
 //! (`link[1].rate`) and what was expected. Nothing in this module panics on bad input.
 
 mod app;
+mod link_schedule;
 mod mptcp_rec;
 mod network;
 mod reader;
@@ -12,7 +13,7 @@ mod sctp;
 mod transport;
 pub mod units;
 
-use crate::net::{CongestionWarning, LinkTrace, LossModel, QueueLimit};
+use crate::net::{CongestionWarning, LinkSchedule, LinkTrace, LossModel, QueueLimit};
 use crate::time::{Dur, SimTime};
 pub use crate::transport::tcp::TcpConfig;
 pub use mptcp_rec::RecSpec;
@@ -169,6 +170,9 @@ pub struct LinkSpec {
     pub outages: Vec<(SimTime, SimTime)>,
     /// Mark data packets while the average queue is above a threshold (TCP New Jersey).
     pub congestion_warning: Option<CongestionWarning>,
+    /// Rate and delay (both directions) and loss rate (forward) over time (`schedule`); its
+    /// rate from time 0 is explicit when it has rate steps.
+    pub schedule: Option<Arc<LinkSchedule>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
