@@ -43,6 +43,7 @@ pub fn describe(s: &Scenario) -> Value {
                 "delay_s": l.delay.as_secs_f64(), "jitter_s": l.jitter.as_secs_f64(),
                 "queue": {qk: qv}, "loss": loss(&l.loss), "reverse_loss": loss(&l.reverse_loss),
                 "outages": l.outages.len(),
+                "schedule": l.schedule.as_ref().map(|s| json!({"file": s.file, "steps": s.steps().len()})),
             })
         })
         .collect();
