@@ -271,6 +271,14 @@ impl ScheduleCursor {
     /// force then ([`ScheduleCursor::current`]).
     pub fn depart(&mut self, start: SimTime, size: u32) -> SimTime {
         self.seek(start.0);
+        // most packets end in the segment they start in: one division in 64 bits
+        let s = self.segs[self.idx];
+        if s.rate_bps > 0 {
+            let end = start.0 + Dur::tx_time(size as u64, s.rate_bps).0;
+            if self.segs.get(self.idx + 1).is_none_or(|n| end < n.from) {
+                return SimTime(end);
+            }
+        }
         let mut t = start.0;
         // what is left to send, in bit·ns: bits × 10^9
         let mut need = size as u128 * 8 * NS_PER_S;
