@@ -71,6 +71,17 @@ struct Input {
     sctp: Vec<Option<Sctp>>,
     /// Per link: its jitter in units of 50 us (0: none).
     jitter: Vec<u8>,
+    /// Per link: a schedule of a few steps (time gap, rate, delay, uniform loss); a rate
+    /// of 0 is drawn too (a pause; refused, with a message, when it is the last rate).
+    schedule: Vec<Vec<Step>>,
+}
+
+#[derive(Arbitrary, Debug)]
+struct Step {
+    gap: u8,
+    rate: Option<u8>,
+    delay: Option<u8>,
+    loss: Option<u8>,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -363,6 +374,28 @@ fn scenario(inp: &Input) -> Option<Value> {
             }
             if let Some(&j) = inp.jitter.get(i) {
                 v["jitter"] = json!(format!("{}us", j as u64 * 50));
+            }
+            if let Some(steps) = inp.schedule.get(i).filter(|s| !s.is_empty()) {
+                let mut at = 0u64;
+                let steps: Vec<Value> = steps
+                    .iter()
+                    .take(6)
+                    .map(|&Step { gap, rate: r, delay: d, loss: p }| {
+                        at += gap as u64 * duration_ms / 512;
+                        let mut st = json!({"at": format!("{at}ms")});
+                        if let Some(r) = r {
+                            st["rate"] = json!(if r < 8 { "0".to_string() } else { rate(r) });
+                        }
+                        if let Some(d) = d {
+                            st["delay"] = json!(format!("{}ms", d as u64 / 2));
+                        }
+                        if let Some(p) = p {
+                            st["loss"] = json!(format!("{}%", p as f64 / 20.0));
+                        }
+                        st
+                    })
+                    .collect();
+                v["schedule"] = json!(steps);
             }
             if let Some((at, until)) = l.outage {
                 let at = at as u64 * duration_ms / 256;
