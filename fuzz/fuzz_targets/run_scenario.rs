@@ -73,6 +73,17 @@ struct Input {
     jitter: Vec<u8>,
     /// Per link: its queue discipline (which, a parameter, the reverse direction too).
     aqm: Vec<Option<(u8, u8, bool)>>,
+    /// Per link: a schedule of a few steps (time gap, rate, delay, uniform loss); a rate
+    /// of 0 is drawn too (a pause; refused, with a message, when it is the last rate).
+    schedule: Vec<Vec<Step>>,
+}
+
+#[derive(Arbitrary, Debug)]
+struct Step {
+    gap: u8,
+    rate: Option<u8>,
+    delay: Option<u8>,
+    loss: Option<u8>,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -372,13 +383,35 @@ fn scenario(inp: &Input) -> Option<Value> {
                 let a = match kind % 4 {
                     0 => json!({"kind": "codel", "target": format!("{}ms", 1 + p % 20), "interval": format!("{}ms", 10 + p)}),
                     1 => json!({"kind": "fq_codel", "flows": 1 + p % 8, "quantum": 64 + p * 8}),
-                    2 => json!({"kind": "red", "min_th": format!("{}pkt", 1 + p % 10), "max_th": format!("{}pkt", 2 + p % 10 + p / 10), "gentle": p % 2 == 0}),
-                    _ => json!({"kind": "pie", "target": format!("{}ms", 1 + p % 30), "derandomize": p % 2 == 0}),
+                    2 => json!({"kind": "red", "min_th": format!("{}pkt", 1 + p % 10), "max_th": format!("{}pkt", 2 + p % 10 + p / 10), "gentle": p.is_multiple_of(2)}),
+                    _ => json!({"kind": "pie", "target": format!("{}ms", 1 + p % 30), "derandomize": p.is_multiple_of(2)}),
                 };
                 if *both {
                     v["reverse_aqm"] = a.clone();
                 }
                 v["aqm"] = a;
+            }
+            if let Some(steps) = inp.schedule.get(i).filter(|s| !s.is_empty()) {
+                let mut at = 0u64;
+                let steps: Vec<Value> = steps
+                    .iter()
+                    .take(6)
+                    .map(|&Step { gap, rate: r, delay: d, loss: p }| {
+                        at += gap as u64 * duration_ms / 512;
+                        let mut st = json!({"at": format!("{at}ms")});
+                        if let Some(r) = r {
+                            st["rate"] = json!(if r < 8 { "0".to_string() } else { rate(r) });
+                        }
+                        if let Some(d) = d {
+                            st["delay"] = json!(format!("{}ms", d as u64 / 2));
+                        }
+                        if let Some(p) = p {
+                            st["loss"] = json!(format!("{}%", p as f64 / 20.0));
+                        }
+                        st
+                    })
+                    .collect();
+                v["schedule"] = json!(steps);
             }
             if let Some((at, until)) = l.outage {
                 let at = at as u64 * duration_ms / 256;

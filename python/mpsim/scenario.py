@@ -199,16 +199,17 @@ def _load_file(path: Path, origin: str) -> tuple[dict[str, Any], str]:
     return d, origin
 
 
-#: The link keys that name a capacity trace file.
-LINK_TRACE_KEYS = ("trace", "reverse_trace")
+#: The link keys that name a file: capacity traces and a schedule (``schedule`` may also be
+#: a list of steps, which is left as it is).
+LINK_TRACE_KEYS = ("trace", "reverse_trace", "schedule")
 
 
 def resolve_link_traces(d: dict[str, Any], base_dir: Path) -> None:
-    """Makes each link's ``trace`` and ``reverse_trace`` file name, relative to the scenario
-    file's folder, a name the simulator can open from the current directory (the folder
-    joined in front, as the scenario's own path is given). Absolute names stay as they are;
-    the core reads and checks the files. A dict or TOML text is not changed: its names are
-    relative to the current directory."""
+    """Makes each link's ``trace``, ``reverse_trace`` and ``schedule`` file name, relative to
+    the scenario file's folder, a name the simulator can open from the current directory (the
+    folder joined in front, as the scenario's own path is given). Absolute names stay as they
+    are; the core reads and checks the files. A dict or TOML text is not changed: its names
+    are relative to the current directory."""
     links = d.get("link")
     if not isinstance(links, list):
         return

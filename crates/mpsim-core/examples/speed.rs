@@ -7,7 +7,9 @@ fn main() {
     let path = args.next().expect("usage: speed SCENARIO.toml [REPEATS]");
     let repeats: usize = args.next().map_or(3, |r| r.parse().expect("REPEATS is a number"));
     let text = std::fs::read_to_string(&path).expect("readable scenario");
-    let s = mpsim_core::Scenario::from_toml(&text, &path).unwrap_or_else(|e| {
+    // files the scenario names (traces, schedules) are relative to its folder
+    let dir = std::path::Path::new(&path).parent();
+    let s = mpsim_core::Scenario::from_toml_in(&text, &path, dir).unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(2)
     });

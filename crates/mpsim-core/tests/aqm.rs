@@ -172,6 +172,34 @@ fn codel_on_a_traced_link() {
 }
 
 #[test]
+fn codel_on_a_scheduled_link_follows_its_rate_steps_with_a_short_queue() {
+    let run = |aqm: &str| {
+        let s = parse(
+            &one_link(
+                "40s",
+                &format!(
+                    "schedule = [{{ at = \"0s\", rate = \"10Mbps\" }}, {{ at = \"20s\", rate = \"2Mbps\", delay = \"30ms\" }}]\n{aqm}"
+                ),
+                "cc = \"cubic\"",
+            )
+            .replace("queue = \"100pkt\"", "queue = \"1000pkt\""),
+        );
+        run_checked(&s)
+    };
+    let (dt, codel) = (run(""), run("aqm = \"codel\""));
+    let a = codel.summary.links[0].aqm.as_ref().unwrap();
+    let (g_dt, g_c) = (dt.summary.flows[0].goodput_bps, codel.summary.flows[0].goodput_bps);
+    eprintln!(
+        "scheduled 10 then 2 Mbit/s: drop-tail {g_dt:.0} bit/s, codel {g_c:.0} bit/s, queue delay {} / {} ms",
+        a.queue_delay_mean_ms, a.queue_delay_p95_ms
+    );
+    // about (10 x 20 + 2 x 20) / 40 = 6 Mbit/s of capacity
+    assert!(g_c > 0.85 * 6e6 * 1448.0 / 1500.0 && g_c < 6e6, "{g_c}");
+    assert!(a.queue_delay_mean_ms < 20.0, "{}", a.queue_delay_mean_ms);
+    assert!(codel.summary.flows[0].rtt_mean_ms.unwrap() < dt.summary.flows[0].rtt_mean_ms.unwrap() / 3.0);
+}
+
+#[test]
 fn bad_aqm_settings_are_explained() {
     let err = |link: &str| Scenario::from_toml(&one_link("1s", link, ""), "t").unwrap_err().to_string();
     assert!(err("aqm = \"sfq\"").contains("unknown queue discipline 'sfq'; expected one of: codel, fq_codel, red, pie"));

@@ -44,6 +44,7 @@ pub fn describe(s: &Scenario) -> Value {
                 "queue": {qk: qv}, "loss": loss(&l.loss), "reverse_loss": loss(&l.reverse_loss),
                 "outages": l.outages.len(),
                 "aqm": l.aqm.as_ref().map(|a| a.name()), "reverse_aqm": l.reverse_aqm.as_ref().map(|a| a.name()),
+                "schedule": l.schedule.as_ref().map(|s| json!({"file": s.file, "steps": s.steps().len()})),
             })
         })
         .collect();

@@ -570,6 +570,23 @@ mod tests {
     }
 
     #[test]
+    fn a_scheduled_link_follows_its_steps_with_the_cores_link() {
+        // the same code as in the simulator: 10 Mbit/s and 20 ms until 2 ms, then 1 Mbit/s and
+        // 30 ms; 1250-byte packets take 1 ms, then 10 ms; the delay is the one in force when
+        // a packet is sent (the second leaves at 2 ms exactly); the reverse direction follows
+        let s = scenario("schedule = [{ at = \"2ms\", rate = \"1Mbps\", delay = \"30ms\" }]");
+        let mut e = emu(&s);
+        for _ in 0..3 {
+            e.inject(0, &[0u8; 1250], 0);
+        }
+        let mut dues: Vec<u64> = e.heap.iter().map(|Reverse((t, _, _))| *t).collect();
+        dues.sort();
+        assert_eq!(dues, vec![21_000_000, 32_000_000, 42_000_000]);
+        e.inject(1, &[0u8; 125], 30_000_000);
+        assert!(e.heap.iter().any(|Reverse((t, _, _))| *t == 61_000_000));
+    }
+
+    #[test]
     fn lateness_quantiles() {
         let mut l = Lateness::new();
         for i in 0..1000u64 {

@@ -42,10 +42,17 @@
 //! one (the end of the current transmission, or a traced link's next opportunity), and calls
 //! `dequeue` then, which starts the transmission of whatever packet the discipline gives up
 //! and returns its fate as `offer` does. The packets the discipline drops are collected for
-//! the caller (`take_drops`). Loss, delay, jitter, outages and traces apply as on any link;
-//! the congestion warning (an average-queue mark of its own) does not combine with an AQM.
+//! the caller (`take_drops`). Loss, delay, jitter, outages, traces and schedules apply as on
+//! any link; the congestion warning (an average-queue mark of its own) does not combine with
+//! an AQM.
+//!
+//! Scheduled rate, delay and loss (`with_schedule`, `link_schedule.rs`): the queue is the
+//! fixed-rate link's, but a packet's transmission ends where the integral of the scheduled
+//! rate from its start reaches its bits; its delay and loss rate are those in force then, and
+//! it never arrives before the packet ahead of it. `rate_bps` is the schedule's mean rate.
 
 use crate::net::aqm::{Admit, Aqm, AqmSpec, DropReason, Queued, SojournStats};
+use crate::net::link_schedule::ScheduleCursor;
 use crate::net::link_trace::{LinkTrace, TraceCursor};
 use crate::net::loss::LossProcess;
 use crate::net::PacketId;
@@ -149,6 +156,10 @@ pub struct Link {
     trace: Option<Box<Traced>>,
     /// The queue an AQM manages, if it has one.
     managed: Option<Box<Managed>>,
+    /// Rate, delay and loss that follow a schedule.
+    schedule: Option<Box<ScheduleCursor>>,
+    /// The link follows a trace or a schedule: offers take the out-of-line path.
+    varies: bool,
     pub stats: LinkStats,
 }
 
@@ -189,6 +200,8 @@ impl Link {
             last_arrival: SimTime::ZERO,
             trace: None,
             managed: None,
+            schedule: None,
+            varies: false,
             stats: LinkStats::default(),
         }
     }
@@ -294,10 +307,21 @@ impl Link {
         }
         let p = p?;
         m.sojourn.record(now.since(p.enqueued));
-        let tx = self.tx_time(p.size);
-        let end = match &mut self.trace {
-            Some(tr) => tr.cursor.send_from(now, p.size),
-            None => now + tx,
+        let mut tx = self.tx_time(p.size);
+        let end = match (&mut self.trace, &mut self.schedule) {
+            (Some(tr), _) => tr.cursor.send_from(now, p.size),
+            (None, Some(sch)) => {
+                // the scheduled rate's integral, and the delay and loss in force at the end
+                let end = sch.depart(now, p.size);
+                let step = *sch.current();
+                self.delay = step.delay;
+                if sch.sets_loss {
+                    self.loss.set_uniform(step.loss);
+                }
+                tx = end.since(now);
+                end
+            }
+            (None, None) => now + tx,
         };
         self.busy_until = end;
         self.stats.bytes_sent += p.size as u64;
@@ -307,7 +331,13 @@ impl Link {
             return Some((p.id, Fate::Lost));
         }
         self.stats.delivered += 1;
-        Some((p.id, Fate::Arrives(self.arrival(end))))
+        let mut arrival = self.arrival(end);
+        if self.schedule.is_some() {
+            // a falling delay never lets a packet overtake the one ahead of it
+            arrival = arrival.max(self.last_arrival);
+            self.last_arrival = arrival;
+        }
+        Some((p.id, Fate::Arrives(arrival)))
     }
 
     /// The packets a managed link's discipline dropped since the last call.
@@ -321,6 +351,18 @@ impl Link {
         if let Some(t) = trace {
             self.rate_bps = (t.mean_rate_bps().round() as u64).max(1);
             self.trace = Some(Box::new(Traced { cursor: TraceCursor::new(t), starts: VecDeque::new() }));
+            self.varies = true;
+        }
+        self
+    }
+
+    /// Follows a schedule of rate, delay and loss (`rate_bps`: its mean; `delay`: its delay
+    /// at time 0).
+    pub fn with_schedule(mut self, schedule: Option<ScheduleCursor>) -> Link {
+        if let Some(s) = schedule {
+            self.delay = s.current().delay;
+            self.schedule = Some(Box::new(s));
+            self.varies = true;
         }
         self
     }
@@ -414,8 +456,8 @@ impl Link {
     /// (later for cut-through links). Offers to one link come in non-decreasing `at`.
     #[inline(always)]
     pub fn offer_at(&mut self, now: SimTime, at: SimTime, size: u32) -> Fate {
-        if self.trace.is_some() {
-            return self.offer_traced(now, at, size);
+        if self.varies {
+            return if self.trace.is_some() { self.offer_traced(now, at, size) } else { self.offer_scheduled(now, at, size) };
         }
         self.stats.offered += 1;
         if !self.up {
@@ -492,6 +534,51 @@ impl Link {
         let (first, end) = tr.cursor.schedule(now, size);
         tr.starts.push_back(first);
         self.accept(now, end, size, tx)
+    }
+
+    /// `offer_at` on a scheduled link: the fixed-rate queue, departures from the scheduled
+    /// rate, delay and loss from the step in force at the departure, arrivals in order.
+    #[cold]
+    #[inline(never)]
+    fn offer_scheduled(&mut self, now: SimTime, at: SimTime, size: u32) -> Fate {
+        self.stats.offered += 1;
+        if !self.up {
+            self.stats.down_drops += 1;
+            return Fate::Down;
+        }
+        let in_service = self.in_service_at(now, at);
+        let len = self.backlog.len();
+        let busy = in_service < len;
+        let now = at;
+        let (q_pkts, q_bytes) = self.waiting(in_service, len);
+        if self.warning.is_some() {
+            self.update_average(now, busy, q_pkts, q_bytes, size);
+        }
+        let full = busy
+            && match self.limit {
+                QueueLimit::Packets(n) => q_pkts + 1 > n,
+                QueueLimit::Bytes(b) => q_bytes + size as u64 > b,
+            };
+        if full {
+            self.stats.queue_drops += 1;
+            return Fate::QueueDrop;
+        }
+        let start = self.busy_until.max(now);
+        let sch = self.schedule.as_mut().expect("a scheduled link");
+        let end = sch.depart(start, size);
+        let step = *sch.current();
+        self.delay = step.delay;
+        if sch.sets_loss {
+            self.loss.set_uniform(step.loss);
+        }
+        match self.accept(now, end, size, end.since(start)) {
+            Fate::Arrives(a) => {
+                let a = a.max(self.last_arrival);
+                self.last_arrival = a;
+                Fate::Arrives(a)
+            }
+            fate => fate,
+        }
     }
 
     /// Takes a packet that entered at `now` and whose transmission ends at `end` (`tx`: its

@@ -66,6 +66,12 @@ impl LossProcess {
         &self.model
     }
 
+    /// Switches to independent losses at rate `p` (none at 0), keeping the random stream: a
+    /// scheduled link's loss steps (`link_schedule.rs`).
+    pub fn set_uniform(&mut self, p: f64) {
+        self.model = if p > 0.0 { LossModel::Uniform { p } } else { LossModel::None };
+    }
+
     /// Decides the fate of the next packet: true if it is lost. A link without losses (the
     /// reverse direction of most) or with independent losses decides without a call.
     #[inline]

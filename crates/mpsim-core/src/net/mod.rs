@@ -2,12 +2,14 @@
 
 pub mod aqm;
 pub mod link;
+pub mod link_schedule;
 pub mod link_trace;
 pub mod loss;
 pub mod packet;
 
 pub use aqm::AqmSpec;
 pub use link::{CongestionWarning, Fate, Link, LinkStats, QueueLimit};
+pub use link_schedule::{LinkSchedule, ScheduleCursor, Step};
 pub use link_trace::{LinkTrace, TraceError, OPPORTUNITY_BYTES};
 pub use loss::{LossModel, LossProcess};
 pub use packet::{

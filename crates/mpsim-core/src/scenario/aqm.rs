@@ -70,11 +70,11 @@ impl Reader<'_> {
             }
             AqmSpec::FqCodel(mut p) => {
                 used(&["target", "interval", "mtu", "flows", "quantum"])?;
-                p.codel = self.codel(&t, p.codel)?;
-                if let Some(n) = self.count(&t, "flows", 1, 65_536)? {
+                p.codel = self.codel(t, p.codel)?;
+                if let Some(n) = self.count(t, "flows", 1, 65_536)? {
                     p.flows = n;
                 }
-                if let Some(q) = self.count(&t, "quantum", 64, 1_000_000)? {
+                if let Some(q) = self.count(t, "quantum", 64, 1_000_000)? {
                     p.quantum = q;
                 }
                 AqmSpec::FqCodel(p)
@@ -82,7 +82,7 @@ impl Reader<'_> {
             AqmSpec::Red(mut p) => {
                 used(&["min_th", "max_th", "max_p", "weight", "gentle", "mean_packet"])?;
                 let th = |k: &str| -> Result<Option<QueueLimit>, ScenarioError> {
-                    Ok(self.opt(&t, k, units::queue)?.map(|q| match q {
+                    Ok(self.opt(t, k, units::queue)?.map(|q| match q {
                         units::QueueSize::Packets(n) => QueueLimit::Packets(n),
                         units::QueueSize::Bytes(b) => QueueLimit::Bytes(b),
                     }))
@@ -101,48 +101,48 @@ impl Reader<'_> {
                 if amount(p.max_th) <= amount(p.min_th) {
                     return Err(self.e(&join(key, "max_th"), "must be above min_th"));
                 }
-                if let Some(x) = self.opt(&t, "max_p", units::fraction)? {
+                if let Some(x) = self.opt(t, "max_p", units::fraction)? {
                     if x == 0.0 {
                         return Err(self.e(&join(key, "max_p"), "must be above 0"));
                     }
                     p.max_p = x;
                 }
                 if t.map.contains_key("weight") {
-                    p.weight = self.req_f64(&t, "weight")?;
+                    p.weight = self.req_f64(t, "weight")?;
                     if !(p.weight > 0.0 && p.weight <= 1.0) {
                         return Err(
                             self.e(&join(key, "weight"), format!("the average's weight must be above 0 and at most 1 (got {})", p.weight))
                         );
                     }
                 }
-                if let Some(g) = self.flag(&t, "gentle")? {
+                if let Some(g) = self.flag(t, "gentle")? {
                     p.gentle = g;
                 }
-                if let Some(b) = self.count(&t, "mean_packet", 1, 65_535)? {
+                if let Some(b) = self.count(t, "mean_packet", 1, 65_535)? {
                     p.mean_packet = b;
                 }
                 AqmSpec::Red(p)
             }
             AqmSpec::Pie(mut p) => {
                 used(&["target", "tupdate", "alpha", "beta", "max_burst", "mtu", "derandomize"])?;
-                p.target = self.positive_duration(&t, "target")?.unwrap_or(p.target);
-                p.tupdate = self.positive_duration(&t, "tupdate")?.unwrap_or(p.tupdate);
-                if let Some(b) = self.opt(&t, "max_burst", units::duration)? {
+                p.target = self.positive_duration(t, "target")?.unwrap_or(p.target);
+                p.tupdate = self.positive_duration(t, "tupdate")?.unwrap_or(p.tupdate);
+                if let Some(b) = self.opt(t, "max_burst", units::duration)? {
                     p.max_burst = b;
                 }
                 for (k, slot) in [("alpha", &mut p.alpha), ("beta", &mut p.beta)] {
                     if t.map.contains_key(k) {
-                        let x = self.req_f64(&t, k)?;
+                        let x = self.req_f64(t, k)?;
                         if !(0.0..=100.0).contains(&x) {
                             return Err(self.e(&join(key, k), format!("must be between 0 and 100 per second (got {x})")));
                         }
                         *slot = x;
                     }
                 }
-                if let Some(m) = self.count(&t, "mtu", 64, 65_535)? {
+                if let Some(m) = self.count(t, "mtu", 64, 65_535)? {
                     p.mtu = m;
                 }
-                if let Some(d) = self.flag(&t, "derandomize")? {
+                if let Some(d) = self.flag(t, "derandomize")? {
                     p.derandomize = d;
                 }
                 AqmSpec::Pie(p)

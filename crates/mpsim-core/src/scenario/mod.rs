@@ -6,6 +6,7 @@
 
 mod app;
 mod aqm;
+mod link_schedule;
 mod mptcp_rec;
 mod network;
 mod reader;
@@ -13,7 +14,7 @@ mod sctp;
 mod transport;
 pub mod units;
 
-use crate::net::{AqmSpec, CongestionWarning, LinkTrace, LossModel, QueueLimit};
+use crate::net::{AqmSpec, CongestionWarning, LinkSchedule, LinkTrace, LossModel, QueueLimit};
 use crate::time::{Dur, SimTime};
 pub use crate::transport::tcp::TcpConfig;
 pub use mptcp_rec::RecSpec;
@@ -174,6 +175,9 @@ pub struct LinkSpec {
     /// (`reverse_aqm`); drop-tail where none.
     pub aqm: Option<AqmSpec>,
     pub reverse_aqm: Option<AqmSpec>,
+    /// Rate and delay (both directions) and loss rate (forward) over time (`schedule`); its
+    /// rate from time 0 is explicit when it has rate steps.
+    pub schedule: Option<Arc<LinkSchedule>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,9 +1,10 @@
 //! Reading links (rate, delay, queue, loss models, outages) and paths.
 
+use super::link_schedule;
 use super::reader::{join, kind, Reader};
 use super::units;
 use super::*;
-use crate::net::{Link, LinkTrace, LossProcess};
+use crate::net::{Link, LinkTrace, LossProcess, ScheduleCursor};
 use crate::rng::Rng;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -32,11 +33,13 @@ impl Reader<'_> {
                 "jitter",
                 "aqm",
                 "reverse_aqm",
+                "schedule",
             ],
         )?;
         let name = self.req_name(&t, "name")?;
         let trace = self.link_trace(&t, "trace")?;
         let reverse_trace = self.link_trace(&t, "reverse_trace")?;
+        let schedule = self.link_schedule(&t)?;
         // `rate` is the rate of each direction without a trace
         let rate = if trace.is_some() && reverse_trace.is_some() {
             if t.map.contains_key("rate") {
@@ -48,6 +51,8 @@ impl Reader<'_> {
                 &join(key, "rate"),
                 "missing: the reverse direction has no trace; give it a rate (rate = \"...\") or reverse_trace = \"FILE\"",
             ));
+        } else if let Some(r) = link_schedule::rate_at_zero(schedule.as_ref()).filter(|_| !t.map.contains_key("rate")) {
+            r
         } else {
             let r = self.req(&t, "rate", units::rate)?;
             if r == 0 {
@@ -56,6 +61,9 @@ impl Reader<'_> {
             r
         };
         let mean = |tr: &Arc<LinkTrace>| (tr.mean_rate_bps().round() as u64).max(1);
+        // `rate` holds until the schedule's first rate; the figure of a scheduled rate is its mean
+        let schedule = schedule.map(|s| link_schedule::with_start_rate(s, rate));
+        let rate = schedule.as_ref().map_or(rate, |s| s.mean_rate_bps(rate, duration));
         let rate_bps = trace.as_ref().map_or(rate, mean);
         let reverse_rate_bps = reverse_trace.as_ref().map_or(rate, mean);
         let delay = self.opt(&t, "delay", units::duration)?.unwrap_or(Dur::ZERO);
@@ -76,6 +84,9 @@ impl Reader<'_> {
             None => LossModel::None,
             Some(lv) => self.loss(lv, &join(key, "reverse_loss"))?,
         };
+        if let Some(s) = &schedule {
+            self.check_link_schedule(&t, s, &loss)?;
+        }
         let mut outages = Vec::new();
         if let Some(dv) = t.map.get("down") {
             let arr = dv
@@ -119,6 +130,7 @@ impl Reader<'_> {
             congestion_warning,
             aqm,
             reverse_aqm,
+            schedule,
         })
     }
 
@@ -278,10 +290,16 @@ impl LinkSpec {
         let (rate, trace) = if forward { (l.rate_bps, &l.trace) } else { (l.reverse_rate_bps, &l.reverse_trace) };
         let rng = Rng::substream(seed, &format!("link/{}/{dir}/loss", l.name));
         let jitter = Rng::substream(seed, &format!("link/{}/{dir}/jitter", l.name));
+        // rate and delay steps apply to both directions, loss steps to the forward one
+        let schedule = l.schedule.as_ref().filter(|s| s.has_rate() || s.has_delay() || (forward && s.has_loss())).map(|s| {
+            let p = if let LossModel::Uniform { p } = loss { *p } else { 0.0 };
+            ScheduleCursor::new(s, rate, l.delay, p, forward)
+        });
         Link::new(l.name.clone(), rate, l.delay, l.queue, LossProcess::new(loss.clone(), rng))
             .with_congestion_warning(cw)
             .with_jitter(l.jitter, jitter)
             .with_trace(trace.clone())
+            .with_schedule(schedule)
             .with_aqm(aqm.as_ref(), Rng::substream(seed, &format!("link/{}/{dir}/aqm", l.name)))
     }
 }
