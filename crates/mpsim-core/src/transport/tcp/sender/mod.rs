@@ -182,7 +182,9 @@ pub struct SenderStats {
     pub first_timeouts: u64,
     pub first_timeout_sum: Dur,
     pub fast_recoveries: u64,
-    /// Timeouts F-RTO found spurious, whose reduction was undone.
+    /// Timeouts whose retransmission turned out unnecessary: F-RTO, a D-SACK or an ACK too
+    /// early for the retransmission showed that an earlier copy of the head got through
+    /// (`undo.rs`).
     pub spurious_timeouts: u64,
     /// Tail loss probes sent.
     pub loss_probes: u64,
@@ -290,6 +292,8 @@ pub struct TcpSender {
     frto_send_new: bool,
     /// (cwnd, ssthresh) before the timeout, for F-RTO's undo.
     prior: Option<(u64, u64)>,
+    /// The latest timeout, until evidence shows its retransmission unnecessary (`undo.rs`).
+    rto_check: Option<RtoCheck>,
     /// The current fast-recovery episode's PRR counters and the window the controller chose
     /// for its end.
     prr: Prr,
@@ -356,6 +360,7 @@ impl TcpSender {
             ack_received_at: SimTime::ZERO,
             cw_echo: false,
             prior: None,
+            rto_check: None,
             prr: Prr::default(),
             recovery_target: w,
             undo: None,
@@ -768,6 +773,9 @@ impl TcpSender {
     fn take_cumulative_ack(&mut self, now: SimTime, ack: u64, min_rtt: Option<Dur>) -> CumulativeAck {
         let mut c = CumulativeAck::default();
         if ack > self.snd_una {
+            if self.rto_check.is_some() {
+                self.judge_timeout_by_ack(now, ack, min_rtt);
+            }
             let mut retx_acked = false;
             while let Some(s) = self.segs.front_mut() {
                 let end = s.seq + s.len as u64;
@@ -1152,6 +1160,7 @@ impl TcpSender {
         // retransmission)
         self.rack_order.clear();
         self.rack_order.fresh_from = self.segs_dropped + self.segs.len() as u64;
+        self.rto_check = self.segs.front().map(|s| RtoCheck { seq: s.seq, end: s.seq + s.len as u64, at: now });
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
         true
@@ -1250,6 +1259,7 @@ impl TcpSender {
 mod rack_scan;
 mod scoreboard;
 mod undo;
+use undo::RtoCheck;
 
 /// RACK's indexed scan against a plain walk over the scoreboard, verdict for verdict.
 #[cfg(test)]

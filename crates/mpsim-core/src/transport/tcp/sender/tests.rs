@@ -184,6 +184,61 @@ fn a_dsack_after_a_timeout_undoes_it_and_forgets_the_presumed_losses() {
     assert!(s.check_invariants().is_ok());
 }
 
+/// Ten segments out over a 100 ms path, nothing acknowledged: the timer fires and the head
+/// is retransmitted (F-RTO off, so that only the evidence under test can count the timeout).
+fn timed_out() -> (TcpSender, SimTime) {
+    let cfg = SenderConfig { mss: MSS as u32, initial_window: 10, frto: false, ..SenderConfig::default() };
+    let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+    s.seed_rtt(Dur::from_millis(100));
+    s.write(20 * MSS);
+    drain(&mut s, SimTime::ZERO);
+    let t = s.rto_deadline().unwrap();
+    s.on_rto(t);
+    assert_eq!(drain(&mut s, t).iter().map(|x| (x.seq, x.retx)).collect::<Vec<_>>(), [(0, true)]);
+    (s, t)
+}
+
+#[test]
+fn a_timeout_is_spurious_when_a_dsack_reports_its_retransmission_a_duplicate() {
+    let (mut s, t) = timed_out();
+    // everything is acknowledged a full RTT after the retransmission: it may have been
+    // what got through, so no verdict yet
+    let t1 = t + Dur::from_millis(150);
+    s.on_ack(t1, &ack(10 * MSS, &[]));
+    assert_eq!((s.stats.timeouts, s.stats.spurious_timeouts), (1, 0));
+    // then the receiver reports the head a duplicate: two copies arrived, the timeout's
+    // was not needed
+    s.on_ack(t1 + Dur::from_millis(1), &dsack(10 * MSS, 0, MSS));
+    assert_eq!(s.stats.spurious_timeouts, 1);
+    // counted once
+    s.on_ack(t1 + Dur::from_millis(2), &dsack(10 * MSS, 0, MSS));
+    assert_eq!(s.stats.spurious_timeouts, 1);
+    assert!(s.check_invariants().is_ok());
+}
+
+#[test]
+fn a_dsack_of_another_segment_does_not_make_a_timeout_spurious() {
+    let (mut s, t) = timed_out();
+    s.on_ack(t + Dur::from_millis(150), &dsack(10 * MSS, 5 * MSS, 6 * MSS));
+    assert_eq!((s.stats.dsacks, s.stats.spurious_timeouts), (1, 0));
+}
+
+#[test]
+fn a_timeout_is_spurious_when_the_head_is_acknowledged_sooner_than_its_retransmission_could_be() {
+    // the ACK of an earlier copy arrives 8 us after the timer fired, far below the 100 ms
+    // minimum RTT: it cannot answer the timeout's retransmission
+    let (mut s, t) = timed_out();
+    s.on_ack(t + Dur(8_000), &ack(MSS, &[]));
+    assert_eq!(s.stats.spurious_timeouts, 1);
+    // a full RTT later it could be the retransmission's own ACK: no evidence
+    let (mut s, t) = timed_out();
+    s.on_ack(t + Dur::from_millis(100), &ack(MSS, &[]));
+    assert_eq!(s.stats.spurious_timeouts, 0);
+    // nor from later ACKs once the head is covered
+    s.on_ack(t + Dur::from_millis(101), &ack(2 * MSS, &[]));
+    assert_eq!(s.stats.spurious_timeouts, 0);
+}
+
 #[test]
 fn timeout_marks_everything_lost_and_restarts_from_one_segment() {
     let mut s = sender(10);
