@@ -31,7 +31,13 @@
 //!   wide for 16 recoveries (RFC 8985 §6.2 step 4). The duplicate threshold of RFC 6675
 //!   IsLost is not adapted (Linux's `tp->reordering`), nor is a probe's D-SACK treated apart;
 //!   a D-SACK for data not retransmitted (a duplicate made by the network) cannot occur here;
-//! * the timer itself is Linux's or RFC 6298's (`rto.rs`).
+//! * the timer itself is Linux's or RFC 6298's (`rto.rs`). It starts with the first segment
+//!   outstanding and restarts whenever new data is cumulatively acknowledged (never on SACKs
+//!   alone) and on expiry; with Linux's timer it also restarts when the head is retransmitted
+//!   (Linux 6.6 `tcp_xmit_retransmit_queue`), with RFC 6298's it does not (§5). Linux skips
+//!   that restart while RACK's reordering timer is pending, because the two share one timer
+//!   there and the reordering timer re-arms the RTO from the head's send time when it fires;
+//!   here the timers are separate and the restart is made at once, to the same deadline.
 //!
 //! The per-ACK work does not grow with the window where it need not: the SACKed segments
 //! are also kept as merged sequence ranges (`sacked_ranges`), so marking a SACK block visits
@@ -590,6 +596,13 @@ impl TcpSender {
         self.stats.retransmits += 1;
         self.stats.bytes_retransmitted += len as u64;
         self.on_transmit(now, len);
+        if i == 0 && self.rtt.mode() == RtoMode::Linux {
+            // Linux restarts the timer whenever it retransmits the head (6.6,
+            // tcp_xmit_retransmit_queue), so the head's new copy has a whole RTO to be
+            // acknowledged. RFC 6298 restarts it on new data acknowledged and on expiry only
+            // (§5.3, §5.6).
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
         TxSegment { seq, len, retx: true, forced: false }
     }
 

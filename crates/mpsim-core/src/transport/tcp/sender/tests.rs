@@ -309,14 +309,55 @@ fn sack_alone_never_pushes_the_retransmission_timer_back() {
     let mut s = sender(10);
     s.write(40 * MSS);
     drain(&mut s, SimTime::ZERO);
-    let deadline = s.rto_deadline().unwrap();
-    // segment 0 is lost; SACKs for everything else keep arriving, each with an RTT sample
+    // segment 0 is lost; SACKs for everything else keep arriving, each with an RTT sample;
+    // the third starts fast recovery, whose retransmission of the head restarts the timer
+    let mut deadline = None;
     for k in 1..10 {
         let t = SimTime(Dur::from_millis(10 * k).0);
         s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
-        drain(&mut s, t);
+        if drain(&mut s, t).iter().any(|x| x.retx && x.seq == 0) {
+            assert_eq!(deadline, None);
+            deadline = Some(t + s.rtt().rto());
+        }
+        assert!(deadline.is_some() || k < 3);
+        if deadline.is_some() {
+            assert_eq!(s.rto_deadline(), deadline);
+        }
     }
-    assert_eq!(s.rto_deadline(), Some(deadline));
+}
+
+/// The head is lost and retransmitted by fast recovery 100 ms after the timer started; its
+/// retransmission is acknowledged 250 ms later, after the deadline the first transmission
+/// set (300 ms) and before the one the retransmission sets (400 ms). Returns the timeouts.
+fn head_repaired_late(mode: RtoMode) -> u64 {
+    let cfg =
+        SenderConfig { mss: MSS as u32, initial_window: 10, rto: mode, min_rto: Some(Dur::from_millis(200)), ..SenderConfig::default() };
+    let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+    s.seed_rtt(Dur::from_millis(100));
+    s.write(10 * MSS);
+    drain(&mut s, SimTime::ZERO);
+    assert_eq!(s.rto_deadline(), Some(SimTime(Dur::from_millis(300).0)));
+    let t = SimTime(Dur::from_millis(100).0);
+    for k in 1..=3 {
+        s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
+    }
+    assert_eq!(s.state(), CaState::Recovery);
+    assert_eq!(drain(&mut s, t).iter().filter(|x| x.retx).map(|x| x.seq).collect::<Vec<_>>(), [0]);
+    // the owner's event loop: timers due before the ACK fire first
+    let acked_at = t + Dur::from_millis(250);
+    while let Some(d) = s.timer_deadline().filter(|&d| d <= acked_at) {
+        s.on_timer(d);
+        drain(&mut s, d);
+    }
+    s.on_ack(acked_at, &ack(10 * MSS, &[]));
+    assert!(s.check_invariants().is_ok());
+    s.stats.timeouts
+}
+
+#[test]
+fn retransmitting_the_head_restarts_the_linux_timer_but_not_rfc_6298s() {
+    assert_eq!(head_repaired_late(RtoMode::Linux), 0);
+    assert_eq!(head_repaired_late(RtoMode::Rfc6298), 1);
 }
 
 #[test]
