@@ -214,3 +214,14 @@ def test_a_missing_emulator_is_explained(monkeypatch, tmp_path):
     monkeypatch.delenv("MPSIM_LINKEMU")
     msg = testbed.emulator_missing()
     assert "MPSIM_LINKEMU" in msg and "cargo build --release -p mpsim-linkemu" in msg and "wheel" in msg
+
+
+@needs_emulator
+def test_sack_off_maps_to_the_namespaces_only_when_every_flow_agrees():
+    from mpsim.scenario import apply_overrides, load
+
+    d, origin = load(SCEN / "mptcp_tcp_shared.toml")
+    assert not K.unmappable(K.describe(apply_overrides(d, {"tcp.sack": False}), origin))
+    d, origin = load(SCEN / "mptcp_tcp_shared.toml")
+    mixed = apply_overrides(d, {"flow.mptcp.tcp.sack": False})
+    assert any("different tcp.sack per flow" in m for m in K.unmappable(K.describe(mixed, origin)))
