@@ -378,3 +378,14 @@ def test_the_table_generator_adds_the_files_own_runs_to_saved_data():
         want = mpsim.run(SCEN / "tcp_10m.toml", overrides={"flow.*.cc": cc, "seed": 2}, progress=False).flows.goodput_bps[0]
         assert fl2[fl2.cc == cc].mpsim_file_goodput_bps.item() == want == pa2[pa2.cc == cc].mpsim_file_goodput_bps.item()
     assert list(fl2.columns).index("mpsim_file_goodput_bps") == list(fl2.columns).index("mpsim_goodput_bps") + 1
+
+
+@needs_emulator
+def test_sack_off_maps_to_the_namespaces_only_when_every_flow_agrees():
+    from mpsim.scenario import apply_overrides, load
+
+    d, origin = load(SCEN / "mptcp_tcp_shared.toml")
+    assert not K.unmappable(K.describe(apply_overrides(d, {"tcp.sack": False}), origin))
+    d, origin = load(SCEN / "mptcp_tcp_shared.toml")
+    mixed = apply_overrides(d, {"flow.mptcp.tcp.sack": False})
+    assert any("different tcp.sack per flow" in m for m in K.unmappable(K.describe(mixed, origin)))

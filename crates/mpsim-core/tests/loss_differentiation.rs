@@ -152,7 +152,8 @@ tcp = { mss = "1460B" }
     let link = |name: &str| out.summary.links.iter().find(|l| l.link == name && l.direction == "forward").unwrap().clone();
     let (access, bn, wl) = (link("access"), link("bottleneck"), link("wireless"));
     assert_eq!(access.packets_offered, ftp.segments_sent);
-    assert_eq!(bn.packets_offered, ftp.segments_sent + dgrams + tcp.segments_sent);
+    // (the access link's own queue may drop some of the main flow's bursts)
+    assert_eq!(bn.packets_offered, access.packets_delivered + dgrams + tcp.segments_sent);
     assert!(wl.packets_offered <= ftp.segments_sent);
 }
 

@@ -289,3 +289,27 @@ fn timer_mode_and_recovery_switches_are_scenario_keys() {
         assert!(e.contains(key) && e.contains(what), "{tcp}: {e}");
     }
 }
+
+/// NewReno without SACK on a long, deep-buffered path (benches/scenarios/newreno_long_path.toml:
+/// 400 ms RTT, one-BDP queue): slow start overflows the queue once and drops hundreds of
+/// segments; the one recovery episode then repairs one hole per round trip (each partial ACK
+/// retransmits the next hole and restarts the timer) and lasts the whole run, as Linux 6.18
+/// with net.ipv4.tcp_sack = 0 does on the same path (benches/results/newreno_long_path.md).
+/// With SACK the same losses are repaired within a few round trips.
+#[test]
+fn newreno_without_sack_repairs_one_hole_per_round_trip_on_a_long_path() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../benches/scenarios/newreno_long_path.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let run = |sack: bool| {
+        let text = text.replace("sack = false", &format!("sack = {sack}")).replace("duration = \"300s\"", "duration = \"100s\"");
+        run_checked(&parse(&text)).summary.flows[0].clone()
+    };
+    let f = run(false);
+    assert_eq!((f.fast_recoveries, f.timeouts), (1, 0), "{f:?}");
+    // one retransmission per round trip of at least 400 ms, from the first loss (a few
+    // seconds in) to the end
+    assert!((200..=250).contains(&f.retransmits), "{}", f.retransmits);
+    assert!(f.goodput_bps < 1e6, "{}", f.goodput_bps);
+    let s = run(true);
+    assert!(s.goodput_bps > 8e6, "{}", s.goodput_bps);
+}

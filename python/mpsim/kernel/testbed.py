@@ -10,7 +10,7 @@ at the end, also on Ctrl-C or SIGTERM.
 
 On the kernel side: one socket per flow (``IPPROTO_MPTCP`` for a multipath flow), its
 congestion control set with ``TCP_CONGESTION``, its receive buffer with ``SO_RCVBUFFORCE``,
-its send buffer autotuned up to ``tcp.snd_buf`` (``tcp_wmem``), the initial window on the route (``initcwnd``), Linux's
+its send buffer autotuned up to ``tcp.snd_buf`` (``tcp_wmem``), SACK as ``tcp.sack`` says (``tcp_sack``), the initial window on the route (``initcwnd``), Linux's
 own delayed ACKs, MPTCP limits and one ``signal`` endpoint per extra path on the server (no
 client ``subflow`` endpoints, which would open subflows across paths). A bulk sender writes
 for the scenario's duration; the receiver counts what it reads. ``ss`` is sampled every
@@ -192,7 +192,7 @@ def unmappable(desc: Mapping[str, Any]) -> list[str]:
         if abs(t["initial_rto_s"] - 1.0) > 1e-9:
             out.append(f"{n}: tcp.initial_rto {t['initial_rto_s']:g}s (the kernel's is 1s)")
     tcp = [f["tcp"] for f in flows if not f["background"]]
-    for key in ("mss", "initial_window"):
+    for key in ("mss", "initial_window", "sack"):
         if len({t[key] for t in tcp}) > 1:
             out.append(f"different tcp.{key} per flow (one value for the whole run)")
     mp_sets = {tuple(f["paths"]) for f in flows if f["multipath"]}
@@ -274,8 +274,11 @@ class Testbed:
             _sh("ip", "netns", "add", ns)
             self.created.append(ns)
             snd_buf = max(f["tcp"]["snd_buf"] for f in self.desc["flows"])
+            # tcp.sack = false: neither side offers SACK (one value for the run, see unmappable)
+            sack = "1" if all(f["tcp"]["sack"] for f in self.desc["flows"]) else "0"
             for k, v in (("net.ipv6.conf.all.disable_ipv6", "1"), ("net.ipv6.conf.default.disable_ipv6", "1"),
-                         ("net.ipv4.tcp_no_metrics_save", "1"), ("net.ipv4.tcp_wmem", f"4096 16384 {snd_buf}")):
+                         ("net.ipv4.tcp_no_metrics_save", "1"), ("net.ipv4.tcp_wmem", f"4096 16384 {snd_buf}"),
+                         ("net.ipv4.tcp_sack", sack)):
                 # /proc/sys/net shows the namespace of the process reading it (no procps needed)
                 _sh("sh", "-c", f"printf '%s' '{v}' > /proc/sys/{k.replace('.', '/')}", ns=ns)
             _sh("ip", "link", "set", "lo", "up", ns=ns)

@@ -198,7 +198,7 @@ def two_path_case(tcp: dict[str, Any] | None = None) -> list[dict[str, Any]]:
 
 def _fmt_single(rows: list[dict[str, Any]]) -> list[str]:
     out = [
-        "| RTT (ms) | buffer (BDP) | buffer (pkts) | goodput / (rate less headers) | sawtooth model | ratio | timeouts | spurious (undone) | fast recoveries | retransmits | duplicates received |",
+        "| RTT (ms) | buffer (BDP) | buffer (pkts) | goodput / (rate less headers) | sawtooth model | ratio | timeouts | spurious | fast recoveries | retransmits | duplicates received |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -212,7 +212,7 @@ def _fmt_single(rows: list[dict[str, Any]]) -> list[str]:
 
 def _fmt_multi(rows: list[dict[str, Any]]) -> list[str]:
     out = [
-        "| RTT (ms) | buffer (BDP) | cc | goodput (Mbit/s) | sum of single flows (Mbit/s) | ratio | timeouts | spurious (undone) |",
+        "| RTT (ms) | buffer (BDP) | cc | goodput (Mbit/s) | sum of single flows (Mbit/s) | ratio | timeouts | spurious |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:

@@ -75,8 +75,10 @@ pub struct FlowSummary {
     pub segments_sent: u64,
     pub retransmits: u64,
     pub timeouts: u64,
-    /// Timeouts found spurious by F-RTO, whose window reduction was undone (counted in
-    /// `timeouts` too).
+    /// Timeouts whose retransmission turned out unnecessary (counted in `timeouts` too): an
+    /// earlier copy of the head got through, as F-RTO, a D-SACK or an ACK sooner than the
+    /// minimum RTT after the retransmission showed. Whether the reduction was undone is
+    /// another matter (F-RTO and D-SACK undo it, when switched on).
     pub spurious_timeouts: u64,
     /// ACKs with a D-SACK block (RFC 2883), and window reductions they showed spurious and
     /// undid.

@@ -22,6 +22,8 @@
 //! `RTO = max(SRTT + max(G, 4·RTTVAR), rto_min)` with `rto_min` = 1 s (§2.4), as ns-3 does.
 //!
 //! Both back off exponentially on expiry (RFC 6298 §5.5), capped at `rto_max` (Linux: 120 s).
+//! The mode also decides when the sender restarts the timer: Linux's restarts it when the head
+//! is retransmitted too (`sender/mod.rs`).
 
 use crate::time::Dur;
 

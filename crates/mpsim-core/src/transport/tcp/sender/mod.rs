@@ -31,7 +31,13 @@
 //!   wide for 16 recoveries (RFC 8985 §6.2 step 4). The duplicate threshold of RFC 6675
 //!   IsLost is not adapted (Linux's `tp->reordering`), nor is a probe's D-SACK treated apart;
 //!   a D-SACK for data not retransmitted (a duplicate made by the network) cannot occur here;
-//! * the timer itself is Linux's or RFC 6298's (`rto.rs`).
+//! * the timer itself is Linux's or RFC 6298's (`rto.rs`). It starts with the first segment
+//!   outstanding and restarts whenever new data is cumulatively acknowledged (never on SACKs
+//!   alone) and on expiry; with Linux's timer it also restarts when the head is retransmitted
+//!   (Linux 6.6 `tcp_xmit_retransmit_queue`), with RFC 6298's it does not (§5). Linux skips
+//!   that restart while RACK's reordering timer is pending, because the two share one timer
+//!   there and the reordering timer re-arms the RTO from the head's send time when it fires;
+//!   here the timers are separate and the restart is made at once, to the same deadline.
 //!
 //! The per-ACK work does not grow with the window where it need not: the SACKed segments
 //! are also kept as merged sequence ranges (`sacked_ranges`), so marking a SACK block visits
@@ -182,7 +188,9 @@ pub struct SenderStats {
     pub first_timeouts: u64,
     pub first_timeout_sum: Dur,
     pub fast_recoveries: u64,
-    /// Timeouts F-RTO found spurious, whose reduction was undone.
+    /// Timeouts whose retransmission turned out unnecessary: F-RTO, a D-SACK or an ACK too
+    /// early for the retransmission showed that an earlier copy of the head got through
+    /// (`undo.rs`).
     pub spurious_timeouts: u64,
     /// Tail loss probes sent.
     pub loss_probes: u64,
@@ -290,6 +298,8 @@ pub struct TcpSender {
     frto_send_new: bool,
     /// (cwnd, ssthresh) before the timeout, for F-RTO's undo.
     prior: Option<(u64, u64)>,
+    /// The latest timeout, until evidence shows its retransmission unnecessary (`undo.rs`).
+    rto_check: Option<RtoCheck>,
     /// The current fast-recovery episode's PRR counters and the window the controller chose
     /// for its end.
     prr: Prr,
@@ -356,6 +366,7 @@ impl TcpSender {
             ack_received_at: SimTime::ZERO,
             cw_echo: false,
             prior: None,
+            rto_check: None,
             prr: Prr::default(),
             recovery_target: w,
             undo: None,
@@ -585,6 +596,13 @@ impl TcpSender {
         self.stats.retransmits += 1;
         self.stats.bytes_retransmitted += len as u64;
         self.on_transmit(now, len);
+        if i == 0 && self.rtt.mode() == RtoMode::Linux {
+            // Linux restarts the timer whenever it retransmits the head (6.6,
+            // tcp_xmit_retransmit_queue), so the head's new copy has a whole RTO to be
+            // acknowledged. RFC 6298 restarts it on new data acknowledged and on expiry only
+            // (§5.3, §5.6).
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
         TxSegment { seq, len, retx: true, forced: false }
     }
 
@@ -768,6 +786,9 @@ impl TcpSender {
     fn take_cumulative_ack(&mut self, now: SimTime, ack: u64, min_rtt: Option<Dur>) -> CumulativeAck {
         let mut c = CumulativeAck::default();
         if ack > self.snd_una {
+            if self.rto_check.is_some() {
+                self.judge_timeout_by_ack(now, ack, min_rtt);
+            }
             let mut retx_acked = false;
             while let Some(s) = self.segs.front_mut() {
                 let end = s.seq + s.len as u64;
@@ -1152,6 +1173,7 @@ impl TcpSender {
         // retransmission)
         self.rack_order.clear();
         self.rack_order.fresh_from = self.segs_dropped + self.segs.len() as u64;
+        self.rto_check = self.segs.front().map(|s| RtoCheck { seq: s.seq, end: s.seq + s.len as u64, at: now });
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
         true
@@ -1250,6 +1272,7 @@ impl TcpSender {
 mod rack_scan;
 mod scoreboard;
 mod undo;
+use undo::RtoCheck;
 
 /// RACK's indexed scan against a plain walk over the scoreboard, verdict for verdict.
 #[cfg(test)]

@@ -184,6 +184,61 @@ fn a_dsack_after_a_timeout_undoes_it_and_forgets_the_presumed_losses() {
     assert!(s.check_invariants().is_ok());
 }
 
+/// Ten segments out over a 100 ms path, nothing acknowledged: the timer fires and the head
+/// is retransmitted (F-RTO off, so that only the evidence under test can count the timeout).
+fn timed_out() -> (TcpSender, SimTime) {
+    let cfg = SenderConfig { mss: MSS as u32, initial_window: 10, frto: false, ..SenderConfig::default() };
+    let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+    s.seed_rtt(Dur::from_millis(100));
+    s.write(20 * MSS);
+    drain(&mut s, SimTime::ZERO);
+    let t = s.rto_deadline().unwrap();
+    s.on_rto(t);
+    assert_eq!(drain(&mut s, t).iter().map(|x| (x.seq, x.retx)).collect::<Vec<_>>(), [(0, true)]);
+    (s, t)
+}
+
+#[test]
+fn a_timeout_is_spurious_when_a_dsack_reports_its_retransmission_a_duplicate() {
+    let (mut s, t) = timed_out();
+    // everything is acknowledged a full RTT after the retransmission: it may have been
+    // what got through, so no verdict yet
+    let t1 = t + Dur::from_millis(150);
+    s.on_ack(t1, &ack(10 * MSS, &[]));
+    assert_eq!((s.stats.timeouts, s.stats.spurious_timeouts), (1, 0));
+    // then the receiver reports the head a duplicate: two copies arrived, the timeout's
+    // was not needed
+    s.on_ack(t1 + Dur::from_millis(1), &dsack(10 * MSS, 0, MSS));
+    assert_eq!(s.stats.spurious_timeouts, 1);
+    // counted once
+    s.on_ack(t1 + Dur::from_millis(2), &dsack(10 * MSS, 0, MSS));
+    assert_eq!(s.stats.spurious_timeouts, 1);
+    assert!(s.check_invariants().is_ok());
+}
+
+#[test]
+fn a_dsack_of_another_segment_does_not_make_a_timeout_spurious() {
+    let (mut s, t) = timed_out();
+    s.on_ack(t + Dur::from_millis(150), &dsack(10 * MSS, 5 * MSS, 6 * MSS));
+    assert_eq!((s.stats.dsacks, s.stats.spurious_timeouts), (1, 0));
+}
+
+#[test]
+fn a_timeout_is_spurious_when_the_head_is_acknowledged_sooner_than_its_retransmission_could_be() {
+    // the ACK of an earlier copy arrives 8 us after the timer fired, far below the 100 ms
+    // minimum RTT: it cannot answer the timeout's retransmission
+    let (mut s, t) = timed_out();
+    s.on_ack(t + Dur(8_000), &ack(MSS, &[]));
+    assert_eq!(s.stats.spurious_timeouts, 1);
+    // a full RTT later it could be the retransmission's own ACK: no evidence
+    let (mut s, t) = timed_out();
+    s.on_ack(t + Dur::from_millis(100), &ack(MSS, &[]));
+    assert_eq!(s.stats.spurious_timeouts, 0);
+    // nor from later ACKs once the head is covered
+    s.on_ack(t + Dur::from_millis(101), &ack(2 * MSS, &[]));
+    assert_eq!(s.stats.spurious_timeouts, 0);
+}
+
 #[test]
 fn timeout_marks_everything_lost_and_restarts_from_one_segment() {
     let mut s = sender(10);
@@ -254,14 +309,55 @@ fn sack_alone_never_pushes_the_retransmission_timer_back() {
     let mut s = sender(10);
     s.write(40 * MSS);
     drain(&mut s, SimTime::ZERO);
-    let deadline = s.rto_deadline().unwrap();
-    // segment 0 is lost; SACKs for everything else keep arriving, each with an RTT sample
+    // segment 0 is lost; SACKs for everything else keep arriving, each with an RTT sample;
+    // the third starts fast recovery, whose retransmission of the head restarts the timer
+    let mut deadline = None;
     for k in 1..10 {
         let t = SimTime(Dur::from_millis(10 * k).0);
         s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
-        drain(&mut s, t);
+        if drain(&mut s, t).iter().any(|x| x.retx && x.seq == 0) {
+            assert_eq!(deadline, None);
+            deadline = Some(t + s.rtt().rto());
+        }
+        assert!(deadline.is_some() || k < 3);
+        if deadline.is_some() {
+            assert_eq!(s.rto_deadline(), deadline);
+        }
     }
-    assert_eq!(s.rto_deadline(), Some(deadline));
+}
+
+/// The head is lost and retransmitted by fast recovery 100 ms after the timer started; its
+/// retransmission is acknowledged 250 ms later, after the deadline the first transmission
+/// set (300 ms) and before the one the retransmission sets (400 ms). Returns the timeouts.
+fn head_repaired_late(mode: RtoMode) -> u64 {
+    let cfg =
+        SenderConfig { mss: MSS as u32, initial_window: 10, rto: mode, min_rto: Some(Dur::from_millis(200)), ..SenderConfig::default() };
+    let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+    s.seed_rtt(Dur::from_millis(100));
+    s.write(10 * MSS);
+    drain(&mut s, SimTime::ZERO);
+    assert_eq!(s.rto_deadline(), Some(SimTime(Dur::from_millis(300).0)));
+    let t = SimTime(Dur::from_millis(100).0);
+    for k in 1..=3 {
+        s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
+    }
+    assert_eq!(s.state(), CaState::Recovery);
+    assert_eq!(drain(&mut s, t).iter().filter(|x| x.retx).map(|x| x.seq).collect::<Vec<_>>(), [0]);
+    // the owner's event loop: timers due before the ACK fire first
+    let acked_at = t + Dur::from_millis(250);
+    while let Some(d) = s.timer_deadline().filter(|&d| d <= acked_at) {
+        s.on_timer(d);
+        drain(&mut s, d);
+    }
+    s.on_ack(acked_at, &ack(10 * MSS, &[]));
+    assert!(s.check_invariants().is_ok());
+    s.stats.timeouts
+}
+
+#[test]
+fn retransmitting_the_head_restarts_the_linux_timer_but_not_rfc_6298s() {
+    assert_eq!(head_repaired_late(RtoMode::Linux), 0);
+    assert_eq!(head_repaired_late(RtoMode::Rfc6298), 1);
 }
 
 #[test]

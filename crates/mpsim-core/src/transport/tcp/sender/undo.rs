@@ -1,7 +1,31 @@
 //! Undoing a reduction found unnecessary: D-SACKs counted against the retransmissions of an
 //! episode (RFC 2883, RFC 3708) and a timeout found spurious.
+//!
+//! A timeout is *spurious* (`SenderStats::spurious_timeouts`) when its retransmission of the
+//! head turns out unnecessary, because a copy sent before the timeout got through. Three
+//! kinds of evidence show it, each counted once per timeout:
+//!
+//! * F-RTO (RFC 5682) finds never-retransmitted data acknowledged, or D-SACKs show every
+//!   retransmission of the episode unnecessary: the timeout is undone (`undo_timeout`);
+//! * a D-SACK (RFC 2883) reports a duplicate of the head the timeout retransmitted: two of its
+//!   copies arrived, so the timeout's was not needed;
+//! * the ACK that first covers that head arrives less than the minimum RTT after the
+//!   timeout's retransmission, too early to answer it: it answers an earlier copy. This is
+//!   what Eifel detection (RFC 3522) reads from the timestamp echo, here from the send time,
+//!   as RACK resolves the same ambiguity (RFC 8985 §6.2 step 2).
+//!
+//! Only the latest timeout of a series is judged (an earlier one of the series is followed by
+//! another, so its copy of the head did not get through in time either).
 
 use super::*;
+
+/// The head a timeout retransmitted, and when.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RtoCheck {
+    pub seq: u64,
+    pub end: u64,
+    pub at: SimTime,
+}
 
 impl TcpSender {
     pub(super) fn count_undo_retrans(&mut self) {
@@ -14,6 +38,9 @@ impl TcpSender {
     /// path reorders (or delays) segments.
     pub(super) fn on_dsack(&mut self, d: crate::net::SackBlock) {
         self.stats.dsacks += 1;
+        if self.rto_check.is_some_and(|c| d.start < c.end && c.seq < d.end) {
+            self.timeout_was_spurious();
+        }
         let segments = (d.end - d.start).div_ceil(self.mss).max(1);
         if let Some(u) = self.undo.as_mut() {
             u.retrans = u.retrans.saturating_sub(segments);
@@ -53,11 +80,29 @@ impl TcpSender {
         self.state = CaState::Open;
         self.recovery_point = self.snd_una;
         self.rtt.reset_backoff();
-        self.stats.spurious_timeouts += 1;
+        self.timeout_was_spurious();
         // segments with enough SACKed above them are still lost
         if self.sacked_bytes > 0 {
             self.mark_lost_by_sack();
         }
         self.rtx_scan_seq = self.snd_una;
+    }
+
+    /// The cumulative ACK moves to `ack` (from below it): if it is the first to cover the
+    /// head the latest timeout retransmitted and came sooner than any answer to that
+    /// retransmission could, an earlier copy got through and the timeout was spurious.
+    #[inline]
+    pub(super) fn judge_timeout_by_ack(&mut self, now: SimTime, ack: u64, min_rtt: Option<Dur>) {
+        let Some(c) = self.rto_check else { return };
+        if self.snd_una < c.end && ack >= c.end && min_rtt.is_some_and(|m| now.since(c.at) < m) {
+            self.timeout_was_spurious();
+        }
+    }
+
+    /// Counts the latest timeout spurious, once.
+    pub(super) fn timeout_was_spurious(&mut self) {
+        if self.rto_check.take().is_some() {
+            self.stats.spurious_timeouts += 1;
+        }
     }
 }
