@@ -9,7 +9,7 @@ PIP    := $(BIN)/python -m pip
 STAMP  := $(VENV)/.deps-installed
 OUT    ?= out
 
-.PHONY: help setup build demo test lint test-rust test-python test-fuzz fuzz fuzz-setup fuzz-unpack validate tcp-fidelity westwood-nj bench speed plugin-speed wheel wheel-check sweep-bench memory clean kernel-table sctp-validate
+.PHONY: help setup build demo test lint test-rust test-python test-fuzz fuzz fuzz-setup fuzz-unpack validate tcp-fidelity westwood-nj bench bench-aqm speed plugin-speed wheel wheel-check sweep-bench memory clean kernel-table sctp-validate
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
@@ -20,6 +20,7 @@ help:
 	@echo "make tcp-fidelity  loss-free Reno, LIA, OLIA on long deep-buffered paths vs the sawtooth model -> docs/reports/tcp_fidelity.md (~2 min)"
 	@echo "make westwood-nj  Reno, Westwood+ and TCP New Jersey under random loss and congestion warning -> docs/reports/westwood_new_jersey.md"
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
+	@echo "make bench-aqm  CoDel, FQ-CoDel, RED and PIE beside ns-3's on a dumbbell -> benches/results/aqm_ns3.md (~6 min)"
 	@echo "make speed     core speed (delivered packets per wall second) -> benches/results/speed.md"
 	@echo "make plugin-speed  a scheduler and a controller written in Python against the Rust ones -> benches/results/plugin_speed.md"
 	@echo "make wheel     the wheel, with the link emulator of mpsim kernel inside -> dist/"
@@ -146,6 +147,9 @@ westwood-nj: build
 
 bench: build
 	$(BIN)/python benches/compare_ns3.py
+
+bench-aqm: build
+	$(BIN)/python benches/compare_ns3_aqm.py
 
 kernel-table: build
 	$(BIN)/python -m mpsim.kernel.report --out docs/reports/kernel-results.md --repeat 3

@@ -3,11 +3,13 @@
 // Dumbbell topology, point-to-point links everywhere:
 //
 //   S0 --\                                         /-- D0
-//   S1 ---+-- R1 ====(rate R, 20 ms, 100 p)==== R2 --+-- D1
+//   S1 ---+-- R1 ====(rate R, 20 ms, Q p)====== R2 --+-- D1
 //   ...  -/                                         \-- ...
 //
 //   access links Si-R1 and R2-Di: 100 Mbit/s, 1 ms, 1000-packet device queues
-//   bottleneck R1-R2: --rate bit/s, 20 ms, 100-packet drop-tail device queue
+//   bottleneck R1-R2: --rate bit/s, 20 ms, --queue packets (default 100) of
+//   drop-tail device queue, or with --qdisc a CoDel, FQ-CoDel, RED or PIE
+//   queue disc of that limit over a 1-packet device queue
 //
 // N TCP NewReno bulk transfers Si -> Di run for --duration seconds. Random
 // packet loss (--loss) is applied to packets arriving at R2 over the
@@ -26,8 +28,11 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <unordered_map>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -49,7 +54,6 @@ const char* kAccessRate = "100Mbps";
 const char* kAccessDelay = "1ms";
 const char* kAccessQueue = "1000p";         // large enough never to drop
 const char* kBottleneckDelay = "20ms";
-const char* kBottleneckQueue = "100p";      // the only buffer that matters
 
 // ---- counters filled by trace sinks --------------------------------------
 
@@ -77,6 +81,63 @@ struct FlowStats
 };
 
 std::vector<FlowStats> g_flowStats;
+
+// Queue-disc measurements (only with --qdisc). Two sojourn times per packet:
+// the queue disc's own ("SojournTime": enqueue to leaving the queue disc for
+// the device queue) and enqueue to the start of its transmission on the wire
+// (PhyTxBegin), which is what mpsim reports. With a 1-packet device queue the
+// two differ by at most one transmission time.
+struct QdiscStats
+{
+    std::unordered_map<uint64_t, int64_t> enqueuedAt; // packet uid -> enqueue time (ns)
+    std::vector<int64_t> toWire;                      // enqueue -> PhyTxBegin (ns)
+    std::vector<int64_t> sojourn;                     // queue disc's SojournTime (ns)
+    uint32_t maxPackets = 0;                          // peak packets in the queue disc
+};
+
+QdiscStats g_qdisc;
+
+void
+OnQdiscEnqueue(Ptr<const QueueDiscItem> item)
+{
+    g_qdisc.enqueuedAt[item->GetPacket()->GetUid()] = Simulator::Now().GetNanoSeconds();
+}
+
+void
+OnQdiscDrop(Ptr<const QueueDiscItem> item)
+{
+    g_qdisc.enqueuedAt.erase(item->GetPacket()->GetUid());
+}
+
+void
+OnQdiscSojourn(Time t)
+{
+    g_qdisc.sojourn.push_back(t.GetNanoSeconds());
+}
+
+void
+OnQdiscPackets(uint32_t, uint32_t now)
+{
+    g_qdisc.maxPackets = std::max(g_qdisc.maxPackets, now);
+}
+
+// Mean and 95th percentile (nearest rank) in milliseconds.
+std::pair<double, double>
+MeanP95Ms(std::vector<int64_t> v)
+{
+    if (v.empty())
+    {
+        return {0.0, 0.0};
+    }
+    double sum = 0;
+    for (int64_t x : v)
+    {
+        sum += x;
+    }
+    size_t rank = (v.size() * 95 + 99) / 100; // ceil(0.95 n), 1-based
+    std::nth_element(v.begin(), v.begin() + (rank - 1), v.end());
+    return {sum / v.size() / 1e6, v[rank - 1] / 1e6};
+}
 
 void
 OnBottleneckQueueDrop(Ptr<const Packet>)
@@ -120,6 +181,12 @@ OnBottleneckQueueLen(uint32_t /* oldValue */, uint32_t newValue)
 void
 OnBottleneckPhyTxBegin(Ptr<const Packet> p)
 {
+    auto it = g_qdisc.enqueuedAt.find(p->GetUid());
+    if (it != g_qdisc.enqueuedAt.end())
+    {
+        g_qdisc.toWire.push_back(Simulator::Now().GetNanoSeconds() - it->second);
+        g_qdisc.enqueuedAt.erase(it);
+    }
     ++g_counters.bottleneckTxPackets;
     g_counters.bottleneckTxBytes += p->GetSize();
     if (p->GetSize() > g_counters.bottleneckMaxPacket)
@@ -206,6 +273,79 @@ DeviceQueue(Ptr<NetDevice> dev)
     return DynamicCast<PointToPointNetDevice>(dev)->GetQueue();
 }
 
+// Install the queue disc named by --qdisc as the root queue disc of R1's
+// bottleneck device, with parameters matching mpsim's defaults
+// (docs/aqm.md). Its limit is --queue packets, as mpsim's link `queue`.
+Ptr<QueueDisc>
+InstallBottleneckQdisc(Ptr<NetDevice> dev,
+                       const std::string& kind,
+                       uint32_t limit,
+                       uint64_t rate,
+                       bool derandomize)
+{
+    TrafficControlHelper tch;
+    StringValue maxSize(std::to_string(limit) + "p");
+    if (kind == "codel")
+    {
+        tch.SetRootQueueDisc("ns3::CoDelQueueDisc",
+                             "MaxSize", maxSize,
+                             "Target", StringValue("5ms"),
+                             "Interval", StringValue("100ms"),
+                             "MinBytes", UintegerValue(1500),
+                             "UseEcn", BooleanValue(false));
+    }
+    else if (kind == "fq_codel")
+    {
+        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc",
+                             "MaxSize", maxSize,
+                             "Target", StringValue("5ms"),
+                             "Interval", StringValue("100ms"),
+                             "Flows", UintegerValue(1024),
+                             "DropBatchSize", UintegerValue(64),
+                             "UseEcn", BooleanValue(false));
+    }
+    else if (kind == "red")
+    {
+        tch.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize", maxSize,
+                             "MinTh", DoubleValue(5),
+                             "MaxTh", DoubleValue(15),
+                             "LInterm", DoubleValue(50),
+                             "QW", DoubleValue(0.002),
+                             "Gentle", BooleanValue(true),
+                             "MeanPktSize", UintegerValue(1500),
+                             // idle-time decay: packets of MeanPktSize at the link's rate
+                             "LinkBandwidth", DataRateValue(DataRate(rate)),
+                             "LinkDelay", StringValue("20ms"),
+                             "UseEcn", BooleanValue(false));
+    }
+    else if (kind == "pie")
+    {
+        tch.SetRootQueueDisc("ns3::PieQueueDisc",
+                             "MaxSize", maxSize,
+                             "QueueDelayReference", StringValue("15ms"),
+                             "Tupdate", StringValue("15ms"),
+                             "A", DoubleValue(0.125),
+                             "B", DoubleValue(1.25),
+                             "MaxBurstAllowance", StringValue("150ms"),
+                             "MeanPktSize", UintegerValue(1500),
+                             "UseDequeueRateEstimator", BooleanValue(false),
+                             "UseDerandomization", BooleanValue(derandomize),
+                             "UseEcn", BooleanValue(false));
+    }
+    else
+    {
+        NS_ABORT_MSG("--qdisc must be none, codel, fq_codel, red or pie, not " << kind);
+    }
+    Ptr<QueueDisc> qd = tch.Install(dev).Get(0);
+    if (kind == "fq_codel")
+    {
+        // Not an attribute; left at 0, ns-3 takes the device MTU (1600 here).
+        DynamicCast<FqCoDelQueueDisc>(qd)->SetQuantum(1514);
+    }
+    return qd;
+}
+
 } // namespace
 
 int
@@ -218,6 +358,9 @@ main(int argc, char* argv[])
     uint32_t seed = 1;
     double minRto = 0.2;    // seconds
     double staggerMs = 0.0; // flow i starts at i * staggerMs milliseconds
+    std::string qdisc = "none";
+    uint32_t queue = 100;     // bottleneck buffer, packets
+    bool derandomize = true;  // PIE only
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("flows", "number of TCP flows / sender-receiver pairs", nFlows);
@@ -227,12 +370,19 @@ main(int argc, char* argv[])
     cmd.AddValue("seed", "RNG seed (sets both RngSeed and RngRun)", seed);
     cmd.AddValue("minRto", "TCP minimum RTO in seconds", minRto);
     cmd.AddValue("staggerMs", "start offset between consecutive flows, ms", staggerMs);
+    cmd.AddValue("qdisc",
+                 "bottleneck queue disc: none (drop-tail device queue), codel, fq_codel, red, pie",
+                 qdisc);
+    cmd.AddValue("queue", "bottleneck buffer in packets (device queue, or the queue disc's limit)", queue);
+    cmd.AddValue("derandomize", "PIE: de-randomised drops (UseDerandomization)", derandomize);
     cmd.Parse(argc, argv);
 
     NS_ABORT_MSG_IF(nFlows < 1 || nFlows > 250, "--flows must be in 1..250");
     NS_ABORT_MSG_IF(seed < 1, "--seed must be >= 1");
     NS_ABORT_MSG_IF(loss < 0.0 || loss >= 1.0, "--loss must be in [0, 1)");
     NS_ABORT_MSG_IF(duration <= 0.0, "--duration must be positive");
+    NS_ABORT_MSG_IF(queue < 1, "--queue must be at least 1 packet");
+    const bool withQdisc = qdisc != "none";
 
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(seed);
@@ -288,7 +438,9 @@ main(int argc, char* argv[])
     PointToPointHelper bottleneck;
     bottleneck.SetDeviceAttribute("DataRate", DataRateValue(DataRate(bottleneckRate)));
     bottleneck.SetChannelAttribute("Delay", StringValue(kBottleneckDelay));
-    bottleneck.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue(kBottleneckQueue));
+    bottleneck.SetQueue("ns3::DropTailQueue<Packet>",
+                        "MaxSize",
+                        StringValue(std::to_string(queue) + "p"));
 
     NetDeviceContainer bnDevs = bottleneck.Install(r1, r2); // [0] on R1, [1] on R2
     std::vector<NetDeviceContainer> leftDevs(nFlows);
@@ -324,6 +476,21 @@ main(int argc, char* argv[])
     // every device; remove them all (and verify) so that the device queues
     // configured above are the only buffers.
     RemoveAllQueueDiscs(all);
+
+    // With --qdisc the queue disc on R1's bottleneck device holds the queue.
+    // The device queue below it holds one packet: the one waiting for the
+    // transmission in progress to end (flow control stops the queue disc
+    // while it is full), so the device hides no queue from the discipline.
+    Ptr<QueueDisc> bnQdisc;
+    if (withQdisc)
+    {
+        DeviceQueue(bnDevs.Get(0))->SetMaxSize(QueueSize("1p"));
+        bnQdisc = InstallBottleneckQdisc(bnDevs.Get(0), qdisc, queue, bottleneckRate, derandomize);
+        bnQdisc->TraceConnectWithoutContext("Enqueue", MakeCallback(&OnQdiscEnqueue));
+        bnQdisc->TraceConnectWithoutContext("Drop", MakeCallback(&OnQdiscDrop));
+        bnQdisc->TraceConnectWithoutContext("SojournTime", MakeCallback(&OnQdiscSojourn));
+        bnQdisc->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnQdiscPackets));
+    }
 
     // ---- random loss on the bottleneck, data direction only ----------------
 
@@ -415,7 +582,9 @@ main(int argc, char* argv[])
     js << "{\"ns3_version\": \"" << NS3_WHEEL_VERSION << "\", ";
     js << "\"params\": {\"flows\": " << nFlows << ", \"bottleneck_rate_bps\": " << bottleneckRate
        << ", \"loss\": " << loss << ", \"duration_s\": " << duration << ", \"seed\": " << seed
-       << ", \"min_rto_s\": " << minRto << ", \"stagger_ms\": " << staggerMs << "}, ";
+       << ", \"min_rto_s\": " << minRto << ", \"stagger_ms\": " << staggerMs
+       << ", \"qdisc\": \"" << qdisc << "\", \"queue_pkts\": " << queue
+       << ", \"derandomize\": " << (derandomize ? "true" : "false") << "}, ";
     js << "\"flows\": [";
     for (uint32_t i = 0; i < nFlows; ++i)
     {
@@ -439,7 +608,40 @@ main(int argc, char* argv[])
     js << "\"bottleneck\": {\"max_queue_pkts\": " << g_counters.maxBottleneckQueue
        << ", \"tx_packets\": " << g_counters.bottleneckTxPackets
        << ", \"tx_bytes\": " << g_counters.bottleneckTxBytes
-       << ", \"max_frame_bytes\": " << g_counters.bottleneckMaxPacket << "}}";
+       << ", \"max_frame_bytes\": " << g_counters.bottleneckMaxPacket << "}";
+    if (bnQdisc)
+    {
+        // Drops by the reason ns-3 gives (e.g. "Overlimit drop", "Unforced
+        // drop", "Target exceeded drop"), before enqueue and after dequeue.
+        const QueueDisc::Stats& st = bnQdisc->GetStats();
+        auto reasons = [&js](const auto& m) {
+            js << "{";
+            bool first = true;
+            for (const auto& [reason, n] : m)
+            {
+                js << (first ? "" : ", ") << "\"" << reason << "\": " << n;
+                first = false;
+            }
+            js << "}";
+        };
+        auto [wireMean, wireP95] = MeanP95Ms(g_qdisc.toWire);
+        auto [sojMean, sojP95] = MeanP95Ms(g_qdisc.sojourn);
+        js << ", \"qdisc\": {\"kind\": \"" << qdisc << "\", \"drops_before_enqueue\": ";
+        reasons(st.nDroppedPacketsBeforeEnqueue);
+        js << ", \"drops_after_dequeue\": ";
+        reasons(st.nDroppedPacketsAfterDequeue);
+        js << ", \"dropped\": " << st.nTotalDroppedPackets
+           << ", \"marked\": " << st.nTotalMarkedPackets
+           << ", \"received\": " << st.nTotalReceivedPackets
+           << ", \"sent\": " << st.nTotalSentPackets
+           << ", \"queued_at_end\": " << bnQdisc->GetNPackets()
+           << ", \"max_queue_pkts\": " << g_qdisc.maxPackets
+           << ", \"delay_to_wire_mean_ms\": " << wireMean
+           << ", \"delay_to_wire_p95_ms\": " << wireP95
+           << ", \"delay_to_wire_samples\": " << g_qdisc.toWire.size()
+           << ", \"sojourn_mean_ms\": " << sojMean << ", \"sojourn_p95_ms\": " << sojP95 << "}";
+    }
+    js << "}";
     std::cout << js.str() << std::endl;
 
     Simulator::Destroy();

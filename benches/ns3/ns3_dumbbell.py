@@ -127,6 +127,9 @@ def run_ns3(
     seed: int = 1,
     min_rto_s: float = 0.2,
     stagger_ms: float = 0.0,
+    qdisc: str = "none",
+    queue_pkts: int = 100,
+    derandomize: bool = True,
 ) -> dict:
     """Run the dumbbell scenario in ns-3 and return its results.
 
@@ -136,6 +139,12 @@ def run_ns3(
     the C++ program), ``process_wall_s`` (wall time of the whole simulator
     process, measured here), ``delivered_packets`` (received bytes / 1460,
     summed over flows), ``ns3_version`` and drop/queue counters.
+
+    ``qdisc`` ("codel", "fq_codel", "red", "pie") installs that queue disc on
+    the bottleneck (limit ``queue_pkts``, over a 1-packet device queue) and
+    adds a ``qdisc`` entry with its drops by reason and queueing delays;
+    "none" keeps the drop-tail device queue of ``queue_pkts`` packets.
+    ``derandomize`` is PIE's ``UseDerandomization``.
     """
     binary = build()
     cmd = [
@@ -147,6 +156,9 @@ def run_ns3(
         f"--seed={int(seed)}",
         f"--minRto={float(min_rto_s)!r}",
         f"--staggerMs={float(stagger_ms)!r}",
+        f"--qdisc={qdisc}",
+        f"--queue={int(queue_pkts)}",
+        f"--derandomize={'true' if derandomize else 'false'}",
     ]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -181,6 +193,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1, help="RNG seed (default 1)")
     p.add_argument("--min-rto", type=float, default=0.2, help="TCP minimum RTO, seconds (default 0.2)")
     p.add_argument("--stagger-ms", type=float, default=0.0, help="start offset between flows, ms (default 0)")
+    p.add_argument(
+        "--qdisc",
+        default="none",
+        choices=["none", "codel", "fq_codel", "red", "pie"],
+        help="bottleneck queue disc (default none: drop-tail device queue)",
+    )
+    p.add_argument("--queue", type=int, default=100, help="bottleneck buffer, packets (default 100)")
+    p.add_argument(
+        "--no-derandomize",
+        dest="derandomize",
+        action="store_false",
+        help="PIE: random drops (UseDerandomization false; default true, as mpsim)",
+    )
     p.add_argument("--rebuild", action="store_true", help="force recompilation of dumbbell.cc")
     p.add_argument("--build-only", action="store_true", help="compile and print the binary path")
     args = p.parse_args(argv)
@@ -191,7 +216,16 @@ def main(argv: list[str] | None = None) -> int:
             print(binary)
             return 0
     res = run_ns3(
-        args.flows, args.rate, args.loss, args.duration, args.seed, args.min_rto, args.stagger_ms
+        args.flows,
+        args.rate,
+        args.loss,
+        args.duration,
+        args.seed,
+        args.min_rto,
+        args.stagger_ms,
+        args.qdisc,
+        args.queue,
+        args.derandomize,
     )
     print(json.dumps(res, indent=2))
     return 0
