@@ -49,7 +49,7 @@ SO_SNDBUFFORCE = 32
 SO_RCVBUFFORCE = 33
 SO_TIMESTAMPNS = 35
 #: Kernel controllers mpsim also has (Linux has no LIA/OLIA/BALIA upstream).
-KERNEL_CCS = ("reno", "cubic")
+KERNEL_CCS = ("reno", "cubic", "bbr")
 #: Bytes of IPv4 + TCP headers + the timestamp option on every kernel data segment.
 TCP_HEADER = 20 + 20 + 12
 #: Bytes of the DSS option (data ACK and 64-bit mapping, padded) on Linux MPTCP data segments.

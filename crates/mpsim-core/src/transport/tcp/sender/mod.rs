@@ -61,10 +61,11 @@ use super::defaults;
 use super::frto::{AckFacts, Frto, FrtoAction};
 use super::prr::Prr;
 use super::rack::{Rack, SendOrder, Sent, Verdict};
+use super::rate::RateEstimator;
 use super::rto::RtoMode;
 use super::rtt::RttEstimator;
 use super::tlp::{ProbeKind, ProbeOutcome, Tlp};
-use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, SubflowState, Window};
+use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, RateContext, SubflowState, Window};
 use crate::net::AckHeader;
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
@@ -298,6 +299,9 @@ pub struct TcpSender {
     /// The latest ACK's receiver timestamp and congestion-warning echo, for the controller.
     ack_received_at: SimTime,
     cw_echo: bool,
+    /// The delivery-rate estimator and pacing, for a controller that runs on rate samples
+    /// (`rate.rs`); None for the others, which then pay nothing for it.
+    rate: Option<Box<RateEstimator>>,
     pub stats: SenderStats,
 }
 
@@ -309,7 +313,6 @@ impl TcpSender {
         let w = Window { cwnd: cfg.initial_window as u64 * mss, ssthresh: u64::MAX, mss };
         TcpSender {
             mss,
-            cc,
             w,
             rtt: RttEstimator::new(cfg.rto, min_rto, max_rto, cfg.initial_rto),
             state: CaState::Open,
@@ -359,7 +362,31 @@ impl TcpSender {
             prr: Prr::default(),
             recovery_target: w,
             undo: None,
+            rate: cc.wants_rate_samples().then(Box::default),
+            cc,
             stats: SenderStats::default(),
+        }
+    }
+
+    /// Replaces the congestion controller (before the first segment is sent).
+    pub fn set_controller(&mut self, cc: Controller) {
+        self.rate = cc.wants_rate_samples().then(Box::default);
+        self.cc = cc;
+    }
+
+    /// The pacing rate in bytes per second, if the controller paces.
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.rate.as_ref().map(|r| r.pacing_rate).filter(|&r| r > 0)
+    }
+
+    /// Linux `tcp_rate_check_app_limited`, as the application writes: with less than a
+    /// segment left to send, room in the window and no lost segment awaiting a
+    /// retransmission, the sender is application-limited.
+    fn check_app_limited(&mut self) {
+        let in_flight = self.in_flight_segments();
+        let limited = self.unsent() < self.mss && in_flight * self.mss < self.w.cwnd && self.lost_segs <= self.retrans_segs;
+        if let Some(r) = self.rate.as_deref_mut().filter(|_| limited) {
+            r.mark_app_limited(in_flight);
         }
     }
 
@@ -405,7 +432,11 @@ impl TcpSender {
             (x, None) => x,
             (None, y) => y,
         };
-        earliest(earliest(self.rto_deadline, self.probe_deadline), self.reo_deadline)
+        let d = earliest(earliest(self.rto_deadline, self.probe_deadline), self.reo_deadline);
+        match &self.rate {
+            Some(r) => earliest(d, r.pace_deadline),
+            None => d,
+        }
     }
     /// Bytes sent and not yet cumulatively acknowledged.
     pub fn outstanding(&self) -> u64 {
@@ -429,6 +460,9 @@ impl TcpSender {
 
     /// The application hands over `bytes` more bytes.
     pub fn write(&mut self, bytes: u64) {
+        if self.rate.is_some() {
+            self.check_app_limited();
+        }
         self.app_limit = self.app_limit.saturating_add(bytes);
     }
 
@@ -522,6 +556,12 @@ impl TcpSender {
         if packets > 0 && (packets + 1) * self.mss > self.w.cwnd {
             return None;
         }
+        // pacing (Linux `tcp_pacing_check`), for retransmissions and new data alike
+        if let Some(r) = self.rate.as_deref_mut() {
+            if r.holds(now) {
+                return None;
+            }
+        }
         let room = self.w.cwnd - pipe;
         // RFC 6675 NextSeg rule 1: the first lost segment not yet retransmitted (F-RTO's
         // step 2b sends new data instead)
@@ -567,6 +607,9 @@ impl TcpSender {
             return None;
         }
         let seq = self.snd_nxt;
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.on_new_segment(now, self.segs.is_empty());
+        }
         self.segs.push_back(Seg { seq, len: len as u32, flags: 0, sent_at: now });
         self.snd_nxt += len;
         self.on_transmit(now, len as u32);
@@ -578,6 +621,9 @@ impl TcpSender {
         s.flags |= RETRANS | EVER_RETX;
         s.sent_at = now;
         let (seq, len) = (s.seq, s.len);
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.on_resent(i, now);
+        }
         self.enter_send_order(i, now);
         self.rtx_scan_seq = seq + len as u64;
         self.count(RETRANS, len as u64, true);
@@ -604,6 +650,9 @@ impl TcpSender {
             s.flags |= EVER_RETX;
             s.sent_at = now;
             let (seq, len) = (s.seq, s.len);
+            if let Some(r) = self.rate.as_deref_mut() {
+                r.on_resent(i, now);
+            }
             self.enter_send_order(i, now);
             self.count_undo_retrans();
             self.stats.retransmits += 1;
@@ -620,6 +669,9 @@ impl TcpSender {
     }
 
     fn on_transmit(&mut self, now: SimTime, len: u32) {
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.on_data_sent(now, len as u64);
+        }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         if self.state == CaState::Recovery {
@@ -703,6 +755,7 @@ impl TcpSender {
         self.cw_echo = h.cw_echo;
         let ack = h.ack.min(self.snd_nxt);
         let prior_in_flight = self.in_flight();
+        let rated = self.rate.as_ref().map(|r| (self.in_flight_segments(), r.delivered, r.lost));
         let ack_advanced = ack > self.snd_una;
         let min_rtt = self.rtt.min_rtt();
         let mut c = self.take_cumulative_ack(now, ack, min_rtt);
@@ -732,8 +785,9 @@ impl TcpSender {
         };
         c.delivered += sacked;
         c.orig_acked |= sack_orig;
-        if let Some(sent) = c.newest_sent.max(sack_newest) {
-            self.take_rtt_sample(now, now.since(sent), ack_advanced);
+        let rtt = c.newest_sent.max(sack_newest).map(|sent| now.since(sent));
+        if let Some(r) = rtt {
+            self.take_rtt_sample(now, r, ack_advanced);
         }
         if self.cc.wants_deliveries() {
             let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
@@ -745,7 +799,10 @@ impl TcpSender {
             self.reo_deadline = None;
             self.frto_send_new = false;
             self.try_undo_dsack();
-            self.grow(now, c.delivered, prior_in_flight, subflows, me);
+            match rated {
+                Some(before) => self.rate_control(now, &c, before, rtt),
+                None => self.grow(now, c.delivered, prior_in_flight, subflows, me),
+            }
             self.arm_probe(now);
             return;
         }
@@ -758,7 +815,43 @@ impl TcpSender {
         self.judge_frto(ack_advanced, c.orig_acked, sacked);
         self.end_recovery();
         self.respond(now, &c, ack_advanced, newly_lost, prior_in_flight, subflows, me);
+        if let Some(before) = rated {
+            self.rate_control(now, &c, before, rtt);
+        }
         self.arm_probe(now);
+    }
+
+    /// A controller that runs on rate samples sets the window and the pacing rate from this
+    /// ACK's sample (Linux `tcp_cong_control` with `cong_control`); `before` is the flight in
+    /// packets and the delivered and lost counts before the ACK.
+    fn rate_control(&mut self, now: SimTime, c: &CumulativeAck, before: (u64, u64, u64), rtt: Option<Dur>) {
+        let (prior_in_flight, delivered_before, lost_before) = before;
+        let in_flight = self.in_flight_segments();
+        let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
+        let Some(r) = self.rate.as_deref_mut() else { return };
+        if !self.sack_on {
+            // without SACK each duplicate ACK and the cumulative advance count as delivered
+            r.delivered += (c.delivered + c.dup_delivered).div_ceil(self.mss);
+        }
+        let rs = r.sample(now, r.delivered - delivered_before, r.lost - lost_before, prior_in_flight, min_rtt, rtt);
+        let ctx = RateContext {
+            now,
+            rs,
+            delivered: r.delivered,
+            lost: r.lost,
+            delivered_time: r.delivered_time,
+            in_flight,
+            state: self.state,
+            srtt,
+            min_rtt,
+            next_send: r.next_send(),
+        };
+        let out = self.cc.on_rate_sample(self.w, &ctx);
+        self.w = out.w;
+        r.pacing_rate = out.pacing_rate;
+        if out.mark_app_limited {
+            r.mark_app_limited(in_flight);
+        }
     }
 
     /// The cumulative part of an ACK up to `ack`: the segments it covers leave the
@@ -782,6 +875,13 @@ impl TcpSender {
                 }
                 let s = self.segs.pop_front().unwrap();
                 self.segs_dropped += 1;
+                if let Some(r) = self.rate.as_deref_mut() {
+                    let mut rec = r.recs.pop_front().expect("a record per segment");
+                    r.on_delivered(&mut rec, s.sent_at, end, false);
+                    if s.flags & SACKED == 0 && self.sack_on {
+                        r.delivered += 1;
+                    }
+                }
                 if s.flags & (SACKED | LOST | RETRANS) != 0 {
                     self.drop_flags(&s); // (rarely: see there)
                 }
@@ -895,7 +995,7 @@ impl TcpSender {
     fn end_recovery(&mut self) {
         match self.state {
             CaState::Recovery if self.snd_una >= self.recovery_point => {
-                if self.prr_on {
+                if self.prr_on && self.rate.is_none() {
                     // Linux `tcp_end_cwnd_reduction`: the window the controller chose
                     self.w.cwnd = self.recovery_target.cwnd;
                     self.w.ssthresh = self.recovery_target.ssthresh;
@@ -933,22 +1033,25 @@ impl TcpSender {
         subflows: &[SubflowState],
         me: usize,
     ) {
+        // a controller on rate samples sets the window itself after this (`rate_control`)
+        let prr = self.prr_on && self.rate.is_none();
         match self.state {
             CaState::Open => {
                 if self.dupacks >= DUP_THRESH || self.lost_bytes > 0 {
                     self.enter_recovery(now, prior_in_flight, subflows, me);
-                    if self.prr_on {
+                    if prr {
                         self.prr_step(c.delivered + c.dup_delivered, ack_advanced, newly_lost > 0);
                     }
-                } else {
+                } else if self.rate.is_none() {
                     self.grow(now, c.delivered, prior_in_flight, subflows, me);
                 }
             }
             // Linux's Loss state: not a window reduction in progress, so new ACKs grow the
             // window at once (slow start from one segment towards ssthresh)
-            CaState::Loss => self.grow(now, c.delivered, prior_in_flight, subflows, me),
+            CaState::Loss if self.rate.is_none() => self.grow(now, c.delivered, prior_in_flight, subflows, me),
+            CaState::Loss => {}
             CaState::Recovery => {
-                if self.prr_on {
+                if prr {
                     self.prr_step(c.delivered + c.dup_delivered, ack_advanced, newly_lost > 0);
                 }
             }
@@ -1053,6 +1156,12 @@ impl TcpSender {
     /// The deadline of `timer_deadline` passed; `subflows` as for `on_ack_coupled`. Returns
     /// which timer it was: only `Rto` is a retransmission timeout.
     pub fn on_timer_coupled(&mut self, now: SimTime, subflows: &[SubflowState], me: usize) -> TimerEvent {
+        // pacing's wait is over: the owner transmits after any timer
+        if let Some(r) = self.rate.as_deref_mut() {
+            if r.pace_deadline.is_some_and(|d| d <= now) {
+                r.pace_deadline = None;
+            }
+        }
         if self.rto_deadline.is_some_and(|d| d <= now) {
             return if self.fire_rto(now, subflows, me) { TimerEvent::Rto } else { TimerEvent::None };
         }
@@ -1060,14 +1169,15 @@ impl TcpSender {
             self.reo_deadline = None;
             let prior_in_flight = self.in_flight();
             if self.rack_detect(now) > 0 {
+                let prr = self.prr_on && self.rate.is_none();
                 match self.state {
                     CaState::Open => {
                         self.enter_recovery(now, prior_in_flight, subflows, me);
-                        if self.prr_on {
+                        if prr {
                             self.prr_step(self.mss, false, true);
                         }
                     }
-                    CaState::Recovery if self.prr_on => self.prr_step(self.mss, false, true),
+                    CaState::Recovery if prr => self.prr_step(self.mss, false, true),
                     _ => {}
                 }
             }
