@@ -675,6 +675,28 @@ impl CongestionControl for Bbr {
         self.rng = rng;
     }
 
+    /// `bbr_cwnd_event` for `CA_EVENT_TX_START`: an application-limited sender restarting from
+    /// idle paces at the estimated bandwidth in PROBE_BW (or ends a PROBE_RTT that is due).
+    fn on_send_from_idle(&mut self, w: Window, pacing_rate: u64, now: SimTime, app_limited: bool) -> RateControl {
+        self.pacing_rate = pacing_rate;
+        let mut w = w;
+        if app_limited {
+            self.idle_restart = true;
+            self.ack_epoch_mstamp = now;
+            self.ack_epoch_acked = 0;
+            match self.mode {
+                Mode::ProbeBw => self.set_pacing_rate(self.bw(), BBR_UNIT, w.cwnd / w.mss.max(1), None),
+                Mode::ProbeRtt => {
+                    let mut cwnd = w.cwnd / w.mss.max(1);
+                    self.check_probe_rtt_done(now, &mut cwnd, self.last.2);
+                    w.cwnd = cwnd * w.mss.max(1);
+                }
+                _ => {}
+            }
+        }
+        RateControl { w, pacing_rate: self.pacing_rate, mark_app_limited: false }
+    }
+
     /// `bbr_undo_cwnd`: a spurious reduction resets full-pipe detection and long-term sampling
     /// and keeps the current window.
     fn undo_cwnd(&mut self, w: Window, _prior_cwnd: u64) -> u64 {

@@ -193,6 +193,13 @@ pub trait CongestionControl {
         RateControl { w, pacing_rate: 0, mark_app_limited: false }
     }
 
+    /// The sender starts sending with nothing in flight (Linux `CA_EVENT_TX_START`), while
+    /// application-limited or not (only if `wants_rate_samples`); `pacing_rate` is the current
+    /// one.
+    fn on_send_from_idle(&mut self, w: Window, pacing_rate: u64, _now: SimTime, _app_limited: bool) -> RateControl {
+        RateControl { w, pacing_rate, mark_app_limited: false }
+    }
+
     /// A reduction was found spurious and is undone: the window to continue with, given the
     /// one before the reduction (Linux `undo_cwnd`; the default is Reno's larger of the two).
     fn undo_cwnd(&mut self, w: Window, prior_cwnd: u64) -> u64 {
@@ -351,6 +358,10 @@ impl Controller {
 
     pub fn on_rate_sample(&mut self, w: Window, ctx: &RateContext) -> RateControl {
         self.inner().on_rate_sample(w, ctx)
+    }
+
+    pub fn on_send_from_idle(&mut self, w: Window, pacing_rate: u64, now: SimTime, app_limited: bool) -> RateControl {
+        self.inner().on_send_from_idle(w, pacing_rate, now, app_limited)
     }
 
     pub fn undo_cwnd(&mut self, w: Window, prior_cwnd: u64) -> u64 {

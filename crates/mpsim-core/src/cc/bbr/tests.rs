@@ -278,3 +278,27 @@ fn the_max_filter_forgets_after_its_window() {
     assert_eq!(f.running_max(10, 30, 2), 2);
     assert_eq!(f.running_max(10, 31, 9), 9);
 }
+
+#[test]
+fn an_application_limited_restart_from_idle_paces_at_the_bandwidth() {
+    let mut p = Path::new(6);
+    for bw in [1, 2, 4, 4, 4, 4] {
+        p.round(bw, 100);
+    }
+    // into the probing phase (gain 5/4)
+    let mut n = 0;
+    while p.bbr.cycle_idx != 0 {
+        p.ack(Dur::from_millis(5), 4, 2, RTT, 300, 0);
+        n += 1;
+        assert!(n < 1000);
+    }
+    let probing = p.out.pacing_rate;
+    let unit_rate = 4_000_000 * 99 / 100;
+    assert!(probing > unit_rate * 6 / 5);
+    // not application-limited: nothing changes
+    let out = p.bbr.on_send_from_idle(p.w, probing, p.now, false);
+    assert_eq!(out.pacing_rate, probing);
+    let out = p.bbr.on_send_from_idle(p.w, probing, p.now, true);
+    assert!(out.pacing_rate.abs_diff(unit_rate) <= unit_rate / 1000, "{} vs {unit_rate}", out.pacing_rate);
+    assert_eq!(out.w, p.w);
+}

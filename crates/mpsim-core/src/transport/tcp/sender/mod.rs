@@ -607,8 +607,8 @@ impl TcpSender {
             return None;
         }
         let seq = self.snd_nxt;
-        if let Some(r) = self.rate.as_deref_mut() {
-            r.on_new_segment(now, self.segs.is_empty());
+        if self.rate.is_some() {
+            self.rate_on_send(now, None);
         }
         self.segs.push_back(Seg { seq, len: len as u32, flags: 0, sent_at: now });
         self.snd_nxt += len;
@@ -621,8 +621,8 @@ impl TcpSender {
         s.flags |= RETRANS | EVER_RETX;
         s.sent_at = now;
         let (seq, len) = (s.seq, s.len);
-        if let Some(r) = self.rate.as_deref_mut() {
-            r.on_resent(i, now);
+        if self.rate.is_some() {
+            self.rate_on_send(now, Some(i));
         }
         self.enter_send_order(i, now);
         self.rtx_scan_seq = seq + len as u64;
@@ -650,8 +650,8 @@ impl TcpSender {
             s.flags |= EVER_RETX;
             s.sent_at = now;
             let (seq, len) = (s.seq, s.len);
-            if let Some(r) = self.rate.as_deref_mut() {
-                r.on_resent(i, now);
+            if self.rate.is_some() {
+                self.rate_on_send(now, Some(i));
             }
             self.enter_send_order(i, now);
             self.count_undo_retrans();
@@ -819,6 +819,24 @@ impl TcpSender {
             self.rate_control(now, &c, before, rtt);
         }
         self.arm_probe(now);
+    }
+
+    /// A segment is about to be sent: segment `i` of the scoreboard again, or (None) a new
+    /// one. Records it for the rate estimator, and tells the controller when it leaves with
+    /// nothing in flight (Linux's `CA_EVENT_TX_START`, from `tcp_event_data_sent`).
+    #[inline(never)]
+    fn rate_on_send(&mut self, now: SimTime, i: Option<usize>) {
+        let idle = self.in_flight_segments() == 0;
+        let Some(r) = self.rate.as_deref_mut() else { return };
+        match i {
+            Some(i) => r.on_resent(i, now),
+            None => r.on_new_segment(now, self.segs.is_empty()),
+        }
+        if idle {
+            let out = self.cc.on_send_from_idle(self.w, r.pacing_rate, now, r.is_app_limited());
+            self.w = out.w;
+            r.pacing_rate = out.pacing_rate;
+        }
     }
 
     /// A controller that runs on rate samples sets the window and the pacing rate from this
