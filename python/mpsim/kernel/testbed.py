@@ -1111,7 +1111,7 @@ what it needs:
   iproute2 (ip, ss, nstat) and the link emulator (cargo build --release -p mpsim-linkemu).
 
 what it maps:
-  single-path and Multipath TCP flows running unlimited bulk transfers, cc reno or cubic,
+  single-path and Multipath TCP flows running unlimited bulk transfers, cc reno, cubic or bbr,
   the lowest_rtt scheduler, links with rate, delay, queue (bytes or packets) and loss.
   Anything else (UDP, other applications, background traffic, coupled controllers, other
   schedulers, backup subflows, link outages, stop times, RTO settings other than Linux's)
