@@ -608,7 +608,7 @@ impl TcpSender {
         }
         let seq = self.snd_nxt;
         if self.rate.is_some() {
-            self.rate_on_send(now, None);
+            self.rate_on_send(now, None, len);
         }
         self.segs.push_back(Seg { seq, len: len as u32, flags: 0, sent_at: now });
         self.snd_nxt += len;
@@ -622,7 +622,7 @@ impl TcpSender {
         s.sent_at = now;
         let (seq, len) = (s.seq, s.len);
         if self.rate.is_some() {
-            self.rate_on_send(now, Some(i));
+            self.rate_on_send(now, Some(i), len as u64);
         }
         self.enter_send_order(i, now);
         self.rtx_scan_seq = seq + len as u64;
@@ -651,7 +651,7 @@ impl TcpSender {
             s.sent_at = now;
             let (seq, len) = (s.seq, s.len);
             if self.rate.is_some() {
-                self.rate_on_send(now, Some(i));
+                self.rate_on_send(now, Some(i), len as u64);
             }
             self.enter_send_order(i, now);
             self.count_undo_retrans();
@@ -669,9 +669,6 @@ impl TcpSender {
     }
 
     fn on_transmit(&mut self, now: SimTime, len: u32) {
-        if let Some(r) = self.rate.as_deref_mut() {
-            r.on_data_sent(now, len as u64);
-        }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         if self.state == CaState::Recovery {
@@ -821,11 +818,12 @@ impl TcpSender {
         self.arm_probe(now);
     }
 
-    /// A segment is about to be sent: segment `i` of the scoreboard again, or (None) a new
-    /// one. Records it for the rate estimator, and tells the controller when it leaves with
-    /// nothing in flight (Linux's `CA_EVENT_TX_START`, from `tcp_event_data_sent`).
+    /// A segment of `len` bytes is about to be sent: segment `i` of the scoreboard again, or
+    /// (None) a new one. Records it for the rate estimator, tells the controller when it
+    /// leaves with nothing in flight (Linux's `CA_EVENT_TX_START`, from
+    /// `tcp_event_data_sent`), and moves the pacing's next departure time on.
     #[inline(never)]
-    fn rate_on_send(&mut self, now: SimTime, i: Option<usize>) {
+    fn rate_on_send(&mut self, now: SimTime, i: Option<usize>, len: u64) {
         let idle = self.in_flight_segments() == 0;
         let Some(r) = self.rate.as_deref_mut() else { return };
         match i {
@@ -837,6 +835,7 @@ impl TcpSender {
             self.w = out.w;
             r.pacing_rate = out.pacing_rate;
         }
+        r.on_data_sent(now, len);
     }
 
     /// A controller that runs on rate samples sets the window and the pacing rate from this
