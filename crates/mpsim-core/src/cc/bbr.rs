@@ -575,7 +575,8 @@ impl Bbr {
     }
 
     fn check_probe_rtt_done(&mut self, now: SimTime, cwnd: &mut u64, delivered_time: SimTime) {
-        if self.probe_rtt_done_stamp.is_none_or(|d| now <= d) {
+        // in jiffies, as the kernel compares them
+        if self.probe_rtt_done_stamp.is_none_or(|d| ms(now) <= ms(d)) {
             return;
         }
         self.min_rtt_stamp = now;
