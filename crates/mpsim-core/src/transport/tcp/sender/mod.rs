@@ -381,7 +381,9 @@ impl TcpSender {
 
     /// Linux `tcp_rate_check_app_limited`, as the application writes: with less than a
     /// segment left to send, room in the window and no lost segment awaiting a
-    /// retransmission, the sender is application-limited.
+    /// retransmission, the sender is application-limited. Out of line: inlined, it kept the
+    /// application's write from being inlined for every controller.
+    #[inline(never)]
     fn check_app_limited(&mut self) {
         let in_flight = self.in_flight_segments();
         let limited = self.unsent() < self.mss && in_flight * self.mss < self.w.cwnd && self.lost_segs <= self.retrans_segs;
@@ -752,7 +754,8 @@ impl TcpSender {
         self.cw_echo = h.cw_echo;
         let ack = h.ack.min(self.snd_nxt);
         let prior_in_flight = self.in_flight();
-        let rated = self.rate.as_ref().map(|r| (self.in_flight_segments(), r.delivered, r.lost));
+        let rated = self.rate.is_some();
+        let before = if rated { self.rate_before() } else { (0, 0, 0) };
         let ack_advanced = ack > self.snd_una;
         let min_rtt = self.rtt.min_rtt();
         let mut c = self.take_cumulative_ack(now, ack, min_rtt);
@@ -796,9 +799,10 @@ impl TcpSender {
             self.reo_deadline = None;
             self.frto_send_new = false;
             self.try_undo_dsack();
-            match rated {
-                Some(before) => self.rate_control(now, &c, before, rtt),
-                None => self.grow(now, c.delivered, prior_in_flight, subflows, me),
+            if rated {
+                self.rate_control(now, &c, before, rtt);
+            } else {
+                self.grow(now, c.delivered, prior_in_flight, subflows, me);
             }
             self.arm_probe(now);
             return;
@@ -812,7 +816,7 @@ impl TcpSender {
         self.judge_frto(ack_advanced, c.orig_acked, sacked);
         self.end_recovery();
         self.respond(now, &c, ack_advanced, newly_lost, prior_in_flight, subflows, me);
-        if let Some(before) = rated {
+        if rated {
             self.rate_control(now, &c, before, rtt);
         }
         self.arm_probe(now);
@@ -838,9 +842,29 @@ impl TcpSender {
         r.on_data_sent(now, len);
     }
 
+    /// The flight in packets and the delivered and lost counts, before an ACK.
+    #[inline(never)]
+    fn rate_before(&self) -> (u64, u64, u64) {
+        let r = self.rate.as_deref().expect("a rate estimator");
+        (self.in_flight_segments(), r.delivered, r.lost)
+    }
+
+    /// Segment `s`, ending at `end`, left the scoreboard cumulatively acknowledged: its record
+    /// goes too, offering its sample, and it counts as delivered unless SACKed before.
+    #[inline(never)]
+    fn rate_on_acked(&mut self, s: &Seg, end: u64) {
+        let Some(r) = self.rate.as_deref_mut() else { return };
+        let mut rec = r.recs.pop_front().expect("a record per segment");
+        r.on_delivered(&mut rec, s.sent_at, end, false);
+        if s.flags & SACKED == 0 && self.sack_on {
+            r.delivered += 1;
+        }
+    }
+
     /// A controller that runs on rate samples sets the window and the pacing rate from this
     /// ACK's sample (Linux `tcp_cong_control` with `cong_control`); `before` is the flight in
     /// packets and the delivered and lost counts before the ACK.
+    #[inline(never)]
     fn rate_control(&mut self, now: SimTime, c: &CumulativeAck, before: (u64, u64, u64), rtt: Option<Dur>) {
         let (prior_in_flight, delivered_before, lost_before) = before;
         let in_flight = self.in_flight_segments();
@@ -879,6 +903,8 @@ impl TcpSender {
         let mut c = CumulativeAck::default();
         if ack > self.snd_una {
             let mut retx_acked = false;
+            // (read once: the loop calls out of line, which would have it read per segment)
+            let rated = self.rate.is_some();
             while let Some(s) = self.segs.front_mut() {
                 let end = s.seq + s.len as u64;
                 if end > ack {
@@ -892,12 +918,8 @@ impl TcpSender {
                 }
                 let s = self.segs.pop_front().unwrap();
                 self.segs_dropped += 1;
-                if let Some(r) = self.rate.as_deref_mut() {
-                    let mut rec = r.recs.pop_front().expect("a record per segment");
-                    r.on_delivered(&mut rec, s.sent_at, end, false);
-                    if s.flags & SACKED == 0 && self.sack_on {
-                        r.delivered += 1;
-                    }
+                if rated {
+                    self.rate_on_acked(&s, end);
                 }
                 if s.flags & (SACKED | LOST | RETRANS) != 0 {
                     self.drop_flags(&s); // (rarely: see there)
