@@ -183,7 +183,7 @@ pub trait CongestionControl {
     /// Whether the controller runs the window and the pacing itself from delivery-rate samples
     /// (Linux's `cong_control`, BBR). The sender then keeps the rate estimator, calls
     /// `on_rate_sample` on every ACK in every state instead of `on_ack` and of proportional
-    /// rate reduction, and paces at the rate it returns. The others pay nothing for it.
+    /// rate reduction, and paces at the rate it returns. The others keep no records.
     fn wants_rate_samples(&self) -> bool {
         false
     }
