@@ -46,7 +46,7 @@ const SCHEDULERS: &[&str] = &[
     "linux_upstream",
     "mptcp_rec",
 ];
-const CONTROLLERS: &[&str] = &["reno", "lia", "olia", "balia", "receiver_rate", "cubic", "westwood", "new_jersey"];
+const CONTROLLERS: &[&str] = &["reno", "lia", "olia", "balia", "receiver_rate", "cubic", "westwood", "new_jersey", "bbr"];
 /// SCTP's controllers, and names it must refuse with a message.
 const SCTP_CONTROLLERS: &[&str] = &["rfc4960", "newreno", "lia", "olia", "jsctp", "jsctp_abe", "reno", "cubic"];
 /// CMT's schedulers, and names it must refuse with a message.

@@ -49,6 +49,9 @@ pub struct SubflowView {
     /// Segments sent and retransmitted so far, for schedulers that estimate loss.
     pub segments_sent: u64,
     pub retransmits: u64,
+    /// The pacing rate the congestion controller sets, bytes per second (BBR); None for a
+    /// controller that leaves it to the stack's default (the ratios above).
+    pub pacing_rate: Option<u64>,
 }
 
 impl SubflowView {

@@ -54,7 +54,7 @@ SO_SNDBUFFORCE = 32
 SO_RCVBUFFORCE = 33
 SO_TIMESTAMPNS = 35
 #: Kernel controllers mpsim also has (Linux has no LIA/OLIA/BALIA upstream).
-KERNEL_CCS = ("reno", "cubic")
+KERNEL_CCS = ("reno", "cubic", "bbr")
 #: Bytes of IPv4 + TCP headers + the timestamp option on every kernel data segment.
 TCP_HEADER = 20 + 20 + 12
 #: Bytes of the DSS option (data ACK and 64-bit mapping, padded) on Linux MPTCP data segments.
@@ -1130,8 +1130,9 @@ what it needs:
   cargo build --release -p mpsim-linkemu in mpsim's source, and MPSIM_LINKEMU=path/to/it.
 
 what it maps:
-  single-path and Multipath TCP flows running unlimited bulk transfers, cc reno or cubic,
-  links with rate, delay, queue (bytes or packets) and loss. Anything else (UDP, other
+  single-path and Multipath TCP flows running unlimited bulk transfers, cc reno, cubic or bbr,
+  links with rate, delay, queue (bytes or packets), loss, traces, schedules and queue
+  disciplines (the emulator runs mpsim's own link code). Anything else (UDP, other
   applications, background traffic, coupled controllers, schedulers other than lowest_rtt,
   backup subflows, link outages, stop times, RTO settings other than Linux's) is refused
   with one message naming every such feature. Multipath TCP gets subflow limits and one

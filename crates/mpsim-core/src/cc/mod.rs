@@ -5,7 +5,9 @@
 //! sender; the controller only decides how the window moves. Hooks that a controller does not
 //! need have default implementations.
 
+use crate::rng::Rng;
 use crate::time::{Dur, SimTime};
+pub use crate::view::CaState;
 
 /// Congestion window and slow-start threshold, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +84,62 @@ pub struct LossContext<'a> {
     pub cw_echo: bool,
 }
 
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation, as Linux's
+/// `struct rate_sample` of `tcp_rate.c`), counted in packets. The sender takes one on every ACK
+/// for a controller that asks for them (`CongestionControl::wants_rate_samples`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// Packets delivered over `interval`.
+    pub delivered: u64,
+    /// The longer of the send and ACK intervals of the sample; None when this ACK gives no
+    /// valid sample (nothing newly delivered was sent with a record, or the interval is
+    /// shorter than the minimum RTT).
+    pub interval: Option<Dur>,
+    /// The connection's delivered count when the sampled packet was sent.
+    pub prior_delivered: u64,
+    /// The sampled packet was sent while the sender was application-limited.
+    pub is_app_limited: bool,
+    /// Packets this ACK newly acknowledged, cumulatively or by SACK.
+    pub acked_sacked: u64,
+    /// Packets this ACK newly marked lost.
+    pub losses: u64,
+    /// Packets in flight before this ACK.
+    pub prior_in_flight: u64,
+    /// This ACK's RTT sample (Karn's rule applied).
+    pub rtt: Option<Dur>,
+}
+
+/// What a controller that runs the window itself (Linux's `cong_control`) sees on each ACK.
+#[derive(Clone, Copy, Debug)]
+pub struct RateContext {
+    pub now: SimTime,
+    pub rs: RateSample,
+    /// Packets delivered and marked lost since the start (Linux `tp->delivered`, `tp->lost`),
+    /// and when the delivered count last grew (`tp->delivered_mstamp`).
+    pub delivered: u64,
+    pub lost: u64,
+    pub delivered_time: SimTime,
+    /// Packets in flight after this ACK.
+    pub in_flight: u64,
+    /// The sender's state after this ACK (recovery entered or left on it included).
+    pub state: CaState,
+    pub srtt: Option<Dur>,
+    pub min_rtt: Option<Dur>,
+    /// When the pacing lets the next segment leave (Linux `tcp_wstamp_ns`).
+    pub next_send: SimTime,
+}
+
+/// A rate-based controller's answer to an ACK.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateControl {
+    pub w: Window,
+    /// Pacing rate, bytes per second (0: unpaced).
+    pub pacing_rate: u64,
+    /// Mark the sender application-limited (Linux sets `tp->app_limited` so): the samples
+    /// of the packets sent until this flight is delivered do not lower the estimate.
+    pub mark_app_limited: bool,
+}
+
 /// A congestion controller.
 pub trait CongestionControl {
     /// Short name, as used in scenario files.
@@ -121,6 +179,35 @@ pub trait CongestionControl {
     fn loss_classes(&self) -> Option<(u64, u64)> {
         None
     }
+
+    /// Whether the controller runs the window and the pacing itself from delivery-rate samples
+    /// (Linux's `cong_control`, BBR). The sender then keeps the rate estimator, calls
+    /// `on_rate_sample` on every ACK in every state instead of `on_ack` and of proportional
+    /// rate reduction, and paces at the rate it returns. The others keep no records.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
+    /// Every ACK, with its rate sample (only if `wants_rate_samples`).
+    fn on_rate_sample(&mut self, w: Window, _ctx: &RateContext) -> RateControl {
+        RateControl { w, pacing_rate: 0, mark_app_limited: false }
+    }
+
+    /// The sender starts sending with nothing in flight (Linux `CA_EVENT_TX_START`), while
+    /// application-limited or not (only if `wants_rate_samples`); `pacing_rate` is the current
+    /// one.
+    fn on_send_from_idle(&mut self, w: Window, pacing_rate: u64, _now: SimTime, _app_limited: bool) -> RateControl {
+        RateControl { w, pacing_rate, mark_app_limited: false }
+    }
+
+    /// A reduction was found spurious and is undone: the window to continue with, given the
+    /// one before the reduction (Linux `undo_cwnd`; the default is Reno's larger of the two).
+    fn undo_cwnd(&mut self, w: Window, prior_cwnd: u64) -> u64 {
+        w.cwnd.max(prior_cwnd)
+    }
+
+    /// Hands a controller that draws random numbers its stream (the flow's, per path).
+    fn seed(&mut self, _rng: Rng) {}
 }
 
 /// Declares the built-in controllers from one table: module (one file per controller) and
@@ -209,6 +296,13 @@ macro_rules! controllers {
                     Controller::Custom(c) => c.loss_classes(),
                 }
             }
+
+            pub fn wants_rate_samples(&self) -> bool {
+                match self {
+                    $(Controller::$ty(c) => c.wants_rate_samples(),)+
+                    Controller::Custom(c) => c.wants_rate_samples(),
+                }
+            }
         }
     };
 }
@@ -238,6 +332,10 @@ controllers! {
         "new_jersey" => NewJersey::default(),
             "TCP New Jersey: receiver-timestamp bandwidth estimate (TABE); losses with the links' congestion-warning echo cut to it, others keep the window";
     }
+    bbr::Bbr {
+        "bbr" => Bbr::default(),
+            "BBR v1 as Linux 6.x's tcp_bbr.c: windowed max delivery rate and min RTT, gain cycling, paced; uncoupled per subflow";
+    }
     receiver_rate::ReceiverRate {
         "receiver_rate" => ReceiverRate,
             "no window control: paced at the rate the receiver advertises (mptcp_rec); the window only bounds the flight";
@@ -256,6 +354,22 @@ impl Controller {
 
     pub fn on_recovery_exit(&mut self, w: Window) -> Window {
         self.inner().on_recovery_exit(w)
+    }
+
+    pub fn on_rate_sample(&mut self, w: Window, ctx: &RateContext) -> RateControl {
+        self.inner().on_rate_sample(w, ctx)
+    }
+
+    pub fn on_send_from_idle(&mut self, w: Window, pacing_rate: u64, now: SimTime, app_limited: bool) -> RateControl {
+        self.inner().on_send_from_idle(w, pacing_rate, now, app_limited)
+    }
+
+    pub fn undo_cwnd(&mut self, w: Window, prior_cwnd: u64) -> u64 {
+        self.inner().undo_cwnd(w, prior_cwnd)
+    }
+
+    pub fn seed(&mut self, rng: Rng) {
+        self.inner().seed(rng)
     }
 }
 

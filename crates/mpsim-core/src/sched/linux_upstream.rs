@@ -36,9 +36,13 @@ use crate::view::{PACING_CA_RATIO, PACING_SS_RATIO};
 /// header, the largest TCP options, the IPv6 header and a fragment header).
 pub const BURST: u64 = 65536 - 20 - 40 - 40 - 8;
 
-/// Linux's pacing rate of a subflow in bytes per second; None before an RTT sample (the
-/// kernel's rate is then unlimited).
+/// Linux's pacing rate of a subflow in bytes per second (`sk_pacing_rate`): the controller's
+/// if it sets one (BBR), otherwise the stack's from the window and the smoothed RTT; None
+/// before an RTT sample (the kernel's rate is then unlimited).
 fn pacing_rate(s: &SubflowView) -> Option<u128> {
+    if let Some(r) = s.pacing_rate {
+        return Some(r as u128);
+    }
     let srtt = s.srtt?;
     let ratio = if s.cwnd < s.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
     let basis = s.cwnd.max(s.in_flight).max(s.mss) as u128;

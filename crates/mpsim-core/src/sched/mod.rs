@@ -425,6 +425,7 @@ pub(crate) mod test_util {
             usable: true,
             segments_sent: 100,
             retransmits: 0,
+            pacing_rate: None,
         }
     }
 
@@ -597,6 +598,7 @@ pub(crate) mod props {
                 usable,
                 segments_sent: sent,
                 retransmits: retr.min(sent),
+                pacing_rate: None,
             }
         }
     }

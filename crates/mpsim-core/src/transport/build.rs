@@ -10,6 +10,7 @@ use super::{Connection, MptcpConn, SctpConn, TcpConn, UdpConn};
 use crate::cc::Controller;
 use crate::feedback::{RxLogic, RxSetup};
 use crate::net::{handshake_rtt, Link, Route};
+use crate::rng::Rng;
 use crate::scenario::{FlowSpec, Join, MptcpSpec, Scenario, TransportSpec};
 use crate::sched::Sched;
 use crate::time::Dur;
@@ -29,11 +30,11 @@ impl Connection {
                 Connection::Sctp(Box::new(SctpConn::new((**c).clone(), dests)))
             }
             TransportSpec::Tcp => {
-                let (sub, _) = subflows(f, false, links, routes, route).into_iter().next().expect("a TCP flow has one path");
+                let (sub, _) = subflows(f, false, s.seed, links, routes, route).into_iter().next().expect("a TCP flow has one path");
                 Connection::Tcp(TcpConn::new(sub, f.tcp.header))
             }
             TransportSpec::Mptcp(m) => {
-                let subs = subflows(f, true, links, routes, route);
+                let subs = subflows(f, true, s.seed, links, routes, route);
                 Connection::Mptcp(Box::new(MptcpConn::from_spec(subs, m, f)))
             }
         }
@@ -50,11 +51,13 @@ impl Connection {
     }
 }
 
-/// The TCP subflows of flow `f`, one per path, each with its handshake's round trip; under
+/// The TCP subflows of flow `f`, one per path, each with its handshake's round trip and its
+/// controller's random stream (from the scenario's `seed`); under
 /// Multipath TCP (`multipath`) the connection level holds the data and grants the window.
 fn subflows(
     f: &FlowSpec,
     multipath: bool,
+    seed: u64,
     links: &[Link],
     routes: &[Route],
     route: impl Fn(usize) -> PathRoutes,
@@ -66,7 +69,8 @@ fn subflows(
             let r = route(p);
             let rtt = handshake_rtt(links, &routes[r.fwd as usize], &routes[r.rev as usize], f.tcp.header);
             // an external name ("module:Class") runs Reno until the caller installs its own
-            let cc = Controller::by_name(&f.cc).unwrap_or_else(|| Controller::by_name("reno").expect("built-in"));
+            let mut cc = Controller::by_name(&f.cc).unwrap_or_else(|| Controller::by_name("reno").expect("built-in"));
+            cc.seed(Rng::substream(seed, &format!("flow/{}/path/{}/cc", f.name, r.name)));
             // the receiver's RTT estimate is the handshake's, as Linux's
             let rcfg = f.tcp.receiver(multipath, rtt);
             (tcp::Subflow::new(r, &cfg, rcfg, cc, rtt), rtt)

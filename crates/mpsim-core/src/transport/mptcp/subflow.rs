@@ -58,6 +58,7 @@ impl Subflow {
             usable: self.usable && self.joined,
             segments_sent: self.tcp.sender.stats.segments_sent,
             retransmits: self.tcp.sender.stats.retransmits,
+            pacing_rate: self.tcp.sender.pacing_rate(),
         }
     }
 
@@ -83,6 +84,7 @@ impl Subflow {
         v.in_flight = self.tcp.sender.in_flight();
         v.ca_state = self.tcp.sender.state();
         v.usable = self.usable && self.joined;
+        v.pacing_rate = self.tcp.sender.pacing_rate();
         debug_assert_eq!(*v, self.view());
     }
 

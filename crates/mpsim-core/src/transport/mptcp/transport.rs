@@ -39,7 +39,7 @@ impl Transport for MptcpConn {
     }
     fn set_controller(&mut self, make: &mut dyn FnMut() -> Controller) -> bool {
         for sub in &mut self.subs {
-            sub.tcp.sender.cc = make();
+            sub.tcp.sender.set_controller(make());
         }
         true
     }

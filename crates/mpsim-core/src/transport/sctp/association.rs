@@ -778,6 +778,7 @@ impl SctpConn {
             usable: d.active() && skip != Some(k),
             segments_sent: d.stats.packets_sent,
             retransmits: d.stats.retransmits,
+            pacing_rate: None,
         }));
         let unscheduled = self.app_limit - self.next_offset;
         let ctx = SchedContext {

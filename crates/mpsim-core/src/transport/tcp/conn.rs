@@ -130,7 +130,7 @@ impl Transport for TcpConn {
         TcpConn::progress(self)
     }
     fn set_controller(&mut self, make: &mut dyn FnMut() -> Controller) -> bool {
-        self.sub.sender.cc = make();
+        self.sub.sender.set_controller(make());
         true
     }
     fn path_names(&self) -> Vec<String> {

@@ -8,6 +8,7 @@ pub mod delack;
 pub mod frto;
 pub mod prr;
 pub mod rack;
+pub mod rate;
 pub mod receiver;
 pub mod rto;
 pub mod rtt;

@@ -67,10 +67,11 @@ use super::defaults;
 use super::frto::{AckFacts, Frto, FrtoAction};
 use super::prr::Prr;
 use super::rack::{Rack, SendOrder, Sent, Verdict};
+use super::rate::RateEstimator;
 use super::rto::RtoMode;
 use super::rtt::RttEstimator;
 use super::tlp::{ProbeKind, ProbeOutcome, Tlp};
-use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, SubflowState, Window};
+use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, RateContext, SubflowState, Window};
 use crate::net::AckHeader;
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
@@ -308,6 +309,9 @@ pub struct TcpSender {
     /// The latest ACK's receiver timestamp and congestion-warning echo, for the controller.
     ack_received_at: SimTime,
     cw_echo: bool,
+    /// The delivery-rate estimator and pacing, for a controller that runs on rate samples
+    /// (`rate.rs`); None for the others, which then pay nothing for it.
+    rate: Option<Box<RateEstimator>>,
     pub stats: SenderStats,
 }
 
@@ -319,7 +323,6 @@ impl TcpSender {
         let w = Window { cwnd: cfg.initial_window as u64 * mss, ssthresh: u64::MAX, mss };
         TcpSender {
             mss,
-            cc,
             w,
             rtt: RttEstimator::new(cfg.rto, min_rto, max_rto, cfg.initial_rto),
             state: CaState::Open,
@@ -370,7 +373,33 @@ impl TcpSender {
             prr: Prr::default(),
             recovery_target: w,
             undo: None,
+            rate: cc.wants_rate_samples().then(Box::default),
+            cc,
             stats: SenderStats::default(),
+        }
+    }
+
+    /// Replaces the congestion controller (before the first segment is sent).
+    pub fn set_controller(&mut self, cc: Controller) {
+        self.rate = cc.wants_rate_samples().then(Box::default);
+        self.cc = cc;
+    }
+
+    /// The pacing rate in bytes per second, if the controller paces.
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.rate.as_ref().map(|r| r.pacing_rate).filter(|&r| r > 0)
+    }
+
+    /// Linux `tcp_rate_check_app_limited`, as the application writes: with less than a
+    /// segment left to send, room in the window and no lost segment awaiting a
+    /// retransmission, the sender is application-limited. Out of line: inlined, it kept the
+    /// application's write from being inlined for every controller.
+    #[inline(never)]
+    fn check_app_limited(&mut self) {
+        let in_flight = self.in_flight_segments();
+        let limited = self.unsent() < self.mss && in_flight * self.mss < self.w.cwnd && self.lost_segs <= self.retrans_segs;
+        if let Some(r) = self.rate.as_deref_mut().filter(|_| limited) {
+            r.mark_app_limited(in_flight);
         }
     }
 
@@ -416,7 +445,11 @@ impl TcpSender {
             (x, None) => x,
             (None, y) => y,
         };
-        earliest(earliest(self.rto_deadline, self.probe_deadline), self.reo_deadline)
+        let d = earliest(earliest(self.rto_deadline, self.probe_deadline), self.reo_deadline);
+        match &self.rate {
+            Some(r) => earliest(d, r.pace_deadline),
+            None => d,
+        }
     }
     /// Bytes sent and not yet cumulatively acknowledged.
     pub fn outstanding(&self) -> u64 {
@@ -440,6 +473,9 @@ impl TcpSender {
 
     /// The application hands over `bytes` more bytes.
     pub fn write(&mut self, bytes: u64) {
+        if self.rate.is_some() {
+            self.check_app_limited();
+        }
         self.app_limit = self.app_limit.saturating_add(bytes);
     }
 
@@ -533,6 +569,12 @@ impl TcpSender {
         if packets > 0 && (packets + 1) * self.mss > self.w.cwnd {
             return None;
         }
+        // pacing (Linux `tcp_pacing_check`), for retransmissions and new data alike
+        if let Some(r) = self.rate.as_deref_mut() {
+            if r.holds(now) {
+                return None;
+            }
+        }
         let room = self.w.cwnd - pipe;
         // RFC 6675 NextSeg rule 1: the first lost segment not yet retransmitted (F-RTO's
         // step 2b sends new data instead)
@@ -578,6 +620,9 @@ impl TcpSender {
             return None;
         }
         let seq = self.snd_nxt;
+        if self.rate.is_some() {
+            self.rate_on_send(now, None, len);
+        }
         self.segs.push_back(Seg { seq, len: len as u32, flags: 0, sent_at: now });
         self.snd_nxt += len;
         self.on_transmit(now, len as u32);
@@ -589,6 +634,9 @@ impl TcpSender {
         s.flags |= RETRANS | EVER_RETX;
         s.sent_at = now;
         let (seq, len) = (s.seq, s.len);
+        if self.rate.is_some() {
+            self.rate_on_send(now, Some(i), len as u64);
+        }
         self.enter_send_order(i, now);
         self.rtx_scan_seq = seq + len as u64;
         self.count(RETRANS, len as u64, true);
@@ -622,6 +670,9 @@ impl TcpSender {
             s.flags |= EVER_RETX;
             s.sent_at = now;
             let (seq, len) = (s.seq, s.len);
+            if self.rate.is_some() {
+                self.rate_on_send(now, Some(i), len as u64);
+            }
             self.enter_send_order(i, now);
             self.count_undo_retrans();
             self.stats.retransmits += 1;
@@ -721,6 +772,8 @@ impl TcpSender {
         self.cw_echo = h.cw_echo;
         let ack = h.ack.min(self.snd_nxt);
         let prior_in_flight = self.in_flight();
+        let rated = self.rate.is_some();
+        let before = if rated { self.rate_before() } else { (0, 0, 0) };
         let ack_advanced = ack > self.snd_una;
         let min_rtt = self.rtt.min_rtt();
         let mut c = self.take_cumulative_ack(now, ack, min_rtt);
@@ -750,8 +803,9 @@ impl TcpSender {
         };
         c.delivered += sacked;
         c.orig_acked |= sack_orig;
-        if let Some(sent) = c.newest_sent.max(sack_newest) {
-            self.take_rtt_sample(now, now.since(sent), ack_advanced);
+        let rtt = c.newest_sent.max(sack_newest).map(|sent| now.since(sent));
+        if let Some(r) = rtt {
+            self.take_rtt_sample(now, r, ack_advanced);
         }
         if self.cc.wants_deliveries() {
             let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
@@ -763,7 +817,11 @@ impl TcpSender {
             self.reo_deadline = None;
             self.frto_send_new = false;
             self.try_undo_dsack();
-            self.grow(now, c.delivered, prior_in_flight, subflows, me);
+            if rated {
+                self.rate_control(now, &c, before, rtt);
+            } else {
+                self.grow(now, c.delivered, prior_in_flight, subflows, me);
+            }
             self.arm_probe(now);
             return;
         }
@@ -776,7 +834,83 @@ impl TcpSender {
         self.judge_frto(ack_advanced, c.orig_acked, sacked);
         self.end_recovery();
         self.respond(now, &c, ack_advanced, newly_lost, prior_in_flight, subflows, me);
+        if rated {
+            self.rate_control(now, &c, before, rtt);
+        }
         self.arm_probe(now);
+    }
+
+    /// A segment of `len` bytes is about to be sent: segment `i` of the scoreboard again, or
+    /// (None) a new one. Records it for the rate estimator, tells the controller when it
+    /// leaves with nothing in flight (Linux's `CA_EVENT_TX_START`, from
+    /// `tcp_event_data_sent`), and moves the pacing's next departure time on.
+    #[inline(never)]
+    fn rate_on_send(&mut self, now: SimTime, i: Option<usize>, len: u64) {
+        let idle = self.in_flight_segments() == 0;
+        let Some(r) = self.rate.as_deref_mut() else { return };
+        match i {
+            Some(i) => r.on_resent(i, now),
+            None => r.on_new_segment(now, self.segs.is_empty()),
+        }
+        if idle {
+            let out = self.cc.on_send_from_idle(self.w, r.pacing_rate, now, r.is_app_limited());
+            self.w = out.w;
+            r.pacing_rate = out.pacing_rate;
+        }
+        r.on_data_sent(now, len);
+    }
+
+    /// The flight in packets and the delivered and lost counts, before an ACK.
+    #[inline(never)]
+    fn rate_before(&self) -> (u64, u64, u64) {
+        let r = self.rate.as_deref().expect("a rate estimator");
+        (self.in_flight_segments(), r.delivered, r.lost)
+    }
+
+    /// Segment `s`, ending at `end`, left the scoreboard cumulatively acknowledged: its record
+    /// goes too, offering its sample, and it counts as delivered unless SACKed before.
+    #[inline(never)]
+    fn rate_on_acked(&mut self, s: &Seg, end: u64) {
+        let Some(r) = self.rate.as_deref_mut() else { return };
+        let mut rec = r.recs.pop_front().expect("a record per segment");
+        r.on_delivered(&mut rec, s.sent_at, end, false);
+        if s.flags & SACKED == 0 && self.sack_on {
+            r.delivered += 1;
+        }
+    }
+
+    /// A controller that runs on rate samples sets the window and the pacing rate from this
+    /// ACK's sample (Linux `tcp_cong_control` with `cong_control`); `before` is the flight in
+    /// packets and the delivered and lost counts before the ACK.
+    #[inline(never)]
+    fn rate_control(&mut self, now: SimTime, c: &CumulativeAck, before: (u64, u64, u64), rtt: Option<Dur>) {
+        let (prior_in_flight, delivered_before, lost_before) = before;
+        let in_flight = self.in_flight_segments();
+        let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
+        let Some(r) = self.rate.as_deref_mut() else { return };
+        if !self.sack_on {
+            // without SACK each duplicate ACK and the cumulative advance count as delivered
+            r.delivered += (c.delivered + c.dup_delivered).div_ceil(self.mss);
+        }
+        let rs = r.sample(now, r.delivered - delivered_before, r.lost - lost_before, prior_in_flight, min_rtt, rtt);
+        let ctx = RateContext {
+            now,
+            rs,
+            delivered: r.delivered,
+            lost: r.lost,
+            delivered_time: r.delivered_time,
+            in_flight,
+            state: self.state,
+            srtt,
+            min_rtt,
+            next_send: r.next_send(),
+        };
+        let out = self.cc.on_rate_sample(self.w, &ctx);
+        self.w = out.w;
+        r.pacing_rate = out.pacing_rate;
+        if out.mark_app_limited {
+            r.mark_app_limited(in_flight);
+        }
     }
 
     /// The cumulative part of an ACK up to `ack`: the segments it covers leave the
@@ -790,6 +924,8 @@ impl TcpSender {
                 self.judge_timeout_by_ack(now, ack, min_rtt);
             }
             let mut retx_acked = false;
+            // (read once: the loop calls out of line, which would have it read per segment)
+            let rated = self.rate.is_some();
             while let Some(s) = self.segs.front_mut() {
                 let end = s.seq + s.len as u64;
                 if end > ack {
@@ -803,6 +939,9 @@ impl TcpSender {
                 }
                 let s = self.segs.pop_front().unwrap();
                 self.segs_dropped += 1;
+                if rated {
+                    self.rate_on_acked(&s, end);
+                }
                 if s.flags & (SACKED | LOST | RETRANS) != 0 {
                     self.drop_flags(&s); // (rarely: see there)
                 }
@@ -916,7 +1055,7 @@ impl TcpSender {
     fn end_recovery(&mut self) {
         match self.state {
             CaState::Recovery if self.snd_una >= self.recovery_point => {
-                if self.prr_on {
+                if self.prr_on && self.rate.is_none() {
                     // Linux `tcp_end_cwnd_reduction`: the window the controller chose
                     self.w.cwnd = self.recovery_target.cwnd;
                     self.w.ssthresh = self.recovery_target.ssthresh;
@@ -954,22 +1093,25 @@ impl TcpSender {
         subflows: &[SubflowState],
         me: usize,
     ) {
+        // a controller on rate samples sets the window itself after this (`rate_control`)
+        let prr = self.prr_on && self.rate.is_none();
         match self.state {
             CaState::Open => {
                 if self.dupacks >= DUP_THRESH || self.lost_bytes > 0 {
                     self.enter_recovery(now, prior_in_flight, subflows, me);
-                    if self.prr_on {
+                    if prr {
                         self.prr_step(c.delivered + c.dup_delivered, ack_advanced, newly_lost > 0);
                     }
-                } else {
+                } else if self.rate.is_none() {
                     self.grow(now, c.delivered, prior_in_flight, subflows, me);
                 }
             }
             // Linux's Loss state: not a window reduction in progress, so new ACKs grow the
             // window at once (slow start from one segment towards ssthresh)
-            CaState::Loss => self.grow(now, c.delivered, prior_in_flight, subflows, me),
+            CaState::Loss if self.rate.is_none() => self.grow(now, c.delivered, prior_in_flight, subflows, me),
+            CaState::Loss => {}
             CaState::Recovery => {
-                if self.prr_on {
+                if prr {
                     self.prr_step(c.delivered + c.dup_delivered, ack_advanced, newly_lost > 0);
                 }
             }
@@ -1074,6 +1216,12 @@ impl TcpSender {
     /// The deadline of `timer_deadline` passed; `subflows` as for `on_ack_coupled`. Returns
     /// which timer it was: only `Rto` is a retransmission timeout.
     pub fn on_timer_coupled(&mut self, now: SimTime, subflows: &[SubflowState], me: usize) -> TimerEvent {
+        // pacing's wait is over: the owner transmits after any timer
+        if let Some(r) = self.rate.as_deref_mut() {
+            if r.pace_deadline.is_some_and(|d| d <= now) {
+                r.pace_deadline = None;
+            }
+        }
         if self.rto_deadline.is_some_and(|d| d <= now) {
             return if self.fire_rto(now, subflows, me) { TimerEvent::Rto } else { TimerEvent::None };
         }
@@ -1081,14 +1229,15 @@ impl TcpSender {
             self.reo_deadline = None;
             let prior_in_flight = self.in_flight();
             if self.rack_detect(now) > 0 {
+                let prr = self.prr_on && self.rate.is_none();
                 match self.state {
                     CaState::Open => {
                         self.enter_recovery(now, prior_in_flight, subflows, me);
-                        if self.prr_on {
+                        if prr {
                             self.prr_step(self.mss, false, true);
                         }
                     }
-                    CaState::Recovery if self.prr_on => self.prr_step(self.mss, false, true),
+                    CaState::Recovery if prr => self.prr_step(self.mss, false, true),
                     _ => {}
                 }
             }

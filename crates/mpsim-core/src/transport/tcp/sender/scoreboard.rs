@@ -23,6 +23,11 @@ impl TcpSender {
         if add {
             *b += bytes;
             *n += segs;
+            if flag == LOST {
+                if let Some(r) = self.rate.as_deref_mut() {
+                    r.lost += segs;
+                }
+            }
         } else {
             *b -= bytes;
             *n -= segs;
@@ -100,6 +105,12 @@ impl TcpSender {
                     self.drop_flags(&s);
                     self.segs[i].flags = (s.flags & EVER_RETX) | SACKED;
                     self.count(SACKED, s.len as u64, true);
+                    if let Some(r) = self.rate.as_deref_mut() {
+                        let mut rec = r.recs[i];
+                        r.on_delivered(&mut rec, s.sent_at, s_end, true);
+                        r.recs[i] = rec;
+                        r.delivered += 1;
+                    }
                     newly += s.len as u64;
                     run = Some((run.map_or(s.seq, |r| r.0), s_end));
                     let retx = s.flags & EVER_RETX != 0;

@@ -55,7 +55,7 @@ impl TcpSender {
     pub(super) fn try_undo_dsack(&mut self) {
         let Some(u) = self.undo.filter(|u| u.dsacked && u.retrans == 0) else { return };
         self.undo = None;
-        self.w.cwnd = self.w.cwnd.max(u.cwnd);
+        self.w.cwnd = self.cc.undo_cwnd(self.w, u.cwnd);
         self.w.ssthresh = self.w.ssthresh.max(u.ssthresh);
         self.stats.dsack_undos += 1;
     }
@@ -64,7 +64,7 @@ impl TcpSender {
     /// losses it presumed (Linux `tcp_try_undo_loss`, `tcp_undo_cwnd_reduction`).
     pub(super) fn undo_timeout(&mut self) {
         if let Some((cwnd, ssthresh)) = self.prior.take() {
-            self.w.cwnd = self.w.cwnd.max(cwnd);
+            self.w.cwnd = self.cc.undo_cwnd(self.w, cwnd);
             self.w.ssthresh = self.w.ssthresh.max(ssthresh);
         }
         let (mut bytes, mut segs) = (0, 0);
