@@ -11,8 +11,9 @@ The trace drives the data direction, its partner (.up for .down) the ACKs; 20 ms
 Drop-tail: a queue of one bandwidth-delay product at the trace's mean rate and the 40 ms base
 RTT. CoDel: RFC 8289's defaults in both directions, a 1,000-packet hard limit. The fixed
 link of the multipath case: 10 Mbit/s, 10 ms each way, a one-BDP queue (or CoDel). Ratios
-are mpsim/kernel: goodput per flow, and the mean RTT per path (the kernel's from `ss`,
-mpsim's from its samples). mpsim runs as `mpsim kernel` configures it (docs/kernel.md).
+are mpsim/kernel: goodput per flow, and the mean RTT per path (on both sides the smoothed
+RTT sampled once a second after the warm-up: the kernel's from `ss`, mpsim's from its series).
+mpsim runs as `mpsim kernel` configures it (docs/kernel.md).
 """
 
 from __future__ import annotations
@@ -119,7 +120,8 @@ def main() -> int:
         "",
         f"`sudo python benches/kernel_aqm.py --trace {args.trace.name} --duration {args.duration:g} --repeat {args.repeat}`",
         f"(trace from `../shared/traces`, outside the repository). {args.duration:g} s runs, goodput after a 5 s warmup,",
-        "the kernel's median over the repeats against mpsim's mean; ratios are mpsim/kernel.",
+        "the kernel's median over the repeats against mpsim's mean; ratios are mpsim/kernel. RTT: the",
+        "smoothed RTT sampled once a second after the warm-up, on both sides (`ss`, mpsim's series).",
         "The trace drives the cellular link's data direction and its partner the ACKs (20 ms each",
         "way); drop-tail: one BDP at the trace's mean rate; CoDel: RFC 8289 defaults in both",
         f"directions, 1,000-packet limit. Multipath: the cellular link and a fixed {WIFI_MBPS} Mbit/s link (10 ms",
