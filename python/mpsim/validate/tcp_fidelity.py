@@ -269,8 +269,8 @@ def report(modes: dict[str, dict[str, Any]], command: str) -> str:
         "Keslassy, McKeown, \"Sizing router buffers\", SIGCOMM 2004: one flow keeps the link busy",
         f"with a buffer of one BDP). Target: no timeout, goodput within {TOLERANCE:.0%} of the model",
         "(cells outside are marked **x**). \"Duplicates received\" counts segments that arrived twice:",
-        "spurious retransmissions, which an undo based on DSACK or timestamps (not modelled) would",
-        "reverse; where it is 0 there was nothing to undo.",
+        "spurious retransmissions (a D-SACK of one undoes the window reduction it caused, not the",
+        "duplicate itself); where it is 0 there was nothing to undo.",
     ]
     for mode, t in modes.items():
         lines += ["", f"## Retransmission timer `tcp.rto = \"{mode}\"`", "", "### One Reno flow", ""]
