@@ -306,29 +306,17 @@ impl Emulator {
         if self.links[link].is_managed() {
             return self.enqueue(p, link, t);
         }
-        let fate = self.links[link].offer(SimTime(t), p.buf.len() as u32);
-        let st = &mut self.stats[p.route];
-        match fate {
+        match self.links[link].offer(SimTime(t), p.buf.len() as u32) {
             Fate::Arrives(at) => {
-                let slot = match self.free.pop() {
-                    Some(i) => {
-                        self.slots[i as usize] = Some(InFlight { hop: p.hop + 1, ..p });
-                        i
-                    }
-                    None => {
-                        self.slots.push(Some(InFlight { hop: p.hop + 1, ..p }));
-                        (self.slots.len() - 1) as u32
-                    }
-                };
+                let slot = self.store(InFlight { hop: p.hop + 1, ..p });
                 self.seq += 1;
                 self.heap.push(Reverse((at.0, self.seq, slot)));
-                return;
             }
-            Fate::QueueDrop => st.queue_drops += 1,
-            Fate::Lost => st.loss_drops += 1,
-            Fate::Down => st.down_drops += 1,
+            fate => {
+                self.count_drop(p.route, fate);
+                self.pool.push(p.buf);
+            }
         }
-        self.pool.push(p.buf);
     }
 
     /// Handles every packet due by now: passes it to its next link, or writes it out.

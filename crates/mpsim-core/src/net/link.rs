@@ -515,18 +515,9 @@ impl Link {
         let now = at;
         let len = self.backlog.len();
         let busy = in_service < len;
-        let (q_pkts, q_bytes) = self.waiting_at(in_service, len, now);
-        if self.warning.is_some() {
-            self.update_average(now, busy, q_pkts, q_bytes, size);
-        }
         // the queue holds the packets whose first byte has not left
-        let full = busy
-            && match self.limit {
-                QueueLimit::Packets(n) => q_pkts >= n,
-                QueueLimit::Bytes(b) => q_bytes + size as u64 > b,
-            };
-        if full {
-            self.stats.queue_drops += 1;
+        let (q_pkts, q_bytes) = self.waiting_at(in_service, len, now);
+        if !self.admits(now, busy, q_pkts, q_bytes, size) {
             return Fate::QueueDrop;
         }
         let tx = self.tx_time(size);
@@ -534,6 +525,22 @@ impl Link {
         let (first, end) = tr.cursor.schedule(now, size);
         tr.starts.push_back(first);
         self.accept(now, end, size, tx)
+    }
+
+    /// The out-of-line paths' admission: the congestion warning's average updated for an
+    /// arrival that finds `q_pkts` packets and `q_bytes` bytes waiting, then whether the
+    /// packet fits the queue (a queue drop counted if not).
+    fn admits(&mut self, now: SimTime, busy: bool, q_pkts: u64, q_bytes: u64, size: u32) -> bool {
+        if self.warning.is_some() {
+            self.update_average(now, busy, q_pkts, q_bytes, size);
+        }
+        let full = busy
+            && match self.limit {
+                QueueLimit::Packets(n) => q_pkts >= n,
+                QueueLimit::Bytes(b) => q_bytes + size as u64 > b,
+            };
+        self.stats.queue_drops += full as u64;
+        !full
     }
 
     /// `offer_at` on a scheduled link: the fixed-rate queue, departures from the scheduled
@@ -551,16 +558,7 @@ impl Link {
         let busy = in_service < len;
         let now = at;
         let (q_pkts, q_bytes) = self.waiting(in_service, len);
-        if self.warning.is_some() {
-            self.update_average(now, busy, q_pkts, q_bytes, size);
-        }
-        let full = busy
-            && match self.limit {
-                QueueLimit::Packets(n) => q_pkts + 1 > n,
-                QueueLimit::Bytes(b) => q_bytes + size as u64 > b,
-            };
-        if full {
-            self.stats.queue_drops += 1;
+        if !self.admits(now, busy, q_pkts, q_bytes, size) {
             return Fate::QueueDrop;
         }
         let start = self.busy_until.max(now);
