@@ -120,8 +120,8 @@ fn incast_and_arrivals() {
 
 #[test]
 fn hand_written_flows_name_hosts() {
-    let text = fat_tree(4, "matrix = \"permutation\"")
-        + "[[flow]]\nname = \"extra\"\nfrom = \"h0\"\nto = \"h15\"\nsubflows = 3\ncc = \"olia\"\n";
+    let text =
+        fat_tree(4, "matrix = \"permutation\"") + "[[flow]]\nname = \"extra\"\nfrom = \"h0\"\nto = \"h15\"\nsubflows = 3\ncc = \"olia\"\n";
     let s = parse(&text);
     let f = s.flows.iter().find(|f| f.name == "extra").unwrap();
     assert_eq!(f.paths.len(), 3);
@@ -151,7 +151,9 @@ fn bad_topologies_and_traffic_are_refused() {
     assert!(e.message.contains("give `size` too"), "{e}");
     let e = bad(&fat_tree(4, "matrix = \"permutation\"").replace("rate = \"100Mbps\"", "rate = \"fast\""));
     assert_eq!(e.key, "topology.rate");
-    let e = bad(&fat_tree(4, "matrix = \"permutation\"").replace("queue = \"100pkt\"", "queue = \"100pkt\"\n[topology.tier.cor]\nrate = \"1Gbps\""));
+    let e =
+        bad(&fat_tree(4, "matrix = \"permutation\"")
+            .replace("queue = \"100pkt\"", "queue = \"100pkt\"\n[topology.tier.cor]\nrate = \"1Gbps\""));
     assert!(e.key.starts_with("topology.tier"), "{e}");
     assert!(e.message.contains("did you mean 'core'"), "{e}");
     let e = bad(&fat_tree(4, "matrix = \"permutation\"").replace("k = 4", "k = 4\nspines = 2"));
@@ -183,7 +185,11 @@ matrix = "random"
     assert_eq!(rate("l0>s1"), 20_000_000_000, "8 hosts x 10 Gbit/s over 2 spines at 2:1");
     let e = bad(&text.replace("delay = \"1us\"", "delay = \"1us\"\n[topology.tier.spine]\nrate = \"40Gbps\""));
     assert_eq!(e.key, "topology.oversubscription");
-    let s = parse(&text.replace("oversubscription = 2\n", "").replace("delay = \"1us\"", "delay = \"1us\"\n[topology.tier.spine]\nrate = \"40Gbps\"\ndelay = \"5us\""));
+    let s = parse(
+        &text
+            .replace("oversubscription = 2\n", "")
+            .replace("delay = \"1us\"", "delay = \"1us\"\n[topology.tier.spine]\nrate = \"40Gbps\"\ndelay = \"5us\""),
+    );
     let l = s.links.iter().find(|l| l.name == "s1>l3").unwrap();
     assert_eq!((l.rate_bps, l.delay.0), (40_000_000_000, 5_000));
     let d = parse("duration = \"1s\"\n[topology]\nkind = \"dumbbell\"\nhosts = 3\nrate = \"1Gbps\"\n[topology.tier.bottleneck]\nrate = \"100Mbps\"\n[traffic]\nmatrix = \"permutation\"\n");

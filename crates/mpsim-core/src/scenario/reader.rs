@@ -3,8 +3,8 @@
 //! helpers are here; links and paths in `network.rs`, flows and their TCP settings in
 //! `transport.rs`.
 
-use super::units;
 use super::traffic::{Paths, Router};
+use super::units;
 use super::*;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -55,7 +55,11 @@ impl<'a> Reader<'a> {
         if v.as_object().is_some_and(|m| m.is_empty()) {
             return Err(self.e("", "the scenario is empty; it needs at least `duration`, a [[link]], a [[path]] and a [[flow]]"));
         }
-        let t = self.table(v, "", &["name", "duration", "seed", "tcp", "metrics", "topology", "traffic", "link", "path", "flow", "background"])?;
+        let t = self.table(
+            v,
+            "",
+            &["name", "duration", "seed", "tcp", "metrics", "topology", "traffic", "link", "path", "flow", "background"],
+        )?;
         let name = self.opt_name(&t, "name")?.unwrap_or_else(|| "scenario".into());
         let duration = self.req(&t, "duration", units::duration)?;
         if duration == Dur::ZERO {

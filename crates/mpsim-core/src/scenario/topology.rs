@@ -289,13 +289,15 @@ impl Reader<'_> {
                 return Err(self.e(&join(key, k), format!("not a parameter of a {kind} topology (its parameters: {})", only.join(", "))));
             }
         }
-        let count = |k: &str, min: u64| -> Result<usize, ScenarioError> {
-            let v = t.map.get(k).ok_or_else(|| self.e(&join(key, k), "missing"))?;
-            match v.as_u64() {
-                Some(n) if n >= min && n <= MAX_HOSTS as u64 => Ok(n as usize),
-                _ => Err(self.e(&join(key, k), format!("expected a whole number from {min} to {MAX_HOSTS}, found {}", super::reader::shown(v)))),
-            }
-        };
+        let count =
+            |k: &str, min: u64| -> Result<usize, ScenarioError> {
+                let v = t.map.get(k).ok_or_else(|| self.e(&join(key, k), "missing"))?;
+                match v.as_u64() {
+                    Some(n) if n >= min && n <= MAX_HOSTS as u64 => Ok(n as usize),
+                    _ => Err(self
+                        .e(&join(key, k), format!("expected a whole number from {min} to {MAX_HOSTS}, found {}", super::reader::shown(v)))),
+                }
+            };
         let topology = match kind {
             "fat_tree" => {
                 let k = count("k", 2)?;
@@ -380,10 +382,9 @@ impl Reader<'_> {
             return Err(self.e(&join("topology", k), format!("the topology would have {hosts} hosts; at most {MAX_HOSTS}")));
         }
         if 2 * cables > MAX_LINKS {
-            return Err(self.e(
-                &join("topology", k),
-                format!("the topology would have {} links (two per cable); at most {MAX_LINKS}", 2 * cables),
-            ));
+            return Err(
+                self.e(&join("topology", k), format!("the topology would have {} links (two per cable); at most {MAX_LINKS}", 2 * cables))
+            );
         }
         Ok(())
     }

@@ -49,7 +49,10 @@ pub enum Size {
     Bulk,
     Fixed(u64),
     /// Pareto with this mean and shape (> 1): scale mean·(shape−1)/shape.
-    Pareto { mean: f64, shape: f64 },
+    Pareto {
+        mean: f64,
+        shape: f64,
+    },
 }
 
 impl Size {
@@ -144,14 +147,7 @@ impl Reader<'_> {
 
     /// A hand-written flow beside a topology naming hosts (`from`, `to`, `subflows`): the flow
     /// with its paths in their place.
-    pub(super) fn host_flow(
-        &self,
-        v: &Value,
-        key: &str,
-        i: usize,
-        router: &mut Router,
-        paths: &mut Paths,
-    ) -> Result<Value, ScenarioError> {
+    pub(super) fn host_flow(&self, v: &Value, key: &str, i: usize, router: &mut Router, paths: &mut Paths) -> Result<Value, ScenarioError> {
         let Some(map) = v.as_object().filter(|m| m.contains_key("from") || m.contains_key("to")) else {
             return Ok(v.clone());
         };
@@ -160,9 +156,7 @@ impl Reader<'_> {
         let mut host = |k: &str| -> Result<usize, ScenarioError> {
             let hv = map.remove(k).ok_or_else(|| self.e(&join(key, k), "missing: a flow beside a topology names both hosts (from, to)"))?;
             let name = hv.as_str().unwrap_or_default();
-            t.host(name).ok_or_else(|| {
-                self.e(&join(key, k), format!("no host named {} (hosts: h0 to h{})", shown(&hv), t.hosts - 1))
-            })
+            t.host(name).ok_or_else(|| self.e(&join(key, k), format!("no host named {} (hosts: h0 to h{})", shown(&hv), t.hosts - 1)))
         };
         let (src, dst) = (host("from")?, host("to")?);
         if src == dst {
@@ -199,20 +193,7 @@ impl Reader<'_> {
         let t = self.table(
             v,
             key,
-            &[
-                "matrix",
-                "subflows",
-                "cc",
-                "scheduler",
-                "transport",
-                "tcp",
-                "start",
-                "size",
-                "load",
-                "rate",
-                "senders",
-                "receiver",
-            ],
+            &["matrix", "subflows", "cc", "scheduler", "transport", "tcp", "start", "size", "load", "rate", "senders", "receiver"],
         )?;
         let topo = router.topology;
         let hosts = topo.hosts;
@@ -248,9 +229,13 @@ impl Reader<'_> {
                         self.e(&join(key, "receiver"), format!("no host named {} (hosts: h0 to h{})", shown(rv), hosts - 1))
                     })?,
                 };
-                let sv = t.map.get("senders").ok_or_else(|| self.e(&join(key, "senders"), "missing: how many hosts send to the receiver"))?;
+                let sv =
+                    t.map.get("senders").ok_or_else(|| self.e(&join(key, "senders"), "missing: how many hosts send to the receiver"))?;
                 let n = sv.as_u64().filter(|&n| n >= 1 && n < hosts as u64).ok_or_else(|| {
-                    self.e(&join(key, "senders"), format!("expected a whole number from 1 to {} (the other hosts), found {}", hosts - 1, shown(sv)))
+                    self.e(
+                        &join(key, "senders"),
+                        format!("expected a whole number from 1 to {} (the other hosts), found {}", hosts - 1, shown(sv)),
+                    )
                 })? as usize;
                 let mut others: Vec<usize> = (0..hosts).filter(|&h| h != receiver).collect();
                 for i in 0..n {
@@ -261,7 +246,9 @@ impl Reader<'_> {
             }
             other => {
                 let names: Vec<&str> = MATRICES.iter().map(|m| m.0).collect();
-                return Err(self.e(&join(key, "matrix"), format!("unknown traffic matrix '{other}'; expected one of: {}", names.join(", "))));
+                return Err(
+                    self.e(&join(key, "matrix"), format!("unknown traffic matrix '{other}'; expected one of: {}", names.join(", ")))
+                );
             }
         };
         let size = self.flow_size(&t, key)?;
