@@ -127,7 +127,8 @@ impl<'a> Reader<'a> {
                 path_specs.push(p);
             }
         }
-        let mut router = topology.as_ref().map(|b| Router::new(&b.topology, seed));
+        // `load` is a share of a host's access link: the first tier's rate
+        let mut router = topology.as_ref().map(|b| Router::new(&b.topology, seed, b.links[0].rate_bps));
 
         let flows = self.array(&t, "flow")?;
         let backgrounds = self.array(&t, "background")?;
@@ -157,9 +158,8 @@ impl<'a> Reader<'a> {
             flow_specs.push(f);
         }
         if let (Some(tv), Some(r)) = (t.map.get("traffic"), router.as_mut()) {
-            let access = link_specs[0].rate_bps;
             let mut paths = Paths { specs: &mut path_specs, names: &mut path_names };
-            for f in self.traffic(tv, r, &mut paths, &tcp_defaults, duration, seed, access)? {
+            for f in self.traffic(tv, r, &mut paths, &tcp_defaults, duration)? {
                 if flow_specs.len() >= MAX_FLOWS {
                     return Err(self.e("traffic", format!("the scenario would have more than {MAX_FLOWS} flows in all")));
                 }

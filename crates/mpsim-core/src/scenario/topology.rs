@@ -131,17 +131,17 @@ impl Topology {
             let (p, i) = (h / (half * half), (h / half) % half);
             t.cable(h as u32, edge[p][i], 0);
         }
-        for p in 0..k {
-            for i in 0..half {
-                for m in 0..half {
-                    t.cable(edge[p][i], agg[p][m], 1);
+        for (pod_edges, pod_aggs) in edge.iter().zip(&agg) {
+            for &e in pod_edges {
+                for &a in pod_aggs {
+                    t.cable(e, a, 1);
                 }
             }
         }
-        for p in 0..k {
-            for m in 0..half {
-                for n in 0..half {
-                    t.cable(agg[p][m], core[m * half + n], 2);
+        for pod_aggs in &agg {
+            for (m, &a) in pod_aggs.iter().enumerate() {
+                for &c in &core[m * half..(m + 1) * half] {
+                    t.cable(a, c, 2);
                 }
             }
         }
@@ -180,7 +180,7 @@ impl Topology {
     /// The name of the scenario link `l` (`2c` or `2c + 1` of cable `c`).
     pub fn link_name(&self, l: usize) -> String {
         let (a, b, _) = self.cables[l / 2];
-        let (from, to) = if l % 2 == 0 { (a, b) } else { (b, a) };
+        let (from, to) = if l.is_multiple_of(2) { (a, b) } else { (b, a) };
         format!("{}>{}", self.nodes[from as usize], self.nodes[to as usize])
     }
 
@@ -450,7 +450,7 @@ mod tests {
             // each link starts where the previous one ended
             let ends = |l: usize| {
                 let (a, b, _) = t.cables[l / 2];
-                if l % 2 == 0 {
+                if l.is_multiple_of(2) {
                     (a, b)
                 } else {
                     (b, a)

@@ -80,13 +80,15 @@ impl Size {
 pub(super) struct Router<'t> {
     pub topology: &'t Topology,
     seed: u64,
+    /// The rate of a host's link into the network (what `load` is a share of).
+    access_bps: u64,
     /// Hops to each destination host used so far.
     distances: HashMap<usize, Vec<u32>>,
 }
 
 impl<'t> Router<'t> {
-    pub fn new(topology: &'t Topology, seed: u64) -> Router<'t> {
-        Router { topology, seed, distances: HashMap::new() }
+    pub fn new(topology: &'t Topology, seed: u64, access_bps: u64) -> Router<'t> {
+        Router { topology, seed, access_bps, distances: HashMap::new() }
     }
 
     /// The routes of `subflows` connections from `src` to `dst` of the flow `name`, each with
@@ -186,8 +188,6 @@ impl Reader<'_> {
         paths: &mut Paths,
         tcp_defaults: &TcpConfig,
         duration: Dur,
-        seed: u64,
-        access_bps: u64,
     ) -> Result<Vec<FlowSpec>, ScenarioError> {
         let key = "traffic";
         let t = self.table(
@@ -200,6 +200,7 @@ impl Reader<'_> {
         if hosts < 2 {
             return Err(self.e(key, "traffic needs at least two hosts"));
         }
+        let seed = router.seed;
         let mut rng = Rng::substream(seed, "traffic/matrix");
         let matrix = self.req_string(&t, "matrix")?;
         let only = |k: &str, m: &str| -> Result<(), ScenarioError> {
@@ -257,7 +258,7 @@ impl Reader<'_> {
             return Err(self.e(&join(key, "start"), "the traffic starts after the simulation ends"));
         }
         // flows per second from each pair: None, one flow per pair at `start`
-        let per_pair = self.arrival_rate(&t, key, size, &pairs, access_bps)?;
+        let per_pair = self.arrival_rate(&t, key, size, &pairs, router.access_bps)?;
         let subflows = self.subflows(t.map, key)?;
         let mut common = Map::new();
         for &k in FLOW_KEYS {
