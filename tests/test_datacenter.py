@@ -113,6 +113,12 @@ def test_completion_times_by_size():
     small, large = fct.iloc[0], fct.iloc[-1]
     assert small["completed"] > 0 and small["fct_mean_s"] < large["fct_mean_s"]
     assert (fct["completed"] <= fct["flows"]).all()
+    # bulk flows without end have no completion time to bin
+    d = fat_tree()
+    d["flow"] = [{"name": "sized", "from": "h0", "to": "h1", "app": {"kind": "bulk", "bytes": "20KB"}}]
+    res = mpsim.run(d, overrides={"duration": "300ms", "metrics.warmup": "0s"}, progress=False)
+    fct = dc.completion_times(res)
+    assert list(fct["flows"]) == [1] and list(fct["completed"]) == [1] and fct["size_from"][0] == 1e4
 
 
 def test_hand_written_flows_name_hosts():

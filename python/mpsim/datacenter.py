@@ -176,12 +176,13 @@ def jain(values: Iterable[float]) -> float | None:
 def completion_times(result: Any, edges: Sequence[float] = (1e4, 1e5, 1e6, 1e7)) -> "pd.DataFrame":
     """Flow completion times by flow size: one row per size bin (bytes, bins cut at
     ``edges``) with ``flows``, ``completed``, ``fct_mean_s``, ``fct_p50_s``, ``fct_p99_s``
-    (of the completed flows). Flows without a size (bulk without end) are left out."""
+    (of the completed flows). Flows without a size (bulk without end) are left out. A flow is
+    binned by the bytes its application wrote: its size once it completed, for one still
+    running at the end what the send buffer had taken of it."""
     import pandas as pd
 
     f = result.flows
-    f = f[f["completion_time_s"].notna() | ~f["complete"]] if "completion_time_s" in f else f.iloc[0:0]
-    sized = f[f["bytes_written"] > 0]
+    sized = f[[name in _sized(result) for name in f["flow"]]]
     bounds = [0.0, *edges, math.inf]
     rows = []
     for lo, hi in zip(bounds, bounds[1:]):
@@ -201,6 +202,20 @@ def completion_times(result: Any, edges: Sequence[float] = (1e4, 1e5, 1e6, 1e7))
             }
         )
     return pd.DataFrame(rows)
+
+
+def _sized(result: Any) -> set[str]:
+    """The flows with a size: those of a ``[traffic]`` with ``size``, and hand-written ones
+    whose application is a bulk transfer of ``bytes``."""
+    sc = result.scenario
+    names: set[str] = set()
+    if isinstance(sc.get("traffic"), Mapping) and "size" in sc["traffic"]:
+        names.update(n for n in result.flows["flow"] if _FLOW_NAME.match(n))
+    for i, fl in enumerate(sc.get("flow") or []):
+        app = fl.get("app") if isinstance(fl, Mapping) else None
+        if isinstance(app, Mapping) and app.get("kind") == "bulk" and "bytes" in app:
+            names.add(str(fl.get("name", f"flow{i}")))
+    return names
 
 
 def tiers(result: Any) -> "pd.DataFrame":
