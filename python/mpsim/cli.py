@@ -182,6 +182,8 @@ _KIND_TITLES = {
     "loss": "loss models (link keys 'loss' and 'reverse_loss')",
     "aqm": "queue disciplines (link keys 'aqm' and 'reverse_aqm'; drop-tail without)",
     "app": "applications (flow key 'app')",
+    "topology": "datacenter topologies (key 'kind' of [topology])",
+    "matrix": "traffic matrices (key 'matrix' of [traffic])",
     "scenario": "scenario files shipped with mpsim (give the path to run, check or sweep)",
 }
 
@@ -647,7 +649,14 @@ def _print_run(res: Any) -> None:
         for f in media:
             _out(f"PSNR from throughput ({f.get('flow')})  {_num(f.get('psnr_db'), 1)} dB")
     links = s.get("links", [])
-    if links:
+    if isinstance(res.scenario.get("topology"), dict):
+        # a topology has too many links to list: the tiers instead (mpsim.datacenter.tiers)
+        from .datacenter import tier_lines
+
+        _out()
+        for line in tier_lines(res):
+            _out(line)
+    elif links:
         _out()
         headers = ["link", "direction", "utilization %", "queue drops", "loss drops", "down drops"]
         rows = [

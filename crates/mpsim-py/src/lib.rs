@@ -329,6 +329,12 @@ fn components() -> Vec<(&'static str, &'static str, &'static str)> {
     for (n, d) in mpsim_core::net::aqm::AQMS {
         v.push(("aqm", *n, *d));
     }
+    for (n, _, d) in mpsim_core::scenario::TOPOLOGIES {
+        v.push(("topology", *n, *d));
+    }
+    for (n, d) in mpsim_core::scenario::MATRICES {
+        v.push(("matrix", *n, *d));
+    }
     v
 }
 

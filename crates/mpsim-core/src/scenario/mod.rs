@@ -11,6 +11,8 @@ mod mptcp_rec;
 mod network;
 mod reader;
 mod sctp;
+mod topology;
+mod traffic;
 mod transport;
 pub mod units;
 
@@ -23,6 +25,8 @@ use serde_json::Value;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
+pub use topology::{ecmp_hash, FiveTuple, Topology, TOPOLOGIES};
+pub use traffic::{derangement, MATRICES};
 pub use transport::is_external;
 
 /// A problem with a scenario: where it is and what is wrong.

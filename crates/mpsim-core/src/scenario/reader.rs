@@ -3,6 +3,7 @@
 //! helpers are here; links and paths in `network.rs`, flows and their TCP settings in
 //! `transport.rs`.
 
+use super::traffic::{Paths, Router};
 use super::units;
 use super::*;
 use serde_json::{Map, Value};
@@ -54,7 +55,11 @@ impl<'a> Reader<'a> {
         if v.as_object().is_some_and(|m| m.is_empty()) {
             return Err(self.e("", "the scenario is empty; it needs at least `duration`, a [[link]], a [[path]] and a [[flow]]"));
         }
-        let t = self.table(v, "", &["name", "duration", "seed", "tcp", "metrics", "link", "path", "flow", "background"])?;
+        let t = self.table(
+            v,
+            "",
+            &["name", "duration", "seed", "tcp", "metrics", "topology", "traffic", "link", "path", "flow", "background"],
+        )?;
         let name = self.opt_name(&t, "name")?.unwrap_or_else(|| "scenario".into());
         let duration = self.req(&t, "duration", units::duration)?;
         if duration == Dur::ZERO {
@@ -75,41 +80,59 @@ impl<'a> Reader<'a> {
             Some(v) => self.metrics(v)?,
         };
 
-        let links = self.array(&t, "link")?;
-        if links.is_empty() {
-            return Err(self.e("link", "at least one [[link]] is needed"));
+        let topology = t.map.get("topology").map(|tv| self.topology(tv, seed, duration)).transpose()?;
+        if topology.is_none() && t.map.contains_key("traffic") {
+            return Err(self.e("traffic", "traffic runs over a [topology]; give one, or write [[link]]s, [[path]]s and [[flow]]s"));
         }
-        self.at_most(links.len(), MAX_LINKS, "link", "links")?;
         let mut link_specs = Vec::new();
         let mut link_names = HashMap::new();
-        for (i, lv) in links.iter().enumerate() {
-            let key = format!("link[{i}]");
-            let l = self.link(lv, &key, duration)?;
-            if link_names.insert(l.name.clone(), i).is_some() {
-                return Err(self.e(&format!("{key}.name"), format!("duplicate link name '{}'", l.name)));
-            }
-            link_specs.push(l);
-        }
-
-        let paths = self.array(&t, "path")?;
-        if paths.is_empty() {
-            return Err(self.e("path", "at least one [[path]] is needed"));
-        }
-        self.at_most(paths.len(), MAX_PATHS, "path", "paths")?;
         let mut path_specs = Vec::new();
         let mut path_names = HashMap::new();
-        for (i, pv) in paths.iter().enumerate() {
-            let key = format!("path[{i}]");
-            let p = self.path(pv, &key, &link_names)?;
-            if path_names.insert(p.name.clone(), i).is_some() {
-                return Err(self.e(&format!("{key}.name"), format!("duplicate path name '{}'", p.name)));
+        if let Some(b) = &topology {
+            for k in ["link", "path"] {
+                if t.map.contains_key(k) {
+                    return Err(self.e(k, format!("a [topology] makes the links and paths: leave out [[{k}]]")));
+                }
             }
-            path_specs.push(p);
+            for (i, l) in b.links.iter().enumerate() {
+                link_names.insert(l.name.clone(), i);
+            }
+            link_specs = b.links.clone();
+        } else {
+            let links = self.array(&t, "link")?;
+            if links.is_empty() {
+                return Err(self.e("link", "at least one [[link]] is needed"));
+            }
+            self.at_most(links.len(), MAX_LINKS, "link", "links")?;
+            for (i, lv) in links.iter().enumerate() {
+                let key = format!("link[{i}]");
+                let l = self.link(lv, &key, duration)?;
+                if link_names.insert(l.name.clone(), i).is_some() {
+                    return Err(self.e(&format!("{key}.name"), format!("duplicate link name '{}'", l.name)));
+                }
+                link_specs.push(l);
+            }
+
+            let paths = self.array(&t, "path")?;
+            if paths.is_empty() {
+                return Err(self.e("path", "at least one [[path]] is needed"));
+            }
+            self.at_most(paths.len(), MAX_PATHS, "path", "paths")?;
+            for (i, pv) in paths.iter().enumerate() {
+                let key = format!("path[{i}]");
+                let p = self.path(pv, &key, &link_names)?;
+                if path_names.insert(p.name.clone(), i).is_some() {
+                    return Err(self.e(&format!("{key}.name"), format!("duplicate path name '{}'", p.name)));
+                }
+                path_specs.push(p);
+            }
         }
+        // `load` is a share of a host's access link: the first tier's rate
+        let mut router = topology.as_ref().map(|b| Router::new(&b.topology, seed, b.links[0].rate_bps));
 
         let flows = self.array(&t, "flow")?;
         let backgrounds = self.array(&t, "background")?;
-        if flows.is_empty() && backgrounds.is_empty() {
+        if flows.is_empty() && backgrounds.is_empty() && !t.map.contains_key("traffic") {
             return Err(self.e("flow", "at least one [[flow]] is needed"));
         }
         self.at_most(flows.len(), MAX_FLOWS, "flow", "flows")?;
@@ -117,11 +140,34 @@ impl<'a> Reader<'a> {
         let mut flow_names = HashMap::new();
         for (i, fv) in flows.iter().enumerate() {
             let key = format!("flow[{i}]");
-            let f = self.flow(fv, &key, i, &path_names, &tcp_defaults, duration)?;
+            let f = match router.as_mut() {
+                Some(r) => {
+                    let fv = self.host_flow(fv, &key, i, r, &mut Paths { specs: &mut path_specs, names: &mut path_names })?;
+                    self.flow(&fv, &key, i, &path_names, &tcp_defaults, duration)?
+                }
+                None => {
+                    if let Some(k) = ["from", "to"].into_iter().find(|k| fv.get(k).is_some()) {
+                        return Err(self.e(&join(&key, k), "naming hosts needs a [topology]; without one a flow names its path or paths"));
+                    }
+                    self.flow(fv, &key, i, &path_names, &tcp_defaults, duration)?
+                }
+            };
             if flow_names.insert(f.name.clone(), i).is_some() {
                 return Err(self.e(&format!("{key}.name"), format!("duplicate flow name '{}'", f.name)));
             }
             flow_specs.push(f);
+        }
+        if let (Some(tv), Some(r)) = (t.map.get("traffic"), router.as_mut()) {
+            let mut paths = Paths { specs: &mut path_specs, names: &mut path_names };
+            for f in self.traffic(tv, r, &mut paths, &tcp_defaults, duration)? {
+                if flow_specs.len() >= MAX_FLOWS {
+                    return Err(self.e("traffic", format!("the scenario would have more than {MAX_FLOWS} flows in all")));
+                }
+                if flow_names.insert(f.name.clone(), flow_specs.len()).is_some() {
+                    return Err(self.e("traffic", format!("flow name '{}' is already taken", f.name)));
+                }
+                flow_specs.push(f);
+            }
         }
         for (i, bv) in backgrounds.iter().enumerate() {
             let key = format!("background[{i}]");
