@@ -70,8 +70,12 @@ fn same_scenario_same_result() {
 
 #[test]
 fn bad_quic_flows_are_refused_with_a_reason() {
-    let cases =
-        [("paths = [\"p\", \"q\"]", "one path"), ("cc = \"bbr\"", "delivery-rate samples"), ("scheduler = \"lowest_rtt\"", "scheduler")];
+    let cases = [
+        ("paths = [\"p\", \"q\"]", "one path"),
+        ("cc = \"bbr\"", "delivery-rate samples"),
+        ("scheduler = \"lowest_rtt\"", "scheduler"),
+        ("tcp = { mss = \"1000B\" }", "at least 1228"),
+    ];
     for (extra, why) in cases {
         let text =
             quic_one_link("10s", "", extra).replace("path = \"p\"\n", if extra.starts_with("paths") { "" } else { "path = \"p\"\n" });
@@ -79,6 +83,8 @@ fn bad_quic_flows_are_refused_with_a_reason() {
         let e = Scenario::from_toml(&text, "t").expect_err(extra).to_string();
         assert!(e.contains(why), "{extra}: {e}");
     }
+    let e = Scenario::from_toml(&quic_one_link("10s", "", "").replace("trace = true", "pcap = true"), "t").unwrap_err().to_string();
+    assert!(e.contains("metrics.pcap") && e.contains("QUIC"), "{e}");
     let e = Scenario::from_toml(&one_link("10s", "", "transport = \"quick\""), "t").unwrap_err().to_string();
     assert!(e.contains("tcp, udp, sctp or quic"), "{e}");
 }

@@ -135,6 +135,11 @@ impl<'a> Reader<'a> {
                 flow_specs.push(f);
             }
         }
+        if metrics.pcap {
+            if let Some(f) = flow_specs.iter().find(|f| f.is_quic()) {
+                return Err(self.e("metrics.pcap", format!("flow '{}' runs QUIC, whose packets are not captured (docs/quic.md)", f.name)));
+            }
+        }
         if metrics.warmup >= duration {
             return Err(self.e(
                 "metrics.warmup",

@@ -66,6 +66,16 @@ impl Reader<'_> {
         let (start, stop) = self.flow_times(&t, key, duration)?;
         let app = self.flow_app(&t, key, is_udp)?;
         let tcp = self.flow_tcp(&t, key, tcp_defaults, sctp.as_ref())?;
+        if is_quic && tcp.mss + tcp.header < crate::transport::quic::wire::MIN_IP_PACKET {
+            return Err(self.e(
+                &join(key, "tcp"),
+                format!(
+                    "a QUIC flow's packets take tcp.mss + tcp.header bytes of IP, at least {} (a UDP payload of 1200 B, RFC 9000 §14); this one has {}",
+                    crate::transport::quic::wire::MIN_IP_PACKET,
+                    tcp.mss + tcp.header
+                ),
+            ));
+        }
         let transport = match (sctp, scheduler) {
             (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
             (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),

@@ -31,10 +31,11 @@ pub struct QuicConfig {
 
 impl QuicConfig {
     /// RFC 9002 §7.2's initial window: min(10 x max_datagram, max(14720, 2 x max_datagram)),
-    /// with the flow's initial window in place of 10.
+    /// with the flow's initial window in place of 10, and never below the minimum window of
+    /// two packets.
     pub fn initial_cwnd(&self) -> u64 {
         let mds = self.max_datagram as u64;
-        (self.initial_window as u64 * mds).min((2 * mds).max(14_720))
+        (self.initial_window as u64 * mds).min((2 * mds).max(14_720)).max(2 * mds)
     }
 }
 

@@ -194,6 +194,7 @@ impl Recovery {
         if self.in_recovery && leaves_recovery {
             self.in_recovery = false;
             self.w = self.cc.on_recovery_exit(self.w);
+            self.w.cwnd = self.w.cwnd.max(self.min_window());
         }
         let ctx = AckContext {
             now,
@@ -211,6 +212,7 @@ impl Recovery {
         }
         if grow_bytes > 0 && !self.in_recovery {
             self.w = self.cc.on_ack(self.w, &ctx);
+            self.w.cwnd = self.w.cwnd.max(self.min_window());
         }
         self.pto_count = 0;
         self.trim();

@@ -3,6 +3,8 @@
 
 /// IPv4 and UDP headers under every QUIC packet.
 pub const IP_UDP: u32 = 20 + 8;
+/// The smallest IP packet a QUIC flow may use: a UDP payload of 1,200 bytes (RFC 9000 §14).
+pub const MIN_IP_PACKET: u32 = 1200 + IP_UDP;
 /// The short header's first byte and the destination connection ID (8 bytes, a common
 /// choice of implementations; RFC 9000 §17.3.1).
 pub const SHORT_HEADER: u32 = 1 + 8;
