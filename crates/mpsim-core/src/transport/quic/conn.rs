@@ -263,11 +263,12 @@ impl QuicConn {
     }
 
     /// Sends an ACK packet on path `p`: the ranges received (most recent first), the delay
-    /// since the largest arrived, and flow-control credit when it grew (or again, when the
-    /// sender said it is `blocked`).
+    /// since the largest arrived, and flow-control credit when it grew by a quarter of the
+    /// buffer since last advertised (or again, when the sender said it is `blocked`).
     fn send_ack(&mut self, now: SimTime, p: usize, blocked: bool, tx: &mut impl Sink) {
         let limit = self.delivered + self.cfg.rcv_buf;
-        let max_data = (limit > self.advertised || blocked).then(|| {
+        let due = limit >= self.advertised + self.cfg.rcv_buf / 4 || (blocked && limit >= self.advertised);
+        let max_data = due.then(|| {
             self.advertised = limit;
             self.stats.max_data_updates += 1;
             limit

@@ -70,6 +70,9 @@ pub struct Recovery {
     pub cc: Controller,
     recovery_start: Option<SimTime>,
     pub in_recovery: bool,
+    /// One packet may go beyond the window as a recovery period begins (RFC 9002 §7.3.2:
+    /// the retransmission of the lost data need not wait for the flight to drain).
+    recovery_send: bool,
     pub max_ack_delay: Dur,
     pub stats: RecoveryStats,
 }
@@ -92,14 +95,16 @@ impl Recovery {
             cc,
             recovery_start: None,
             in_recovery: false,
+            recovery_send: false,
             max_ack_delay,
             stats: RecoveryStats::default(),
         }
     }
 
-    /// Room in the window for a packet of `size` bytes.
+    /// Room in the window for a packet of `size` bytes (or the one packet allowed as a
+    /// recovery period begins).
     pub fn can_send(&self, size: u32) -> bool {
-        self.bytes_in_flight + size as u64 <= self.w.cwnd
+        self.bytes_in_flight + size as u64 <= self.w.cwnd || self.recovery_send
     }
 
     /// The number the next packet takes.
@@ -117,6 +122,7 @@ impl Recovery {
         self.last_ack_eliciting_at = now;
         self.stats.packets_sent += 1;
         self.stats.probes += probe as u64;
+        self.recovery_send = false;
         pn
     }
 
@@ -261,6 +267,7 @@ impl Recovery {
             self.recovery_start = Some(now);
             self.in_recovery = true;
             self.stats.congestion_events += 1;
+            self.recovery_send = true;
             self.w = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
         }
         if self.persistent_congestion(lost) {
@@ -269,6 +276,7 @@ impl Recovery {
             self.w.cwnd = self.min_window();
             self.recovery_start = None;
             self.in_recovery = false;
+            self.recovery_send = false;
         }
         self.w.cwnd = self.w.cwnd.max(self.min_window());
     }

@@ -150,12 +150,10 @@ fn a_packet_three_below_the_largest_acknowledged_is_lost_and_its_data_resent_in_
     let lost = pkts[2];
     let again = exchange(&mut q, at(50), at(100), &pkts, &[2]);
     assert_eq!(q.paths[0].rec.stats.packets_lost, 1);
-    // the halved window is full of new data sent before the loss showed: the lost data
-    // goes out as the next ACKs make room, ahead of new data
-    assert!(again.iter().all(|h| !h.retx));
-    let again = exchange(&mut q, at(150), at(200), &again, &[]);
-    let r = again.first().expect("a retransmission");
-    assert!(r.retx);
+    // the halved window is full, but one packet may go as the recovery period begins: the
+    // lost data, at once
+    let r = again.iter().find(|h| h.retx).expect("a retransmission");
+    assert_eq!(again.iter().filter(|h| h.retx).count(), 1);
     assert_eq!((r.offset, r.len), (lost.offset, lost.len));
     assert!(r.pn >= 10, "a new packet number");
     assert_eq!(q.paths[0].rec.stats.congestion_events, 1);
