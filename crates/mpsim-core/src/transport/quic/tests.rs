@@ -336,7 +336,7 @@ fn the_stream_is_delivered_in_order_whatever_is_lost() {
             .map(|h| h.pn)
             .filter(|_| {
                 k += 1;
-                k % 7 == 0
+                k.is_multiple_of(7)
             })
             .collect();
         let next = exchange(&mut q, now + ms(50), now + ms(100), &pkts, &drop);
