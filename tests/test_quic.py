@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import mpsim
@@ -64,3 +66,45 @@ def test_the_command_line_prints_a_quic_flow(tmp_path, capsys):
     assert "q " in out and "reno" in out
     assert main(["run", str(toml), "--pcap", str(tmp_path / "caps")]) == 2
     assert "runs QUIC, whose packets are not captured" in capsys.readouterr().err
+
+
+def test_qlog_traces_read_back_with_their_schema_fields(tmp_path):
+    res = mpsim.run(SCENARIO, progress=False, qlog=tmp_path)
+    assert [p.name for p in res.qlog_files] == ["q.sqlog"]  # the TCP flow writes none
+    text = (tmp_path / "q.sqlog").read_text()
+    assert text.startswith("\x1e")
+    records = [json.loads(r) for r in text.split("\x1e")[1:]]
+    head = records[0]
+    assert head["file_schema"] == "urn:ietf:params:qlog:file:sequential"
+    assert head["serialization_format"] == "application/qlog+json-seq"
+    assert head["trace"]["vantage_point"]["type"] == "client"
+    events = records[1:]
+    names = {e["name"] for e in events}
+    assert {"quic:packet_sent", "quic:packet_received", "quic:packet_lost", "quic:recovery_metrics_updated"} <= names
+    times = [e["time"] for e in events]
+    assert times == sorted(times) and times[-1] <= 8000.0
+    sent = [e["data"] for e in events if e["name"] == "quic:packet_sent"]
+    assert all(d["header"]["packet_type"] == "1RTT" and d["path_id"] == 0 for d in sent)
+    # packet numbers rise one by one, and the packets' sizes are the summary's
+    assert [d["header"]["packet_number"] for d in sent] == list(range(len(sent)))
+    assert max(d["raw"]["length"] for d in sent) == 1472
+    q = res.summary["flows"][0]
+    assert len(sent) == q["segments_sent"]
+    lost = [e for e in events if e["name"] == "quic:packet_lost"]
+    assert len(lost) == q["quic"]["packets_lost"][0]
+    m = [e["data"] for e in events if e["name"] == "quic:recovery_metrics_updated"]
+    assert all({"congestion_window", "smoothed_rtt", "latest_rtt", "bytes_in_flight"} <= d.keys() for d in m)
+    assert m[-1]["smoothed_rtt"] == pytest.approx(q["srtt_final_ms"], rel=0.2)
+    acks = [e["data"] for e in events if e["name"] == "quic:packet_received"]
+    assert all(d["frames"][0]["frame_type"] == "ack" for d in acks)
+
+
+def test_qlog_from_the_command_line(tmp_path, capsys):
+    toml = tmp_path / "q.toml"
+    toml.write_text(
+        'duration = "2s"\n[[link]]\nname = "l"\nrate = "10Mbps"\ndelay = "10ms"\nqueue = "100pkt"\n'
+        '[[path]]\nname = "p"\nlinks = ["l"]\n[[flow]]\nname = "q"\npath = "p"\ntransport = "quic"\n'
+    )
+    assert main(["run", str(toml), "--qlog", str(tmp_path / "ql")]) == 0
+    assert "wrote 1 qlog trace" in capsys.readouterr().err
+    assert (tmp_path / "ql" / "q.sqlog").stat().st_size > 1000

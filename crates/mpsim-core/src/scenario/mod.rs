@@ -288,6 +288,8 @@ pub struct MetricsSpec {
     pub pcap_limit: u64,
     /// Store the payload (zeros) in captures, not only the headers.
     pub pcap_payload: bool,
+    /// Write a qlog trace of each QUIC flow (`transport::quic::qlog`).
+    pub qlog: bool,
 }
 
 impl Default for MetricsSpec {
@@ -299,6 +301,7 @@ impl Default for MetricsSpec {
             pcap: false,
             pcap_limit: 1 << 30,
             pcap_payload: false,
+            qlog: false,
         }
     }
 }

@@ -204,6 +204,16 @@ pub trait Transport {
         false
     }
 
+    /// Starts a qlog trace of the connection titled `title`; false if the transport writes
+    /// none (only QUIC does).
+    fn start_qlog(&mut self, _title: &str) -> bool {
+        false
+    }
+    /// The qlog trace written so far (JSON-SEQ), taken out of the connection.
+    fn take_qlog(&mut self) -> Option<String> {
+        None
+    }
+
     /// How the connection's packets are captured.
     fn capture_setup(&self) -> CaptureSetup;
     /// Captures a packet arriving back at the sender, before the connection takes it.
@@ -290,6 +300,12 @@ macro_rules! transports {
             }
             pub fn set_receiver_logic(&mut self, logic: RxLogic) -> bool {
                 match self { $(Connection::$variant(c) => Transport::set_receiver_logic(mut_of::<$conn>(c), logic)),+ }
+            }
+            pub fn start_qlog(&mut self, title: &str) -> bool {
+                match self { $(Connection::$variant(c) => Transport::start_qlog(mut_of::<$conn>(c), title)),+ }
+            }
+            pub fn take_qlog(&mut self) -> Option<String> {
+                match self { $(Connection::$variant(c) => Transport::take_qlog(mut_of::<$conn>(c))),+ }
             }
             pub fn capture_setup(&self) -> CaptureSetup {
                 match self { $(Connection::$variant(c) => Transport::capture_setup(ref_of::<$conn>(c))),+ }

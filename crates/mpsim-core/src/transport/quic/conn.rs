@@ -4,6 +4,7 @@
 //! flow-control credit as the application reads. Loss detection and the window are
 //! `recovery.rs`'s, one per packet number space.
 
+use super::qlog::Qlog;
 use super::ranges::RangeSet;
 use super::recovery::{Recovery, Settled};
 use super::wire::{self, ACK_PACKET_PN_LEN, AEAD_TAG, IP_UDP, MAX_ACK_RANGES, SHORT_HEADER};
@@ -13,6 +14,7 @@ use crate::net::{Header, QuicHeader};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::PathRoutes;
 use crate::transport::{arm, Action, Arrival, Progress, Sink, TimerKind};
+use serde_json::json;
 use std::collections::VecDeque;
 
 /// Settings of a QUIC connection.
@@ -141,6 +143,8 @@ pub struct QuicConn {
     ack_base: u32,
     pub stats: ConnStats,
     pub check: bool,
+    /// The qlog trace, when the scenario asks for one.
+    pub qlog: Option<Qlog>,
 }
 
 impl QuicConn {
@@ -165,6 +169,7 @@ impl QuicConn {
             ack_base: 0,
             stats: ConnStats::default(),
             check: false,
+            qlog: None,
         }
     }
 
@@ -307,9 +312,42 @@ impl QuicConn {
             self.peer_limit = self.peer_limit.max(m);
         }
         let settled = self.paths[p].rec.on_ack(now, &rec.ranges, rec.ack_delay, &[], 0);
+        if let Some(q) = &mut self.qlog {
+            let ranges: Vec<[u64; 2]> = rec.ranges.iter().rev().map(|&(lo, hi)| [lo, hi]).collect();
+            let mut frames = vec![json!({"frame_type": "ack", "ack_delay": rec.ack_delay.as_millis_f64(), "acked_ranges": ranges})];
+            if let Some(m) = rec.max_data {
+                frames.push(json!({"frame_type": "max_data", "maximum": m}));
+                frames.push(json!({"frame_type": "max_stream_data", "stream_id": 0, "maximum": m}));
+            }
+            let data = json!({"header": {"packet_type": "1RTT", "packet_number": h.pn}, "path_id": p, "frames": frames});
+            q.event(now, "quic:packet_received", data);
+        }
+        self.log_recovery(now, p, &settled);
         self.apply(settled);
         self.arm_loss_timer(p, tx);
         Arrival::Nothing
+    }
+
+    /// Logs the packets `s` declared lost and the path's recovery figures.
+    fn log_recovery(&mut self, now: SimTime, p: usize, s: &Settled) {
+        let Some(q) = &mut self.qlog else { return };
+        for &(pn, size) in &s.lost_packets {
+            let data = json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}});
+            q.event(now, "quic:packet_lost", data);
+        }
+        let r = &self.paths[p].rec;
+        let data = json!({
+            "path_id": p,
+            "min_rtt": r.rtt.min.as_millis_f64(),
+            "smoothed_rtt": r.rtt.smoothed.as_millis_f64(),
+            "latest_rtt": r.rtt.latest.as_millis_f64(),
+            "rtt_variance": r.rtt.rttvar.as_millis_f64(),
+            "pto_count": r.pto_count,
+            "congestion_window": r.w.cwnd,
+            "ssthresh": r.w.ssthresh.min(u64::MAX >> 11),
+            "bytes_in_flight": r.bytes_in_flight,
+        });
+        q.event(now, "quic:recovery_metrics_updated", data);
     }
 
     /// Takes what an ACK or a timer settled: acknowledged ranges into the acknowledged set,
@@ -337,6 +375,7 @@ impl QuicConn {
                 match self.paths[p].rec.timer() {
                     Some(at) if at <= now => {
                         let (settled, pto) = self.paths[p].rec.on_timeout(now, &[], 0);
+                        self.log_recovery(now, p, &settled);
                         self.apply(settled);
                         if pto {
                             tx.push(Action::Note { sub: p as u8, kind: TraceKind::Timeout, seq: self.acked_upto, dsn: 0 });
@@ -460,6 +499,22 @@ impl QuicConn {
         let pn = path.rec.on_sent(now, size, frame.map(|f| (f.0, f.1)), probe);
         path.stats.bytes_sent += len as u64;
         path.stats.retransmits += retx as u64;
+        if let Some(q) = &mut self.qlog {
+            let mut frames = vec![match frame {
+                Some(_) => json!({"frame_type": "stream", "stream_id": 0, "offset": offset, "length": len}),
+                None => json!({"frame_type": "ping"}),
+            }];
+            if blocked {
+                frames.push(json!({"frame_type": "stream_data_blocked", "stream_id": 0, "maximum": self.peer_limit}));
+            }
+            let mut data =
+                json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
+            if probe {
+                data["trigger"] = json!("pto_probe");
+            }
+            q.event(now, "quic:packet_sent", data);
+        }
+        let path = &mut self.paths[p];
         let header = QuicHeader { pn, offset, sent_at: now, len, ack: 0, path: p as u8, is_ack: false, retx, blocked };
         tx.push(Action::Packet { sub: p as u8, route: path.fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }

@@ -9,10 +9,12 @@
 //! * `recovery.rs`: loss detection, probe timeout, persistent congestion and the window of
 //!   one packet number space (RFC 9002 §6-7), through mpsim's congestion controllers;
 //! * `conn.rs`: the connection: stream, flow control, ACK generation, retransmission;
+//! * `qlog.rs`: the connection's qlog trace (`[metrics] qlog`);
 //! * `transport.rs`: the [`Transport`](crate::transport::Transport) implementation and the
 //!   flow summary.
 
 pub mod conn;
+pub mod qlog;
 pub mod ranges;
 pub mod recovery;
 pub mod rtt;

@@ -33,6 +33,8 @@ struct Sent {
 pub struct Settled {
     pub acked: Vec<StreamRange>,
     pub lost: Vec<StreamRange>,
+    /// Packet numbers declared lost, with their sizes.
+    pub lost_packets: Vec<(u64, u32)>,
     /// The largest acknowledged packet was newly acknowledged (an RTT sample was taken).
     pub rtt_sample: bool,
 }
@@ -245,6 +247,7 @@ impl Recovery {
                 let p = self.settle(i, State::Lost);
                 self.stats.packets_lost += 1;
                 out.lost.extend(p.stream);
+                out.lost_packets.push((pn, p.size));
                 lost.push((pn, p.sent_at));
             } else {
                 let t = p.sent_at + loss_delay;

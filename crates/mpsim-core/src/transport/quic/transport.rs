@@ -133,6 +133,13 @@ impl Transport for QuicConn {
     fn set_invariant_checks(&mut self, on: bool) {
         self.check = on;
     }
+    fn start_qlog(&mut self, title: &str) -> bool {
+        self.qlog = Some(super::qlog::Qlog::new(title));
+        true
+    }
+    fn take_qlog(&mut self) -> Option<String> {
+        self.qlog.take().map(|q| q.into_text())
+    }
     fn capture_setup(&self) -> CaptureSetup {
         CaptureSetup {
             kind: CaptureKind::Udp,
