@@ -362,10 +362,17 @@ impl QuicConn {
         }
     }
 
+    /// Asks for the loss detection timer's event. The deadline moves with every RTT sample,
+    /// earlier as often as later: an event already pending at most kGranularity (1 ms) after
+    /// it serves (RFC 9002's timers have that granularity), which spares an event per ACK.
     fn arm_loss_timer(&mut self, p: usize, tx: &mut impl Sink) {
         let path = &mut self.paths[p];
-        let at = path.rec.timer();
-        arm(tx, &mut path.timer_event, at, p, TimerKind::Rto);
+        if let Some(at) = path.rec.timer() {
+            if path.timer_event.is_none_or(|e| at + Dur(wire::GRANULARITY_NS) < e) {
+                tx.push(Action::Timer { sub: p as u16, kind: TimerKind::Rto, at });
+                path.timer_event = Some(at);
+            }
+        }
     }
 
     pub fn on_timer(&mut self, now: SimTime, p: usize, kind: TimerKind, tx: &mut impl Sink) {
