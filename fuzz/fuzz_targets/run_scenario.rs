@@ -2,7 +2,7 @@
 //! scheduler, controller, application (a media stream's `backlog` included), loss model,
 //! outage and TCP setting is reachable, MPTCP-rec's receiver logic with every key of its
 //! `mptcp_rec` table (the `fixed_rates` control included), links' congestion
-//! warning, and SCTP associations, with and without CMT, with every key of their `sctp`
+//! warning, QUIC connections, and SCTP associations, with and without CMT, with every key of their `sctp`
 //! table, their controllers and schedulers),
 //! reads it through the scenario reader, and runs it with the simulator's invariant checks
 //! on, within a budget of events and memory taken from the run's estimate. After the run,
@@ -498,6 +498,9 @@ fn scenario(inp: &Input) -> Option<Value> {
             }
             if f.udp {
                 v["transport"] = json!("udp");
+            } else if !f.multipath && f.scheduler % 4 == 1 {
+                // a one-path flow's scheduler byte is otherwise unused: a quarter run QUIC
+                v["transport"] = json!("quic");
             }
             if let Some(Some(c)) = inp.sctp.get(i) {
                 make_sctp(&mut v, c, &ps);

@@ -144,6 +144,7 @@ def run(
     event_check: bool = True,
     pcap: str | os.PathLike[str] | None = None,
     stream: str | os.PathLike[str] | None = None,
+    qlog: str | os.PathLike[str] | None = None,
     **kw: Any,
 ) -> "Result":
     """Runs one simulation.
@@ -172,6 +173,8 @@ def run(
             ``<table>.parquet`` files there while the run goes on (see :mod:`mpsim.stream`),
             so that their memory stays bounded whatever the run's length; the result's
             tables are then read from those files when first used.
+        qlog: a directory: write a qlog trace (JSON-SEQ) of each QUIC flow there as
+            ``<flow>.sqlog`` (``metrics.qlog = true``; docs/quic.md).
         **kw: more overrides, with ``__`` standing for ``.``: ``link__bottleneck__loss="2%"``.
 
     Returns:
@@ -191,6 +194,9 @@ def run(
     if pcap is not None:
         overrides = {**(overrides or {}), "metrics.pcap": True}
         Path(pcap).mkdir(parents=True, exist_ok=True)  # fail before running, not after
+    if qlog is not None:
+        overrides = {**(overrides or {}), "metrics.qlog": True}
+        Path(qlog).mkdir(parents=True, exist_ok=True)
     d, origin, js, applied = _prepare(scenario, overrides, kw)
     js, plugins = _plugins(d, origin, js, applied)
     name = d.get("name") if isinstance(d.get("name"), str) else None
@@ -228,7 +234,21 @@ def run(
     res = Result({**raw, "run_info": info}, d, origin, stream_dir=stream_dir)
     if pcap is not None:
         res.pcap_files = _write_captures(raw.get("pcap") or [], Path(pcap))
+    if qlog is not None:
+        res.qlog_files = _write_qlogs(raw.get("qlog") or [], Path(qlog))
     return res
+
+
+def _write_qlogs(traces: Iterable[tuple[str, str]], out: Path) -> list[Path]:
+    """Writes each QUIC flow's qlog trace as ``out/<flow>.sqlog``."""
+    written = []
+    for flow, text in traces:
+        p = out / f"{flow}.sqlog"
+        if p.resolve().parent != out.resolve():
+            raise ValueError(f"flow name {flow!r} would put its qlog outside {out}")
+        p.write_text(text)
+        written.append(p)
+    return written
 
 
 class CaptureLimitWarning(UserWarning):
@@ -305,6 +325,8 @@ class Result:
         self.stream_dir: Path | None = Path(stream_dir) if stream_dir is not None else None
         #: the packet captures written by ``run(..., pcap=dir)``
         self.pcap_files: list[Path] = []
+        #: the qlog traces written by ``run(..., qlog=dir)``
+        self.qlog_files: list[Path] = []
 
     # -- tables --
 

@@ -223,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trace", action="store_true", help="also record a per-packet trace (saved as trace.csv with --out)")
     r.add_argument("--pcap", metavar="DIR", help="record one packet capture per flow (pcap, readable by "
                    "Wireshark and tshark) and write them into DIR as FLOW.pcap")
+    r.add_argument("--qlog", metavar="DIR", help="write a qlog trace (JSON-SEQ) of each QUIC flow into DIR "
+                   "as FLOW.sqlog")
     r.add_argument("--out", metavar="DIR", help="save summary.json, scenario.json and tables (flows, links, "
                    "flow_series, link_series, trace) into DIR")
     r.add_argument("--format", metavar="FMTS", default=None,
@@ -551,7 +553,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         warnings.simplefilter("always", CaptureLimitWarning)
         try:
             res = run(ScenarioFile(args.scenario), overrides=overrides, progress=False if args.quiet else None,
-                      memory_check=not args.no_memory_check, event_check=not args.no_event_check, pcap=args.pcap, stream=args.out if args.stream else None)
+                      memory_check=not args.no_memory_check, event_check=not args.no_event_check, pcap=args.pcap, stream=args.out if args.stream else None, qlog=args.qlog)
         except ScenarioError as e:
             raise _duration_error(e, args.duration) from None
     for w in caught:
@@ -567,6 +569,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             _err(f"wrote {_plural(len(paths), 'file')} to {args.out}")
     if args.pcap is not None and not args.quiet:
         _err(f"wrote {_plural(len(res.pcap_files), 'capture')} to {args.pcap}")
+    if args.qlog is not None and not args.quiet:
+        _err(f"wrote {_plural(len(res.qlog_files), 'qlog trace')} to {args.qlog}")
     if args.plot is not None:
         from .plots import plot_run
 

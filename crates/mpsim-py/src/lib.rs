@@ -294,6 +294,11 @@ fn run(
         pcap.append((f.flow.as_str(), pyo3::types::PyBytes::new_bound(py, &f.bytes), f.packets, f.dropped))?;
     }
     d.set_item("pcap", pcap)?;
+    let qlog = pyo3::types::PyList::empty_bound(py);
+    for (flow, text) in &out.qlog {
+        qlog.append((flow.as_str(), text.as_str()))?;
+    }
+    d.set_item("qlog", qlog)?;
     Ok(d.into())
 }
 

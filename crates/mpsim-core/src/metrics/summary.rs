@@ -147,6 +147,9 @@ pub struct FlowSummary {
     /// SCTP: what only an association has (left out for other transports).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sctp: Option<SctpSummary>,
+    /// QUIC: what only a QUIC connection has (left out for other transports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicSummary>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -205,6 +208,25 @@ pub struct Summary {
     /// front ends report it in a separate run-info record.
     #[serde(skip)]
     pub wall_s: f64,
+}
+
+/// Figures only a QUIC connection has (`FlowSummary::quic`), per path in path order where
+/// they are lists. A probe timeout counts in `timeouts` of the flow and its path, and the
+/// probe packets it sent in `loss_probes`.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct QuicSummary {
+    /// Packets declared lost (RFC 9002 §6.1).
+    pub packets_lost: Vec<u64>,
+    /// Probe timeouts that fired (RFC 9002 §6.2).
+    pub ptos: Vec<u64>,
+    /// Times persistent congestion was declared (RFC 9002 §7.6).
+    pub persistent_congestion: Vec<u64>,
+    /// ACK packets the receiver sent.
+    pub acks_sent: Vec<u64>,
+    /// MAX_DATA and MAX_STREAM_DATA updates the receiver sent.
+    pub max_data_updates: u64,
+    /// Largest QUIC packet, bytes (UDP payload).
+    pub max_datagram: u32,
 }
 
 /// Figures only an SCTP association has (`FlowSummary::sctp`).

@@ -233,6 +233,27 @@ pub struct SctpControlHeader {
     pub sent_at: SimTime,
 }
 
+/// A QUIC packet (RFC 9000): from the sender, a STREAM frame of `len` bytes at stream
+/// `offset` (or a PING when `len` is 0); from the receiver, an ACK packet whose ACK ranges,
+/// ack delay and flow-control credit stay in the connection's log under `ack` (its wire size
+/// counts them), `offset` then being the largest packet number acknowledged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QuicHeader {
+    /// Packet number, in the space of its path and direction.
+    pub pn: u64,
+    pub offset: u64,
+    pub sent_at: SimTime,
+    pub len: u32,
+    pub ack: u32,
+    /// The path (its index in the connection).
+    pub path: u8,
+    pub is_ack: bool,
+    /// The STREAM frame carries data sent before.
+    pub retx: bool,
+    /// The packet carries STREAM_DATA_BLOCKED: the sender waits for credit.
+    pub blocked: bool,
+}
+
 /// Protocol headers. One link and queue model serves every protocol.
 #[derive(Clone, Copy, Debug)]
 pub enum Header {
@@ -248,6 +269,8 @@ pub enum Header {
     SctpSack(SctpSackHeader),
     /// SCTP HEARTBEAT (sender to receiver) or HEARTBEAT ACK (back).
     SctpControl(SctpControlHeader),
+    /// A QUIC packet, either way.
+    Quic(QuicHeader),
 }
 
 impl Header {
@@ -261,6 +284,7 @@ impl Header {
             Header::SctpData(h) => (h.offset, h.tsn),
             Header::SctpSack(h) => (h.delivered, h.cum_tsn),
             Header::SctpControl(_) => (0, 0),
+            Header::Quic(h) => (h.offset, h.pn),
         }
     }
 
@@ -273,7 +297,8 @@ impl Header {
             Header::TcpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, seq, dsn, h.len),
             Header::Datagram(h) => (TraceKind::Send, seq, dsn, h.len),
             Header::SctpData(h) => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, seq, dsn, h.len),
-            Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) => (TraceKind::Ack, seq, dsn, 0),
+            Header::Quic(h) if !h.is_ack => (if h.retx { TraceKind::Retx } else { TraceKind::Send }, seq, dsn, h.len),
+            Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) | Header::Quic(_) => (TraceKind::Ack, seq, dsn, 0),
         }
     }
 
@@ -284,7 +309,8 @@ impl Header {
         match *self {
             Header::TcpData(h) | Header::Datagram(h) => Some((h.seq, h.dsn, h.len)),
             Header::SctpData(h) => Some((h.offset, h.tsn, h.len)),
-            Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) => None,
+            Header::Quic(h) if !h.is_ack => Some((h.offset, h.pn, h.len)),
+            Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) | Header::Quic(_) => None,
         }
     }
 
@@ -293,7 +319,11 @@ impl Header {
     /// room and the connection polled.
     #[inline]
     pub fn frees_room(&self) -> bool {
-        matches!(self, Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_))
+        match self {
+            Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) => true,
+            Header::Quic(h) => h.is_ack,
+            Header::TcpData(_) | Header::Datagram(_) | Header::SctpData(_) => false,
+        }
     }
 
     /// A link marks the packet with a congestion warning. Data segments and datagrams carry
@@ -302,8 +332,8 @@ impl Header {
     pub fn set_cw(&mut self) {
         match self {
             Header::TcpData(h) | Header::Datagram(h) => h.cw = true,
-            // SCTP does not carry the warning
-            Header::TcpAck(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) => {}
+            // neither SCTP nor QUIC (whose ECN is not modelled) carries the warning
+            Header::TcpAck(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) | Header::Quic(_) => {}
         }
     }
 }

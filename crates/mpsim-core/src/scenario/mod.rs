@@ -123,16 +123,19 @@ pub enum TransportSpec {
     /// An SCTP association (`transport = "sctp"`; single-homed with `path`, multihomed with
     /// `paths`).
     Sctp(Box<crate::transport::sctp::SctpConfig>),
+    /// A QUIC connection with one bulk stream over one path (`transport = "quic"`).
+    Quic,
 }
 
 impl TransportSpec {
     /// The value of the scenario's `transport` key for this transport: tcp (Multipath TCP
-    /// too), udp or sctp.
+    /// too), udp, sctp or quic.
     pub fn key(&self) -> &'static str {
         match self {
             TransportSpec::Tcp | TransportSpec::Mptcp(_) => "tcp",
             TransportSpec::Udp => "udp",
             TransportSpec::Sctp(_) => "sctp",
+            TransportSpec::Quic => "quic",
         }
     }
 }
@@ -266,6 +269,9 @@ impl FlowSpec {
     pub fn is_sctp(&self) -> bool {
         matches!(self.transport, TransportSpec::Sctp(_))
     }
+    pub fn is_quic(&self) -> bool {
+        self.transport == TransportSpec::Quic
+    }
     /// TCP or Multipath TCP: segments acknowledged by TCP ACKs.
     pub fn is_tcp(&self) -> bool {
         matches!(self.transport, TransportSpec::Tcp | TransportSpec::Mptcp(_))
@@ -286,6 +292,8 @@ pub struct MetricsSpec {
     pub pcap_limit: u64,
     /// Store the payload (zeros) in captures, not only the headers.
     pub pcap_payload: bool,
+    /// Write a qlog trace of each QUIC flow (`transport::quic::qlog`).
+    pub qlog: bool,
 }
 
 impl Default for MetricsSpec {
@@ -297,6 +305,7 @@ impl Default for MetricsSpec {
             pcap: false,
             pcap_limit: 1 << 30,
             pcap_payload: false,
+            qlog: false,
         }
     }
 }

@@ -181,6 +181,11 @@ impl<'a> Reader<'a> {
                 flow_specs.push(f);
             }
         }
+        if metrics.pcap {
+            if let Some(f) = flow_specs.iter().find(|f| f.is_quic()) {
+                return Err(self.e("metrics.pcap", format!("flow '{}' runs QUIC, whose packets are not captured (docs/quic.md)", f.name)));
+            }
+        }
         if metrics.warmup >= duration {
             return Err(self.e(
                 "metrics.warmup",
@@ -192,7 +197,7 @@ impl<'a> Reader<'a> {
     }
 
     fn metrics(&self, v: &Value) -> Result<MetricsSpec, ScenarioError> {
-        let t = self.table(v, "metrics", &["interval", "trace", "warmup", "pcap", "pcap_limit", "pcap_payload"])?;
+        let t = self.table(v, "metrics", &["interval", "trace", "warmup", "pcap", "pcap_limit", "pcap_payload", "qlog"])?;
         let mut m = MetricsSpec::default();
         if let Some(iv) = t.map.get("interval") {
             if iv.as_bool() == Some(false) {
@@ -215,6 +220,9 @@ impl<'a> Reader<'a> {
         }
         if let Some(b) = t.map.get("pcap") {
             m.pcap = b.as_bool().ok_or_else(|| self.e("metrics.pcap", format!("expected true or false, found {}", kind(b))))?;
+        }
+        if let Some(b) = t.map.get("qlog") {
+            m.qlog = b.as_bool().ok_or_else(|| self.e("metrics.qlog", format!("expected true or false, found {}", kind(b))))?;
         }
         if let Some(b) = t.map.get("pcap_payload") {
             m.pcap_payload =

@@ -44,8 +44,12 @@ impl Reader<'_> {
             ],
         )?;
         let is_sctp = self.opt_string(&t, "transport")?.as_deref() == Some("sctp");
+        let is_quic = self.opt_string(&t, "transport")?.as_deref() == Some("quic");
         let name = self.opt_name(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
         let (path_names, flow_paths, multipath) = self.flow_paths(&t, key, paths)?;
+        if is_quic && multipath {
+            return Err(self.e(&join(key, "paths"), "a QUIC flow runs over one path: give `path` (multipath QUIC is not modelled)"));
+        }
         let (scheduler, backup, join_times) = self.multipath_settings(&t, key, multipath, is_sctp, &path_names)?;
         let is_udp = self.is_udp(&t, key, multipath)?;
         let is_rec = scheduler.as_deref() == Some("mptcp_rec");
@@ -53,13 +57,30 @@ impl Reader<'_> {
         let sctp = self.sctp_settings(&t, key, is_sctp, &path_names)?;
         let receiver = self.receiver_logic(&t, key, multipath, is_sctp)?;
         let cc = self.flow_cc(&t, key, sctp.as_ref(), is_rec, multipath)?;
+        if is_quic && Controller::by_name(&cc).is_some_and(|c| c.wants_rate_samples()) {
+            return Err(self.e(
+                &join(key, "cc"),
+                format!("{cc} runs on delivery-rate samples, which QUIC does not take here: use a window-based controller"),
+            ));
+        }
         let (start, stop) = self.flow_times(&t, key, duration)?;
         let app = self.flow_app(&t, key, is_udp)?;
         let tcp = self.flow_tcp(&t, key, tcp_defaults, sctp.as_ref())?;
+        if is_quic && tcp.mss + tcp.header < crate::transport::quic::wire::MIN_IP_PACKET {
+            return Err(self.e(
+                &join(key, "tcp"),
+                format!(
+                    "a QUIC flow's packets take tcp.mss + tcp.header bytes of IP, at least {} (a UDP payload of 1200 B, RFC 9000 §14); this one has {}",
+                    crate::transport::quic::wire::MIN_IP_PACKET,
+                    tcp.mss + tcp.header
+                ),
+            ));
+        }
         let transport = match (sctp, scheduler) {
             (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
             (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),
             (None, None) if is_udp => TransportSpec::Udp,
+            (None, None) if is_quic => TransportSpec::Quic,
             (None, None) => TransportSpec::Tcp,
         };
         Ok(FlowSpec {
@@ -178,10 +199,12 @@ impl Reader<'_> {
     /// Whether the flow is UDP (`transport`; "sctp" is read by the caller).
     fn is_udp(&self, t: &Table, key: &str, multipath: bool) -> Result<bool, ScenarioError> {
         let is_udp = match self.opt_string(t, "transport")?.as_deref() {
-            None | Some("tcp") | Some("sctp") => false,
+            None | Some("tcp") | Some("sctp") | Some("quic") => false,
             Some("udp") if multipath => return Err(self.e(&join(key, "transport"), "a multipath flow runs over TCP")),
             Some("udp") => true,
-            Some(other) => return Err(self.e(&join(key, "transport"), format!("unknown transport '{other}'; expected tcp, udp or sctp"))),
+            Some(other) => {
+                return Err(self.e(&join(key, "transport"), format!("unknown transport '{other}'; expected tcp, udp, sctp or quic")))
+            }
         };
         Ok(is_udp)
     }

@@ -60,6 +60,12 @@ impl Simulation {
                 }
             }
         }
+        if s.metrics.qlog {
+            for f in &mut flows {
+                let title = format!("{}: flow {}", s.name, f.name);
+                f.conn.start_qlog(&title);
+            }
+        }
         let mut pcap = Vec::new();
         if s.metrics.pcap {
             for (i, f) in flows.iter().enumerate() {

@@ -27,6 +27,9 @@ pub struct Output {
     pub streamed: bool,
     /// One packet capture per flow, if the scenario asked for them (`[metrics] pcap`).
     pub pcap: Vec<PcapFile>,
+    /// One qlog trace (JSON-SEQ) per QUIC flow, with the flow's name, if the scenario asked
+    /// for them (`[metrics] qlog`).
+    pub qlog: Vec<(String, String)>,
 }
 
 /// Bytes delivered at some instant, per flow and per subflow, to measure from.
@@ -448,6 +451,7 @@ impl Recorder {
                 trace,
                 streamed: true,
                 pcap: Vec::new(),
+                qlog: Vec::new(),
             };
         }
         let names = Names::new(flows, links);
@@ -455,6 +459,6 @@ impl Recorder {
         let subflow_series = names.subflow_table(self.subflow_index, self.subflow_series);
         let link_series = names.link_table(self.link_index, self.link_series);
         let trace = self.trace.map(|rows| names.trace_table(&rows));
-        Output { summary, flow_series, subflow_series, link_series, trace, streamed: false, pcap: Vec::new() }
+        Output { summary, flow_series, subflow_series, link_series, trace, streamed: false, pcap: Vec::new(), qlog: Vec::new() }
     }
 }

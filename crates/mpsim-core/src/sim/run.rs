@@ -61,6 +61,7 @@ impl Simulation {
         let pcap = std::mem::take(&mut self.net.pcap);
         let mut out = self.net.rec.finish(&self.flows, &self.net.links, self.net.end, self.warmup, events, wall.elapsed().as_secs_f64());
         out.pcap = pcap.into_iter().zip(&self.flows).map(|(c, f)| c.into_file(f.name.clone())).collect();
+        out.qlog = self.flows.iter_mut().filter_map(|f| Some((f.name.clone(), f.conn.take_qlog()?))).collect();
         out
     }
 

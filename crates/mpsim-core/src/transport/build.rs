@@ -1,12 +1,13 @@
 //! Builds a flow's connection from its scenario entry: a TCP subflow per path, alone or under
-//! a Multipath TCP connection level, an SCTP association over its destinations, or a UDP
-//! sender.
+//! a Multipath TCP connection level, an SCTP association over its destinations, a QUIC
+//! connection, or a UDP sender.
 
 use super::mptcp::Subflow;
+use super::quic::{wire, QuicConfig, QuicPath};
 use super::sctp::Destination;
 use super::tcp::{self, PathRoutes};
 use super::udp::UDP_HEADER_BYTES;
-use super::{Connection, MptcpConn, SctpConn, TcpConn, UdpConn};
+use super::{Connection, MptcpConn, QuicConn, SctpConn, TcpConn, UdpConn};
 use crate::cc::Controller;
 use crate::feedback::{RxLogic, RxSetup};
 use crate::net::{handshake_rtt, Link, Route};
@@ -28,6 +29,20 @@ impl Connection {
             TransportSpec::Sctp(c) => {
                 let dests = f.paths.iter().map(|&p| route(p)).map(|r| Destination::new(r.name, r.fwd, r.rev, c, c.rcv_buf)).collect();
                 Connection::Sctp(Box::new(SctpConn::new((**c).clone(), dests)))
+            }
+            TransportSpec::Quic => {
+                let r = route(f.paths[0]);
+                let rtt = handshake_rtt(links, &routes[r.fwd as usize], &routes[r.rev as usize], f.tcp.header);
+                let cfg = QuicConfig {
+                    max_datagram: f.tcp.mss + f.tcp.header - wire::IP_UDP,
+                    max_ack_delay: Dur(wire::MAX_ACK_DELAY_NS),
+                    rcv_buf: f.tcp.rcv_buf,
+                    initial_window: f.tcp.initial_window,
+                };
+                let mut cc = Controller::by_name(&f.cc).unwrap_or_else(|| Controller::by_name("reno").expect("built-in"));
+                cc.seed(Rng::substream(s.seed, &format!("flow/{}/path/{}/cc", f.name, r.name)));
+                let path = QuicPath::new(r, &cfg, cc, rtt);
+                Connection::Quic(Box::new(QuicConn::new(cfg, vec![path])))
             }
             TransportSpec::Tcp => {
                 let (sub, _) = subflows(f, false, s.seed, links, routes, route).into_iter().next().expect("a TCP flow has one path");

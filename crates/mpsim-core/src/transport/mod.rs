@@ -1,7 +1,7 @@
 //! Transport protocols, each a sans-IO connection behind one small interface.
 //!
 //! A [`Connection`] is the transport of one flow: plain TCP (one subflow), Multipath TCP
-//! (subflows under a connection level, with its scheduler) or UDP. It never reads a clock or
+//! (subflows under a connection level, with its scheduler), SCTP, QUIC or UDP. It never reads a clock or
 //! touches the network: the simulation hands it the time, the packets that reach its ends and
 //! the timers it asked for, and it answers by pushing [`Action`]s (packets to send, timers to
 //! arm, notes for the trace) into a [`Sink`], which carries them out in order.
@@ -20,6 +20,7 @@
 
 mod build;
 pub mod mptcp;
+pub mod quic;
 pub mod sctp;
 pub mod tcp;
 pub mod udp;
@@ -33,6 +34,7 @@ use crate::net::Header;
 use crate::sched::Sched;
 use crate::time::{Dur, SimTime};
 pub use mptcp::MptcpConn;
+pub use quic::QuicConn;
 pub use sctp::SctpConn;
 pub use tcp::TcpConn;
 pub use udp::UdpConn;
@@ -202,6 +204,16 @@ pub trait Transport {
         false
     }
 
+    /// Starts a qlog trace of the connection titled `title`; false if the transport writes
+    /// none (only QUIC does).
+    fn start_qlog(&mut self, _title: &str) -> bool {
+        false
+    }
+    /// The qlog trace written so far (JSON-SEQ), taken out of the connection.
+    fn take_qlog(&mut self) -> Option<String> {
+        None
+    }
+
     /// How the connection's packets are captured.
     fn capture_setup(&self) -> CaptureSetup;
     /// Captures a packet arriving back at the sender, before the connection takes it.
@@ -289,6 +301,12 @@ macro_rules! transports {
             pub fn set_receiver_logic(&mut self, logic: RxLogic) -> bool {
                 match self { $(Connection::$variant(c) => Transport::set_receiver_logic(mut_of::<$conn>(c), logic)),+ }
             }
+            pub fn start_qlog(&mut self, title: &str) -> bool {
+                match self { $(Connection::$variant(c) => Transport::start_qlog(mut_of::<$conn>(c), title)),+ }
+            }
+            pub fn take_qlog(&mut self) -> Option<String> {
+                match self { $(Connection::$variant(c) => Transport::take_qlog(mut_of::<$conn>(c))),+ }
+            }
             pub fn capture_setup(&self) -> CaptureSetup {
                 match self { $(Connection::$variant(c) => Transport::capture_setup(ref_of::<$conn>(c))),+ }
             }
@@ -324,6 +342,7 @@ transports! {
     Mptcp(MptcpConn, boxed),
     Udp(UdpConn),
     Sctp(SctpConn, boxed),
+    Quic(QuicConn, boxed),
 }
 
 /// Asks for a timer event at `deadline` unless one at or before it is already pending.

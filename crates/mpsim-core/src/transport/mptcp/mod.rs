@@ -383,7 +383,7 @@ impl MptcpConn {
                 }
                 Arrival::Nothing
             }
-            Header::Datagram(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) => Arrival::Nothing,
+            Header::Datagram(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) | Header::Quic(_) => Arrival::Nothing,
         }
     }
 

@@ -77,7 +77,7 @@ impl TcpConn {
                 }
                 Arrival::Nothing
             }
-            Header::Datagram(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) => Arrival::Nothing,
+            Header::Datagram(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) | Header::Quic(_) => Arrival::Nothing,
         }
     }
 

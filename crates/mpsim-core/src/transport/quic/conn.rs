@@ -1,0 +1,539 @@
+//! A QUIC connection carrying one bulk stream (RFC 9000), both of its ends: the sender's
+//! packets, stream data and its retransmission in new packets, connection- and stream-level
+//! flow control; the receiver's packet number ranges, ACK generation (RFC 9000 §13.2) and
+//! flow-control credit as the application reads. Loss detection and the window are
+//! `recovery.rs`'s, one per packet number space.
+
+use super::qlog::Qlog;
+use super::ranges::RangeSet;
+use super::recovery::{Recovery, Settled};
+use super::wire::{self, ACK_PACKET_PN_LEN, AEAD_TAG, IP_UDP, MAX_ACK_RANGES, SHORT_HEADER};
+use crate::cc::{Controller, Window};
+use crate::metrics::TraceKind;
+use crate::net::{Header, QuicHeader};
+use crate::time::{Dur, SimTime};
+use crate::transport::tcp::PathRoutes;
+use crate::transport::{arm, Action, Arrival, Progress, Sink, TimerKind};
+use serde_json::json;
+use std::collections::VecDeque;
+
+/// Settings of a QUIC connection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuicConfig {
+    /// Largest QUIC packet (UDP payload), from the flow's IP packet size (`tcp.mss` +
+    /// `tcp.header`) less IPv4 and UDP headers.
+    pub max_datagram: u32,
+    /// The receiver's max_ack_delay (RFC 9000 §18.2: 25 ms).
+    pub max_ack_delay: Dur,
+    /// The receiver's flow-control window, stream and connection (the flow's `tcp.rcv_buf`).
+    pub rcv_buf: u64,
+    /// Initial window in packets (RFC 9002 §7.2 caps it at max(14720 bytes, 2 packets)).
+    pub initial_window: u32,
+}
+
+impl QuicConfig {
+    /// RFC 9002 §7.2's initial window: min(10 x max_datagram, max(14720, 2 x max_datagram)),
+    /// with the flow's initial window in place of 10, and never below the minimum window of
+    /// two packets.
+    pub fn initial_cwnd(&self) -> u64 {
+        let mds = self.max_datagram as u64;
+        (self.initial_window as u64 * mds).min((2 * mds).max(14_720)).max(2 * mds)
+    }
+}
+
+/// An ACK packet's frames, kept by the connection under the id its header carries.
+#[derive(Clone, Debug, Default)]
+pub struct AckRecord {
+    /// ACK ranges, inclusive, largest first.
+    pub ranges: Vec<(u64, u64)>,
+    pub ack_delay: Dur,
+    /// MAX_DATA and MAX_STREAM_DATA (equal: the connection has one stream), when sent.
+    pub max_data: Option<u64>,
+}
+
+/// ACK packets whose frames are kept for their header to find.
+const ACK_LOG: usize = 1 << 14;
+
+/// Counters of one path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathStats {
+    /// Stream bytes sent, retransmissions included, and packets carrying retransmitted data.
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    /// Stream bytes the receiver got by way of this path for the first time.
+    pub bytes_received: u64,
+    /// ACK packets the receiver sent on this path.
+    pub acks_sent: u64,
+}
+
+/// The receiver's side of one packet number space.
+#[derive(Clone, Debug, Default)]
+struct AckState {
+    received: RangeSet,
+    largest: Option<u64>,
+    largest_at: SimTime,
+    /// Ack-eliciting packets received since the last ACK.
+    unacked: u32,
+    ack_at: Option<SimTime>,
+    timer_event: Option<SimTime>,
+    next_pn: u64,
+}
+
+/// One path of the connection: its routes, its packet number space at both ends.
+pub struct QuicPath {
+    pub name: String,
+    pub fwd: u32,
+    pub rev: u32,
+    pub rec: Recovery,
+    timer_event: Option<SimTime>,
+    rx: AckState,
+    pub stats: PathStats,
+}
+
+impl QuicPath {
+    pub fn new(r: PathRoutes, cfg: &QuicConfig, cc: Controller, handshake_rtt: Dur) -> QuicPath {
+        let w = Window { cwnd: cfg.initial_cwnd(), ssthresh: u64::MAX, mss: cfg.max_datagram as u64 };
+        QuicPath {
+            name: r.name,
+            fwd: r.fwd,
+            rev: r.rev,
+            rec: Recovery::new(handshake_rtt, w, cc, cfg.max_ack_delay),
+            timer_event: None,
+            rx: AckState::default(),
+            stats: PathStats::default(),
+        }
+    }
+
+    /// When the receiver's delayed ACK is due on this path.
+    pub fn rx_timer(&self) -> Option<SimTime> {
+        self.rx.ack_at
+    }
+}
+
+/// Connection-wide counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnStats {
+    /// Stream bytes that arrived beyond a gap, and again after they had arrived.
+    pub out_of_order_packets: u64,
+    pub duplicate_packets: u64,
+    pub max_buffered: u64,
+    /// MAX_DATA/MAX_STREAM_DATA updates the receiver sent.
+    pub max_data_updates: u64,
+}
+
+/// A QUIC connection with one bulk stream.
+pub struct QuicConn {
+    pub cfg: QuicConfig,
+    pub paths: Vec<QuicPath>,
+    /// Sender: bytes written, the next new stream offset, what was acknowledged (and its
+    /// prefix), lost ranges waiting to be sent again, the peer's flow-control limit.
+    written: u64,
+    pub next_offset: u64,
+    pub(crate) acked: RangeSet,
+    acked_upto: u64,
+    pub(crate) rtx: VecDeque<(u64, u64)>,
+    pub peer_limit: u64,
+    blocked_since: Option<SimTime>,
+    blocked: Dur,
+    /// Receiver: the stream bytes held, the prefix delivered, the limit last advertised.
+    rx_data: RangeSet,
+    delivered: u64,
+    advertised: u64,
+    acks: VecDeque<AckRecord>,
+    ack_base: u32,
+    pub stats: ConnStats,
+    pub check: bool,
+    /// The qlog trace, when the scenario asks for one.
+    pub qlog: Option<Qlog>,
+}
+
+impl QuicConn {
+    pub fn new(cfg: QuicConfig, paths: Vec<QuicPath>) -> QuicConn {
+        assert!(!paths.is_empty(), "a QUIC connection has a path");
+        let limit = cfg.rcv_buf;
+        QuicConn {
+            cfg,
+            paths,
+            written: 0,
+            next_offset: 0,
+            acked: RangeSet::default(),
+            acked_upto: 0,
+            rtx: VecDeque::new(),
+            peer_limit: limit,
+            blocked_since: None,
+            blocked: Dur::ZERO,
+            rx_data: RangeSet::default(),
+            delivered: 0,
+            advertised: limit,
+            acks: VecDeque::new(),
+            ack_base: 0,
+            stats: ConnStats::default(),
+            check: false,
+            qlog: None,
+        }
+    }
+
+    pub fn write(&mut self, len: u64) {
+        self.written += len;
+    }
+
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Bytes written and not yet acknowledged as a prefix of the stream.
+    pub fn unacked(&self) -> u64 {
+        self.written - self.acked_upto
+    }
+
+    pub fn progress(&self) -> Progress {
+        Progress {
+            written: self.written,
+            acked: self.acked_upto,
+            delivered: self.delivered,
+            bytes_sent: self.paths.iter().map(|p| p.stats.bytes_sent).sum(),
+        }
+    }
+
+    /// Time new data waited for flow-control credit while the window had room.
+    pub fn blocked_time(&self, now: SimTime) -> Dur {
+        self.blocked + self.blocked_since.map_or(Dur::ZERO, |b| now - b)
+    }
+
+    /// Bytes the receiver holds beyond the delivered prefix.
+    pub fn rcv_buffered(&self) -> u64 {
+        self.rx_data.count_from(self.delivered)
+    }
+
+    pub fn ack_record(&self, id: u32) -> Option<&AckRecord> {
+        self.acks.get(id.wrapping_sub(self.ack_base) as usize)
+    }
+
+    pub fn on_packet(&mut self, now: SimTime, sub: usize, h: &QuicHeader, tx: &mut impl Sink) -> Arrival {
+        let arrival = if h.is_ack { self.on_ack_packet(now, sub, h, tx) } else { self.on_data_packet(now, sub, h, tx) };
+        if self.check {
+            self.check_invariants();
+        }
+        arrival
+    }
+
+    // ----- receiver -----
+
+    fn on_data_packet(&mut self, now: SimTime, p: usize, h: &QuicHeader, tx: &mut impl Sink) -> Arrival {
+        let rx = &mut self.paths[p].rx;
+        let pn = h.pn;
+        let new_pn = rx.received.insert(pn, pn + 1) == 1;
+        // RFC 9000 §13.2.1: acknowledge at once a packet that arrives out of order or
+        // leaves a gap below it
+        let reordered = rx.largest.is_some_and(|l| pn < l);
+        let gap = match rx.largest {
+            Some(l) => pn > l + 1,
+            None => pn > 0,
+        };
+        if rx.largest.is_none_or(|l| pn > l) {
+            rx.largest = Some(pn);
+            rx.largest_at = now;
+        }
+        rx.unacked += 1;
+        let before = self.delivered;
+        if h.len > 0 {
+            let end = h.offset + h.len as u64;
+            let fresh = self.rx_data.insert(h.offset, end);
+            self.paths[p].stats.bytes_received += fresh;
+            if fresh == 0 {
+                self.stats.duplicate_packets += 1;
+            } else if h.offset > self.delivered {
+                self.stats.out_of_order_packets += 1;
+            }
+            self.delivered = self.rx_data.contiguous_from(0);
+            self.stats.max_buffered = self.stats.max_buffered.max(self.rcv_buffered());
+        }
+        // the application reads what is in order at once: credit grows with it
+        let limit = self.delivered + self.cfg.rcv_buf;
+        let credit_due = limit >= self.advertised + self.cfg.rcv_buf / 4 || (h.blocked && limit > self.advertised);
+        let rx = &self.paths[p].rx;
+        if !new_pn || reordered || gap || rx.unacked >= 2 || credit_due || h.blocked {
+            self.send_ack(now, p, h.blocked, tx);
+        } else if rx.ack_at.is_none() {
+            let at = now + self.cfg.max_ack_delay;
+            let rx = &mut self.paths[p].rx;
+            rx.ack_at = Some(at);
+            arm(tx, &mut rx.timer_event, Some(at), p, TimerKind::DelAck);
+        }
+        if self.delivered > before {
+            Arrival::Stream { upto: self.delivered }
+        } else {
+            Arrival::Nothing
+        }
+    }
+
+    /// Sends an ACK packet on path `p`: the ranges received (most recent first), the delay
+    /// since the largest arrived, and flow-control credit when it grew by a quarter of the
+    /// buffer since last advertised (or again, when the sender said it is `blocked`).
+    fn send_ack(&mut self, now: SimTime, p: usize, blocked: bool, tx: &mut impl Sink) {
+        let limit = self.delivered + self.cfg.rcv_buf;
+        let due = limit >= self.advertised + self.cfg.rcv_buf / 4 || (blocked && limit >= self.advertised);
+        let max_data = due.then(|| {
+            self.advertised = limit;
+            self.stats.max_data_updates += 1;
+            limit
+        });
+        let path = &mut self.paths[p];
+        let rx = &mut path.rx;
+        let ranges: Vec<(u64, u64)> = rx.received.descending().take(MAX_ACK_RANGES).collect();
+        rx.received.keep_highest(2 * MAX_ACK_RANGES);
+        let ack_delay = now - rx.largest_at;
+        let mut size = IP_UDP + SHORT_HEADER + ACK_PACKET_PN_LEN + AEAD_TAG + wire::ack_frame(&ranges, ack_delay.0 / 1_000);
+        if let Some(m) = max_data {
+            size += wire::max_data_frames(m, m);
+        }
+        let largest = ranges[0].1;
+        let pn = rx.next_pn;
+        rx.next_pn += 1;
+        rx.unacked = 0;
+        rx.ack_at = None;
+        path.stats.acks_sent += 1;
+        let id = self.ack_base.wrapping_add(self.acks.len() as u32);
+        self.acks.push_back(AckRecord { ranges, ack_delay, max_data });
+        if self.acks.len() > ACK_LOG {
+            self.acks.pop_front();
+            self.ack_base = self.ack_base.wrapping_add(1);
+        }
+        let header =
+            QuicHeader { pn, offset: largest, sent_at: now, len: 0, ack: id, path: p as u8, is_ack: true, retx: false, blocked: false };
+        tx.push(Action::Packet { sub: p as u8, route: self.paths[p].rev, size, header: Header::Quic(header) });
+    }
+
+    // ----- sender -----
+
+    fn on_ack_packet(&mut self, now: SimTime, p: usize, h: &QuicHeader, tx: &mut impl Sink) -> Arrival {
+        let Some(rec) = self.ack_record(h.ack).cloned() else { return Arrival::Nothing };
+        if let Some(m) = rec.max_data {
+            self.peer_limit = self.peer_limit.max(m);
+        }
+        let settled = self.paths[p].rec.on_ack(now, &rec.ranges, rec.ack_delay, &[], 0);
+        if let Some(q) = &mut self.qlog {
+            let ranges: Vec<[u64; 2]> = rec.ranges.iter().rev().map(|&(lo, hi)| [lo, hi]).collect();
+            let mut frames = vec![json!({"frame_type": "ack", "ack_delay": rec.ack_delay.as_millis_f64(), "acked_ranges": ranges})];
+            if let Some(m) = rec.max_data {
+                frames.push(json!({"frame_type": "max_data", "maximum": m}));
+                frames.push(json!({"frame_type": "max_stream_data", "stream_id": 0, "maximum": m}));
+            }
+            let data = json!({"header": {"packet_type": "1RTT", "packet_number": h.pn}, "path_id": p, "frames": frames});
+            q.event(now, "quic:packet_received", data);
+        }
+        self.log_recovery(now, p, &settled);
+        self.apply(settled);
+        self.arm_loss_timer(p, tx);
+        Arrival::Nothing
+    }
+
+    /// Logs the packets `s` declared lost and the path's recovery figures.
+    fn log_recovery(&mut self, now: SimTime, p: usize, s: &Settled) {
+        let Some(q) = &mut self.qlog else { return };
+        for &(pn, size) in &s.lost_packets {
+            let data = json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}});
+            q.event(now, "quic:packet_lost", data);
+        }
+        let r = &self.paths[p].rec;
+        let data = json!({
+            "path_id": p,
+            "min_rtt": r.rtt.min.as_millis_f64(),
+            "smoothed_rtt": r.rtt.smoothed.as_millis_f64(),
+            "latest_rtt": r.rtt.latest.as_millis_f64(),
+            "rtt_variance": r.rtt.rttvar.as_millis_f64(),
+            "pto_count": r.pto_count,
+            "congestion_window": r.w.cwnd,
+            "ssthresh": r.w.ssthresh.min(u64::MAX >> 11),
+            "bytes_in_flight": r.bytes_in_flight,
+        });
+        q.event(now, "quic:recovery_metrics_updated", data);
+    }
+
+    /// Takes what an ACK or a timer settled: acknowledged ranges into the acknowledged set,
+    /// lost ones (less what was acknowledged since) queued to be sent again.
+    fn apply(&mut self, s: Settled) {
+        for (off, len) in s.acked {
+            self.acked.insert(off, off + len as u64);
+        }
+        self.acked_upto = self.acked.contiguous_from(0);
+        for (off, len) in s.lost {
+            self.rtx.push_back((off, off + len as u64));
+        }
+    }
+
+    /// Asks for the loss detection timer's event. The deadline moves with every RTT sample,
+    /// earlier as often as later: an event already pending at most kGranularity (1 ms) after
+    /// it serves (RFC 9002's timers have that granularity), which spares an event per ACK.
+    fn arm_loss_timer(&mut self, p: usize, tx: &mut impl Sink) {
+        let path = &mut self.paths[p];
+        if let Some(at) = path.rec.timer() {
+            if path.timer_event.is_none_or(|e| at + Dur(wire::GRANULARITY_NS) < e) {
+                tx.push(Action::Timer { sub: p as u16, kind: TimerKind::Rto, at });
+                path.timer_event = Some(at);
+            }
+        }
+    }
+
+    pub fn on_timer(&mut self, now: SimTime, p: usize, kind: TimerKind, tx: &mut impl Sink) {
+        match kind {
+            TimerKind::Rto => {
+                self.paths[p].timer_event = None;
+                match self.paths[p].rec.timer() {
+                    Some(at) if at <= now => {
+                        let (settled, pto) = self.paths[p].rec.on_timeout(now, &[], 0);
+                        self.log_recovery(now, p, &settled);
+                        self.apply(settled);
+                        if pto {
+                            tx.push(Action::Note { sub: p as u8, kind: TraceKind::Timeout, seq: self.acked_upto, dsn: 0 });
+                            // RFC 9002 §6.2.4: two probes, beyond the window
+                            for _ in 0..2 {
+                                self.send_probe(now, p, tx);
+                            }
+                        }
+                        self.poll_transmit(now, tx);
+                    }
+                    _ => {}
+                }
+                self.arm_loss_timer(p, tx);
+            }
+            TimerKind::DelAck => {
+                let rx = &mut self.paths[p].rx;
+                rx.timer_event = None;
+                match rx.ack_at {
+                    Some(at) if at <= now => self.send_ack(now, p, false, tx),
+                    Some(at) => arm(tx, &mut rx.timer_event, Some(at), p, TimerKind::DelAck),
+                    None => {}
+                }
+            }
+            _ => {}
+        }
+        if self.check {
+            self.check_invariants();
+        }
+    }
+
+    /// The most stream bytes a packet numbered `pn` on path `p` can carry at `offset`.
+    fn room(&self, p: usize, offset: u64) -> u64 {
+        let pn_len = wire::pn_len(self.paths[p].rec.peek_pn(), self.paths[p].rec.largest_acked);
+        let blocked = if self.fc_blocked() { wire::blocked_frame(self.peer_limit) } else { 0 };
+        let fixed = SHORT_HEADER + pn_len + AEAD_TAG + wire::stream_frame_header(offset, self.cfg.max_datagram as u64) + blocked;
+        self.cfg.max_datagram.saturating_sub(fixed) as u64
+    }
+
+    /// The next stream frame to send on path `p`: lost data first (less what was
+    /// acknowledged since), then new data within the peer's limit. True if it is a
+    /// retransmission.
+    fn next_frame(&mut self, p: usize) -> Option<(u64, u32, bool)> {
+        while let Some(&(s, e)) = self.rtx.front() {
+            match self.acked.first_gap(s, e) {
+                None => {
+                    self.rtx.pop_front();
+                }
+                Some((gs, ge)) => {
+                    let len = (ge - gs).min(self.room(p, gs));
+                    if gs + len >= e {
+                        self.rtx.pop_front();
+                    } else {
+                        self.rtx[0] = (gs + len, e);
+                    }
+                    return Some((gs, len as u32, true));
+                }
+            }
+        }
+        let limit = self.written.min(self.peer_limit);
+        (self.next_offset < limit).then(|| {
+            let off = self.next_offset;
+            let len = (limit - off).min(self.room(p, off));
+            self.next_offset += len;
+            (off, len as u32, false)
+        })
+    }
+
+    /// Whether new data waits for flow-control credit.
+    fn fc_blocked(&self) -> bool {
+        self.next_offset < self.written && self.next_offset >= self.peer_limit
+    }
+
+    pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
+        let p = 0;
+        let full = self.cfg.max_datagram;
+        while self.paths[p].rec.can_send(full) {
+            let Some(frame) = self.next_frame(p) else { break };
+            self.transmit(now, p, Some(frame), false, tx);
+        }
+        let blocked = self.fc_blocked() && self.paths[p].rec.can_send(full) && self.rtx.is_empty();
+        match (blocked, self.blocked_since) {
+            (true, None) => self.blocked_since = Some(now),
+            (false, Some(b)) => {
+                self.blocked = self.blocked + (now - b);
+                self.blocked_since = None;
+            }
+            _ => {}
+        }
+        self.arm_loss_timer(p, tx);
+        if self.check {
+            self.check_invariants();
+        }
+    }
+
+    /// A probe on path `p` (RFC 9002 §6.2.4): lost or new data if any, else the oldest
+    /// outstanding data again, else a PING.
+    fn send_probe(&mut self, now: SimTime, p: usize, tx: &mut impl Sink) {
+        let frame = self.next_frame(p).or_else(|| {
+            let (off, len) = self.paths[p].rec.oldest_outstanding_stream()?;
+            Some((off, len.min(self.room(p, off) as u32), true))
+        });
+        self.transmit(now, p, frame, true, tx);
+    }
+
+    /// Sends one packet on path `p` with `frame` (a PING without one).
+    fn transmit(&mut self, now: SimTime, p: usize, frame: Option<(u64, u32, bool)>, probe: bool, tx: &mut impl Sink) {
+        let blocked = self.fc_blocked();
+        let path = &mut self.paths[p];
+        let pn_len = wire::pn_len(path.rec.peek_pn(), path.rec.largest_acked);
+        let (offset, len, retx) = frame.unwrap_or((0, 0, false));
+        let frames = match frame {
+            Some(_) => wire::stream_frame_header(offset, len as u64) + len,
+            None => 1, // PING
+        };
+        let mut size = SHORT_HEADER + pn_len + frames + AEAD_TAG;
+        // STREAM_DATA_BLOCKED, when it fits
+        let blocked = blocked && size + wire::blocked_frame(self.peer_limit) <= self.cfg.max_datagram;
+        if blocked {
+            size += wire::blocked_frame(self.peer_limit);
+        }
+        let pn = path.rec.on_sent(now, size, frame.map(|f| (f.0, f.1)), probe);
+        path.stats.bytes_sent += len as u64;
+        path.stats.retransmits += retx as u64;
+        if let Some(q) = &mut self.qlog {
+            let mut frames = vec![match frame {
+                Some(_) => json!({"frame_type": "stream", "stream_id": 0, "offset": offset, "length": len}),
+                None => json!({"frame_type": "ping"}),
+            }];
+            if blocked {
+                frames.push(json!({"frame_type": "stream_data_blocked", "stream_id": 0, "maximum": self.peer_limit}));
+            }
+            let mut data =
+                json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
+            if probe {
+                data["trigger"] = json!("pto_probe");
+            }
+            q.event(now, "quic:packet_sent", data);
+        }
+        let path = &mut self.paths[p];
+        let header = QuicHeader { pn, offset, sent_at: now, len, ack: 0, path: p as u8, is_ack: false, retx, blocked };
+        tx.push(Action::Packet { sub: p as u8, route: path.fwd, size: size + IP_UDP, header: Header::Quic(header) });
+    }
+
+    /// Checks the connection's invariants (for tests).
+    pub fn check_invariants(&self) {
+        for p in &self.paths {
+            p.rec.check_invariants();
+        }
+        assert!(self.next_offset <= self.written.min(self.peer_limit), "sent beyond what was written or allowed");
+        assert!(self.acked_upto <= self.next_offset, "acknowledged beyond what was sent");
+        assert!(self.delivered <= self.next_offset, "delivered beyond what was sent");
+        assert!(self.rx_data.count_from(0) <= self.delivered + self.cfg.rcv_buf, "received beyond the credit");
+    }
+}

@@ -1,0 +1,26 @@
+//! QUIC (RFC 9000, RFC 9002) as a sans-IO transport beside TCP, Multipath TCP and SCTP: one
+//! bulk stream over one path, without cryptography (the AEAD tag's bytes are counted) and
+//! without a simulated handshake (the connection starts, as mpsim's TCP does, with the
+//! handshake done and its round trip as the first RTT sample). See docs/quic.md.
+//!
+//! * `wire.rs`: wire sizes of headers and frames, RFC 9002's constants;
+//! * `ranges.rs`: merged integer ranges (packet numbers received, stream bytes);
+//! * `rtt.rs`: RTT estimation (RFC 9002 §5);
+//! * `recovery.rs`: loss detection, probe timeout, persistent congestion and the window of
+//!   one packet number space (RFC 9002 §6-7), through mpsim's congestion controllers;
+//! * `conn.rs`: the connection: stream, flow control, ACK generation, retransmission;
+//! * `qlog.rs`: the connection's qlog trace (`[metrics] qlog`);
+//! * `transport.rs`: the [`Transport`](crate::transport::Transport) implementation and the
+//!   flow summary.
+
+pub mod conn;
+pub mod qlog;
+pub mod ranges;
+pub mod recovery;
+pub mod rtt;
+#[cfg(test)]
+mod tests;
+mod transport;
+pub mod wire;
+
+pub use conn::{QuicConfig, QuicConn, QuicPath};

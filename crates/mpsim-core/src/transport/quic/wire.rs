@@ -1,0 +1,106 @@
+//! Wire sizes of QUIC packets and frames (RFC 9000 §12-19), with no cryptography: the AEAD
+//! tag's bytes are counted, nothing is encrypted.
+
+/// IPv4 and UDP headers under every QUIC packet.
+pub const IP_UDP: u32 = 20 + 8;
+/// The smallest IP packet a QUIC flow may use: a UDP payload of 1,200 bytes (RFC 9000 §14).
+pub const MIN_IP_PACKET: u32 = 1200 + IP_UDP;
+/// The short header's first byte and the destination connection ID (8 bytes, a common
+/// choice of implementations; RFC 9000 §17.3.1).
+pub const SHORT_HEADER: u32 = 1 + 8;
+/// AEAD_AES_128_GCM's tag (RFC 9001 §5.3).
+pub const AEAD_TAG: u32 = 16;
+/// RFC 9002's kGranularity.
+pub const GRANULARITY_NS: u64 = 1_000_000;
+/// RFC 9000 §18.2's default max_ack_delay.
+pub const MAX_ACK_DELAY_NS: u64 = 25_000_000;
+/// RFC 9002's kPacketThreshold.
+pub const PACKET_THRESHOLD: u64 = 3;
+/// RFC 9002's kPersistentCongestionThreshold.
+pub const PERSISTENT_CONGESTION_THRESHOLD: u64 = 3;
+/// Packet numbers of the receiver's ACK packets: the peer never acknowledges them in this
+/// model, so they take the 2 bytes a long-running receiver typically uses.
+pub const ACK_PACKET_PN_LEN: u32 = 2;
+/// Most ACK ranges one ACK frame carries (older ranges were reported by earlier ACKs).
+pub const MAX_ACK_RANGES: usize = 32;
+
+/// Bytes of a variable-length integer (RFC 9000 §16).
+pub fn varint_len(v: u64) -> u32 {
+    match v {
+        0..=63 => 1,
+        64..=16_383 => 2,
+        16_384..=1_073_741_823 => 4,
+        _ => 8,
+    }
+}
+
+/// Bytes of packet number `pn` given the largest acknowledged one (RFC 9000 §17.1 and
+/// Appendix A.2): enough to represent twice the packets in flight.
+pub fn pn_len(pn: u64, largest_acked: Option<u64>) -> u32 {
+    let unacked = match largest_acked {
+        Some(l) => pn - l,
+        None => pn + 1,
+    };
+    // min_bits = log2(unacked) + 1
+    let min_bits = 64 - unacked.leading_zeros() + 1;
+    min_bits.div_ceil(8).min(4)
+}
+
+/// Bytes of a STREAM frame header carrying `len` bytes at `offset` of stream 0, with the
+/// Length field (type, stream id, offset when nonzero, length).
+pub fn stream_frame_header(offset: u64, len: u64) -> u32 {
+    1 + varint_len(0) + if offset > 0 { varint_len(offset) } else { 0 } + varint_len(len)
+}
+
+/// Bytes of an ACK frame (RFC 9000 §19.3) with `ranges` (largest first, inclusive) and an
+/// encoded ack delay of `ack_delay_us` (exponent 3: units of 8 µs).
+pub fn ack_frame(ranges: &[(u64, u64)], ack_delay_us: u64) -> u32 {
+    let Some(&(first_lo, largest)) = ranges.first() else { return 0 };
+    let mut n = 1 + varint_len(largest) + varint_len(ack_delay_us >> 3) + varint_len(ranges.len() as u64 - 1);
+    n += varint_len(largest - first_lo);
+    let mut prev_lo = first_lo;
+    for &(lo, hi) in &ranges[1..] {
+        n += varint_len(prev_lo - hi - 2) + varint_len(hi - lo);
+        prev_lo = lo;
+    }
+    n
+}
+
+/// MAX_DATA (type, value) and MAX_STREAM_DATA (type, stream id, value).
+pub fn max_data_frames(max_data: u64, max_stream_data: u64) -> u32 {
+    1 + varint_len(max_data) + 1 + varint_len(0) + varint_len(max_stream_data)
+}
+
+/// STREAM_DATA_BLOCKED (type, stream id, limit).
+pub fn blocked_frame(limit: u64) -> u32 {
+    1 + varint_len(0) + varint_len(limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_have_rfc_9000_sizes() {
+        assert_eq!([varint_len(63), varint_len(64), varint_len(16_383), varint_len(16_384)], [1, 2, 2, 4]);
+        assert_eq!(varint_len(1 << 30), 8);
+    }
+
+    #[test]
+    fn packet_numbers_follow_appendix_a2() {
+        // RFC 9000 A.2's example: 0xac5c02 acknowledged, sending 0xace8fe needs 16 bits
+        assert_eq!(pn_len(0xace8fe, Some(0xabe8b3)), 3);
+        assert_eq!(pn_len(0xac5c02, Some(0xabe8b3)), 2);
+        assert_eq!(pn_len(0, None), 1);
+        assert_eq!(pn_len(127, None), 2);
+        assert_eq!(pn_len(126, None), 1);
+        assert_eq!(pn_len(u64::MAX / 2, Some(0)), 4);
+    }
+
+    #[test]
+    fn ack_frames_grow_with_their_ranges() {
+        assert_eq!(ack_frame(&[(0, 10)], 0), 5);
+        assert_eq!(ack_frame(&[(20, 30), (0, 10)], 0), 7);
+        assert_eq!(ack_frame(&[], 0), 0);
+    }
+}

@@ -1,0 +1,113 @@
+//! QUIC scenario tests: one path, loss-free and lossy, with every invariant check on and the
+//! conservation checks of the TCP scenarios.
+
+mod common;
+use common::*;
+use mpsim_core::Scenario;
+
+fn quic_one_link(duration: &str, link: &str, flow: &str) -> String {
+    one_link(duration, link, &format!("transport = \"quic\"\n{flow}"))
+}
+
+#[test]
+fn a_loss_free_path_is_kept_busy() {
+    let out = run_checked(&parse(&quic_one_link("20s", "", "")));
+    let f = &out.summary.flows[0];
+    assert_eq!(f.transport, "quic");
+    // QUIC's 1,500-byte packets carry 1,440 stream bytes: 96% of the link at most
+    let share = f.goodput_bps / 10e6;
+    assert!(share > 0.90, "goodput {} of 10 Mbit/s", f.goodput_bps);
+    assert!(share < 1440.0 / 1500.0 + 0.005, "{share}");
+    assert_eq!(f.subflows.len(), 1);
+    let q = f.quic.as_ref().expect("the QUIC record");
+    assert_eq!(q.max_datagram, 1472);
+    assert!(q.acks_sent[0] > 0);
+}
+
+#[test]
+fn on_a_lossy_path_quic_comes_close_to_tcp_with_the_same_acknowledgements() {
+    // benches/quic.py measures the grid; QUIC reduces its window at once where TCP runs
+    // PRR, and carries 1440 bytes where TCP carries 1460
+    for (delay, loss) in [("10ms", "1%"), ("50ms", "3%")] {
+        let link = format!("loss = \"{loss}\"");
+        let quic = run_checked(&parse(&quic_one_link("60s", &link, "").replace("\"10ms\"", &format!("\"{delay}\""))));
+        let tcp = run_checked(&parse(&one_link("60s", &link, "tcp = { delayed_ack = true }").replace("\"10ms\"", &format!("\"{delay}\""))));
+        let ratio = quic.summary.flows[0].goodput_bps / tcp.summary.flows[0].goodput_bps;
+        assert!((0.8..1.05).contains(&ratio), "{delay} {loss}: QUIC / TCP = {ratio}");
+    }
+}
+
+#[test]
+fn timers_cost_no_more_events_than_tcps_acks() {
+    // the loss detection timer's deadline moves with every RTT sample; an event per move
+    // would take several per packet
+    let quic = run_checked(&parse(&quic_one_link("20s", "", "")));
+    let tcp = run_checked(&parse(&one_link("20s", "", "")));
+    let (q, t) = (quic.summary.events, tcp.summary.events);
+    assert!(q < t + t / 5, "QUIC {q} events, TCP {t}");
+}
+
+#[test]
+fn a_finite_transfer_completes_through_random_loss() {
+    for cc in ["reno", "cubic", "westwood"] {
+        let out = run_checked(&parse(&quic_one_link(
+            "60s",
+            "loss = \"2%\"",
+            &format!("cc = \"{cc}\"\napp = {{ kind = \"bulk\", bytes = \"2MB\" }}"),
+        )));
+        let f = &out.summary.flows[0];
+        assert!(f.complete, "{cc}: {} of 2 MB", f.bytes_delivered);
+        assert!(f.retransmits > 0 && f.fast_recoveries > 0, "{cc}");
+        assert_eq!(f.cc, cc);
+        assert!(f.quic.as_ref().unwrap().packets_lost[0] > 0);
+    }
+}
+
+#[test]
+fn a_small_receive_buffer_limits_the_rate_to_a_window_per_round_trip() {
+    // 16 KB of credit per 20 ms round trip: about 6.5 Mbit/s at most
+    let out = run_checked(&parse(&quic_one_link("20s", "", "tcp = { rcv_buf = \"16KB\" }")));
+    let f = &out.summary.flows[0];
+    assert!(f.goodput_bps < 16_000.0 * 8.0 / 0.020, "{}", f.goodput_bps);
+    assert!(f.goodput_bps > 2e6, "{}", f.goodput_bps);
+    assert!(f.quic.as_ref().unwrap().max_data_updates > 10);
+}
+
+#[test]
+fn an_outage_backs_off_the_probe_timeout_and_recovers() {
+    let out = run_checked(&parse(&quic_one_link("30s", "down = [{ at = \"5s\", until = \"8s\" }]", "")));
+    let f = &out.summary.flows[0];
+    let q = f.quic.as_ref().unwrap();
+    assert!(q.ptos[0] >= 3, "{q:?}");
+    assert!(q.persistent_congestion[0] >= 1, "{q:?}");
+    assert!(f.goodput_bps > 5e6, "{}", f.goodput_bps);
+}
+
+#[test]
+fn same_scenario_same_result() {
+    let s = parse(&quic_one_link("10s", "loss = \"1%\"", ""));
+    let a = run_checked(&s);
+    let b = run_checked(&s);
+    assert_eq!(serde_json::to_string(&a.summary).unwrap(), serde_json::to_string(&b.summary).unwrap());
+}
+
+#[test]
+fn bad_quic_flows_are_refused_with_a_reason() {
+    let cases = [
+        ("paths = [\"p\", \"q\"]", "one path"),
+        ("cc = \"bbr\"", "delivery-rate samples"),
+        ("scheduler = \"lowest_rtt\"", "scheduler"),
+        ("tcp = { mss = \"1000B\" }", "at least 1228"),
+    ];
+    for (extra, why) in cases {
+        let text =
+            quic_one_link("10s", "", extra).replace("path = \"p\"\n", if extra.starts_with("paths") { "" } else { "path = \"p\"\n" });
+        let text = text.replace("[[flow]]", "[[path]]\nname = \"q\"\nlinks = [\"l\"]\n[[flow]]");
+        let e = Scenario::from_toml(&text, "t").expect_err(extra).to_string();
+        assert!(e.contains(why), "{extra}: {e}");
+    }
+    let e = Scenario::from_toml(&quic_one_link("10s", "", "").replace("trace = true", "pcap = true"), "t").unwrap_err().to_string();
+    assert!(e.contains("metrics.pcap") && e.contains("QUIC"), "{e}");
+    let e = Scenario::from_toml(&one_link("10s", "", "transport = \"quick\""), "t").unwrap_err().to_string();
+    assert!(e.contains("tcp, udp, sctp or quic"), "{e}");
+}

@@ -1,0 +1,110 @@
+"""QUIC flows from Python and the command line: the `transport = "quic"` key, the summary's
+`quic` record, the result tables, the series, and refused settings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import mpsim
+from mpsim.cli import main
+
+SCENARIO = {
+    "duration": "8s",
+    "metrics": {"interval": "500ms", "warmup": "1s"},
+    "link": [{"name": "l", "rate": "10Mbps", "delay": "10ms", "queue": "100pkt", "loss": "1%"}],
+    "path": [{"name": "p", "links": ["l"]}],
+    "flow": [{"name": "q", "path": "p", "transport": "quic", "cc": "cubic"}, {"name": "t", "path": "p", "cc": "cubic"}],
+}
+
+
+def test_a_quic_flow_beside_a_tcp_flow():
+    res = mpsim.run(SCENARIO, progress=False)
+    q, t = res.summary["flows"]
+    assert (q["transport"], t["transport"]) == ("quic", "tcp")
+    assert q["cc"] == "cubic" and q["goodput_bps"] > 1e6
+    rec = q["quic"]
+    assert rec["max_datagram"] == 1472
+    assert rec["packets_lost"][0] > 0 and rec["acks_sent"][0] > 0
+    assert q["retransmits"] >= rec["packets_lost"][0] > 0
+    assert "quic" not in t
+    flows = res.flows
+    assert flows.set_index("flow").loc["q", "transport"] == "quic"
+    subs = res.subflows
+    assert list(subs[subs["flow"] == "q"]["path"]) == ["p"]
+    ss = res.subflow_series
+    rows = ss[ss["flow"] == "q"]
+    assert len(rows) > 10 and (rows["cwnd_bytes"] > 0).all()
+    fs = res.flow_series
+    assert (fs[fs["flow"] == "q"]["delivered_bytes"].diff().dropna() >= 0).all()
+
+
+@pytest.mark.parametrize(
+    ("flow", "message"),
+    [
+        ({"paths": ["p"], "transport": "quic"}, "one path"),
+        ({"path": "p", "transport": "quic", "cc": "bbr"}, "delivery-rate samples"),
+        ({"path": "p", "transport": "quic", "tcp": {"mss": "1100B"}}, "at least 1228"),
+        ({"path": "p", "transport": "quick"}, "tcp, udp, sctp or quic"),
+    ],
+)
+def test_refused_settings_say_why(flow, message):
+    d = {**SCENARIO, "flow": [{"name": "q", **flow}]}
+    with pytest.raises(mpsim.ScenarioError, match=message):
+        mpsim.check(d)
+
+
+def test_the_command_line_prints_a_quic_flow(tmp_path, capsys):
+    toml = tmp_path / "q.toml"
+    toml.write_text(
+        'duration = "5s"\n[[link]]\nname = "l"\nrate = "10Mbps"\ndelay = "10ms"\nqueue = "100pkt"\n'
+        '[[path]]\nname = "p"\nlinks = ["l"]\n[[flow]]\nname = "q"\npath = "p"\ntransport = "quic"\n'
+    )
+    assert main(["run", str(toml)]) == 0
+    out = capsys.readouterr().out
+    assert "q " in out and "reno" in out
+    assert main(["run", str(toml), "--pcap", str(tmp_path / "caps")]) == 2
+    assert "runs QUIC, whose packets are not captured" in capsys.readouterr().err
+
+
+def test_qlog_traces_read_back_with_their_schema_fields(tmp_path):
+    res = mpsim.run(SCENARIO, progress=False, qlog=tmp_path)
+    assert [p.name for p in res.qlog_files] == ["q.sqlog"]  # the TCP flow writes none
+    text = (tmp_path / "q.sqlog").read_text()
+    assert text.startswith("\x1e")
+    records = [json.loads(r) for r in text.split("\x1e")[1:]]
+    head = records[0]
+    assert head["file_schema"] == "urn:ietf:params:qlog:file:sequential"
+    assert head["serialization_format"] == "application/qlog+json-seq"
+    assert head["trace"]["vantage_point"]["type"] == "client"
+    events = records[1:]
+    names = {e["name"] for e in events}
+    assert {"quic:packet_sent", "quic:packet_received", "quic:packet_lost", "quic:recovery_metrics_updated"} <= names
+    times = [e["time"] for e in events]
+    assert times == sorted(times) and times[-1] <= 8000.0
+    sent = [e["data"] for e in events if e["name"] == "quic:packet_sent"]
+    assert all(d["header"]["packet_type"] == "1RTT" and d["path_id"] == 0 for d in sent)
+    # packet numbers rise one by one, and the packets' sizes are the summary's
+    assert [d["header"]["packet_number"] for d in sent] == list(range(len(sent)))
+    assert max(d["raw"]["length"] for d in sent) == 1472
+    q = res.summary["flows"][0]
+    assert len(sent) == q["segments_sent"]
+    lost = [e for e in events if e["name"] == "quic:packet_lost"]
+    assert len(lost) == q["quic"]["packets_lost"][0]
+    m = [e["data"] for e in events if e["name"] == "quic:recovery_metrics_updated"]
+    assert all({"congestion_window", "smoothed_rtt", "latest_rtt", "bytes_in_flight"} <= d.keys() for d in m)
+    assert m[-1]["smoothed_rtt"] == pytest.approx(q["srtt_final_ms"], rel=0.2)
+    acks = [e["data"] for e in events if e["name"] == "quic:packet_received"]
+    assert all(d["frames"][0]["frame_type"] == "ack" for d in acks)
+
+
+def test_qlog_from_the_command_line(tmp_path, capsys):
+    toml = tmp_path / "q.toml"
+    toml.write_text(
+        'duration = "2s"\n[[link]]\nname = "l"\nrate = "10Mbps"\ndelay = "10ms"\nqueue = "100pkt"\n'
+        '[[path]]\nname = "p"\nlinks = ["l"]\n[[flow]]\nname = "q"\npath = "p"\ntransport = "quic"\n'
+    )
+    assert main(["run", str(toml), "--qlog", str(tmp_path / "ql")]) == 0
+    assert "wrote 1 qlog trace" in capsys.readouterr().err
+    assert (tmp_path / "ql" / "q.sqlog").stat().st_size > 1000
