@@ -313,3 +313,28 @@ fn newreno_without_sack_repairs_one_hole_per_round_trip_on_a_long_path() {
     let s = run(true);
     assert!(s.goodput_bps > 8e6, "{}", s.goodput_bps);
 }
+
+#[test]
+fn linux_send_buffer_accounting_bounds_slow_start_on_a_long_path() {
+    // 10 Mbit/s, 400 ms RTT, a 4-BDP queue (1,337 packets), a 4 MB send buffer: with the
+    // payload counted, slow start overflows the queue; counted as Linux counts tcp_wmem (true
+    // size, a writer woken at two thirds), the flight stays under BDP + queue (Linux 6.18: 43
+    // drops; benches/results/snd_buf_accounting.md)
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../benches/scenarios/long_path_sack.toml");
+    let text = std::fs::read_to_string(&file).unwrap().replace("snd_buf = \"8MB\"", "snd_buf = \"4MB\"").replace("\"334pkt\"", "\"1337pkt\"");
+    let run = |accounting: &str| {
+        let text = text.replace("[tcp]\n", &format!("[tcp]\nsnd_buf_accounting = \"{accounting}\"\n")).replace("\"30s\"", "\"12s\"").replace("interval = \"1s\"", "interval = \"100ms\"");
+        let s = parse(&text);
+        let out = run_checked(&s);
+        let Some(mpsim_core::metrics::Column::U64(flight)) = out.flow_series.column("in_flight_bytes") else { panic!("series column") };
+        (out.summary.links[0].queue_drops, flight.iter().copied().max().unwrap(), s.flows[0].tcp.snd_buf_payload())
+    };
+    let (drops, flight, limit) = run("payload");
+    assert!(drops > 500, "{drops}");
+    assert_eq!(limit, 4_000_000);
+    let (drops, flight_linux, limit) = run("linux");
+    assert_eq!(limit, 4_000_000 * 2 / 3 * 100 / 115);
+    assert!(flight_linux <= limit, "{flight_linux} > {limit}");
+    assert!(flight_linux < flight, "{flight_linux} vs {flight}");
+    assert_eq!(drops, 0);
+}
