@@ -343,7 +343,7 @@ mod tests {
     }
 
     fn loss_at(now: SimTime, in_flight: u64) -> LossContext<'static> {
-        LossContext { now, in_flight, srtt: None, min_rtt: None, subflows: &[], me: 0, cw_echo: false }
+        LossContext { now, in_flight, srtt: None, min_rtt: None, subflows: &[], me: 0, cw_echo: false, halve_cwnd: false }
     }
 
     fn ms(t: u64) -> SimTime {

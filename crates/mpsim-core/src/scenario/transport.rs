@@ -393,6 +393,7 @@ impl Reader<'_> {
                 "rcv_buf",
                 "snd_buf",
                 "snd_buf_accounting",
+                "ssthresh",
                 "header",
             ],
         )?;
@@ -485,6 +486,16 @@ impl Reader<'_> {
                 _ => {
                     let found = b.as_str().map_or_else(|| kind(b).to_string(), |v| format!("\"{v}\""));
                     return Err(self.e(&join(key, "snd_buf_accounting"), format!("expected \"payload\" or \"linux\", found {found}")));
+                }
+            };
+        }
+        if let Some(b) = t.map.get("ssthresh") {
+            s.ssthresh_of_cwnd = match b.as_str() {
+                Some("flight") => false,
+                Some("cwnd") => true,
+                _ => {
+                    let found = b.as_str().map_or_else(|| kind(b).to_string(), |v| format!("\"{v}\""));
+                    return Err(self.e(&join(key, "ssthresh"), format!("expected \"flight\" or \"cwnd\", found {found}")));
                 }
             };
         }

@@ -33,6 +33,9 @@ pub struct TcpConfig {
     pub snd_buf: u64,
     /// How `snd_buf` is counted (`tcp.snd_buf_accounting`: "payload" or "linux").
     pub snd_buf_accounting: SndBufAccounting,
+    /// What a controller that halves on a loss halves (`tcp.ssthresh`: "flight", RFC 5681, or
+    /// "cwnd", Linux's `tcp_reno_ssthresh`): true for "cwnd".
+    pub ssthresh_of_cwnd: bool,
     /// IP + TCP header bytes added to every packet on the wire.
     pub header: u32,
 }
@@ -109,6 +112,7 @@ impl Default for TcpConfig {
             rcv_buf: defaults::RCV_BUF,
             snd_buf: defaults::SND_BUF,
             snd_buf_accounting: SndBufAccounting::Payload,
+            ssthresh_of_cwnd: false,
             header: defaults::HEADER,
         }
     }
@@ -133,6 +137,7 @@ impl TcpConfig {
             ignore_rwnd: multipath,
             // the SYN-ACK announces the receive window before any data flows
             initial_rwnd: self.rcv_buf,
+            halve_cwnd: self.ssthresh_of_cwnd,
         }
     }
 
