@@ -479,7 +479,7 @@ mod tests {
         let with_tcp = |tcp: &str| GOOD.replace("path = \"p\"\n", &format!("path = \"p\"\ntcp = {{ {tcp} }}\n"));
         let s = Scenario::from_toml(&with_tcp("snd_buf_accounting = \"linux\""), "s").unwrap();
         assert_eq!(s.flows[0].tcp.snd_buf_accounting, crate::transport::tcp::SndBufAccounting::Linux);
-        let s = Scenario::from_toml(&GOOD, "s").unwrap();
+        let s = Scenario::from_toml(GOOD, "s").unwrap();
         assert_eq!(s.flows[0].tcp.snd_buf_accounting, crate::transport::tcp::SndBufAccounting::Payload);
         let e = bad(&with_tcp("snd_buf_accounting = \"truesize\""));
         assert_eq!(e.key, "flow[0].tcp.snd_buf_accounting");
@@ -491,7 +491,7 @@ mod tests {
     #[test]
     fn ssthresh_halves_the_flight_or_the_window() {
         let with_tcp = |tcp: &str| GOOD.replace("path = \"p\"\n", &format!("path = \"p\"\ntcp = {{ {tcp} }}\n"));
-        assert!(!Scenario::from_toml(&GOOD, "s").unwrap().flows[0].tcp.ssthresh_of_cwnd);
+        assert!(!Scenario::from_toml(GOOD, "s").unwrap().flows[0].tcp.ssthresh_of_cwnd);
         let s = Scenario::from_toml(&with_tcp("ssthresh = \"cwnd\""), "s").unwrap();
         assert!(s.flows[0].tcp.ssthresh_of_cwnd && s.flows[0].tcp.sender(false).halve_cwnd);
         assert!(!Scenario::from_toml(&with_tcp("ssthresh = \"flight\""), "s").unwrap().flows[0].tcp.ssthresh_of_cwnd);
