@@ -313,3 +313,60 @@ fn newreno_without_sack_repairs_one_hole_per_round_trip_on_a_long_path() {
     let s = run(true);
     assert!(s.goodput_bps > 8e6, "{}", s.goodput_bps);
 }
+
+#[test]
+fn linux_send_buffer_accounting_bounds_slow_start_on_a_long_path() {
+    // 10 Mbit/s, 400 ms RTT, a 4-BDP queue (1,337 packets), a 4 MB send buffer: with the
+    // payload counted, slow start overflows the queue; counted as Linux counts tcp_wmem (true
+    // size, a writer woken at two thirds), the flight stays under BDP + queue (Linux 6.18: 43
+    // drops; benches/results/snd_buf_accounting.md)
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../benches/scenarios/long_path_sack.toml");
+    let text =
+        std::fs::read_to_string(&file).unwrap().replace("snd_buf = \"8MB\"", "snd_buf = \"4MB\"").replace("\"334pkt\"", "\"1337pkt\"");
+    let run = |accounting: &str| {
+        let text = text
+            .replace("[tcp]\n", &format!("[tcp]\nsnd_buf_accounting = \"{accounting}\"\n"))
+            .replace("\"30s\"", "\"12s\"")
+            .replace("interval = \"1s\"", "interval = \"100ms\"");
+        let s = parse(&text);
+        let out = run_checked(&s);
+        let Some(mpsim_core::metrics::Column::U64(flight)) = out.flow_series.column("in_flight_bytes") else { panic!("series column") };
+        (out.summary.links[0].queue_drops, flight.iter().copied().max().unwrap(), s.flows[0].tcp.snd_buf_payload())
+    };
+    let (drops, flight, limit) = run("payload");
+    assert!(drops > 500, "{drops}");
+    assert_eq!(limit, 4_000_000);
+    let (drops, flight_linux, limit) = run("linux");
+    assert_eq!(limit, 4_000_000 * 2 / 3 * 100 / 115);
+    assert!(flight_linux <= limit, "{flight_linux} > {limit}");
+    assert!(flight_linux < flight, "{flight_linux} vs {flight}");
+    assert_eq!(drops, 0);
+}
+
+#[test]
+fn halving_the_window_keeps_a_window_limited_subflow_from_collapsing_after_a_timeout() {
+    // Multipath TCP over 10 and 150 ms paths with a 260 KB receive window, Reno, upstream
+    // Linux's scheduler: a burst overflows the long path's queue and its subflow times out
+    // with a handful of segments in flight but a window of hundreds. Halving the flight (RFC
+    // 5681) leaves it crawling from 3 segments; halving the window (Linux) does not.
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/kernel/mptcp_rcvbuf_256k.toml");
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("rcv_buf = \"256KB\"", "rcv_buf = \"260KB\"\ndelayed_ack = \"linux\"\nheader = \"64B\"")
+        .replace("cc = \"cubic\"", "cc = \"reno\"\nscheduler = \"linux_upstream\"\njoin_delay = \"linux\"")
+        .replace("queue = \"9pkt\"", "queue = \"9pkt\"\njitter = \"200us\"")
+        .replace("queue = \"125pkt\"", "queue = \"125pkt\"\njitter = \"200us\"");
+    let text = format!("seed = 1\n{text}");
+    let run = |ssthresh: &str| {
+        let out = run_checked(&parse(&text.replace("[tcp]\n", &format!("[tcp]\nssthresh = \"{ssthresh}\"\n"))));
+        let f = out.summary.flows[0].clone();
+        let long = f.subflows.iter().find(|p| p.path == "p_150ms").unwrap().clone();
+        (f.goodput_bps, long.goodput_bps, long.timeouts)
+    };
+    let (flight, flight_long, flight_timeouts) = run("flight");
+    let (cwnd, cwnd_long, _) = run("cwnd");
+    assert!(flight_timeouts >= 1, "the long subflow times out: {flight_timeouts}");
+    assert!(flight_long < 4e6, "{flight_long}");
+    assert!(cwnd_long > 2.0 * flight_long, "{cwnd_long} vs {flight_long}");
+    assert!(cwnd > 1.3 * flight, "{cwnd} vs {flight}");
+}

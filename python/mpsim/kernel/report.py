@@ -1,5 +1,6 @@
 """The kernel-beside-mpsim table of docs/kernel.md: every scenario of scenarios/kernel/ with
-Reno and with CUBIC, several repeats each, plus the link emulator's accuracy on this machine.
+Reno and with CUBIC (BBR's scenarios with BBR, the one without SACK with Reno), several repeats
+each, plus the link emulator's accuracy on this machine.
 
     python -m mpsim.kernel.report --out docs/reports/kernel-results.md [--repeat 3]
     python -m mpsim.kernel.report --render-only [--add-file-runs]   # from the saved data
@@ -25,8 +26,16 @@ from .testbed import accuracy, compare
 
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = ["tcp_10m", "tcp_10m_loss1", "mptcp_2x10m", "mptcp_2x10m_loss1", "mptcp_asym",
-             "mptcp_rcvbuf_small", "mptcp_rcvbuf_large", "mptcp_tcp_shared"]
-LOSSY = {"tcp_10m_loss1", "mptcp_2x10m_loss1"}
+             "mptcp_rcvbuf_small", "mptcp_rcvbuf_large", "mptcp_tcp_shared", "tcp_long_deep", "tcp_long_loss1",
+             "tcp_long_nosack", "mptcp_rcvbuf_256k", "bbr_10m_deep", "bbr_10m_loss1", "bbr_2x10m"]
+LOSSY = {"tcp_10m_loss1", "mptcp_2x10m_loss1", "tcp_long_loss1", "bbr_10m_loss1"}
+# The controllers each scenario runs with (Reno and CUBIC unless named here).
+CONTROLLERS = {"tcp_long_nosack": ("reno",), "bbr_10m_deep": ("bbr",), "bbr_10m_loss1": ("bbr",), "bbr_2x10m": ("bbr",)}
+
+
+def controllers(scenario: str) -> tuple[str, ...]:
+    """The controllers a scenario of the table runs with."""
+    return CONTROLLERS.get(scenario, ("reno", "cubic"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     changed: dict[str, list[dict]] = {}
     info: dict = {}
     for name in a.scenarios.split(","):
-        for cc in ("reno", "cubic"):
+        for cc in controllers(name):
             res = compare(ROOT / "scenarios" / "kernel" / f"{name}.toml", repeat=a.repeat,
                           overrides={"flow.*.cc": cc}, progress=True)
             info = res.info

@@ -18,8 +18,10 @@
 //!   the ACKs of one round keep arriving closer than 2 ms to each other for longer than half
 //!   the minimum delay (ACK train), or when the smallest of the first 8 RTT samples of a
 //!   round exceeds the minimum delay by `clamp(delay_min/8, 4 ms, 16 ms)` (delay increase).
-//!   Linux adds a pacing-dependent allowance to the ACK-train threshold that is zero without
-//!   segmentation offload; mpsim models no offload, so it is zero here.
+//!   Linux adds an allowance to the ACK-train threshold, min(1 ms, 4 · gso_max_size /
+//!   pacing_rate), before halving it; it is zero only for a socket that cannot segment (no
+//!   GSO), which is what mpsim models, so it is zero here (docs/kernel.md: the kernel's
+//!   sockets in `mpsim kernel` do use software GSO, so theirs is 1 ms).
 //!
 //! Differences that remain: Linux's jiffies are taken as milliseconds (HZ = 1000), a round
 //! of HyStart ends when the bytes in flight at its start have been acknowledged (Linux
@@ -343,7 +345,7 @@ mod tests {
     }
 
     fn loss_at(now: SimTime, in_flight: u64) -> LossContext<'static> {
-        LossContext { now, in_flight, srtt: None, min_rtt: None, subflows: &[], me: 0, cw_echo: false }
+        LossContext { now, in_flight, srtt: None, min_rtt: None, subflows: &[], me: 0, cw_echo: false, halve_cwnd: false }
     }
 
     fn ms(t: u64) -> SimTime {

@@ -23,7 +23,7 @@
 //! threshold is the caller's own window and LIA is Reno to the byte.
 
 use super::{
-    ceil_u64, halved_ssthresh, coupled_on_ack, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling,
+    ceil_u64, coupled_on_ack, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling,
     LossContext, Window,
 };
 
@@ -90,7 +90,7 @@ impl CongestionControl for Lia {
     fn on_congestion(&mut self, w: Window, ev: CongestionEvent, ctx: &LossContext) -> Window {
         // RFC 6356 §3: the decrease is TCP's, on the subflow that saw the loss only
         self.acked_in_ca = 0;
-        loss_window(w, ev, halved_ssthresh(ctx.in_flight, w.mss))
+        loss_window(w, ev, ctx.halved(w))
     }
 }
 

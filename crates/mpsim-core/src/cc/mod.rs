@@ -82,6 +82,19 @@ pub struct LossContext<'a> {
     pub me: usize,
     /// The latest ACK echoed a congestion-warning mark (`AckHeader::cw_echo`).
     pub cw_echo: bool,
+    /// Halve the congestion window rather than the flight (`tcp.ssthresh = "cwnd"`, Linux's
+    /// `tcp_reno_ssthresh`); see [`LossContext::halved`].
+    pub halve_cwnd: bool,
+}
+
+impl LossContext<'_> {
+    /// The new ssthresh of a controller that halves on a loss: max(FlightSize/2, 2·MSS) as
+    /// RFC 5681 §3.1 (7.1: `in_flight` at the loss), or, with `halve_cwnd`, max(cwnd/2, 2·MSS)
+    /// as Linux's `tcp_reno_ssthresh`. The two differ when the window did not limit the
+    /// sender (a receive window, an application, or a Multipath TCP scheduler held it back).
+    pub fn halved(&self, w: Window) -> u64 {
+        halved_ssthresh(if self.halve_cwnd { w.cwnd } else { self.in_flight }, w.mss)
+    }
 }
 
 /// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation, as Linux's
@@ -574,7 +587,7 @@ pub(crate) mod test_support {
 
     pub fn loss(in_flight: u64, subflows: &[SubflowState], me: usize) -> LossContext<'_> {
         let srtt = subflows.get(me).and_then(|s| s.srtt);
-        LossContext { now: SimTime::ZERO, in_flight, srtt, min_rtt: srtt, subflows, me, cw_echo: false }
+        LossContext { now: SimTime::ZERO, in_flight, srtt, min_rtt: srtt, subflows, me, cw_echo: false, halve_cwnd: false }
     }
 
     /// One step of a random ACK/loss sequence.

@@ -47,7 +47,7 @@ impl NewJersey {
     fn ownd(&self, w: Window, ctx: &LossContext) -> u64 {
         match ctx.srtt {
             Some(rtt) if self.tabe.samples() > 0 => self.tabe.ownd(rtt).max(2 * w.mss),
-            _ => super::halved_ssthresh(ctx.in_flight, w.mss),
+            _ => ctx.halved(w),
         }
     }
 

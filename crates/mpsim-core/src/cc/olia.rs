@@ -39,7 +39,7 @@
 use std::cmp::Ordering;
 
 use super::{
-    halved_ssthresh, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling, LossContext, Path, Reno,
+    loss_window, AckContext, CongestionControl, CongestionEvent, Coupling, LossContext, Path, Reno,
     Window,
 };
 
@@ -176,7 +176,7 @@ impl CongestionControl for Olia {
         self.shift_loss_interval();
         self.acked_in_ca = 0;
         self.pending = 0;
-        loss_window(w, ev, halved_ssthresh(ctx.in_flight, w.mss))
+        loss_window(w, ev, ctx.halved(w))
     }
 
     fn inter_loss_bytes(&self) -> u64 {

@@ -44,7 +44,7 @@ mod tests {
     }
 
     fn loss() -> LossContext<'static> {
-        LossContext { now: SimTime::ZERO, in_flight: 50_000, srtt: None, min_rtt: None, subflows: &[], me: 0, cw_echo: false }
+        LossContext { now: SimTime::ZERO, in_flight: 50_000, srtt: None, min_rtt: None, subflows: &[], me: 0, cw_echo: false, halve_cwnd: false }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! adds one MSS each time a full window of bytes has been acknowledged: +1 MSS per RTT, with
 //! integer arithmetic only.
 
-use super::{halved_ssthresh, AckContext, CongestionControl, CongestionEvent, LossContext, Window};
+use super::{AckContext, CongestionControl, CongestionEvent, LossContext, Window};
 
 #[derive(Clone, Debug, Default)]
 pub struct Reno {
@@ -42,7 +42,7 @@ impl CongestionControl for Reno {
 
     fn on_congestion(&mut self, w: Window, ev: CongestionEvent, ctx: &LossContext) -> Window {
         self.acked_in_ca = 0;
-        let ssthresh = halved_ssthresh(ctx.in_flight, w.mss);
+        let ssthresh = ctx.halved(w);
         let cwnd = match ev {
             CongestionEvent::FastRetransmit => ssthresh,
             // RFC 5681: the loss window is one segment
@@ -100,12 +100,28 @@ mod tests {
     fn loss_halves_flight_and_timeout_resets_to_one_segment() {
         let mut r = Reno::default();
         let w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
-        let ctx = LossContext { now: SimTime::ZERO, in_flight: 20 * MSS, srtt: None, min_rtt: None, subflows: &[], me: 0, cw_echo: false };
+        let ctx = LossContext { now: SimTime::ZERO, in_flight: 20 * MSS, srtt: None, min_rtt: None, subflows: &[], me: 0, cw_echo: false, halve_cwnd: false };
         let fr = r.on_congestion(w, CongestionEvent::FastRetransmit, &ctx);
         assert_eq!((fr.cwnd, fr.ssthresh), (10 * MSS, 10 * MSS));
         let to = r.on_congestion(w, CongestionEvent::Timeout, &ctx);
         assert_eq!((to.cwnd, to.ssthresh), (MSS, 10 * MSS));
         let small = LossContext { in_flight: MSS, ..ctx };
         assert_eq!(r.on_congestion(w, CongestionEvent::FastRetransmit, &small).ssthresh, 2 * MSS);
+    }
+
+    #[test]
+    fn linux_halves_the_window_not_the_flight() {
+        // a window of 20 segments of which 6 were in flight (the receive window held the
+        // sender back): RFC 5681 halves the flight, Linux's tcp_reno_ssthresh the window
+        let mut r = Reno::default();
+        let w = Window { cwnd: 20 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let ctx = LossContext { now: SimTime::ZERO, in_flight: 6 * MSS, srtt: None, min_rtt: None, subflows: &[], me: 0, cw_echo: false, halve_cwnd: false };
+        assert_eq!(r.on_congestion(w, CongestionEvent::Timeout, &ctx).ssthresh, 3 * MSS);
+        let linux = LossContext { halve_cwnd: true, ..ctx };
+        let to = r.on_congestion(w, CongestionEvent::Timeout, &linux);
+        assert_eq!((to.cwnd, to.ssthresh), (MSS, 10 * MSS));
+        assert_eq!(r.on_congestion(w, CongestionEvent::FastRetransmit, &linux).ssthresh, 10 * MSS);
+        let tiny = Window { cwnd: 3 * MSS, ..w };
+        assert_eq!(r.on_congestion(tiny, CongestionEvent::FastRetransmit, &linux).ssthresh, 2 * MSS);
     }
 }

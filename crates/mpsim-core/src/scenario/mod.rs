@@ -488,6 +488,34 @@ mod tests {
     }
 
     #[test]
+    fn snd_buf_accounting_is_payload_or_linux() {
+        let with_tcp = |tcp: &str| GOOD.replace("path = \"p\"\n", &format!("path = \"p\"\ntcp = {{ {tcp} }}\n"));
+        let s = Scenario::from_toml(&with_tcp("snd_buf_accounting = \"linux\""), "s").unwrap();
+        assert_eq!(s.flows[0].tcp.snd_buf_accounting, crate::transport::tcp::SndBufAccounting::Linux);
+        let s = Scenario::from_toml(GOOD, "s").unwrap();
+        assert_eq!(s.flows[0].tcp.snd_buf_accounting, crate::transport::tcp::SndBufAccounting::Payload);
+        let e = bad(&with_tcp("snd_buf_accounting = \"truesize\""));
+        assert_eq!(e.key, "flow[0].tcp.snd_buf_accounting");
+        assert!(e.message.contains("expected \"payload\" or \"linux\", found \"truesize\""), "{e}");
+        let e = bad(&with_tcp("snd_buf_accounting = true"));
+        assert!(e.message.contains("found a boolean"), "{e}");
+    }
+
+    #[test]
+    fn ssthresh_halves_the_flight_or_the_window() {
+        let with_tcp = |tcp: &str| GOOD.replace("path = \"p\"\n", &format!("path = \"p\"\ntcp = {{ {tcp} }}\n"));
+        assert!(!Scenario::from_toml(GOOD, "s").unwrap().flows[0].tcp.ssthresh_of_cwnd);
+        let s = Scenario::from_toml(&with_tcp("ssthresh = \"cwnd\""), "s").unwrap();
+        assert!(s.flows[0].tcp.ssthresh_of_cwnd && s.flows[0].tcp.sender(false).halve_cwnd);
+        assert!(!Scenario::from_toml(&with_tcp("ssthresh = \"flight\""), "s").unwrap().flows[0].tcp.ssthresh_of_cwnd);
+        let e = bad(&with_tcp("ssthresh = \"half\""));
+        assert_eq!(e.key, "flow[0].tcp.ssthresh");
+        assert!(e.message.contains("expected \"flight\" or \"cwnd\", found \"half\""), "{e}");
+        let e = bad(&with_tcp("ssthresh = 10"));
+        assert!(e.message.contains("found a number"), "{e}");
+    }
+
+    #[test]
     fn oversized_values_are_refused_naming_key_and_limit() {
         let with_tcp = |tcp: &str| GOOD.replace("path = \"p\"\n", &format!("path = \"p\"\ntcp = {{ {tcp} }}\n"));
         let e = bad(&with_tcp("snd_buf = \"999999999999999GB\""));

@@ -6,7 +6,7 @@ use super::units;
 use super::*;
 use crate::cc::Controller;
 use crate::transport::sctp::SctpConfig;
-use crate::transport::tcp::{DelayedAck, RtoMode, RTO_MODES};
+use crate::transport::tcp::{DelayedAck, RtoMode, SndBufAccounting, RTO_MODES};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -415,6 +415,8 @@ impl Reader<'_> {
                 "delack_timeout",
                 "rcv_buf",
                 "snd_buf",
+                "snd_buf_accounting",
+                "ssthresh",
                 "header",
             ],
         )?;
@@ -499,6 +501,26 @@ impl Reader<'_> {
         };
         if let Some(b) = self.opt(&t, "snd_buf", snd_buf)? {
             s.snd_buf = b;
+        }
+        if let Some(b) = t.map.get("snd_buf_accounting") {
+            s.snd_buf_accounting = match b.as_str() {
+                Some("payload") => SndBufAccounting::Payload,
+                Some("linux") => SndBufAccounting::Linux,
+                _ => {
+                    let found = b.as_str().map_or_else(|| kind(b).to_string(), |v| format!("\"{v}\""));
+                    return Err(self.e(&join(key, "snd_buf_accounting"), format!("expected \"payload\" or \"linux\", found {found}")));
+                }
+            };
+        }
+        if let Some(b) = t.map.get("ssthresh") {
+            s.ssthresh_of_cwnd = match b.as_str() {
+                Some("flight") => false,
+                Some("cwnd") => true,
+                _ => {
+                    let found = b.as_str().map_or_else(|| kind(b).to_string(), |v| format!("\"{v}\""));
+                    return Err(self.e(&join(key, "ssthresh"), format!("expected \"flight\" or \"cwnd\", found {found}")));
+                }
+            };
         }
         if let Some(b) = self.opt(&t, "header", units::bytes)? {
             if b > 1000 {

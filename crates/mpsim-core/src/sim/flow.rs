@@ -122,6 +122,8 @@ pub(super) struct Flow {
     pub name: String,
     pub conn: Connection,
     pub mss: u32,
+    /// The payload the send buffer holds at most (`tcp.snd_buf` as `tcp.snd_buf_accounting`
+    /// counts it).
     pub snd_buf: u64,
     pub background: bool,
     pub app: App,
@@ -180,7 +182,7 @@ impl Flow {
             name: f.name.clone(),
             conn,
             mss: f.tcp.mss,
-            snd_buf: f.tcp.snd_buf,
+            snd_buf: f.tcp.snd_buf_payload(),
             background: f.background,
             app: App::new(&f.app, s.seed, &f.name, header),
             queue,

@@ -31,8 +31,65 @@ pub struct TcpConfig {
     pub delack_timeout: Dur,
     pub rcv_buf: u64,
     pub snd_buf: u64,
+    /// How `snd_buf` is counted (`tcp.snd_buf_accounting`: "payload" or "linux").
+    pub snd_buf_accounting: SndBufAccounting,
+    /// What a controller that halves on a loss halves (`tcp.ssthresh`: "flight", RFC 5681, or
+    /// "cwnd", Linux's `tcp_reno_ssthresh`): true for "cwnd".
+    pub ssthresh_of_cwnd: bool,
     /// IP + TCP header bytes added to every packet on the wire.
     pub header: u32,
+}
+
+/// How the send buffer is counted against `snd_buf`.
+///
+/// * `Payload` ("payload", the default): the application may keep `snd_buf` bytes of payload
+///   written and not yet acknowledged.
+/// * `Linux` ("linux"): as Linux 6.x charges a socket's send buffer (`tcp_wmem`, `sk_sndbuf`)
+///   and wakes a writer. The buffer is charged the true size of its skbs (`sk_wmem_queued`:
+///   payload plus the `sk_buff` and `skb_shared_info` of each skb, and more per payload byte
+///   once sent skbs are split by SACK and retransmission), and a writer that waits for the
+///   socket to be writable (poll, select or a blocking write) is woken only when the free
+///   space is at least half the charged bytes (`sk_stream_is_writeable`:
+///   `sk_stream_wspace >= sk_stream_min_wspace`), that is with at most 2/3 of the buffer
+///   charged. The application therefore holds about `snd_buf · 2/3 / 1.15` of payload: the true
+///   size is taken as 1.15 times the payload ([`TRUESIZE_PER_PAYLOAD`], measured with `ss -m`
+///   on Linux 6.18, see docs/kernel.md). Not modelled: the buffer's autotuning below
+///   `tcp_wmem[2]` (2 · cwnd · 2,304 B of true size on 6.18, which leaves about one window of
+///   unsent data and so never holds the window back) and the true size's variation over a run
+///   (1.05 in steady state, 1.11 to 1.41 around a loss burst).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SndBufAccounting {
+    #[default]
+    Payload,
+    Linux,
+}
+
+/// The true size Linux charges per byte of payload in a send buffer, as (numerator,
+/// denominator): 1.15, the mean of `w / (unacked · mss + notsent)` from `ss -tim` (skmem's
+/// `w`) while the buffer held slow start back on a 10 Mbit/s, 400 ms path (1.11 to 1.19).
+pub const TRUESIZE_PER_PAYLOAD: (u64, u64) = (115, 100);
+
+impl SndBufAccounting {
+    /// The value's name in a scenario.
+    pub fn name(self) -> &'static str {
+        match self {
+            SndBufAccounting::Payload => "payload",
+            SndBufAccounting::Linux => "linux",
+        }
+    }
+
+    /// The payload a send buffer of `snd_buf` bytes lets the application keep written and
+    /// not yet acknowledged (at least `mss`, one segment).
+    pub fn payload_limit(self, snd_buf: u64, mss: u64) -> u64 {
+        match self {
+            SndBufAccounting::Payload => snd_buf,
+            SndBufAccounting::Linux => {
+                let (num, den) = TRUESIZE_PER_PAYLOAD;
+                let charged = (snd_buf as u128 * 2 / 3) as u64;
+                ((charged as u128 * den as u128 / num as u128) as u64).max(mss)
+            }
+        }
+    }
 }
 
 impl Default for TcpConfig {
@@ -54,6 +111,8 @@ impl Default for TcpConfig {
             delack_timeout: defaults::DELACK_TIMEOUT,
             rcv_buf: defaults::RCV_BUF,
             snd_buf: defaults::SND_BUF,
+            snd_buf_accounting: SndBufAccounting::Payload,
+            ssthresh_of_cwnd: false,
             header: defaults::HEADER,
         }
     }
@@ -78,6 +137,7 @@ impl TcpConfig {
             ignore_rwnd: multipath,
             // the SYN-ACK announces the receive window before any data flows
             initial_rwnd: self.rcv_buf,
+            halve_cwnd: self.ssthresh_of_cwnd,
         }
     }
 
@@ -94,5 +154,28 @@ impl TcpConfig {
             linux_delack: self.delayed_ack == DelayedAck::Linux,
             handshake_rtt: Some(handshake),
         }
+    }
+
+    /// The payload the flow's send buffer holds at most: `snd_buf` counted as
+    /// `snd_buf_accounting` says.
+    pub fn snd_buf_payload(&self) -> u64 {
+        self.snd_buf_accounting.payload_limit(self.snd_buf, self.mss as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linux_accounting_holds_two_thirds_of_the_buffer_in_true_size() {
+        let mut c = TcpConfig { snd_buf: 8_000_000, ..TcpConfig::default() };
+        assert_eq!(c.snd_buf_payload(), 8_000_000);
+        c.snd_buf_accounting = SndBufAccounting::Linux;
+        // 8 MB · 2/3 = 5,333,333 B charged, / 1.15 = 4,637,680 B of payload (rounded down)
+        assert_eq!(c.snd_buf_payload(), 4_637_680);
+        // never less than a segment
+        c.snd_buf = c.mss as u64;
+        assert_eq!(c.snd_buf_payload(), c.mss as u64);
     }
 }

@@ -16,7 +16,7 @@ pub mod sender;
 pub mod subflow;
 pub mod tlp;
 
-pub use config::TcpConfig;
+pub use config::{SndBufAccounting, TcpConfig};
 pub use conn::TcpConn;
 pub use delack::DelayedAck;
 pub use receiver::{Received, ReceiverConfig, ReceiverStats, TcpReceiver};

@@ -232,6 +232,89 @@ mod tests {
         assert!(!r.is_app_limited(), "delivered passed the mark");
     }
 
+    /// Two flights: P0..P3 sent at 0..3 ms; P0 acknowledged at 100 ms (P4 sent then), P1 at
+    /// 101 ms (the sender then marks itself application-limited and sends P5 at 102 ms).
+    /// Returns the estimator and the records of P4 and P5 (P4 sent with 1 delivered and not
+    /// application-limited, P5 with 2 delivered and application-limited).
+    fn two_flights() -> (RateEstimator, Record, Record) {
+        let mut r = RateEstimator::default();
+        for k in 0..4 {
+            r.on_new_segment(t(k), k == 0);
+        }
+        for k in 0..2u64 {
+            let mut rec = r.recs.pop_front().unwrap();
+            r.on_delivered(&mut rec, t(k), (k + 1) * 1000, false);
+            r.delivered += 1;
+            r.sample(t(100 + k), 1, 0, 4 - k, None, None);
+            if k == 0 {
+                r.on_new_segment(t(100), false);
+            }
+        }
+        r.mark_app_limited(3);
+        r.on_new_segment(t(102), false);
+        let p5 = r.recs.pop_back().unwrap();
+        let p4 = r.recs.pop_back().unwrap();
+        assert!(!p4.app_limited && p5.app_limited);
+        (r, p4, p5)
+    }
+
+    #[test]
+    fn one_ack_for_several_packets_samples_the_one_sent_last_in_either_order() {
+        // the ACK at 200 ms SACKs P4 and P5 (sent at 100 and 102 ms), in either order
+        for p5_first in [false, true] {
+            let (mut r, mut p4, mut p5) = two_flights();
+            let (p4_sent, p5_sent) = (t(100), t(102));
+            if p5_first {
+                r.on_delivered(&mut p5, p5_sent, 6000, true);
+                r.on_delivered(&mut p4, p4_sent, 5000, true);
+            } else {
+                r.on_delivered(&mut p4, p4_sent, 5000, true);
+                r.on_delivered(&mut p5, p5_sent, 6000, true);
+            }
+            r.delivered += 2;
+            let rs = r.sample(t(200), 2, 0, 4, None, None);
+            // P5's record: 2 delivered when it left, application-limited, its flight's first
+            // send at 1 ms (P1, the last sampled) and delivered time 101 ms
+            assert_eq!(rs.prior_delivered, 2, "P5 first: {p5_first}");
+            assert_eq!(rs.delivered, 2);
+            assert!(rs.is_app_limited, "the sample is P5's, which left application-limited");
+            // send interval 102 - 1 = 101 ms, ACK interval 200 - 101 = 99 ms: the longer
+            assert_eq!(rs.interval, Some(Dur::from_millis(101)));
+        }
+    }
+
+    #[test]
+    fn the_app_limited_mark_is_the_sampled_packets_not_any_packets() {
+        // P4 (not application-limited) is the newest delivered: the sample is not limited,
+        // although P5, still in flight, is
+        let (mut r, mut p4, _) = two_flights();
+        r.on_delivered(&mut p4, t(100), 5000, false);
+        r.delivered += 1;
+        let rs = r.sample(t(200), 1, 0, 4, None, None);
+        assert_eq!(rs.prior_delivered, 1);
+        assert!(!rs.is_app_limited);
+        assert!(r.is_app_limited(), "the mark holds until 2 + 3 packets are delivered");
+        // then P5: application-limited
+        let (mut r, _, mut p5) = two_flights();
+        r.on_delivered(&mut p5, t(102), 6000, false);
+        r.delivered += 1;
+        assert!(r.sample(t(200), 1, 0, 4, None, None).is_app_limited);
+    }
+
+    #[test]
+    fn packets_sent_at_the_same_time_sample_the_higher_sequence() {
+        let mut r = RateEstimator::default();
+        r.on_new_segment(t(0), true);
+        r.delivered = 7;
+        r.on_new_segment(t(0), false);
+        let mut a = r.recs[0];
+        let mut b = r.recs[1];
+        r.on_delivered(&mut b, t(0), 2000, false);
+        r.on_delivered(&mut a, t(0), 1000, false);
+        r.delivered += 2;
+        assert_eq!(r.sample(t(100), 2, 0, 2, None, None).prior_delivered, 7);
+    }
+
     #[test]
     fn pacing_spaces_segments_at_the_rate_after_the_tenth() {
         let mut r = RateEstimator { pacing_rate: 1_000_000, ..Default::default() };

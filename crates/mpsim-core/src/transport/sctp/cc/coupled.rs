@@ -48,7 +48,16 @@ impl SctpController for Coupled {
             LossKind::FastRetransmit => CongestionEvent::FastRetransmit,
             LossKind::Timeout => CongestionEvent::Timeout,
         };
-        let ctx = LossContext { now: l.now, in_flight: l.flight, srtt: l.srtt, min_rtt: l.min_rtt, subflows: siblings, me, cw_echo: false };
+        let ctx = LossContext {
+            now: l.now,
+            in_flight: l.flight,
+            srtt: l.srtt,
+            min_rtt: l.min_rtt,
+            subflows: siblings,
+            me,
+            cw_echo: false,
+            halve_cwnd: false,
+        };
         self.0.on_congestion(Window { cwnd: w.cwnd, ssthresh: w.ssthresh, mss: w.mtu }, ev, &ctx);
         rfc4960_reduce(w, l.kind);
         LossVerdict::Congestion

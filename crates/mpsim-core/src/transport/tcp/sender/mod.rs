@@ -107,6 +107,9 @@ pub struct SenderConfig {
     pub ignore_rwnd: bool,
     /// The receiver's window as the handshake announced it, before any ACK.
     pub initial_rwnd: u64,
+    /// Controllers that halve on a loss halve the congestion window, as Linux's
+    /// `tcp_reno_ssthresh` does, instead of the flight (RFC 5681) (`tcp.ssthresh = "cwnd"`).
+    pub halve_cwnd: bool,
 }
 
 impl Default for SenderConfig {
@@ -125,6 +128,7 @@ impl Default for SenderConfig {
             sack: true,
             ignore_rwnd: false,
             initial_rwnd: u64::MAX,
+            halve_cwnd: false,
         }
     }
 }
@@ -284,6 +288,8 @@ pub struct TcpSender {
     tlp_on: bool,
     prr_on: bool,
     sack_on: bool,
+    /// `SenderConfig::halve_cwnd`, handed to the controller in its `LossContext`.
+    halve_cwnd: bool,
     /// Without SACK: bytes the duplicate ACKs since the last cumulative advance say arrived
     /// (Linux's `sacked_out` for a non-SACK peer), one MSS per duplicate ACK.
     reno_sacked: u64,
@@ -357,6 +363,7 @@ impl TcpSender {
             tlp_on: cfg.tlp && cfg.sack,
             prr_on: cfg.prr,
             sack_on: cfg.sack,
+            halve_cwnd: cfg.halve_cwnd,
             reno_sacked: 0,
             rack: Rack::default(),
             reo_deadline: None,
@@ -828,7 +835,16 @@ impl TcpSender {
         let newly_lost = self.detect_losses(now, ack_advanced);
         if self.tlp_on && self.tlp.on_ack(self.snd_una, self.state != CaState::Open) == ProbeOutcome::Repaired {
             // the probe repaired a loss: reduce once, as a fast recovery would have
-            let ctx = LossContext { now, in_flight: prior_in_flight, srtt: self.rtt.srtt(), min_rtt, subflows, me, cw_echo: self.cw_echo };
+            let ctx = LossContext {
+                now,
+                in_flight: prior_in_flight,
+                srtt: self.rtt.srtt(),
+                min_rtt,
+                subflows,
+                me,
+                cw_echo: self.cw_echo,
+                halve_cwnd: self.halve_cwnd,
+            };
             self.w = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
         }
         self.judge_frto(ack_advanced, c.orig_acked, sacked);
@@ -1177,7 +1193,16 @@ impl TcpSender {
         self.undo = Some(Undo { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, retrans: 0, dsacked: false });
         self.rack.on_recovery();
         self.tlp.reset();
-        let ctx = LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me, cw_echo: self.cw_echo };
+        let ctx = LossContext {
+            now,
+            in_flight,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            subflows,
+            me,
+            cw_echo: self.cw_echo,
+            halve_cwnd: self.halve_cwnd,
+        };
         let target = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
         // RFC 6675 §5 step 4.3: retransmit the first unacknowledged segment, at once
         if let Some(s) = self.segs.front_mut() {
@@ -1273,8 +1298,16 @@ impl TcpSender {
                 self.prior = Some((self.w.cwnd, self.w.ssthresh));
                 self.undo = Some(Undo { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, retrans: 0, dsacked: false });
                 self.rack.on_recovery();
-                let ctx =
-                    LossContext { now, in_flight, srtt: self.rtt.srtt(), min_rtt: self.rtt.min_rtt(), subflows, me, cw_echo: self.cw_echo };
+                let ctx = LossContext {
+                    now,
+                    in_flight,
+                    srtt: self.rtt.srtt(),
+                    min_rtt: self.rtt.min_rtt(),
+                    subflows,
+                    me,
+                    cw_echo: self.cw_echo,
+                    halve_cwnd: self.halve_cwnd,
+                };
                 self.w = self.cc.on_congestion(self.w, CongestionEvent::Timeout, &ctx);
             }
             CaState::Recovery => {

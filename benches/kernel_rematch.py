@@ -1,0 +1,71 @@
+"""The matched mpsim side of the saved kernel table, run again with settings added.
+
+    .venv/bin/python benches/kernel_rematch.py "tcp.ssthresh=cwnd" [SCENARIO/CC ...]
+
+For every row of docs/reports/kernel-results/ (or the rows named), mpsim runs as the table's
+matched runs did (each repeat's seed and the settings `mpsim kernel` took from that kernel
+run, saved in emulator.json), once as saved and once with the settings given (KEY=VALUE,
+comma-separated; a `tcp.` key is applied to every flow). Prints a Markdown table: the kernel's
+median, mpsim's median both ways and the ratios mpsim / kernel. No root needed: the kernel
+side is the saved one. benches/results/reno_ssthresh.md was made with it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+import mpsim
+
+DATA = Path(__file__).resolve().parents[1] / "docs" / "reports" / "kernel-results"
+SCEN = Path(__file__).resolve().parents[1] / "scenarios" / "kernel"
+
+
+def matched(row: str, repeat: int, seed: int, changed: dict, extra: dict[str, str], flows: list[str]) -> dict[str, float]:
+    """Goodput per flow (Mbit/s) of the matched mpsim run of one repeat of a row."""
+    sc, cc = row.split("/")
+    ov: dict[str, object] = {"flow.*.cc": cc, "seed": seed}
+    for c in changed[row]:
+        ov[c["setting"]] = c["used"][repeat] if len(c["used"]) > repeat else c["used"][0]
+    for k, v in extra.items():
+        if k.startswith("tcp."):
+            for f in flows:
+                ov[f"flow.{f}.{k}"] = v
+        ov[k] = v
+    r = mpsim.run(SCEN / f"{sc}.toml", overrides=ov, progress=False)
+    return {f: g / 1e6 for f, g in zip(r.flows.flow, r.flows.goodput_bps)}
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    extra = dict(kv.split("=", 1) for kv in argv[0].split(","))
+    changed = json.loads((DATA / "emulator.json").read_text())["changed"]
+    runs = pd.read_csv(DATA / "runs.csv")
+    rows = argv[1:] or list(changed)
+    print(f"| scenario / cc | flow | kernel median | mpsim matched | ratio | mpsim matched + {argv[0]} | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for row in rows:
+        sc, cc = row.split("/")
+        rr = runs[(runs.scenario == sc) & (runs.cc == cc)]
+        flows = list(rr.flow.unique())
+        base: dict[str, list[float]] = {}
+        new: dict[str, list[float]] = {}
+        for rep in sorted(rr.repeat.unique()):
+            seed = int(rr[rr.repeat == rep].seed.iloc[0])
+            for out, ex in ((base, {}), (new, extra)):
+                for f, g in matched(row, int(rep), seed, changed, ex, flows).items():
+                    out.setdefault(f, []).append(g)
+        for f in flows:
+            k = rr[rr.flow == f].kernel_goodput_bps.median() / 1e6
+            b, n = pd.Series(base[f]).median(), pd.Series(new[f]).median()
+            print(f"| {row} | {f} | {k:.2f} | {b:.2f} | {b / k:.3f} | {n:.2f} | {n / k:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
