@@ -263,8 +263,16 @@ impl Recovery {
     /// recovery period, and persistent congestion when the lost packets span more than three
     /// PTOs with nothing between them acknowledged.
     fn on_lost(&mut self, now: SimTime, lost: &[(u64, SimTime)], in_flight: u64, sibs: &[SubflowState], me: usize) {
-        let ctx =
-            LossContext { now, in_flight, srtt: Some(self.rtt.smoothed), min_rtt: Some(self.rtt.min), subflows: sibs, me, cw_echo: false };
+        let ctx = LossContext {
+            now,
+            in_flight,
+            srtt: Some(self.rtt.smoothed),
+            min_rtt: Some(self.rtt.min),
+            subflows: sibs,
+            me,
+            cw_echo: false,
+            halve_cwnd: false,
+        };
         let last_sent = lost.iter().map(|l| l.1).max().expect("some loss");
         if self.recovery_start.is_none_or(|r| last_sent > r) {
             self.recovery_start = Some(now);
