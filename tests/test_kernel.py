@@ -88,6 +88,7 @@ def test_mpsim_side_is_configured_as_the_kernel():
     assert ov["flow.mptcp.join_delay"] == "linux"
     assert "flow.tcp.scheduler" not in ov and "flow.tcp.join_delay" not in ov
     assert ov["flow.mptcp.tcp.delayed_ack"] == ov["flow.tcp.tcp.delayed_ack"] == "linux"
+    assert ov["flow.mptcp.tcp.ssthresh"] == ov["flow.tcp.tcp.ssthresh"] == "cwnd"
     assert ov["flow.mptcp.tcp.rcv_buf"] == "126562B"
     assert (ov["flow.mptcp.start"], ov["flow.tcp.start"]) == ("20300us", "41100us")
     assert ov["link.l0.jitter"] == ov["link.l1.jitter"] == f"{round(K.KERNEL_JITTER * 1e9)}ns"

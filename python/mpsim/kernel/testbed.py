@@ -850,6 +850,8 @@ def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None]
       their extra subflows join after their own MP_JOIN exchange (``join_delay = "linux"``).
     - Receivers acknowledge as Linux's do (``tcp.delayed_ack = "linux"``: quick ACKs at the
       start, then every second segment or 40 ms).
+    - A loss sets ssthresh from half the congestion window, as Linux's Reno does
+      (``tcp.ssthresh = "cwnd"``; mpsim's default halves the bytes in flight, as RFC 5681).
     - Headers are the kernel's: IPv4, TCP, timestamps, and for Multipath TCP the DSS option.
     - Every link gets up to ``KERNEL_JITTER`` of random extra delay (FIFO kept) on top of its
       own, for the timing noise of the testbed; without it mpsim's loss-free runs are the same
@@ -874,6 +876,7 @@ def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None]
         if w and w < f["tcp"]["rcv_buf"] * 2:
             ov[f"flow.{n}.tcp.rcv_buf"] = f"{int(w)}B"
         ov[f"flow.{n}.tcp.delayed_ack"] = "linux"
+        ov[f"flow.{n}.tcp.ssthresh"] = "cwnd"
         # the kernel's headers: IPv4, TCP, timestamps, and for MPTCP the DSS option (mpsim
         # adds its own 16 B DSS mapping to multipath segments)
         hdr = TCP_HEADER + (KERNEL_DSS - MPSIM_DSS if f["multipath"] else 0)
