@@ -70,7 +70,7 @@
 //! 5001 (a per-flow capture is never ambiguous, and each path of a multipath flow has its own
 //! address pair).
 
-use crate::net::{AckHeader, DataHeader, Header, SctpDataHeader, SctpSackHeader};
+use crate::net::{AckHeader, DataHeader, Ecn, Header, SctpDataHeader, SctpSackHeader};
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -207,6 +207,9 @@ pub struct Capture {
     pub payload: bool,
     /// Announce SACK-permitted in the handshakes (false: the flow runs without SACK).
     pub sack: bool,
+    /// Negotiate ECN in the handshakes (RFC 3168 §6.1.1: ECE and CWR on the SYN, ECE on the
+    /// SYN/ACK).
+    pub ecn: bool,
     full: bool,
     /// The FIN (and DATA_FIN) was written: the transfer is over.
     finished: bool,
@@ -277,12 +280,16 @@ struct Seg<'a> {
     wnd: u16,
     opts: &'a [u8],
     payload: u32,
+    /// The IP header's ECN field.
+    ecn: Ecn,
 }
 
 const FIN: u8 = 0x01;
 const SYN: u8 = 0x02;
 const PSH: u8 = 0x08;
 const ACK: u8 = 0x10;
+const ECE: u8 = 0x40;
+const CWR: u8 = 0x80;
 
 impl Capture {
     /// Captures a packet of the flow as its sender sends it: data segments, datagrams, SCTP
@@ -336,6 +343,7 @@ impl Capture {
             limit,
             payload: false,
             sack: true,
+            ecn: false,
             full: false,
             finished: false,
             dropped: 0,
@@ -462,8 +470,9 @@ impl Capture {
     }
 
     /// Appends one IPv4 packet with the given transport header and a zero payload of
-    /// `payload` bytes (not stored).
-    fn record(&mut self, t: SimTime, sub: usize, rev: bool, proto: u8, l4: &mut [u8], payload: u32) {
+    /// `payload` bytes (not stored), its ECN field `ecn`.
+    #[allow(clippy::too_many_arguments)]
+    fn record(&mut self, t: SimTime, sub: usize, rev: bool, proto: u8, l4: &mut [u8], payload: u32, ecn: Ecn) {
         let (mut src, mut dst, ..) = self.addrs(sub);
         if rev {
             std::mem::swap(&mut src, &mut dst);
@@ -485,7 +494,7 @@ impl Capture {
             c = 0xffff;
         }
         l4[off..off + 2].copy_from_slice(&c.to_be_bytes());
-        self.write(t, sub, rev, proto, l4, l4_len, caplen);
+        self.write(t, sub, rev, (proto, ecn), l4, l4_len, caplen);
     }
 
     /// Room for a record of `caplen` stored bytes under the limit; counts it either way.
@@ -499,10 +508,12 @@ impl Capture {
         true
     }
 
-    /// Writes the record: IPv4 header, the stored transport bytes `l4` and zeros up to
-    /// `caplen` stored bytes; `l4_len` is the transport length on the wire.
+    /// Writes the record: IPv4 header (protocol and ECN field `ip`), the stored transport
+    /// bytes `l4` and zeros up to `caplen` stored bytes; `l4_len` is the transport length on
+    /// the wire.
     #[allow(clippy::too_many_arguments)]
-    fn write(&mut self, t: SimTime, sub: usize, rev: bool, proto: u8, l4: &[u8], l4_len: u32, caplen: usize) {
+    fn write(&mut self, t: SimTime, sub: usize, rev: bool, ip: (u8, Ecn), l4: &[u8], l4_len: u32, caplen: usize) {
+        let (proto, ecn) = ip;
         let (mut src, mut dst, ..) = self.addrs(sub);
         if rev {
             std::mem::swap(&mut src, &mut dst);
@@ -512,6 +523,7 @@ impl Capture {
         *id = id.wrapping_add(1);
         let mut ip = [0u8; 20];
         ip[0] = 0x45;
+        ip[1] = ecn as u8;
         ip[2..4].copy_from_slice(&(total.min(0xffff) as u16).to_be_bytes());
         ip[4..6].copy_from_slice(&id.to_be_bytes());
         ip[6] = 0x40; // don't fragment
@@ -563,7 +575,7 @@ impl Capture {
         if !self.fits(caplen) {
             return;
         }
-        self.write(t, sub, rev, IPPROTO_SCTP, &p[..keep], l4_len, caplen);
+        self.write(t, sub, rev, (IPPROTO_SCTP, Ecn::NotEct), &p[..keep], l4_len, caplen);
     }
 
     /// An SCTP DATA packet to destination `sub` sent at `t`: `h.chunks` chunks of
@@ -650,7 +662,7 @@ impl Capture {
         h[13] = s.flags;
         h[14..16].copy_from_slice(&s.wnd.to_be_bytes());
         h[20..].copy_from_slice(&opts);
-        self.record(t, s.sub, s.rev, 6, &mut h, s.payload);
+        self.record(t, s.sub, s.rev, 6, &mut h, s.payload, s.ecn);
     }
 
     /// Packet `step` of the handshake of subflow `sub` at `t` (capture clock): the SYN, the
@@ -709,11 +721,14 @@ impl Capture {
         }
         let w = (0xffffu32 >> WSCALE).max(1) as u16;
         let (isn1, peer1) = (isn.wrapping_add(1), peer.wrapping_add(1));
+        // an ECN-setup SYN and SYN/ACK (RFC 3168 §6.1.1); neither is ECT itself
+        let (syn_ecn, synack_ecn) = if self.ecn { (ECE | CWR, ECE) } else { (0, 0) };
+        let ecn = Ecn::NotEct;
         let seg = match step {
-            0 => Seg { sub, rev: false, seq: isn, ack: 0, flags: SYN, wnd: 0xffff, opts: &opts, payload: 0 },
-            1 => Seg { sub, rev: true, seq: peer, ack: isn1, flags: SYN | ACK, wnd: 0xffff, opts: &opts, payload: 0 },
-            2 => Seg { sub, rev: false, seq: isn1, ack: peer1, flags: ACK, wnd: w, opts: &opts, payload: 0 },
-            _ => Seg { sub, rev: true, seq: peer1, ack: isn1, flags: ACK, wnd: w, opts: &opts, payload: 0 },
+            0 => Seg { sub, rev: false, seq: isn, ack: 0, flags: SYN | syn_ecn, wnd: 0xffff, opts: &opts, payload: 0, ecn },
+            1 => Seg { sub, rev: true, seq: peer, ack: isn1, flags: SYN | ACK | synack_ecn, wnd: 0xffff, opts: &opts, payload: 0, ecn },
+            2 => Seg { sub, rev: false, seq: isn1, ack: peer1, flags: ACK, wnd: w, opts: &opts, payload: 0, ecn },
+            _ => Seg { sub, rev: true, seq: peer1, ack: isn1, flags: ACK, wnd: w, opts: &opts, payload: 0, ecn },
         };
         self.tcp(t, seg);
         self.subs[sub].steps = step + 1;
@@ -727,7 +742,7 @@ impl Capture {
             u[0..2].copy_from_slice(&sp.to_be_bytes());
             u[2..4].copy_from_slice(&dp.to_be_bytes());
             u[4..6].copy_from_slice(&((8 + h.len).min(0xffff) as u16).to_be_bytes());
-            self.record(t, sub, false, 17, &mut u, h.len);
+            self.record(t, sub, false, 17, &mut u, h.len, h.ecn);
             return;
         }
         let t = self.clock(t);
@@ -744,7 +759,8 @@ impl Capture {
             opts.extend_from_slice(&(h.len.min(0xffff) as u16).to_be_bytes());
         }
         let w = (0xffffu32 >> WSCALE).max(1) as u16;
-        self.tcp(t, Seg { sub, rev: false, seq, ack, flags: ACK | PSH, wnd: w, opts: &opts, payload: h.len });
+        let flags = ACK | PSH | if h.cwr { CWR } else { 0 };
+        self.tcp(t, Seg { sub, rev: false, seq, ack, flags, wnd: w, opts: &opts, payload: h.len, ecn: h.ecn });
     }
 
     /// An ACK of subflow `sub` arriving at the sender at `t`.
@@ -772,7 +788,8 @@ impl Capture {
             }
         }
         let w = (h.wnd() >> WSCALE).min(0xffff) as u16;
-        self.tcp(t, Seg { sub, rev: true, seq, ack, flags: ACK, wnd: w, opts: &opts, payload: 0 });
+        let flags = ACK | if h.ece() { ECE } else { 0 };
+        self.tcp(t, Seg { sub, rev: true, seq, ack, flags, wnd: w, opts: &opts, payload: 0, ecn: Ecn::NotEct });
     }
 
     /// A FIN from the sender on every established subflow (with DATA_FIN on Multipath
@@ -801,7 +818,7 @@ impl Capture {
                 opts.extend_from_slice(&1u16.to_be_bytes());
             }
             let w = (0xffffu32 >> WSCALE).max(1) as u16;
-            self.tcp(t, Seg { sub, rev: false, seq, ack, flags: ACK | FIN, wnd: w, opts: &opts, payload: 0 });
+            self.tcp(t, Seg { sub, rev: false, seq, ack, flags: ACK | FIN, wnd: w, opts: &opts, payload: 0, ecn: Ecn::NotEct });
         }
     }
 }
@@ -923,7 +940,18 @@ mod tests {
     #[test]
     fn tcp_segments_have_valid_checksums_handshake_and_sack() {
         let mut c = Capture::new(CaptureKind::Mptcp, 3, 2, 1448, 7, 1 << 30);
-        let d = DataHeader { seq: 0, dsn: 0, sent_at: SimTime(5), len: 1448, retx: false, psh: false, cw: false, echo: SimTime::ZERO };
+        let d = DataHeader {
+            seq: 0,
+            dsn: 0,
+            sent_at: SimTime(5),
+            len: 1448,
+            retx: false,
+            psh: false,
+            cw: false,
+            ecn: Ecn::NotEct,
+            cwr: false,
+            echo: SimTime::ZERO,
+        };
         c.data(SimTime(1_000_000), 0, &d);
         c.data(SimTime(1_000_100), 1, &DataHeader { seq: 0, dsn: 1448, ..d });
         let mut a = AckHeader::new(1448, 1 << 20);
@@ -976,7 +1004,18 @@ mod tests {
     }
 
     fn data(seq: u64) -> DataHeader {
-        DataHeader { seq, dsn: seq, sent_at: SimTime::ZERO, len: 1448, retx: false, psh: false, cw: false, echo: SimTime::ZERO }
+        DataHeader {
+            seq,
+            dsn: seq,
+            sent_at: SimTime::ZERO,
+            len: 1448,
+            retx: false,
+            psh: false,
+            cw: false,
+            ecn: Ecn::NotEct,
+            cwr: false,
+            echo: SimTime::ZERO,
+        }
     }
 
     #[test]
@@ -1163,6 +1202,8 @@ start = "300ms"
                     retx: false,
                     psh: false,
                     cw: false,
+                    ecn: Ecn::NotEct,
+                    cwr: false,
                     echo: SimTime::ZERO,
                 },
             );

@@ -13,8 +13,8 @@ pub use link_schedule::{LinkSchedule, ScheduleCursor, Step};
 pub use link_trace::{LinkTrace, TraceError, OPPORTUNITY_BYTES};
 pub use loss::{LossModel, LossProcess};
 pub use packet::{
-    AckHeader, DataHeader, Feedback, Header, Packet, PacketArena, PacketId, SackBlock, SctpControlHeader, SctpDataHeader, SctpSackHeader,
-    MAX_SACK_BLOCKS,
+    AckHeader, DataHeader, Ecn, Feedback, Header, Packet, PacketArena, PacketId, SackBlock, SctpControlHeader, SctpDataHeader,
+    SctpSackHeader, MAX_SACK_BLOCKS,
 };
 
 /// Index of a link in the simulation.

@@ -52,6 +52,8 @@ impl SctpConn {
                 rec_reductions: None,
                 rec_timeouts: None,
                 rec_window_holds: None,
+                ecn_ce_received: None,
+                ecn_reductions: None,
             })
             .collect();
         let secs = |t: Option<SimTime>| t.map(|t| t.as_secs_f64());
