@@ -143,6 +143,7 @@ fn sctp(c: &Sctp, ps: &[usize]) -> Value {
         ("primary", json!(format!("p{}", ps.get(c.primary as usize % (ps.len() + 1)).copied().unwrap_or(9)))),
         ("timestamps", json!(flag(5))),
         ("nr_sack", json!(flag(6))),
+        ("ecn", json!(flag(9))),
         ("cmt_pf", json!(flag(7))),
         ("hb_interval", json!(format!("{}ms", c.hb_interval as u64 * 20))),
         ("jsctp_k", json!(format!("{}B", c.jsctp_k as u64 * 20))),

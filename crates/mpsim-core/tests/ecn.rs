@@ -172,3 +172,66 @@ cc = "lia"
     let g0 = dropped.summary.flows[0].goodput_bps;
     assert!((f.goodput_bps - g0).abs() < 0.05 * g0, "{} against {g0}", f.goodput_bps);
 }
+
+#[test]
+fn an_sctp_association_with_ecn_reduces_on_ecne_without_loss() {
+    let text = |ecn: bool, cmt: bool| {
+        let (paths, cmt_line) = if cmt { ("paths = [\"pa\", \"pb\"]", "cmt = true") } else { ("path = \"pa\"", "") };
+        format!(
+            r#"
+duration = "30s"
+[metrics]
+warmup = "5s"
+[[link]]
+name = "a"
+rate = "10Mbps"
+delay = "20ms"
+queue = "1000pkt"
+aqm = {{ kind = "codel", ecn = true }}
+[[link]]
+name = "b"
+rate = "10Mbps"
+delay = "20ms"
+queue = "1000pkt"
+aqm = {{ kind = "codel", ecn = true }}
+[[path]]
+name = "pa"
+links = ["a"]
+[[path]]
+name = "pb"
+links = ["b"]
+[[flow]]
+name = "s"
+transport = "sctp"
+{paths}
+{cmt_line}
+sctp = {{ ecn = {ecn} }}
+"#
+        )
+    };
+    for cmt in [false, true] {
+        let dropped = run_checked(&parse(&text(false, cmt)));
+        let marked = run_checked(&parse(&text(true, cmt)));
+        let f = &marked.summary.flows[0];
+        let used = if cmt { 2 } else { 1 };
+        let m: u64 = marked.summary.links.iter().step_by(2).take(used).map(|l| marks(l).0).sum();
+        let d: u64 = marked.summary.links.iter().step_by(2).take(used).map(|l| marks(l).1).sum();
+        let g0 = dropped.summary.flows[0].goodput_bps;
+        eprintln!(
+            "SCTP (cmt {cmt}): {m} marks, {d} drops, {:?} CE, {:?} reductions, {} retransmissions, {:.2} Mbit/s (without ECN {:.2}, {} retransmissions)",
+            f.ecn_ce_received,
+            f.ecn_reductions,
+            f.retransmits,
+            f.goodput_bps / 1e6,
+            g0 / 1e6,
+            dropped.summary.flows[0].retransmits
+        );
+        assert!(dropped.summary.flows[0].ecn_reductions.is_none());
+        assert!(m > 0 && d == 0, "{m} marks, {d} drops");
+        assert_eq!(f.retransmits, 0);
+        assert_eq!(f.ecn_ce_received, Some(m));
+        let r = f.ecn_reductions.unwrap();
+        assert!(r > 0 && r <= m, "{r} reductions for {m} marks");
+        assert!(f.goodput_bps > 0.95 * g0, "{} against {g0}", f.goodput_bps);
+    }
+}

@@ -111,6 +111,9 @@ pub const SCTP_DATA: u8 = 0;
 pub const SCTP_SACK: u8 = 3;
 pub const SCTP_HEARTBEAT: u8 = 4;
 pub const SCTP_HEARTBEAT_ACK: u8 = 5;
+/// ECN Echo and CWR chunks (RFC 4960 Appendix A).
+pub const SCTP_ECNE: u8 = 12;
+pub const SCTP_CWR: u8 = 13;
 pub const SCTP_TIMESTAMP: u8 = 0xbf;
 pub const SCTP_TIMESTAMP_ECHO: u8 = 0xbe;
 const IPPROTO_SCTP: u8 = 132;
@@ -558,7 +561,8 @@ impl Capture {
 
     /// Writes an SCTP packet: common header and `chunks` (the full packet, zero payloads
     /// included), stored up to `keep` bytes of SCTP (all with `payload = true`).
-    fn sctp(&mut self, t: SimTime, sub: usize, rev: bool, chunks: &[u8], keep: usize) {
+    #[allow(clippy::too_many_arguments)]
+    fn sctp(&mut self, t: SimTime, sub: usize, rev: bool, chunks: &[u8], keep: usize, ecn: Ecn) {
         let (_, _, sport, dport) = self.addrs(sub);
         let (sp, dp) = if rev { (dport, sport) } else { (sport, dport) };
         let mut p = Vec::with_capacity(12 + chunks.len());
@@ -575,13 +579,17 @@ impl Capture {
         if !self.fits(caplen) {
             return;
         }
-        self.write(t, sub, rev, (IPPROTO_SCTP, Ecn::NotEct), &p[..keep], l4_len, caplen);
+        self.write(t, sub, rev, (IPPROTO_SCTP, ecn), &p[..keep], l4_len, caplen);
     }
 
     /// An SCTP DATA packet to destination `sub` sent at `t`: `h.chunks` chunks of
     /// consecutive TSNs, all but the last of `self.mss` bytes.
     pub fn sctp_data(&mut self, t: SimTime, sub: usize, h: &SctpDataHeader) {
         let mut c = Vec::new();
+        if let Some(tsn) = h.cwr {
+            c.extend_from_slice(&[SCTP_CWR, 0, 0, 8]);
+            c.extend_from_slice(&self.wire_tsn(tsn).to_be_bytes());
+        }
         if self.sctp_timestamps {
             c.extend_from_slice(&[SCTP_TIMESTAMP, 0, 0, 12]);
             c.extend_from_slice(&t.0.to_be_bytes());
@@ -601,7 +609,7 @@ impl Capture {
             c.extend_from_slice(&0u32.to_be_bytes()); // PPID
             c.resize(c.len() + len.div_ceil(4) as usize * 4, 0);
         }
-        self.sctp(t, sub, false, &c, last_header);
+        self.sctp(t, sub, false, &c, last_header, h.ecn);
     }
 
     /// An SCTP SACK arriving at the sender on path `sub` at `t`.
@@ -630,8 +638,12 @@ impl Capture {
                 c.extend_from_slice(&((at.0 / 1_000) as u32).to_be_bytes());
             }
         }
+        if let Some(tsn) = h.ecne {
+            c.extend_from_slice(&[SCTP_ECNE, 0, 0, 8]);
+            c.extend_from_slice(&self.wire_tsn(tsn).to_be_bytes());
+        }
         let n = c.len();
-        self.sctp(t, sub, true, &c, n);
+        self.sctp(t, sub, true, &c, n, Ecn::NotEct);
     }
 
     /// A HEARTBEAT to destination `sub` (`ack` false, at the send) or its HEARTBEAT ACK
@@ -642,7 +654,7 @@ impl Capture {
         c.extend_from_slice(&[0, 1, 0, 20]); // heartbeat info parameter
         c.extend_from_slice(&sent_at.0.to_be_bytes());
         c.extend_from_slice(&(sub as u64).to_be_bytes());
-        self.sctp(t, sub, ack, &c, 24);
+        self.sctp(t, sub, ack, &c, 24, Ecn::NotEct);
     }
 
     fn tcp(&mut self, t: SimTime, s: Seg) {
@@ -1228,9 +1240,9 @@ start = "300ms"
         c.sctp_data(
             SimTime(1_000),
             1,
-            &SctpDataHeader { tsn: 5, offset: 4 * 1456, sent_at: SimTime(1_000), len: 1000, chunks: 1, retx: false },
+            &SctpDataHeader { tsn: 5, offset: 4 * 1456, sent_at: SimTime(1_000), len: 1000, chunks: 1, retx: false, ..Default::default() },
         );
-        let sack = SctpSackHeader { id: 0, cum_tsn: 3, a_rwnd: 65536, delivered: 3 * 1456 };
+        let sack = SctpSackHeader { id: 0, cum_tsn: 3, a_rwnd: 65536, delivered: 3 * 1456, ecne: None };
         c.sctp_sack(SimTime(2_000), 1, &sack, &SctpSackBody { gaps: &[(5, 6)], dups: &[2], echoes: &[(5, SimTime(1_500))] });
         c.sctp_heartbeat(SimTime(3_000), 0, false, SimTime(3_000));
         let r = records(c.bytes());

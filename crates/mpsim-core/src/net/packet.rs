@@ -256,6 +256,10 @@ pub struct SctpDataHeader {
     pub chunks: u16,
     /// The chunks are retransmissions.
     pub retx: bool,
+    /// The IP header's ECN codepoint (ECT(0) with `sctp.ecn`, CE once marked).
+    pub ecn: Ecn,
+    /// A CWR chunk rides along (RFC 4960 Appendix A), with the TSN it answers ECNEs up to.
+    pub cwr: Option<u64>,
 }
 
 /// An SCTP packet carrying a SACK chunk (RFC 4960 §3.3.4). The cumulative TSN ack and the
@@ -269,6 +273,9 @@ pub struct SctpSackHeader {
     pub a_rwnd: u32,
     /// Stream bytes delivered in order (for traces).
     pub delivered: u64,
+    /// An ECNE chunk rides along (RFC 4960 Appendix A): the TSN of the latest packet that
+    /// arrived CE, repeated until a CWR covers it.
+    pub ecne: Option<u64>,
 }
 
 /// An SCTP control packet: a HEARTBEAT probing a destination, or the HEARTBEAT ACK answering
@@ -348,7 +355,8 @@ impl Header {
     pub fn ecn(&self) -> Ecn {
         match *self {
             Header::TcpData(h) => h.ecn,
-            Header::Datagram(_) | Header::TcpAck(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) => Ecn::NotEct,
+            Header::SctpData(h) => h.ecn,
+            Header::Datagram(_) | Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) => Ecn::NotEct,
         }
     }
 
@@ -356,7 +364,8 @@ impl Header {
     pub fn set_ce(&mut self) {
         match self {
             Header::TcpData(h) => h.ecn = Ecn::Ce,
-            Header::Datagram(_) | Header::TcpAck(_) | Header::SctpData(_) | Header::SctpSack(_) | Header::SctpControl(_) => {
+            Header::SctpData(h) => h.ecn = Ecn::Ce,
+            Header::Datagram(_) | Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) => {
                 debug_assert!(false, "CE on a packet that is not ECN-capable")
             }
         }
