@@ -96,9 +96,13 @@ fn an_endless_transfer_has_no_fin() {
     assert!(packets.iter().all(|(flags, _)| flags & FIN == 0));
 }
 
-/// (IP ECN field, TCP flags, TCP payload length) of each TCP packet, and the SCTP chunk types
-/// with the IP ECN field of each SCTP packet.
-fn ecn_view(pcap: &[u8]) -> (Vec<(u8, u8, usize)>, Vec<(u8, Vec<u8>)>) {
+/// (IP ECN field, TCP flags, TCP payload length) of a TCP packet.
+type TcpEcn = (u8, u8, usize);
+/// (IP ECN field, chunk types) of an SCTP packet.
+type SctpEcn = (u8, Vec<u8>);
+
+/// What the ECN view shows of each TCP and each SCTP packet of a pcap file.
+fn ecn_view(pcap: &[u8]) -> (Vec<TcpEcn>, Vec<SctpEcn>) {
     let (mut tcp, mut sctp) = (Vec::new(), Vec::new());
     let mut at = 24;
     while at + 16 <= pcap.len() {

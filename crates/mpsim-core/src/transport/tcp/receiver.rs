@@ -716,7 +716,7 @@ mod tests {
         }
         // CWR stops it (and is acknowledged at once)
         assert_eq!(seg(&mut r, 6, Ecn::Ect0, true), (true, false));
-        assert_eq!(seg(&mut r, 7, Ecn::Ect0, false).1, false);
+        assert!(!seg(&mut r, 7, Ecn::Ect0, false).1);
         // CE on the segment carrying CWR starts it again
         assert_eq!(seg(&mut r, 8, Ecn::Ce, false), (true, true));
         assert_eq!(seg(&mut r, 9, Ecn::Ce, true), (true, true));
