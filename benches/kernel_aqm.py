@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""The Linux kernel beside mpsim over a cellular trace, with a drop-tail queue and with CoDel
-at the bottleneck: one CUBIC TCP flow, and one two-path Multipath TCP flow (the traced link
-and a fixed 10 Mbit/s link), through `mpsim kernel` (root; the link emulator runs the same
-trace and CoDel code as the simulator).
+"""The Linux kernel beside mpsim over a cellular trace, with a drop-tail queue, with CoDel and
+with CoDel marking ECN at the bottleneck: one CUBIC TCP flow, and one two-path Multipath TCP
+flow (the traced link and a fixed 10 Mbit/s link), through `mpsim kernel` (root; the link
+emulator runs the same trace and CoDel code as the simulator, and sets CE in the real IP
+headers).
 
     sudo python benches/kernel_aqm.py [--trace ../shared/traces/Verizon-LTE-short.down]
         [--duration 30] [--repeat 3] [--out benches/results/kernel_aqm.md]
 
 The trace drives the data direction, its partner (.up for .down) the ACKs; 20 ms each way.
 Drop-tail: a queue of one bandwidth-delay product at the trace's mean rate and the 40 ms base
-RTT. CoDel: RFC 8289's defaults in both directions, a 1,000-packet hard limit. The fixed
+RTT. CoDel: RFC 8289's defaults in both directions, a 1,000-packet hard limit. CoDel with
+ECN: the same with `ecn = true` and `tcp.ecn = true` (the kernel's `tcp_ecn` = 1 on both
+sides); the table adds CoDel's drops and marks on both sides. The fixed
 link of the multipath case: 10 Mbit/s, 10 ms each way, a one-BDP queue (or CoDel). Ratios
 are mpsim/kernel: goodput per flow, and the mean RTT per path (on both sides the smoothed
 RTT sampled once a second after the warm-up: the kernel's from `ss`, mpsim's from its series).
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import shutil
 import statistics
 import subprocess
@@ -36,14 +40,18 @@ from trace_links import partner, queue_pkts  # noqa: E402
 WIFI_MBPS = 10
 
 
-def scenario(trace: Path, duration: float, multipath: bool, codel: bool) -> str:
+def scenario(trace: Path, duration: float, multipath: bool, codel: bool, ecn: bool = False) -> str:
     mean = traces.summary(trace)["mean_mbps"] * 1e6
-    aqm = 'aqm = "codel"\nreverse_aqm = "codel"\nqueue = "1000pkt"' if codel else f'queue = "{queue_pkts(mean)}pkt"'
-    wifi_q = 'aqm = "codel"\nreverse_aqm = "codel"\nqueue = "1000pkt"' if codel else f'queue = "{max(10, round(WIFI_MBPS * 1e6 * 0.02 / 8 / 1500))}pkt"'
-    text = f"""name = "{'mptcp' if multipath else 'tcp'}_{'codel' if codel else 'droptail'}"
+    c = '{ kind = "codel", ecn = true }' if ecn else '"codel"'
+    managed = f'aqm = {c}\nreverse_aqm = {c}\nqueue = "1000pkt"'
+    aqm = managed if codel else f'queue = "{queue_pkts(mean)}pkt"'
+    wifi_q = managed if codel else f'queue = "{max(10, round(WIFI_MBPS * 1e6 * 0.02 / 8 / 1500))}pkt"'
+    kind = ("codel_ecn" if ecn else "codel") if codel else "droptail"
+    text = f"""name = "{'mptcp' if multipath else 'tcp'}_{kind}"
 duration = "{duration:g}s"
 [metrics]
 warmup = "5s"
+{'[tcp]' + chr(10) + 'ecn = true' if ecn else ''}
 [[link]]
 name = "cell"
 trace = "{trace.name}"
@@ -80,16 +88,22 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=30.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "benches" / "results" / "kernel_aqm.md")
+    ap.add_argument("--only", nargs="*", help="run only these cases (e.g. tcp_codel_ecn)")
     args = ap.parse_args()
+    if not args.trace.exists():
+        print(f"skipped: {args.trace} is not there (the shared traces are not part of the repository)", file=sys.stderr)
+        return 0
     mpsim_cmd = shutil.which("mpsim") or str(Path(sys.executable).parent / "mpsim")
     work = Path(tempfile.mkdtemp(prefix="kernel_aqm_"))
     for t in (args.trace, partner(args.trace)):
         shutil.copy(t, work / t.name)
     rows = []
     for multipath in (False, True):
-        for codel in (False, True):
-            text = scenario(work / args.trace.name, args.duration, multipath, codel)
+        for codel, ecn in ((False, False), (True, False), (True, True)):
+            text = scenario(work / args.trace.name, args.duration, multipath, codel, ecn)
             name = text.split('"')[1]
+            if args.only and name not in args.only:
+                continue
             f = work / f"{name}.toml"
             f.write_text(text)
             out = work / name
@@ -98,6 +112,13 @@ def main() -> int:
                            stdout=subprocess.DEVNULL)
             with open(out / "paths.csv") as fh:
                 paths = list(csv.DictReader(fh))
+            runs = json.loads((out / "summary.json").read_text())["runs"]
+            aqm_cell = "-"
+            if codel:
+                tot = {(side, key): [sum(a[key] for a in r["aqm"][side].values()) for r in runs]
+                       for side in ("kernel", "mpsim") for key in ("drops", "marks")}
+                aqm_cell = (f"{statistics.median(tot['kernel', 'drops']):.0f} / {statistics.mean(tot['mpsim', 'drops']):.0f}; "
+                            f"{statistics.median(tot['kernel', 'marks']):.0f} / {statistics.mean(tot['mpsim', 'marks']):.0f}")
             per_repeat: dict[str, list[float]] = {"k": [], "m": []}
             rtts: dict[str, dict[str, list[float]]] = {}
             for rep in sorted({p["repeat"] for p in paths}):
@@ -113,7 +134,7 @@ def main() -> int:
                 f"{path}: {statistics.median(r['k']):.0f} / {statistics.mean(r['m']):.0f} ({statistics.mean(r['m']) / statistics.median(r['k']):.2f})"
                 for path, r in rtts.items()
             )
-            rows.append((name, per_repeat["k"], k, m, m / k, rtt_cells))
+            rows.append((name, per_repeat["k"], k, m, m / k, rtt_cells, aqm_cell))
             print(f"{name}: kernel {k / 1e6:.2f}, mpsim {m / 1e6:.2f} Mbit/s, mpsim/kernel {m / k:.3f}; RTT {rtt_cells}", file=sys.stderr)
     lines = [
         "# The kernel beside mpsim over a cellular trace, drop-tail and CoDel",
@@ -127,11 +148,14 @@ def main() -> int:
         f"directions, 1,000-packet limit. Multipath: the cellular link and a fixed {WIFI_MBPS} Mbit/s link (10 ms",
         "each way), CUBIC on each subflow, the kernel's default scheduler (`linux_upstream` in mpsim).",
         "",
-        "| case | kernel goodput per repeat (Mbit/s) | kernel median | mpsim mean | mpsim/kernel | mean RTT per path, kernel / mpsim ms (mpsim/kernel) |",
-        "|---|---|---|---|---|---|",
+        "CoDel drops and marks: every managed link, both directions, the kernel side's (the emulator's) median",
+        "over the repeats / mpsim's mean.",
+        "",
+        "| case | kernel goodput per repeat (Mbit/s) | kernel median | mpsim mean | mpsim/kernel | mean RTT per path, kernel / mpsim ms (mpsim/kernel) | CoDel drops kernel / mpsim; marks kernel / mpsim |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for name, ks, k, m, ratio, rtt in rows:
-        lines.append(f"| {name} | {', '.join(f'{x / 1e6:.2f}' for x in ks)} | {k / 1e6:.2f} | {m / 1e6:.2f} | {ratio:.3f} | {rtt} |")
+    for name, ks, k, m, ratio, rtt, aqm in rows:
+        lines.append(f"| {name} | {', '.join(f'{x / 1e6:.2f}' for x in ks)} | {k / 1e6:.2f} | {m / 1e6:.2f} | {ratio:.3f} | {rtt} | {aqm} |")
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
     return 0

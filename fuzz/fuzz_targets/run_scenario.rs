@@ -143,6 +143,7 @@ fn sctp(c: &Sctp, ps: &[usize]) -> Value {
         ("primary", json!(format!("p{}", ps.get(c.primary as usize % (ps.len() + 1)).copied().unwrap_or(9)))),
         ("timestamps", json!(flag(5))),
         ("nr_sack", json!(flag(6))),
+        ("ecn", json!(flag(9))),
         ("cmt_pf", json!(flag(7))),
         ("hb_interval", json!(format!("{}ms", c.hb_interval as u64 * 20))),
         ("jsctp_k", json!(format!("{}B", c.jsctp_k as u64 * 20))),
@@ -380,12 +381,16 @@ fn scenario(inp: &Input) -> Option<Value> {
             if let Some(Some((kind, p, both))) = inp.aqm.get(i) {
                 // (beside a congestion warning it is refused, with a message)
                 let p = *p as u64;
-                let a = match kind % 4 {
+                let mut a = match kind % 4 {
                     0 => json!({"kind": "codel", "target": format!("{}ms", 1 + p % 20), "interval": format!("{}ms", 10 + p)}),
                     1 => json!({"kind": "fq_codel", "flows": 1 + p % 8, "quantum": 64 + p * 8}),
                     2 => json!({"kind": "red", "min_th": format!("{}pkt", 1 + p % 10), "max_th": format!("{}pkt", 2 + p % 10 + p / 10), "gentle": p.is_multiple_of(2)}),
                     _ => json!({"kind": "pie", "target": format!("{}ms", 1 + p % 30), "derandomize": p.is_multiple_of(2)}),
                 };
+                // marking on or off (the disciplines' defaults otherwise)
+                if kind / 4 % 3 != 2 {
+                    a["ecn"] = json!(kind / 4 % 3 == 0);
+                }
                 if *both {
                     v["reverse_aqm"] = a.clone();
                 }
@@ -513,6 +518,7 @@ fn scenario(inp: &Input) -> Option<Value> {
                     // false, true, or Linux's delayed ACKs
                     "delayed_ack": if t.delayed_ack && t.snd_buf % 2 == 0 { json!("linux") } else { json!(t.delayed_ack) },
                     "sack": t.rcv_buf % 4 != 0,
+                    "ecn": t.initial_window % 3 == 0,
                     "rcv_buf": format!("{}B", 9064 + t.rcv_buf as u64 * 64),
                     "snd_buf": format!("{}B", 9064 + t.snd_buf as u64 * 64),
                 });
@@ -605,6 +611,9 @@ fuzz_target!(|inp: Input| {
         let gone = l.packets_delivered + l.queue_drops + l.loss_drops + l.down_drops + managed;
         assert!(gone <= l.packets_offered, "link {} {}: {gone} delivered or dropped of {} offered", l.link, l.direction, l.packets_offered);
         assert!((0.0..=1.0 + 1e-9).contains(&l.utilization), "link {} utilization {}", l.link, l.utilization);
+        if let Some(a) = &l.aqm {
+            assert!(a.aqm_marks <= l.packets_delivered + l.loss_drops, "link {} {}: {} marks", l.link, l.direction, a.aqm_marks);
+        }
     }
     // the estimate is an upper estimate: the real count is at most 4 times it (plus a margin
     // for the smallest runs), so a run cannot outgrow the budget it was checked against

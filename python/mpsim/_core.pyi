@@ -139,7 +139,7 @@ class SubflowView:
     in_flight: int
     queued: int
     ca_state: str
-    """"open", "recovery" or "loss"."""
+    """"open", "cwr" (reducing after an ECN echo), "recovery" or "loss"."""
     backup: bool
     usable: bool
     segments_sent: int

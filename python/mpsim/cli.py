@@ -670,10 +670,11 @@ def _print_run(res: Any) -> None:
         ]
         if any(l.get("aqm") for l in links):
             # links with a queue discipline: what it dropped and the queueing delay it kept
-            headers += ["aqm", "AQM drops", "queue delay ms (mean / p95)"]
+            headers += ["aqm", "AQM drops", "AQM marks", "queue delay ms (mean / p95)"]
             for row, l in zip(rows, links):
                 managed = bool(l.get("aqm"))
                 row += [str(l.get("aqm") or "drop-tail"), _int(l.get("aqm_drops")) if managed else "-",
+                        _int(l.get("aqm_marks")) if managed else "-",
                         f"{_num(l.get('queue_delay_mean_ms'), 1)} / {_num(l.get('queue_delay_p95_ms'), 1)}" if managed else "-"]
         for line in _table(headers, rows, left=2):
             _out(line)

@@ -17,8 +17,17 @@ pub const PACING_CA_RATIO: u64 = 120;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaState {
     Open,
+    /// Reducing the window after an ECN echo (Linux's `TCP_CA_CWR`), nothing lost.
+    Cwr,
     Recovery,
     Loss,
+}
+
+impl CaState {
+    /// Recovering from a loss (Linux's `icsk_ca_state >= TCP_CA_Recovery`).
+    pub fn recovering(self) -> bool {
+        matches!(self, CaState::Recovery | CaState::Loss)
+    }
 }
 
 /// What a scheduler may see of one subflow.

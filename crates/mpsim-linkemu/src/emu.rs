@@ -132,6 +132,37 @@ fn five_tuple_hash(ip: &[u8]) -> u32 {
     h
 }
 
+/// Whether the IP packet is ECN-capable: its ECN field (the two low bits of IPv4's TOS byte or
+/// of IPv6's traffic class) is ECT(0), ECT(1) or CE.
+fn ip_ect(ip: &[u8]) -> bool {
+    match ip.first().map(|b| b >> 4) {
+        Some(4) if ip.len() >= 20 => ip[1] & 0x03 != 0,
+        Some(6) if ip.len() >= 40 => (ip[1] >> 4) & 0x03 != 0,
+        _ => false,
+    }
+}
+
+/// Sets the IP packet's ECN field to CE (0b11), updating IPv4's header checksum
+/// incrementally (RFC 1624, eqn. 3: HC' = ~(~HC + ~m + m'), m the 16-bit word that held the
+/// TOS byte).
+fn ip_set_ce(ip: &mut [u8]) {
+    match ip.first().map(|b| b >> 4) {
+        Some(4) if ip.len() >= 20 => {
+            let old = u16::from_be_bytes([ip[0], ip[1]]);
+            ip[1] |= 0x03;
+            let new = u16::from_be_bytes([ip[0], ip[1]]);
+            let hc = u16::from_be_bytes([ip[10], ip[11]]);
+            let mut sum = (!hc) as u32 + (!old) as u32 + new as u32;
+            while sum > 0xffff {
+                sum = (sum & 0xffff) + (sum >> 16);
+            }
+            ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        }
+        Some(6) if ip.len() >= 40 => ip[1] |= 0x30,
+        _ => {}
+    }
+}
+
 struct InFlight {
     buf: Vec<u8>,
     /// 2·path + direction (0: client to server, 1: server to client).
@@ -240,10 +271,10 @@ impl Emulator {
     /// A packet reaches a link whose queue an AQM manages: it joins the discipline's queue
     /// (as a slot number), and the link sends what it can.
     fn enqueue(&mut self, p: InFlight, link: usize, t: u64) {
-        let (size, hash) = (p.buf.len() as u32, five_tuple_hash(&p.buf));
+        let (size, hash, ect) = (p.buf.len() as u32, five_tuple_hash(&p.buf), ip_ect(&p.buf));
         let route = p.route;
         let slot = self.store(p);
-        if let Some(fate) = self.links[link].enqueue(SimTime(t), slot, size, hash) {
+        if let Some(fate) = self.links[link].enqueue(SimTime(t), slot, size, hash, ect) {
             self.release(slot);
             self.count_drop(route, fate);
         }
@@ -269,12 +300,16 @@ impl Emulator {
             let sent = l.dequeue(SimTime(t));
             self.release_aqm_drops(link);
             match sent {
-                Some((slot, Fate::Arrives(at))) => {
-                    self.slots[slot as usize].as_mut().expect("a queued packet").hop += 1;
+                Some((slot, Fate::Arrives(at), marked)) => {
+                    let p = self.slots[slot as usize].as_mut().expect("a queued packet");
+                    p.hop += 1;
+                    if marked {
+                        ip_set_ce(&mut p.buf);
+                    }
                     self.seq += 1;
                     self.heap.push(Reverse((at.0, self.seq, slot)));
                 }
-                Some((slot, fate)) => {
+                Some((slot, fate, _)) => {
                     let route = self.release(slot);
                     self.count_drop(route, fate);
                 }
@@ -408,6 +443,7 @@ impl Emulator {
                     let ms = |d: Option<mpsim_core::time::Dur>| d.map_or(0.0, |d| d.as_millis_f64());
                     v["aqm"] = json!(name);
                     v["aqm_drops"] = json!(l.stats.aqm_drops);
+                    v["aqm_marks"] = json!(l.stats.aqm_marks);
                     v["queue_delay_mean_ms"] = json!(ms(s.mean()));
                     v["queue_delay_p95_ms"] = json!(ms(s.quantile(0.95)));
                 }
@@ -485,6 +521,62 @@ mod tests {
         assert_eq!(r["links"][0]["aqm"], "codel");
         assert_eq!(r["links"][0]["aqm_drops"].as_u64(), Some(st.queue_drops));
         assert!(r["links"][0]["queue_delay_mean_ms"].as_f64().unwrap() > 50.0);
+    }
+
+    #[test]
+    fn codel_with_ecn_marks_ect_packets_where_it_would_drop_them() {
+        let s = scenario("aqm = { kind = \"codel\", ecn = true }");
+        let s = Scenario {
+            links: vec![mpsim_core::scenario::LinkSpec { queue: mpsim_core::net::QueueLimit::Packets(1000), ..s.links[0].clone() }],
+            ..s
+        };
+        for (tos, marks) in [(0x02u8, true), (0x00, false)] {
+            let mut e = emu(&s);
+            let mut ip = [0u8; 1250];
+            ip[0] = 0x45;
+            ip[1] = tos;
+            for _ in 0..300 {
+                e.inject(0, &ip, 0);
+            }
+            drain(&mut e);
+            let r = e.report(false, 0);
+            let (m, d) = (r["links"][0]["aqm_marks"].as_u64().unwrap(), r["links"][0]["aqm_drops"].as_u64().unwrap());
+            if marks {
+                assert!(m >= 3 && d == 0, "ECT(0): {m} marks, {d} drops");
+            } else {
+                assert!(m == 0 && d >= 3, "Not-ECT: {m} marks, {d} drops");
+            }
+        }
+    }
+
+    /// The IPv4 header checksum computed from scratch (RFC 791).
+    fn ipv4_checksum(h: &[u8]) -> u16 {
+        let mut sum: u32 = h.chunks(2).enumerate().filter(|(i, _)| *i != 5).map(|(_, w)| u16::from_be_bytes([w[0], w[1]]) as u32).sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        !(sum as u16)
+    }
+
+    #[test]
+    fn setting_ce_keeps_the_ipv4_checksum_valid() {
+        for tos in [0x01u8, 0x02, 0xb8 | 0x02, 0xff] {
+            let mut ip = [0x45, tos, 0x05, 0xdc, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x06, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+            let c = ipv4_checksum(&ip);
+            ip[10..12].copy_from_slice(&c.to_be_bytes());
+            assert!(ip_ect(&ip));
+            ip_set_ce(&mut ip);
+            assert_eq!(ip[1] & 0x03, 0x03);
+            assert_eq!(ip[1] & 0xfc, tos & 0xfc, "the DSCP stays");
+            assert_eq!(u16::from_be_bytes([ip[10], ip[11]]), ipv4_checksum(&ip), "tos {tos:#x}");
+        }
+        let mut v6 = [0u8; 40];
+        v6[0] = 0x60;
+        assert!(!ip_ect(&v6));
+        v6[1] = 0x20; // ECT(0)
+        assert!(ip_ect(&v6));
+        ip_set_ce(&mut v6);
+        assert_eq!((v6[1] >> 4) & 0x03, 0x03);
     }
 
     #[test]

@@ -17,6 +17,7 @@ fn ns(d: Option<Dur>) -> Option<u64> {
 pub fn ca_state_name(s: CaState) -> &'static str {
     match s {
         CaState::Open => "open",
+        CaState::Cwr => "cwr",
         CaState::Recovery => "recovery",
         CaState::Loss => "loss",
     }
@@ -74,7 +75,7 @@ impl PySubflowView {
     fn queued(&self) -> u64 {
         self.0.queued
     }
-    /// "open", "recovery" or "loss".
+    /// "open", "cwr" (reducing after an ECN echo), "recovery" or "loss".
     #[getter]
     fn ca_state(&self) -> &'static str {
         ca_state_name(self.0.ca_state)

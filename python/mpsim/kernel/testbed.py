@@ -41,7 +41,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..errors import ScenarioError
 from ..scenario import apply_overrides, load
@@ -192,7 +192,7 @@ def unmappable(desc: Mapping[str, Any]) -> list[str]:
         if abs(t["initial_rto_s"] - 1.0) > 1e-9:
             out.append(f"{n}: tcp.initial_rto {t['initial_rto_s']:g}s (the kernel's is 1s)")
     tcp = [f["tcp"] for f in flows if not f["background"]]
-    for key in ("mss", "initial_window", "sack"):
+    for key in ("mss", "initial_window", "sack", "ecn"):
         if len({t[key] for t in tcp}) > 1:
             out.append(f"different tcp.{key} per flow (one value for the whole run)")
     mp_sets = {tuple(f["paths"]) for f in flows if f["multipath"]}
@@ -276,9 +276,11 @@ class Testbed:
             snd_buf = max(f["tcp"]["snd_buf"] for f in self.desc["flows"])
             # tcp.sack = false: neither side offers SACK (one value for the run, see unmappable)
             sack = "1" if all(f["tcp"]["sack"] for f in self.desc["flows"]) else "0"
+            # tcp.ecn = true: both sides ask for ECN and accept it (RFC 3168); false: neither
+            ecn = "1" if all(f["tcp"]["ecn"] for f in self.desc["flows"]) else "0"
             for k, v in (("net.ipv6.conf.all.disable_ipv6", "1"), ("net.ipv6.conf.default.disable_ipv6", "1"),
                          ("net.ipv4.tcp_no_metrics_save", "1"), ("net.ipv4.tcp_wmem", f"4096 16384 {snd_buf}"),
-                         ("net.ipv4.tcp_sack", sack)):
+                         ("net.ipv4.tcp_sack", sack), ("net.ipv4.tcp_ecn", ecn)):
                 # /proc/sys/net shows the namespace of the process reading it (no procps needed)
                 _sh("sh", "-c", f"printf '%s' '{v}' > /proc/sys/{k.replace('.', '/')}", ns=ns)
             _sh("ip", "link", "set", "lo", "up", ns=ns)
@@ -823,7 +825,8 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
     return {"flows": rows_f, "paths": rows_p, "series": series, "path_series": path_series, "subflow_series": sub_series,
             "retrans_segs": nst.get("TcpRetransSegs"), "timeouts": nst.get("TcpExtTCPTimeouts"),
             "lateness": emu.get("lateness"), "emulator_cpu_s": (emu.get("cpu_user_s", 0) + emu.get("cpu_sys_s", 0)),
-            "emulator_wall_s": emu.get("wall_s"), "emulator_paths": emu.get("paths", [])}
+            "emulator_wall_s": emu.get("wall_s"), "emulator_paths": emu.get("paths", []),
+            "aqm": _aqm_counts((lk["link"].rsplit("/", 1)[0], lk) for lk in emu.get("links", []))}
 
 
 def longest_silence(bins: list[int], start_s: float, end_s: float) -> float:
@@ -914,7 +917,20 @@ def _run_mpsim(d: dict[str, Any], overrides: Mapping[str, Any], seed: int, serie
         for r in g.itertuples():
             rows_s.append({"flow": name, "time_s": float(r.time_s) - 1.0, "delivered_bytes": r.delivered_bytes - prev})
             prev = r.delivered_bytes
-    return {"flows": rows_f, "paths": rows_p, "series": [s for s in rows_s if s["time_s"] >= 0]}
+    aqm = _aqm_counts((lk["link"], lk) for lk in res.summary.get("links", []))
+    return {"flows": rows_f, "paths": rows_p, "series": [s for s in rows_s if s["time_s"] >= 0], "aqm": aqm}
+
+
+def _aqm_counts(links: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, dict[str, int]]:
+    """What each managed link's discipline dropped and marked, both directions summed, by link
+    name, from (name, counters) pairs of the emulator's report or mpsim's summary."""
+    out: dict[str, dict[str, int]] = {}
+    for name, lk in links:
+        if lk.get("aqm"):
+            a = out.setdefault(name, {"drops": 0, "marks": 0})
+            a["drops"] += int(lk.get("aqm_drops", 0))
+            a["marks"] += int(lk.get("aqm_marks", 0))
+    return out
 
 
 # -------------------------------------------------------------------------------------
@@ -1015,6 +1031,7 @@ def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | Non
             runs.append({"repeat": k, "seed": seed, "lateness": ks["lateness"], "retrans_segs": ks["retrans_segs"],
                          "timeouts": ks["timeouts"], "emulator_cpu_s": ks["emulator_cpu_s"],
                          "emulator_wall_s": ks["emulator_wall_s"], "emulator_realtime": info.get("emulator_realtime"),
+                         "aqm": {"kernel": ks["aqm"], "mpsim": ms["aqm"]},
                          "emulator_paths": [{k2: v for k2, v in p.items() if k2 in ("name",)} |
                                             {d2: {x: y for x, y in p[d2].items() if x != "bins"} for d2 in ("fwd", "rev")}
                                             for p in ks["emulator_paths"]]})

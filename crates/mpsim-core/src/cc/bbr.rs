@@ -295,7 +295,7 @@ impl Bbr {
     }
 
     fn save_cwnd(&mut self, cwnd: u64) {
-        if self.prev_ca_state == CaState::Open && self.mode != Mode::ProbeRtt {
+        if !self.prev_ca_state.recovering() && self.mode != Mode::ProbeRtt {
             self.prior_cwnd = cwnd;
         } else {
             self.prior_cwnd = self.prior_cwnd.max(cwnd);
@@ -354,7 +354,7 @@ impl Bbr {
             self.packet_conservation = true;
             self.next_rtt_delivered = ctx.delivered;
             cwnd = ctx.in_flight + acked;
-        } else if prev != CaState::Open && state == CaState::Open {
+        } else if prev.recovering() && !state.recovering() {
             cwnd = cwnd.max(self.prior_cwnd);
             self.packet_conservation = false;
         }

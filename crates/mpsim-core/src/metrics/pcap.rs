@@ -70,7 +70,7 @@
 //! 5001 (a per-flow capture is never ambiguous, and each path of a multipath flow has its own
 //! address pair).
 
-use crate::net::{AckHeader, DataHeader, Header, SctpDataHeader, SctpSackHeader};
+use crate::net::{AckHeader, DataHeader, Ecn, Header, SctpDataHeader, SctpSackHeader};
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -111,6 +111,9 @@ pub const SCTP_DATA: u8 = 0;
 pub const SCTP_SACK: u8 = 3;
 pub const SCTP_HEARTBEAT: u8 = 4;
 pub const SCTP_HEARTBEAT_ACK: u8 = 5;
+/// ECN Echo and CWR chunks (RFC 4960 Appendix A).
+pub const SCTP_ECNE: u8 = 12;
+pub const SCTP_CWR: u8 = 13;
 pub const SCTP_TIMESTAMP: u8 = 0xbf;
 pub const SCTP_TIMESTAMP_ECHO: u8 = 0xbe;
 const IPPROTO_SCTP: u8 = 132;
@@ -207,6 +210,9 @@ pub struct Capture {
     pub payload: bool,
     /// Announce SACK-permitted in the handshakes (false: the flow runs without SACK).
     pub sack: bool,
+    /// Negotiate ECN in the handshakes (RFC 3168 §6.1.1: ECE and CWR on the SYN, ECE on the
+    /// SYN/ACK).
+    pub ecn: bool,
     full: bool,
     /// The FIN (and DATA_FIN) was written: the transfer is over.
     finished: bool,
@@ -277,12 +283,16 @@ struct Seg<'a> {
     wnd: u16,
     opts: &'a [u8],
     payload: u32,
+    /// The IP header's ECN field.
+    ecn: Ecn,
 }
 
 const FIN: u8 = 0x01;
 const SYN: u8 = 0x02;
 const PSH: u8 = 0x08;
 const ACK: u8 = 0x10;
+const ECE: u8 = 0x40;
+const CWR: u8 = 0x80;
 
 impl Capture {
     /// Captures a packet of the flow as its sender sends it: data segments, datagrams, SCTP
@@ -336,6 +346,7 @@ impl Capture {
             limit,
             payload: false,
             sack: true,
+            ecn: false,
             full: false,
             finished: false,
             dropped: 0,
@@ -462,8 +473,9 @@ impl Capture {
     }
 
     /// Appends one IPv4 packet with the given transport header and a zero payload of
-    /// `payload` bytes (not stored).
-    fn record(&mut self, t: SimTime, sub: usize, rev: bool, proto: u8, l4: &mut [u8], payload: u32) {
+    /// `payload` bytes (not stored), its ECN field `ecn`.
+    #[allow(clippy::too_many_arguments)]
+    fn record(&mut self, t: SimTime, sub: usize, rev: bool, proto: u8, l4: &mut [u8], payload: u32, ecn: Ecn) {
         let (mut src, mut dst, ..) = self.addrs(sub);
         if rev {
             std::mem::swap(&mut src, &mut dst);
@@ -485,7 +497,7 @@ impl Capture {
             c = 0xffff;
         }
         l4[off..off + 2].copy_from_slice(&c.to_be_bytes());
-        self.write(t, sub, rev, proto, l4, l4_len, caplen);
+        self.write(t, sub, rev, (proto, ecn), l4, l4_len, caplen);
     }
 
     /// Room for a record of `caplen` stored bytes under the limit; counts it either way.
@@ -499,10 +511,12 @@ impl Capture {
         true
     }
 
-    /// Writes the record: IPv4 header, the stored transport bytes `l4` and zeros up to
-    /// `caplen` stored bytes; `l4_len` is the transport length on the wire.
+    /// Writes the record: IPv4 header (protocol and ECN field `ip`), the stored transport
+    /// bytes `l4` and zeros up to `caplen` stored bytes; `l4_len` is the transport length on
+    /// the wire.
     #[allow(clippy::too_many_arguments)]
-    fn write(&mut self, t: SimTime, sub: usize, rev: bool, proto: u8, l4: &[u8], l4_len: u32, caplen: usize) {
+    fn write(&mut self, t: SimTime, sub: usize, rev: bool, ip: (u8, Ecn), l4: &[u8], l4_len: u32, caplen: usize) {
+        let (proto, ecn) = ip;
         let (mut src, mut dst, ..) = self.addrs(sub);
         if rev {
             std::mem::swap(&mut src, &mut dst);
@@ -512,6 +526,7 @@ impl Capture {
         *id = id.wrapping_add(1);
         let mut ip = [0u8; 20];
         ip[0] = 0x45;
+        ip[1] = ecn as u8;
         ip[2..4].copy_from_slice(&(total.min(0xffff) as u16).to_be_bytes());
         ip[4..6].copy_from_slice(&id.to_be_bytes());
         ip[6] = 0x40; // don't fragment
@@ -546,7 +561,8 @@ impl Capture {
 
     /// Writes an SCTP packet: common header and `chunks` (the full packet, zero payloads
     /// included), stored up to `keep` bytes of SCTP (all with `payload = true`).
-    fn sctp(&mut self, t: SimTime, sub: usize, rev: bool, chunks: &[u8], keep: usize) {
+    #[allow(clippy::too_many_arguments)]
+    fn sctp(&mut self, t: SimTime, sub: usize, rev: bool, chunks: &[u8], keep: usize, ecn: Ecn) {
         let (_, _, sport, dport) = self.addrs(sub);
         let (sp, dp) = if rev { (dport, sport) } else { (sport, dport) };
         let mut p = Vec::with_capacity(12 + chunks.len());
@@ -563,13 +579,17 @@ impl Capture {
         if !self.fits(caplen) {
             return;
         }
-        self.write(t, sub, rev, IPPROTO_SCTP, &p[..keep], l4_len, caplen);
+        self.write(t, sub, rev, (IPPROTO_SCTP, ecn), &p[..keep], l4_len, caplen);
     }
 
     /// An SCTP DATA packet to destination `sub` sent at `t`: `h.chunks` chunks of
     /// consecutive TSNs, all but the last of `self.mss` bytes.
     pub fn sctp_data(&mut self, t: SimTime, sub: usize, h: &SctpDataHeader) {
         let mut c = Vec::new();
+        if let Some(tsn) = h.cwr {
+            c.extend_from_slice(&[SCTP_CWR, 0, 0, 8]);
+            c.extend_from_slice(&self.wire_tsn(tsn).to_be_bytes());
+        }
         if self.sctp_timestamps {
             c.extend_from_slice(&[SCTP_TIMESTAMP, 0, 0, 12]);
             c.extend_from_slice(&t.0.to_be_bytes());
@@ -589,7 +609,7 @@ impl Capture {
             c.extend_from_slice(&0u32.to_be_bytes()); // PPID
             c.resize(c.len() + len.div_ceil(4) as usize * 4, 0);
         }
-        self.sctp(t, sub, false, &c, last_header);
+        self.sctp(t, sub, false, &c, last_header, h.ecn);
     }
 
     /// An SCTP SACK arriving at the sender on path `sub` at `t`.
@@ -618,8 +638,12 @@ impl Capture {
                 c.extend_from_slice(&((at.0 / 1_000) as u32).to_be_bytes());
             }
         }
+        if let Some(tsn) = h.ecne {
+            c.extend_from_slice(&[SCTP_ECNE, 0, 0, 8]);
+            c.extend_from_slice(&self.wire_tsn(tsn).to_be_bytes());
+        }
         let n = c.len();
-        self.sctp(t, sub, true, &c, n);
+        self.sctp(t, sub, true, &c, n, Ecn::NotEct);
     }
 
     /// A HEARTBEAT to destination `sub` (`ack` false, at the send) or its HEARTBEAT ACK
@@ -630,7 +654,7 @@ impl Capture {
         c.extend_from_slice(&[0, 1, 0, 20]); // heartbeat info parameter
         c.extend_from_slice(&sent_at.0.to_be_bytes());
         c.extend_from_slice(&(sub as u64).to_be_bytes());
-        self.sctp(t, sub, ack, &c, 24);
+        self.sctp(t, sub, ack, &c, 24, Ecn::NotEct);
     }
 
     fn tcp(&mut self, t: SimTime, s: Seg) {
@@ -650,7 +674,7 @@ impl Capture {
         h[13] = s.flags;
         h[14..16].copy_from_slice(&s.wnd.to_be_bytes());
         h[20..].copy_from_slice(&opts);
-        self.record(t, s.sub, s.rev, 6, &mut h, s.payload);
+        self.record(t, s.sub, s.rev, 6, &mut h, s.payload, s.ecn);
     }
 
     /// Packet `step` of the handshake of subflow `sub` at `t` (capture clock): the SYN, the
@@ -709,11 +733,14 @@ impl Capture {
         }
         let w = (0xffffu32 >> WSCALE).max(1) as u16;
         let (isn1, peer1) = (isn.wrapping_add(1), peer.wrapping_add(1));
+        // an ECN-setup SYN and SYN/ACK (RFC 3168 §6.1.1); neither is ECT itself
+        let (syn_ecn, synack_ecn) = if self.ecn { (ECE | CWR, ECE) } else { (0, 0) };
+        let ecn = Ecn::NotEct;
         let seg = match step {
-            0 => Seg { sub, rev: false, seq: isn, ack: 0, flags: SYN, wnd: 0xffff, opts: &opts, payload: 0 },
-            1 => Seg { sub, rev: true, seq: peer, ack: isn1, flags: SYN | ACK, wnd: 0xffff, opts: &opts, payload: 0 },
-            2 => Seg { sub, rev: false, seq: isn1, ack: peer1, flags: ACK, wnd: w, opts: &opts, payload: 0 },
-            _ => Seg { sub, rev: true, seq: peer1, ack: isn1, flags: ACK, wnd: w, opts: &opts, payload: 0 },
+            0 => Seg { sub, rev: false, seq: isn, ack: 0, flags: SYN | syn_ecn, wnd: 0xffff, opts: &opts, payload: 0, ecn },
+            1 => Seg { sub, rev: true, seq: peer, ack: isn1, flags: SYN | ACK | synack_ecn, wnd: 0xffff, opts: &opts, payload: 0, ecn },
+            2 => Seg { sub, rev: false, seq: isn1, ack: peer1, flags: ACK, wnd: w, opts: &opts, payload: 0, ecn },
+            _ => Seg { sub, rev: true, seq: peer1, ack: isn1, flags: ACK, wnd: w, opts: &opts, payload: 0, ecn },
         };
         self.tcp(t, seg);
         self.subs[sub].steps = step + 1;
@@ -727,7 +754,7 @@ impl Capture {
             u[0..2].copy_from_slice(&sp.to_be_bytes());
             u[2..4].copy_from_slice(&dp.to_be_bytes());
             u[4..6].copy_from_slice(&((8 + h.len).min(0xffff) as u16).to_be_bytes());
-            self.record(t, sub, false, 17, &mut u, h.len);
+            self.record(t, sub, false, 17, &mut u, h.len, h.ecn);
             return;
         }
         let t = self.clock(t);
@@ -744,7 +771,8 @@ impl Capture {
             opts.extend_from_slice(&(h.len.min(0xffff) as u16).to_be_bytes());
         }
         let w = (0xffffu32 >> WSCALE).max(1) as u16;
-        self.tcp(t, Seg { sub, rev: false, seq, ack, flags: ACK | PSH, wnd: w, opts: &opts, payload: h.len });
+        let flags = ACK | PSH | if h.cwr { CWR } else { 0 };
+        self.tcp(t, Seg { sub, rev: false, seq, ack, flags, wnd: w, opts: &opts, payload: h.len, ecn: h.ecn });
     }
 
     /// An ACK of subflow `sub` arriving at the sender at `t`.
@@ -772,7 +800,8 @@ impl Capture {
             }
         }
         let w = (h.wnd() >> WSCALE).min(0xffff) as u16;
-        self.tcp(t, Seg { sub, rev: true, seq, ack, flags: ACK, wnd: w, opts: &opts, payload: 0 });
+        let flags = ACK | if h.ece() { ECE } else { 0 };
+        self.tcp(t, Seg { sub, rev: true, seq, ack, flags, wnd: w, opts: &opts, payload: 0, ecn: Ecn::NotEct });
     }
 
     /// A FIN from the sender on every established subflow (with DATA_FIN on Multipath
@@ -801,7 +830,7 @@ impl Capture {
                 opts.extend_from_slice(&1u16.to_be_bytes());
             }
             let w = (0xffffu32 >> WSCALE).max(1) as u16;
-            self.tcp(t, Seg { sub, rev: false, seq, ack, flags: ACK | FIN, wnd: w, opts: &opts, payload: 0 });
+            self.tcp(t, Seg { sub, rev: false, seq, ack, flags: ACK | FIN, wnd: w, opts: &opts, payload: 0, ecn: Ecn::NotEct });
         }
     }
 }
@@ -923,7 +952,18 @@ mod tests {
     #[test]
     fn tcp_segments_have_valid_checksums_handshake_and_sack() {
         let mut c = Capture::new(CaptureKind::Mptcp, 3, 2, 1448, 7, 1 << 30);
-        let d = DataHeader { seq: 0, dsn: 0, sent_at: SimTime(5), len: 1448, retx: false, psh: false, cw: false, echo: SimTime::ZERO };
+        let d = DataHeader {
+            seq: 0,
+            dsn: 0,
+            sent_at: SimTime(5),
+            len: 1448,
+            retx: false,
+            psh: false,
+            cw: false,
+            ecn: Ecn::NotEct,
+            cwr: false,
+            echo: SimTime::ZERO,
+        };
         c.data(SimTime(1_000_000), 0, &d);
         c.data(SimTime(1_000_100), 1, &DataHeader { seq: 0, dsn: 1448, ..d });
         let mut a = AckHeader::new(1448, 1 << 20);
@@ -976,7 +1016,18 @@ mod tests {
     }
 
     fn data(seq: u64) -> DataHeader {
-        DataHeader { seq, dsn: seq, sent_at: SimTime::ZERO, len: 1448, retx: false, psh: false, cw: false, echo: SimTime::ZERO }
+        DataHeader {
+            seq,
+            dsn: seq,
+            sent_at: SimTime::ZERO,
+            len: 1448,
+            retx: false,
+            psh: false,
+            cw: false,
+            ecn: Ecn::NotEct,
+            cwr: false,
+            echo: SimTime::ZERO,
+        }
     }
 
     #[test]
@@ -1163,6 +1214,8 @@ start = "300ms"
                     retx: false,
                     psh: false,
                     cw: false,
+                    ecn: Ecn::NotEct,
+                    cwr: false,
                     echo: SimTime::ZERO,
                 },
             );
@@ -1187,9 +1240,9 @@ start = "300ms"
         c.sctp_data(
             SimTime(1_000),
             1,
-            &SctpDataHeader { tsn: 5, offset: 4 * 1456, sent_at: SimTime(1_000), len: 1000, chunks: 1, retx: false },
+            &SctpDataHeader { tsn: 5, offset: 4 * 1456, sent_at: SimTime(1_000), len: 1000, chunks: 1, retx: false, ..Default::default() },
         );
-        let sack = SctpSackHeader { id: 0, cum_tsn: 3, a_rwnd: 65536, delivered: 3 * 1456 };
+        let sack = SctpSackHeader { id: 0, cum_tsn: 3, a_rwnd: 65536, delivered: 3 * 1456, ecne: None };
         c.sctp_sack(SimTime(2_000), 1, &sack, &SctpSackBody { gaps: &[(5, 6)], dups: &[2], echoes: &[(5, SimTime(1_500))] });
         c.sctp_heartbeat(SimTime(3_000), 0, false, SimTime(3_000));
         let r = records(c.bytes());

@@ -25,6 +25,12 @@ pub struct SubflowSummary {
     pub rec_timeouts: Option<u64>,
     /// MPTCP-rec: times the emulation's RTO was held by the receiver's closed window.
     pub rec_window_holds: Option<u64>,
+    /// With ECN (`tcp.ecn`): data segments that arrived marked CE, and the sender's window
+    /// reductions for the echoes (entries into CWR); absent without ECN.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_ce_received: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_reductions: Option<u64>,
 }
 
 /// One class of writes of a media flow (a frame type).
@@ -86,6 +92,13 @@ pub struct FlowSummary {
     pub dsack_undos: u64,
     /// Tail loss probes sent (RFC 8985 §7).
     pub loss_probes: u64,
+    /// With ECN (`tcp.ecn`, `sctp.ecn`): data packets that arrived marked CE, and the
+    /// sender's window reductions for the echoes (TCP: entries into CWR; SCTP: reductions on
+    /// ECNE); absent without ECN.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_ce_received: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_reductions: Option<u64>,
     pub fast_recoveries: u64,
     /// Loss indications in Padhye's sense: fast recoveries plus timeout series (a run of
     /// back-to-back timeouts counts once).
@@ -179,6 +192,9 @@ pub struct LinkSummary {
 pub struct AqmSummary {
     pub aqm: String,
     pub aqm_drops: u64,
+    /// Packets the discipline marked CE instead of dropping (ECN-capable ones, with its `ecn`
+    /// on), counted as they leave.
+    pub aqm_marks: u64,
     /// Packets still waiting when the run ended (a drop-tail link counts them as delivered,
     /// since their departure is known; a managed queue's are not decided yet).
     pub queued_at_end: u64,

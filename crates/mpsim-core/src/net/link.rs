@@ -122,6 +122,8 @@ pub struct LinkStats {
     /// Packets a managed queue's AQM dropped (at arrival or on leaving); its overflows count
     /// in `queue_drops`.
     pub aqm_drops: u64,
+    /// Packets a managed queue's AQM marked CE instead of dropping (counted as they leave).
+    pub aqm_marks: u64,
 }
 
 pub struct Link {
@@ -242,17 +244,17 @@ impl Link {
         self.managed.as_ref().map(|m| &m.sojourn)
     }
 
-    /// A managed link: packet `id` of `size` bytes, of flow (5-tuple hash) `flow`, arrives at
-    /// `now`. Returns the fate of a packet that does not join the queue. Packets of the queue
-    /// that the discipline drops to make room wait in `take_drops`.
-    pub fn enqueue(&mut self, now: SimTime, id: PacketId, size: u32, flow: u32) -> Option<Fate> {
+    /// A managed link: packet `id` of `size` bytes, of flow (5-tuple hash) `flow`, ECN-capable
+    /// if `ect`, arrives at `now`. Returns the fate of a packet that does not join the queue.
+    /// Packets of the queue that the discipline drops to make room wait in `take_drops`.
+    pub fn enqueue(&mut self, now: SimTime, id: PacketId, size: u32, flow: u32, ect: bool) -> Option<Fate> {
         self.stats.offered += 1;
         if !self.up {
             self.stats.down_drops += 1;
             return Some(Fate::Down);
         }
         let m = self.managed.as_mut().expect("a managed link");
-        let p = Queued { id, size, enqueued: now, flow };
+        let p = Queued { id, size, enqueued: now, flow, ect, marked: false };
         let before = m.dropped.len();
         let admit = m.aqm.enqueue(now, p, &mut m.dropped);
         for &(_, why) in &m.dropped[before..] {
@@ -292,9 +294,10 @@ impl Link {
     }
 
     /// A managed link: the transmitter is free at `now` (a time `next_dequeue` gave): the
-    /// discipline's next packet starts; returns it and its fate (`Arrives` or `Lost`), or
+    /// discipline's next packet starts; returns it, its fate (`Arrives` or `Lost`) and
+    /// whether the discipline marked it CE (the caller sets the mark in its header), or
     /// `None` if the discipline had nothing left to send.
-    pub fn dequeue(&mut self, now: SimTime) -> Option<(PacketId, Fate)> {
+    pub fn dequeue(&mut self, now: SimTime) -> Option<(PacketId, Fate, bool)> {
         let m = self.managed.as_mut().expect("a managed link");
         m.due = None;
         if !self.up {
@@ -307,6 +310,7 @@ impl Link {
         }
         let p = p?;
         m.sojourn.record(now.since(p.enqueued));
+        self.stats.aqm_marks += p.marked as u64;
         let mut tx = self.tx_time(p.size);
         let end = match (&mut self.trace, &mut self.schedule) {
             (Some(tr), _) => tr.cursor.send_from(now, p.size),
@@ -328,7 +332,7 @@ impl Link {
         self.stats.busy = self.stats.busy + tx;
         if self.loss.lose_next() {
             self.stats.loss_drops += 1;
-            return Some((p.id, Fate::Lost));
+            return Some((p.id, Fate::Lost, p.marked));
         }
         self.stats.delivered += 1;
         let mut arrival = self.arrival(end);
@@ -337,7 +341,7 @@ impl Link {
             arrival = arrival.max(self.last_arrival);
             self.last_arrival = arrival;
         }
-        Some((p.id, Fate::Arrives(arrival)))
+        Some((p.id, Fate::Arrives(arrival), p.marked))
     }
 
     /// The packets a managed link's discipline dropped since the last call.

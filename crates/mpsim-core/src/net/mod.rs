@@ -13,7 +13,7 @@ pub use link_schedule::{LinkSchedule, ScheduleCursor, Step};
 pub use link_trace::{LinkTrace, TraceError, OPPORTUNITY_BYTES};
 pub use loss::{LossModel, LossProcess};
 pub use packet::{
-    AckHeader, DataHeader, Feedback, Header, Packet, PacketArena, PacketId, QuicHeader, SackBlock, SctpControlHeader, SctpDataHeader,
+    AckHeader, DataHeader, Ecn, Feedback, Header, Packet, PacketArena, PacketId, QuicHeader, SackBlock, SctpControlHeader, SctpDataHeader,
     SctpSackHeader, MAX_SACK_BLOCKS,
 };
 

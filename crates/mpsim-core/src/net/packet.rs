@@ -18,6 +18,35 @@ pub struct SackBlock {
 /// Most SACK blocks an ACK carries (RFC 2018 allows 3 with timestamps, 4 without).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
+/// The bit of `AckHeader::n_sack` that carries TCP's ECE flag (it keeps the ACK within the
+/// packet's size budget).
+const ECE_BIT: u8 = 0x80;
+
+/// The ECN codepoint of a packet's IP header (RFC 3168 §5): the two low bits of the TOS
+/// byte, with the wire values as discriminants.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Ecn {
+    /// Not ECN-capable transport.
+    #[default]
+    NotEct = 0,
+    /// ECN-capable transport, codepoint 1 (L4S; no sender here uses it).
+    Ect1 = 1,
+    /// ECN-capable transport, codepoint 0 (what an RFC 3168 sender sets).
+    Ect0 = 2,
+    /// Congestion experienced: set by a queue that marks instead of dropping.
+    Ce = 3,
+}
+
+impl Ecn {
+    /// Whether a queue may mark the packet instead of dropping it (ECT or CE already: Linux's
+    /// `INET_ECN_set_ce` succeeds on both).
+    #[inline]
+    pub fn capable(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
 /// A TCP data segment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DataHeader {
@@ -36,8 +65,13 @@ pub struct DataHeader {
     /// with Linux's delayed ACKs acts on it.
     pub psh: bool,
     /// Congestion-warning mark, set by a link whose average queue is above its threshold
-    /// (`congestion_warning`); the counterpart of IP's ECN CE codepoint.
+    /// (`congestion_warning`, TCP New Jersey's signal); independent of `ecn`.
     pub cw: bool,
+    /// The IP header's ECN codepoint: ECT(0) on new data of a flow with `tcp.ecn`, CE once a
+    /// marking queue marked it.
+    pub ecn: Ecn,
+    /// TCP's CWR flag: the sender reduced its window after an ECN echo (RFC 3168 §6.1.2).
+    pub cwr: bool,
     /// The stamp of the latest receiver feedback the sender had when it sent this segment
     /// (echoed as TCP's TSecr echoes a timestamp); zero before any. The receiver-side logic
     /// times its rounds with it.
@@ -56,6 +90,7 @@ pub struct AckHeader {
     /// Connection-level cumulative acknowledgement (MPTCP DATA_ACK); equal to `ack` for TCP.
     pub data_ack: u64,
     wnd: u32,
+    /// The number of SACK blocks in the low bits, TCP's ECE flag in the high bit ([`ECE_BIT`]).
     n_sack: u8,
     /// The receiver saw a congestion-warning mark on the data this ACK answers (the
     /// counterpart of TCP's ECE flag, set per ACK as the marks arrive).
@@ -139,7 +174,7 @@ impl AckHeader {
 
     /// Appends a SACK block above the cumulative ACK; returns false if the ACK is full.
     pub fn push_sack(&mut self, b: SackBlock) -> bool {
-        let n = self.n_sack as usize;
+        let n = self.n_sack();
         if n == MAX_SACK_BLOCKS {
             return false;
         }
@@ -152,7 +187,7 @@ impl AckHeader {
     /// Puts a D-SACK block (RFC 2883), which may lie below the cumulative ACK, first; call it
     /// before `push_sack`.
     pub fn push_dsack(&mut self, b: SackBlock) -> bool {
-        let n = self.n_sack as usize;
+        let n = self.n_sack();
         if n == MAX_SACK_BLOCKS {
             return false;
         }
@@ -167,7 +202,18 @@ impl AckHeader {
     /// Whether the ACK carries any SACK block (a D-SACK included).
     #[inline]
     pub fn has_sack(&self) -> bool {
-        self.n_sack != 0
+        self.n_sack & !ECE_BIT != 0
+    }
+
+    /// TCP's ECE flag: the receiver got a CE-marked segment and has not yet seen CWR
+    /// (RFC 3168 §6.1.3).
+    #[inline]
+    pub fn ece(&self) -> bool {
+        self.n_sack & ECE_BIT != 0
+    }
+
+    pub fn set_ece(&mut self, on: bool) {
+        self.n_sack = (self.n_sack & !ECE_BIT) | if on { ECE_BIT } else { 0 };
     }
 
     /// The first block if it reports a duplicate (RFC 2883 §4): it lies below the cumulative
@@ -183,12 +229,12 @@ impl AckHeader {
     }
 
     pub fn n_sack(&self) -> usize {
-        self.n_sack as usize
+        (self.n_sack & !ECE_BIT) as usize
     }
 
     /// The SACK blocks, first (most recent) first.
     pub fn sack_blocks(&self) -> impl Iterator<Item = SackBlock> + '_ {
-        self.sack[..self.n_sack as usize].iter().map(|&(s, e)| SackBlock {
+        self.sack[..self.n_sack()].iter().map(|&(s, e)| SackBlock {
             start: self.ack.wrapping_add(s as i32 as i64 as u64),
             end: self.ack.wrapping_add(e as i32 as i64 as u64),
         })
@@ -210,6 +256,10 @@ pub struct SctpDataHeader {
     pub chunks: u16,
     /// The chunks are retransmissions.
     pub retx: bool,
+    /// The IP header's ECN codepoint (ECT(0) with `sctp.ecn`, CE once marked).
+    pub ecn: Ecn,
+    /// A CWR chunk rides along (RFC 4960 Appendix A), with the TSN it answers ECNEs up to.
+    pub cwr: Option<u64>,
 }
 
 /// An SCTP packet carrying a SACK chunk (RFC 4960 §3.3.4). The cumulative TSN ack and the
@@ -223,6 +273,9 @@ pub struct SctpSackHeader {
     pub a_rwnd: u32,
     /// Stream bytes delivered in order (for traces).
     pub delivered: u64,
+    /// An ECNE chunk rides along (RFC 4960 Appendix A): the TSN of the latest packet that
+    /// arrived CE, repeated until a CWR covers it.
+    pub ecne: Option<u64>,
 }
 
 /// An SCTP control packet: a HEARTBEAT probing a destination, or the HEARTBEAT ACK answering
@@ -323,6 +376,29 @@ impl Header {
             Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) => true,
             Header::Quic(h) => h.is_ack,
             Header::TcpData(_) | Header::Datagram(_) | Header::SctpData(_) => false,
+        }
+    }
+
+    /// The packet's ECN codepoint (acknowledgements and control chunks are Not-ECT, as
+    /// RFC 3168 §6.1.4 has pure ACKs).
+    #[inline]
+    pub fn ecn(&self) -> Ecn {
+        match *self {
+            Header::TcpData(h) => h.ecn,
+            Header::SctpData(h) => h.ecn,
+            // QUIC's ECN is not modelled: its packets are Not-ECT
+            Header::Datagram(_) | Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) | Header::Quic(_) => Ecn::NotEct,
+        }
+    }
+
+    /// A queue marks the packet Congestion Experienced (only called on an ECN-capable one).
+    pub fn set_ce(&mut self) {
+        match self {
+            Header::TcpData(h) => h.ecn = Ecn::Ce,
+            Header::SctpData(h) => h.ecn = Ecn::Ce,
+            Header::Datagram(_) | Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) | Header::Quic(_) => {
+                debug_assert!(false, "CE on a packet that is not ECN-capable")
+            }
         }
     }
 

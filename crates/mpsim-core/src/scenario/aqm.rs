@@ -29,6 +29,7 @@ const AQM_KEYS: &[&str] = &[
     "beta",
     "max_burst",
     "derandomize",
+    "ecn",
 ];
 
 fn names() -> String {
@@ -65,11 +66,11 @@ impl Reader<'_> {
         };
         Ok(match spec {
             AqmSpec::Codel(p) => {
-                used(&["target", "interval", "mtu"])?;
+                used(&["target", "interval", "mtu", "ecn"])?;
                 AqmSpec::Codel(self.codel(t, p)?)
             }
             AqmSpec::FqCodel(mut p) => {
-                used(&["target", "interval", "mtu", "flows", "quantum"])?;
+                used(&["target", "interval", "mtu", "ecn", "flows", "quantum"])?;
                 p.codel = self.codel(t, p.codel)?;
                 if let Some(n) = self.count(t, "flows", 1, 65_536)? {
                     p.flows = n;
@@ -80,7 +81,7 @@ impl Reader<'_> {
                 AqmSpec::FqCodel(p)
             }
             AqmSpec::Red(mut p) => {
-                used(&["min_th", "max_th", "max_p", "weight", "gentle", "mean_packet"])?;
+                used(&["min_th", "max_th", "max_p", "weight", "gentle", "mean_packet", "ecn"])?;
                 let th = |k: &str| -> Result<Option<QueueLimit>, ScenarioError> {
                     Ok(self.opt(t, k, units::queue)?.map(|q| match q {
                         units::QueueSize::Packets(n) => QueueLimit::Packets(n),
@@ -121,10 +122,11 @@ impl Reader<'_> {
                 if let Some(b) = self.count(t, "mean_packet", 1, 65_535)? {
                     p.mean_packet = b;
                 }
+                p.ecn = self.flag(t, "ecn")?.unwrap_or(p.ecn);
                 AqmSpec::Red(p)
             }
             AqmSpec::Pie(mut p) => {
-                used(&["target", "tupdate", "alpha", "beta", "max_burst", "mtu", "derandomize"])?;
+                used(&["target", "tupdate", "alpha", "beta", "max_burst", "mtu", "derandomize", "ecn"])?;
                 p.target = self.positive_duration(t, "target")?.unwrap_or(p.target);
                 p.tupdate = self.positive_duration(t, "tupdate")?.unwrap_or(p.tupdate);
                 if let Some(b) = self.opt(t, "max_burst", units::duration)? {
@@ -145,6 +147,7 @@ impl Reader<'_> {
                 if let Some(d) = self.flag(t, "derandomize")? {
                     p.derandomize = d;
                 }
+                p.ecn = self.flag(t, "ecn")?.unwrap_or(p.ecn);
                 AqmSpec::Pie(p)
             }
         })
@@ -156,6 +159,7 @@ impl Reader<'_> {
         if let Some(m) = self.count(t, "mtu", 64, 65_535)? {
             p.mtu = m;
         }
+        p.ecn = self.flag(t, "ecn")?.unwrap_or(p.ecn);
         Ok(p)
     }
 

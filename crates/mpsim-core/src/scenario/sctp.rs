@@ -32,6 +32,7 @@ const KEYS: &[&str] = &[
     "primary",
     "timestamps",
     "nr_sack",
+    "ecn",
     "cmt_pf",
     "hb_interval",
     "jsctp_k",
@@ -104,6 +105,7 @@ impl Reader<'_> {
             ("dac", &mut c.dac),
             ("timestamps", &mut c.timestamps),
             ("nr_sack", &mut c.nr_sack),
+            ("ecn", &mut c.ecn),
             ("cmt_pf", &mut c.cmt_pf),
             ("jsctp_ignore_zero", &mut c.jsctp_ignore_zero),
         ] {

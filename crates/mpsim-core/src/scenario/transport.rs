@@ -411,6 +411,7 @@ impl Reader<'_> {
                 "prr",
                 "dsack",
                 "sack",
+                "ecn",
                 "delayed_ack",
                 "delack_timeout",
                 "rcv_buf",
@@ -463,6 +464,7 @@ impl Reader<'_> {
             ("prr", &mut s.prr),
             ("dsack", &mut s.dsack),
             ("sack", &mut s.sack),
+            ("ecn", &mut s.ecn),
         ] {
             if let Some(b) = t.map.get(name) {
                 *slot = b.as_bool().ok_or_else(|| self.e(&join(key, name), format!("expected true or false, found {}", kind(b))))?;

@@ -73,6 +73,7 @@ impl Simulation {
                 let mut c = Capture::with_setup(&setup, i as u32, s.seed, s.metrics.pcap_limit);
                 c.payload = s.metrics.pcap_payload;
                 c.sack = s.flows[i].tcp.sack;
+                c.ecn = s.flows[i].tcp.ecn;
                 // the handshakes take the path's one-way delays, as the RTT sample the
                 // senders are seeded with, and end when the simulation lets a subflow send
                 let header = s.flows[i].tcp.header;

@@ -132,8 +132,8 @@ impl Net {
     fn enqueue(&mut self, id: PacketId, link: u32) {
         let now = self.now;
         let p = self.arena.get(id);
-        let (size, hash) = (p.size, subflow_hash(p.flow, p.sub));
-        if let Some(fate) = self.links[link as usize].enqueue(now, id, size, hash) {
+        let (size, hash, ect) = (p.size, subflow_hash(p.flow, p.sub), p.header.ecn().capable());
+        if let Some(fate) = self.links[link as usize].enqueue(now, id, size, hash, ect) {
             self.drop_packet(id, fate, link, now);
         }
         self.free_aqm_drops(link);
@@ -165,7 +165,10 @@ impl Net {
             let sent = l.dequeue(now);
             self.free_aqm_drops(link);
             match sent {
-                Some((id, Fate::Arrives(t))) => {
+                Some((id, Fate::Arrives(t), marked)) => {
+                    if marked {
+                        self.arena.get_mut(id).header.set_ce();
+                    }
                     let p = self.arena.get(id);
                     let next = self.routes[p.route as usize].links.get(p.hop as usize + 1).copied();
                     // on at once to a cut-through link, as `forward_at` does
@@ -180,7 +183,7 @@ impl Net {
                     }
                     l.pipe.push_back((t, id));
                 }
-                Some((id, fate)) => self.drop_packet(id, fate, link, now),
+                Some((id, fate, _)) => self.drop_packet(id, fate, link, now),
                 None => {}
             }
         }

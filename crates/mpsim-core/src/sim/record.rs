@@ -418,6 +418,7 @@ impl Recorder {
                     AqmSummary {
                         aqm: name.to_string(),
                         aqm_drops: l.stats.aqm_drops,
+                        aqm_marks: l.stats.aqm_marks,
                         queued_at_end: l.backlog().0,
                         queue_delay_mean_ms: ms(s.mean()),
                         queue_delay_p95_ms: ms(s.quantile(0.95)),

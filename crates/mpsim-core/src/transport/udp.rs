@@ -4,7 +4,7 @@
 use super::{Action, Arrival, CaptureSetup, ConnSnapshot, PathSample, Progress, Sink, Transport};
 use crate::metrics::pcap::CaptureKind;
 use crate::metrics::FlowSummary;
-use crate::net::{DataHeader, Header};
+use crate::net::{DataHeader, Ecn, Header};
 use crate::time::SimTime;
 
 /// IPv4 + UDP headers.
@@ -41,8 +41,18 @@ impl UdpConn {
         while self.pending > 0 {
             let len = self.pending.min(self.mss as u64) as u32;
             self.pending -= len as u64;
-            let h =
-                DataHeader { seq: self.sent, dsn: self.sent, len, retx: false, psh: false, sent_at: now, cw: false, echo: SimTime::ZERO };
+            let h = DataHeader {
+                seq: self.sent,
+                dsn: self.sent,
+                len,
+                retx: false,
+                psh: false,
+                sent_at: now,
+                cw: false,
+                ecn: Ecn::NotEct,
+                cwr: false,
+                echo: SimTime::ZERO,
+            };
             self.sent += len as u64;
             self.datagrams_sent += 1;
             tx.push(Action::Packet { sub: 0, route: self.fwd, size: len + UDP_HEADER_BYTES, header: Header::Datagram(h) });

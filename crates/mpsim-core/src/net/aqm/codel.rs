@@ -14,6 +14,11 @@
 //! "above for an interval" means strictly later than `first_above_time + interval`; the
 //! backlog compared with `mtu` is the queue's total after the packet left. FQ-CoDel runs the
 //! same state machine on each of its flow queues ([`CodelVars::dequeue`]).
+//!
+//! With `ecn` (off by default, as in Linux's codel; FQ-CoDel turns it on), a drop due to an
+//! ECN-capable packet marks it instead and sends it: the count and the next drop time move
+//! on exactly as for a drop, but the dequeue does not go on to the next packet (Linux's
+//! `codel_dequeue` with `params->ecn`).
 
 use super::{Admit, Aqm, DropReason, Fifo, Queued};
 use crate::net::{PacketId, QueueLimit};
@@ -30,11 +35,13 @@ pub struct CodelParams {
     /// (one full-sized packet, 1,500 bytes here; Linux uses the device's MTU plus its
     /// link-layer header).
     pub mtu: u32,
+    /// Mark ECN-capable packets instead of dropping them (Linux's `ecn` flag).
+    pub ecn: bool,
 }
 
 impl Default for CodelParams {
     fn default() -> Self {
-        CodelParams { target: Dur::from_millis(5), interval: Dur::from_millis(100), mtu: 1500 }
+        CodelParams { target: Dur::from_millis(5), interval: Dur::from_millis(100), mtu: 1500, ecn: false }
     }
 }
 
@@ -135,7 +142,12 @@ impl CodelVars {
                 while self.dropping && now >= self.drop_next {
                     self.count = self.count.wrapping_add(1);
                     self.newton_step();
-                    dropped.push((p.expect("a packet in hand").id, DropReason::Aqm));
+                    let head = p.as_mut().expect("a packet in hand");
+                    if params.ecn && head.mark() {
+                        self.drop_next = self.control_law(self.drop_next, params.interval);
+                        return p;
+                    }
+                    dropped.push((head.id, DropReason::Aqm));
                     p = q.pop_head();
                     if !self.should_drop(p.as_ref(), now, params, q.backlog_bytes()) {
                         self.dropping = false;
@@ -145,9 +157,12 @@ impl CodelVars {
                 }
             }
         } else if drop {
-            dropped.push((p.expect("a packet in hand").id, DropReason::Aqm));
-            p = q.pop_head();
-            self.should_drop(p.as_ref(), now, params, q.backlog_bytes());
+            let head = p.as_mut().expect("a packet in hand");
+            if !(params.ecn && head.mark()) {
+                dropped.push((head.id, DropReason::Aqm));
+                p = q.pop_head();
+                self.should_drop(p.as_ref(), now, params, q.backlog_bytes());
+            }
             self.dropping = true;
             // close to the last dropping state: start from the drop rate that ended it
             let delta = self.count.wrapping_sub(self.lastcount);
@@ -226,7 +241,10 @@ mod tests {
         let mut c = Codel::new(CodelParams::default(), QueueLimit::Packets(10_000));
         let mut d = Vec::new();
         for id in 0..n {
-            assert_eq!(c.enqueue(SimTime::ZERO, Queued { id, size: 1500, enqueued: SimTime::ZERO, flow: 0 }, &mut d), Admit::Queued);
+            assert_eq!(
+                c.enqueue(SimTime::ZERO, Queued { id, size: 1500, enqueued: SimTime::ZERO, flow: 0, ect: false, marked: false }, &mut d),
+                Admit::Queued
+            );
         }
         let mut drops = Vec::new();
         let mut t = start;
@@ -306,10 +324,42 @@ mod tests {
     fn the_queue_limit_drops_arrivals() {
         let mut c = Codel::new(CodelParams::default(), QueueLimit::Packets(2));
         let mut d = Vec::new();
-        let p = |id| Queued { id, size: 100, enqueued: SimTime::ZERO, flow: 0 };
+        let p = |id| Queued { id, size: 100, enqueued: SimTime::ZERO, flow: 0, ect: false, marked: false };
         assert_eq!(c.enqueue(SimTime::ZERO, p(0), &mut d), Admit::Queued);
         assert_eq!(c.enqueue(SimTime::ZERO, p(1), &mut d), Admit::Queued);
         assert_eq!(c.enqueue(SimTime::ZERO, p(2), &mut d), Admit::Dropped(DropReason::Overflow));
         assert_eq!(c.clear(), vec![0, 1]);
+    }
+
+    #[test]
+    fn with_ecn_ect_packets_are_marked_at_the_drop_times_and_the_others_dropped() {
+        // the standing queue of `drops_begin...`: 300 packets, served one per ms from 10 ms
+        let run = |ecn: bool, ect: bool| {
+            let mut c = Codel::new(CodelParams { ecn, ..CodelParams::default() }, QueueLimit::Packets(10_000));
+            let mut d = Vec::new();
+            for id in 0..300 {
+                c.enqueue(SimTime::ZERO, Queued { id, size: 1500, enqueued: SimTime::ZERO, flow: 0, ect, marked: false }, &mut d);
+            }
+            let (mut marks, mut t) = (Vec::new(), ms(10));
+            while c.backlog().0 > 0 {
+                if c.dequeue(t, &mut d).is_some_and(|p| p.marked) {
+                    marks.push(t);
+                }
+                t += Dur::from_millis(1);
+            }
+            (marks, d.len())
+        };
+        let (marks, drops) = run(true, true);
+        assert_eq!(drops, 0, "nothing dropped");
+        // the first mark where the first drop was, then the control law's times
+        assert_eq!(marks[0], ms(111));
+        // then an interval later, and half an interval after that (the first Newton step
+        // from 1/sqrt(1) gives 1/2 for count 2, as in the drop case)
+        assert!(marks.len() >= 3, "{} marks", marks.len());
+        assert_eq!((marks[1], marks[2]), (ms(211), ms(261)));
+        let (no_marks, drops) = run(true, false);
+        assert!(no_marks.is_empty() && drops >= 3, "Not-ECT packets are dropped");
+        let (no_marks, drops) = run(false, true);
+        assert!(no_marks.is_empty() && drops >= 3, "without ecn ECT packets are dropped");
     }
 }

@@ -37,7 +37,8 @@ pub struct FqCodelParams {
 
 impl Default for FqCodelParams {
     fn default() -> Self {
-        FqCodelParams { codel: CodelParams::default(), flows: 1024, quantum: 1514 }
+        // Linux's fq_codel marks ECN-capable packets unless told `noecn`
+        FqCodelParams { codel: CodelParams { ecn: true, ..CodelParams::default() }, flows: 1024, quantum: 1514 }
     }
 }
 
@@ -240,7 +241,7 @@ mod tests {
     }
 
     fn pkt(id: u32, flow: u32, size: u32, at: SimTime) -> Queued {
-        Queued { id, size, enqueued: at, flow }
+        Queued { id, size, enqueued: at, flow, ect: false, marked: false }
     }
 
     #[test]

@@ -14,8 +14,11 @@
 //! qdiscs), in packets or bytes, not counting the packet in service. Drops are reported with
 //! the packet ids so that the caller frees and traces them.
 //!
-//! Explicit congestion notification (marking instead of dropping) is not modelled yet: every
-//! congestion signal of these disciplines is a drop.
+//! Explicit congestion notification (RFC 3168): a discipline with `ecn` on marks an
+//! ECN-capable packet Congestion Experienced (sets `Queued::marked`) where it would have
+//! dropped it by its own decision, as Linux's `INET_ECN_set_ce` does; a packet that is not
+//! ECN-capable is dropped as before, and overflows of the hard limit always drop. The link
+//! copies the mark into the packet's IP header and counts it (`aqm_marks`).
 
 pub mod codel;
 pub mod fq_codel;
@@ -42,6 +45,19 @@ pub struct Queued {
     pub enqueued: SimTime,
     /// The hash of its flow's 5-tuple (every subflow of a connection is a flow of its own).
     pub flow: u32,
+    /// ECN-capable (its IP header says ECT(0), ECT(1) or CE already).
+    pub ect: bool,
+    /// The discipline marked it CE instead of dropping it.
+    pub marked: bool,
+}
+
+impl Queued {
+    /// Marks the packet CE if it is ECN-capable; false (drop it) if it is not.
+    #[inline]
+    pub fn mark(&mut self) -> bool {
+        self.marked |= self.ect;
+        self.ect
+    }
 }
 
 /// Why a managed queue dropped a packet.
@@ -230,7 +246,7 @@ mod tests {
     use super::*;
 
     fn pkt(id: u32, size: u32) -> Queued {
-        Queued { id, size, enqueued: SimTime::ZERO, flow: 0 }
+        Queued { id, size, enqueued: SimTime::ZERO, flow: 0, ect: false, marked: false }
     }
 
     #[test]

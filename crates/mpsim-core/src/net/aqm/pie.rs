@@ -40,6 +40,9 @@ pub struct PieParams {
     pub mtu: u32,
     /// Linux's de-randomised drops (on by default, as in Linux).
     pub derandomize: bool,
+    /// Mark ECN-capable packets instead of dropping them while the drop probability is at
+    /// most 10% (RFC 8033 §5.1, Linux's `ecn`); above it they are dropped too.
+    pub ecn: bool,
 }
 
 impl Default for PieParams {
@@ -52,9 +55,13 @@ impl Default for PieParams {
             max_burst: Dur::from_millis(150),
             mtu: 1500,
             derandomize: true,
+            ecn: false,
         }
     }
 }
+
+/// PIE marks instead of dropping only up to this probability (RFC 8033 §5.1: 10%).
+const MARK_PROB_MAX: f64 = 0.1;
 
 pub struct Pie {
     params: PieParams,
@@ -194,13 +201,14 @@ impl Pie {
 }
 
 impl Aqm for Pie {
-    fn enqueue(&mut self, now: SimTime, p: Queued, _dropped: &mut Vec<(PacketId, DropReason)>) -> Admit {
+    fn enqueue(&mut self, now: SimTime, mut p: Queued, _dropped: &mut Vec<(PacketId, DropReason)>) -> Admit {
         self.catch_up(now);
         if self.q.full_for(self.limit, p.size) {
             self.accu_prob = 0.0;
             return Admit::Dropped(DropReason::Overflow);
         }
-        if self.drop_early() {
+        // (a mark leaves the de-randomisation's sum alone, as Linux's pie_qdisc_enqueue does)
+        if self.drop_early() && !(self.params.ecn && self.prob <= MARK_PROB_MAX && p.mark()) {
             self.accu_prob = 0.0;
             return Admit::Dropped(DropReason::Aqm);
         }
@@ -239,7 +247,7 @@ mod tests {
     }
 
     fn pkt(id: u32, at: SimTime) -> Queued {
-        Queued { id, size: 1500, enqueued: at, flow: 0 }
+        Queued { id, size: 1500, enqueued: at, flow: 0, ect: false, marked: false }
     }
 
     /// A queue fed `per_ms` packets a millisecond and served one a millisecond for `ms`
@@ -306,5 +314,41 @@ mod tests {
         q.update();
         let expect = 0.125 / 2048.0 * 0.010;
         assert!((q.probability() - expect).abs() < 1e-12, "{}", q.probability());
+    }
+
+    #[test]
+    fn ecn_marks_only_while_the_probability_is_at_most_ten_percent() {
+        // the same overload, ECN-capable arrivals: with p near 50% they are dropped, and at a
+        // probability up to 10% the same decision marks them instead
+        let mut q = Pie::new(PieParams { ecn: true, ..PieParams::default() }, QueueLimit::Packets(100_000), Rng::from_seed(5));
+        let mut d = Vec::new();
+        let (mut marks_low, mut drops_low, mut marks_high, mut drops_high) = (0, 0, 0, 0);
+        for t in 0..20_000u64 {
+            let now = SimTime(t * 1_000_000);
+            for i in 0..2 {
+                let p = Queued { ect: true, ..pkt((t * 2 + i) as u32, now) };
+                let before = q.q.len();
+                let admit = q.enqueue(now, p, &mut d);
+                // (the probability changes only in `catch_up`, before the decision)
+                let low = q.probability() <= 0.1;
+                match admit {
+                    Admit::Dropped(DropReason::Aqm) if low => drops_low += 1,
+                    Admit::Dropped(DropReason::Aqm) => drops_high += 1,
+                    Admit::Queued if q.q.len() > before && q.q.q.back().unwrap().marked => {
+                        if low {
+                            marks_low += 1
+                        } else {
+                            marks_high += 1
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            q.dequeue(now, &mut d);
+        }
+        assert!(marks_low > 0, "marks while p <= 10%");
+        assert_eq!(drops_low, 0, "no early drop of an ECN-capable packet while p <= 10%");
+        assert!(drops_high > 1000, "drops above 10%: {drops_high}");
+        assert_eq!(marks_high, 0, "no mark above 10%");
     }
 }

@@ -12,6 +12,11 @@
 //! `2 max_th`; above that (or above `max_th` without gentle) every arrival is dropped. The
 //! thresholds and the average count packets or bytes, as the thresholds are written.
 //!
+//! With `ecn` (off by default, as in Linux), an ECN-capable arrival that RED would drop, early
+//! or because the average is above the top threshold, is marked CE and queued instead, as
+//! Linux's sch_red does without its `harddrop` flag (ns-3's RedQueueDisc drops above the top
+//! threshold by default, `UseHardDrop`); the queue's hard limit still drops.
+//!
 //! Defaults are ns-3's RedQueueDisc's (5 and 15 packets, max_p 1/50, w 0.002, gentle on)
 //! with a 1,500-byte mean packet.
 
@@ -35,6 +40,8 @@ pub struct RedParams {
     pub gentle: bool,
     /// The size whose transmission time measures an idle period (bytes).
     pub mean_packet: u32,
+    /// Mark ECN-capable packets instead of dropping them.
+    pub ecn: bool,
 }
 
 impl Default for RedParams {
@@ -46,6 +53,7 @@ impl Default for RedParams {
             weight: 0.002,
             gentle: true,
             mean_packet: 1500,
+            ecn: false,
         }
     }
 }
@@ -122,10 +130,10 @@ impl Red {
 }
 
 impl Aqm for Red {
-    fn enqueue(&mut self, now: SimTime, p: Queued, _dropped: &mut Vec<(PacketId, DropReason)>) -> Admit {
+    fn enqueue(&mut self, now: SimTime, mut p: Queued, _dropped: &mut Vec<(PacketId, DropReason)>) -> Admit {
         self.update_average(now);
         self.idle_since = None;
-        if self.early_drop() {
+        if self.early_drop() && !(self.params.ecn && p.mark()) {
             self.idle_since = self.q.is_empty().then_some(now);
             return Admit::Dropped(DropReason::Aqm);
         }
@@ -168,7 +176,7 @@ mod tests {
     }
 
     fn pkt(id: u32) -> Queued {
-        Queued { id, size: 1500, enqueued: SimTime::ZERO, flow: 0 }
+        Queued { id, size: 1500, enqueued: SimTime::ZERO, flow: 0, ect: false, marked: false }
     }
 
     /// Drives the average to a steady queue of `q` packets, then counts drops in `n` arrivals
@@ -228,5 +236,38 @@ mod tests {
         r.enqueue(SimTime(1_200_000_000), pkt(1), &mut d);
         let expect = 10.0 * 0.998f64.powi(1000) * 0.998;
         assert!((r.average() - expect).abs() < 1e-9, "{} vs {expect}", r.average());
+    }
+
+    #[test]
+    fn with_ecn_capable_packets_are_marked_and_the_others_dropped() {
+        let p = RedParams { ecn: true, max_p: 0.1, ..RedParams::default() };
+        let mut r = red(p);
+        let mut d = Vec::new();
+        for i in 0..10 {
+            r.q.push(pkt(i));
+        }
+        r.avg = 10.0;
+        r.idle_since = None;
+        let (mut marked, mut dropped_ect, mut dropped_plain) = (0, 0, 0);
+        for i in 0..20_000u32 {
+            let ect = i % 2 == 0;
+            match r.enqueue(SimTime::ZERO, Queued { ect, ..pkt(1000 + i) }, &mut d) {
+                Admit::Queued => {
+                    let last = r.q.q.back().copied().unwrap();
+                    marked += last.marked as u32;
+                    assert!(!last.marked || ect, "only an ECN-capable packet is marked");
+                    r.dequeue(SimTime::ZERO, &mut d);
+                }
+                Admit::Dropped(_) if ect => dropped_ect += 1,
+                Admit::Dropped(_) => dropped_plain += 1,
+            }
+        }
+        assert_eq!(dropped_ect, 0);
+        // about half of the early decisions fall on each kind
+        assert!(marked > 500 && dropped_plain > 500, "{marked} marked, {dropped_plain} dropped");
+        // the hard limit drops whatever the packet is
+        let mut full = Red::new(p, QueueLimit::Packets(1), 10_000_000, Rng::from_seed(3));
+        assert_eq!(full.enqueue(SimTime::ZERO, Queued { ect: true, ..pkt(1) }, &mut d), Admit::Queued);
+        assert_eq!(full.enqueue(SimTime::ZERO, Queued { ect: true, ..pkt(2) }, &mut d), Admit::Dropped(DropReason::Overflow));
     }
 }

@@ -315,7 +315,9 @@ impl MptcpConn {
                 if h.cw {
                     self.subs[i].tcp.receiver.on_cw_mark();
                 }
+                let ecn_ack = self.subs[i].tcp.receiver.on_ecn(h.ecn, h.cwr);
                 let mut r = self.subs[i].tcp.receiver.on_segment(now, h.seq, h.len);
+                r.ack_now |= ecn_ack;
                 if let Some(logic) = &mut self.rx_logic {
                     r.ack_now |= logic.on_data(now, i, h);
                     let deadline = logic.deadline(i);

@@ -8,7 +8,7 @@ use crate::cc::SubflowState;
 use crate::metrics::SubflowSummary;
 use crate::time::SimTime;
 use crate::transport::{tcp, Sink};
-use crate::view::{CaState, SubflowView};
+use crate::view::SubflowView;
 use std::collections::VecDeque;
 
 /// One subflow of a Multipath TCP connection.
@@ -116,7 +116,7 @@ impl Subflow {
         s.ssthresh = w.ssthresh;
         s.srtt = self.tcp.sender.rtt().srtt();
         s.active = self.usable && self.joined && !self.backup;
-        s.in_recovery = self.tcp.sender.state() != CaState::Open;
+        s.in_recovery = self.tcp.sender.state().recovering();
         s.inter_loss_bytes = self.tcp.sender.cc.inter_loss_bytes();
         debug_assert_eq!(*s, self.state());
     }

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::cc::Controller;
-use crate::net::{AckHeader, DataHeader};
+use crate::net::{AckHeader, DataHeader, Ecn};
 use crate::transport::tcp::SenderConfig;
 use crate::transport::tcp::{self, PathRoutes};
 use crate::transport::Tx;
@@ -65,7 +65,18 @@ fn ack(ack: u64, data_ack: u64, wnd: u64) -> Header {
 }
 
 fn segment(seq: u64, dsn: u64, len: u32) -> Header {
-    Header::TcpData(DataHeader { seq, dsn, len, retx: false, psh: false, sent_at: SimTime::ZERO, cw: false, echo: SimTime::ZERO })
+    Header::TcpData(DataHeader {
+        seq,
+        dsn,
+        len,
+        retx: false,
+        psh: false,
+        sent_at: SimTime::ZERO,
+        cw: false,
+        ecn: Ecn::NotEct,
+        cwr: false,
+        echo: SimTime::ZERO,
+    })
 }
 
 #[test]

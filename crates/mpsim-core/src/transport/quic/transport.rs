@@ -119,6 +119,8 @@ impl Transport for QuicConn {
                 rec_reductions: None,
                 rec_timeouts: None,
                 rec_window_holds: None,
+                ecn_ce_received: None,
+                ecn_reductions: None,
             })
             .collect();
         s.quic = Some(QuicSummary {

@@ -24,7 +24,7 @@ use super::receiver::{SackNow, SackRecord, SctpReceiver};
 use super::rtx::{choose, DestView, RtxCause};
 use crate::cc::SubflowState;
 use crate::metrics::TraceKind;
-use crate::net::{Header, SctpControlHeader, SctpDataHeader, SctpSackHeader};
+use crate::net::{Ecn, Header, SctpControlHeader, SctpDataHeader, SctpSackHeader};
 use crate::sched::{CaState, Decision, Sched, SchedContext, SubflowView};
 use crate::time::{Dur, SimTime};
 use crate::transport::{arm, Action, Arrival, Progress, Sink, TimerKind};
@@ -114,6 +114,15 @@ pub struct SctpConn {
     delack_event: Option<SimTime>,
     /// Destination (path) the last DATA packet came on: SACKs go back along it.
     last_rx_dest: usize,
+    // ----- ECN (RFC 4960 Appendix A) -----
+    /// Receiver: the TSN its SACKs report in an ECNE chunk until a CWR covers it.
+    ecne: Option<u64>,
+    /// Receiver: DATA packets that arrived CE.
+    pub ecn_ce_received: u64,
+    /// Sender: the highest TSN sent when the window was last reduced for an ECNE (an ECNE
+    /// for a TSN up to it is answered by that reduction), and the CWR owed to the receiver.
+    last_cwr_tsn: u64,
+    cwr_due: Option<u64>,
 }
 
 impl SctpConn {
@@ -153,6 +162,10 @@ impl SctpConn {
             delack: None,
             delack_event: None,
             last_rx_dest: 0,
+            ecne: None,
+            ecn_ce_received: 0,
+            last_cwr_tsn: 0,
+            cwr_due: None,
         }
     }
 
@@ -271,6 +284,17 @@ impl SctpConn {
     }
 
     fn on_data(&mut self, now: SimTime, sub: usize, h: &SctpDataHeader, tx: &mut impl Sink) -> Arrival {
+        // the CWR chunk comes before the DATA chunks in the packet: a CE on this packet
+        // starts the echo again (Linux `sctp_do_ecn_cwr_work`, `sctp_do_ecn_ce_work`)
+        if let Some(cwr) = h.cwr {
+            if self.ecne.is_some_and(|t| t <= cwr) {
+                self.ecne = None;
+            }
+        }
+        if h.ecn == Ecn::Ce {
+            self.ecn_ce_received += 1;
+            self.ecne = Some(h.tsn);
+        }
         let before = (self.rx.delivered(), self.rx.buffered());
         self.last_rx_dest = sub;
         let dac = self.cfg.cmt && self.cfg.dac;
@@ -299,7 +323,8 @@ impl SctpConn {
         // TSNs that fit are reported, as FreeBSD does
         let room = (self.cfg.mtu.saturating_sub(PACKET_HEADER + super::config::NR_SACK_CHUNK) / 4) as usize;
         let rec = self.rx.take_sack(room);
-        let size = self.cfg.sack_packet_wire(rec.gaps.len(), rec.dups.len(), rec.echoes.len());
+        let size = self.cfg.sack_packet_wire(rec.gaps.len(), rec.dups.len(), rec.echoes.len())
+            + if self.ecne.is_some() { super::config::ECN_CHUNK } else { 0 };
         let id = self.sack_base.wrapping_add(self.sack_log.len() as u32);
         self.sack_log.push_back(rec);
         if self.sack_log.len() > SACK_LOG {
@@ -311,6 +336,7 @@ impl SctpConn {
             cum_tsn: self.rx.cum_tsn(),
             a_rwnd: self.rx.a_rwnd().min(u32::MAX as u64) as u32,
             delivered: self.rx.delivered(),
+            ecne: self.ecne,
         };
         let d = self.last_rx_dest;
         tx.push(Action::Packet { sub: d as u8, route: self.dests[d].rev, size, header: Header::SctpSack(h) });
@@ -330,6 +356,9 @@ impl SctpConn {
         };
         self.stats.gap_blocks_received += rec.gaps.len() as u64;
         self.stats.dup_tsns_reported += rec.dups.len() as u64;
+        if let Some(t) = h.ecne.filter(|_| self.cfg.ecn) {
+            self.on_ecne(now, t);
+        }
         let n = self.dests.len();
         let flight_before: Vec<u64> = self.dests.iter().map(|d| d.flight).collect();
         let mut earliest_before: Vec<Option<u64>> = vec![None; n];
@@ -527,6 +556,39 @@ impl SctpConn {
         }
         // §6.2.1 D ii)
         self.peer_rwnd = (h.a_rwnd as u64).saturating_sub(self.unacked_bytes);
+    }
+
+    /// An ECNE for TSN `tsn` (RFC 4960 Appendix A, as Linux's `sctp_do_ecn_ecne_work`): unless
+    /// an earlier reduction covered it, the destination the TSN was sent to reduces its window
+    /// as for a loss (the controller's fast-retransmit response), at most once per round trip
+    /// and not during fast recovery, and a CWR for everything sent so far rides on the next
+    /// DATA packet.
+    fn on_ecne(&mut self, now: SimTime, tsn: u64) {
+        if tsn <= self.last_cwr_tsn {
+            return;
+        }
+        let dest = (tsn > self.cum_ack && tsn < self.next_tsn).then(|| self.chunk(tsn)).map(|c| (c.dest as usize, c.sent_at));
+        self.last_cwr_tsn = self.next_tsn - 1;
+        self.cwr_due = Some(self.last_cwr_tsn);
+        let Some((d, sent_at)) = dest else { return };
+        let siblings = self.siblings();
+        let dst = &mut self.dests[d];
+        let recent = dst.ecne_reduced_at.is_some_and(|t| now.since(t) < dst.rto.srtt().unwrap_or(Dur::ZERO));
+        if recent || dst.fast_recovery.is_some() {
+            return;
+        }
+        let ev = LossEvent {
+            now,
+            kind: LossKind::FastRetransmit,
+            tsn,
+            sent_at,
+            flight: dst.flight,
+            srtt: dst.rto.srtt(),
+            min_rtt: dst.rto.min_rtt,
+        };
+        dst.cc.on_loss(&mut dst.w, &ev, &siblings, d);
+        dst.ecne_reduced_at = Some(now);
+        dst.stats.ecn_reductions += 1;
     }
 
     /// What coupled controllers see of every destination (empty for uncoupled ones).
@@ -968,8 +1030,10 @@ impl SctpConn {
         arm(tx, &mut self.dests[d].t3_event, next, d, TimerKind::Rto);
         self.bytes_sent += len as u64;
         self.peer_rwnd = self.peer_rwnd.saturating_sub(len as u64);
-        let h = SctpDataHeader { tsn, offset, sent_at: now, len, chunks: count, retx };
-        let size = self.cfg.data_packet_wire(len, count);
+        let ecn = if self.cfg.ecn { Ecn::Ect0 } else { Ecn::NotEct };
+        let cwr = self.cwr_due.take();
+        let h = SctpDataHeader { tsn, offset, sent_at: now, len, chunks: count, retx, ecn, cwr };
+        let size = self.cfg.data_packet_wire(len, count) + if cwr.is_some() { super::config::ECN_CHUNK } else { 0 };
         tx.push(Action::Packet { sub: d as u8, route: self.dests[d].fwd, size, header: Header::SctpData(h) });
     }
 

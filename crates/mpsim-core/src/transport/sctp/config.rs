@@ -48,6 +48,10 @@ pub struct SctpConfig {
     /// non-renegable (it never reneges here), so the sender frees gap-acked chunks from its
     /// send buffer at once instead of at the cumulative ack.
     pub nr_sack: bool,
+    /// ECN (RFC 4960 Appendix A; `sctp.ecn`): both ends announce the ECN-capable parameter,
+    /// DATA packets are ECT(0), the receiver answers CE with ECNE chunks until a CWR chunk
+    /// covers them, the sender reduces at most once per round trip per destination.
+    pub ecn: bool,
     /// CMT-PF (Natarajan et al., Computer Communications 2009): with CMT, a destination whose
     /// T3-rtx timer expires is "potentially failed": no new data and no retransmissions go
     /// there until a HEARTBEAT sent to it every RTO is acknowledged.
@@ -83,6 +87,8 @@ pub const NR_SACK_CHUNK: u32 = 20;
 pub const HEARTBEAT_CHUNK: u32 = 24;
 /// A timestamp chunk (type/flags/length + 8-byte send time).
 pub const TIMESTAMP_CHUNK: u32 = 12;
+/// An ECNE or CWR chunk (RFC 4960 Appendix A: type, flags, length and a TSN).
+pub const ECN_CHUNK: u32 = 8;
 
 impl Default for SctpConfig {
     fn default() -> Self {
@@ -110,6 +116,7 @@ impl Default for SctpConfig {
             primary: 0,
             timestamps: false,
             nr_sack: false,
+            ecn: false,
             cmt_pf: false,
             hb_interval: Dur::from_secs(30),
             cc: "rfc4960",
@@ -134,6 +141,7 @@ impl SctpConfig {
 
     /// Wire size of a packet with `chunks` DATA chunks carrying `len` bytes in all; all but
     /// the last are full chunks of `self.chunk` bytes.
+    /// (An ECN CWR chunk riding along adds [`ECN_CHUNK`] bytes.)
     pub fn data_packet_wire(&self, len: u32, chunks: u16) -> u32 {
         let full = chunks.saturating_sub(1) as u32;
         let last = len - full * self.chunk;

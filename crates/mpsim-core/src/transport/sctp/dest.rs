@@ -100,6 +100,8 @@ pub struct DestStats {
     pub timestamp_samples: u64,
     /// Bytes of chunks received on this destination for the first time.
     pub bytes_received: u64,
+    /// Window reductions for ECN echoes (ECNE chunks).
+    pub ecn_reductions: u64,
 }
 
 pub struct Destination {
@@ -127,6 +129,8 @@ pub struct Destination {
     /// CMT CUC: the earliest TSN outstanding on this destination when the last SACK was
     /// processed (its pseudo-cumack).
     pub pseudo_cumack: Option<u64>,
+    /// When the window was last reduced for an ECNE (once per round trip at most).
+    pub ecne_reduced_at: Option<SimTime>,
     pub stats: DestStats,
 }
 
@@ -151,6 +155,7 @@ impl Destination {
             hb_due: None,
             hb_outstanding: None,
             pseudo_cumack: None,
+            ecne_reduced_at: None,
             stats: DestStats::default(),
         }
     }

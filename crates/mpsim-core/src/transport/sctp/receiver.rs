@@ -195,7 +195,7 @@ mod tests {
     use super::*;
 
     fn data(tsn: u64) -> SctpDataHeader {
-        SctpDataHeader { tsn, offset: (tsn - 1) * 1000, sent_at: SimTime::ZERO, len: 1000, chunks: 1, retx: false }
+        SctpDataHeader { tsn, offset: (tsn - 1) * 1000, sent_at: SimTime::ZERO, len: 1000, chunks: 1, retx: false, ..Default::default() }
     }
 
     #[test]
@@ -251,7 +251,7 @@ mod tests {
     #[test]
     fn bundled_chunks_are_split_by_the_chunk_size() {
         let mut r = SctpReceiver::new(1 << 20, true);
-        let h = SctpDataHeader { tsn: 1, offset: 0, sent_at: SimTime::ZERO, len: 2500, chunks: 3, retx: false };
+        let h = SctpDataHeader { tsn: 1, offset: 0, sent_at: SimTime::ZERO, len: 2500, chunks: 3, retx: false, ..Default::default() };
         r.on_data(SimTime(7), 0, &h, 1000, true, 2, false);
         assert_eq!((r.cum_tsn(), r.delivered()), (3, 2500));
         assert_eq!(r.take_sack(usize::MAX).echoes, vec![(1, 0, SimTime::ZERO, SimTime(7))]);

@@ -33,6 +33,10 @@ impl SctpConn {
         s.duplicate_segments = self.rx.stats.duplicate_chunks;
         s.max_receive_buffer_bytes = self.rx.stats.max_buffered;
         s.rcv_blocked_s = self.blocked_time(end).as_secs_f64();
+        if self.cfg.ecn {
+            s.ecn_ce_received = Some(self.ecn_ce_received);
+            s.ecn_reductions = Some(sum(&|d| d.stats.ecn_reductions));
+        }
         s.subflows = ds
             .iter()
             .enumerate()
@@ -52,6 +56,8 @@ impl SctpConn {
                 rec_reductions: None,
                 rec_timeouts: None,
                 rec_window_holds: None,
+                ecn_ce_received: None,
+                ecn_reductions: self.cfg.ecn.then_some(d.stats.ecn_reductions),
             })
             .collect();
         let secs = |t: Option<SimTime>| t.map(|t| t.as_secs_f64());

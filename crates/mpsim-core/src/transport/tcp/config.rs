@@ -25,6 +25,10 @@ pub struct TcpConfig {
     /// SACK (`tcp.sack`, RFC 2018; Linux's default). Off: NewReno loss recovery (RFC 6582),
     /// and with it no RACK, tail loss probe or D-SACK.
     pub sack: bool,
+    /// ECN (`tcp.ecn`, RFC 3168): both ends of the flow agree to it, as a handshake with ECE
+    /// and CWR on the SYN and ECE on the SYN-ACK would (Linux's `net.ipv4.tcp_ecn = 1` on the
+    /// side that opens the connection); off by default, as Linux does not ask for it.
+    pub ecn: bool,
     pub initial_rto: Dur,
     /// When the receiver acknowledges (`tcp.delayed_ack`: false, true or "linux").
     pub delayed_ack: DelayedAck,
@@ -106,6 +110,7 @@ impl Default for TcpConfig {
             prr: true,
             dsack: true,
             sack: true,
+            ecn: false,
             initial_rto: defaults::INITIAL_RTO,
             delayed_ack: DelayedAck::Off,
             delack_timeout: defaults::DELACK_TIMEOUT,
@@ -133,6 +138,7 @@ impl TcpConfig {
             tlp: self.tlp,
             prr: self.prr,
             sack: self.sack,
+            ecn: self.ecn,
             initial_rto: self.initial_rto,
             ignore_rwnd: multipath,
             // the SYN-ACK announces the receive window before any data flows

@@ -49,7 +49,9 @@ impl TcpConn {
                 if h.cw {
                     self.sub.receiver.on_cw_mark();
                 }
+                let ecn_ack = self.sub.receiver.on_ecn(h.ecn, h.cwr);
                 let mut r = self.sub.receiver.on_segment(now, h.seq, h.len);
+                r.ack_now |= ecn_ack;
                 r.ack_now |= h.psh && r.delivered > 0 && self.sub.receiver.push_ack(true);
                 if self.check {
                     let rx = &self.sub.receiver;

@@ -17,7 +17,7 @@
 
 use super::defaults;
 use super::delack::LinuxDelack;
-use crate::net::{AckHeader, SackBlock, MAX_SACK_BLOCKS};
+use crate::net::{AckHeader, Ecn, SackBlock, MAX_SACK_BLOCKS};
 use crate::time::{Dur, SimTime};
 use std::collections::BTreeMap;
 
@@ -172,6 +172,8 @@ pub struct ReceiverStats {
     pub dsacks_sent: u64,
     /// Largest number of bytes held out of order.
     pub max_buffered: u64,
+    /// Data segments that arrived marked CE.
+    pub ecn_ce_received: u64,
 }
 
 pub struct TcpReceiver {
@@ -197,6 +199,9 @@ pub struct TcpReceiver {
     last_arrival: SimTime,
     /// A segment since the last ACK carried a congestion-warning mark (echoed once).
     cw_pending: bool,
+    /// ECE on every ACK: a CE mark arrived and no CWR since (RFC 3168 §6.1.3; Linux's
+    /// `TCP_ECN_DEMAND_CWR`).
+    ece: bool,
     pub stats: ReceiverStats,
 }
 
@@ -219,6 +224,7 @@ impl TcpReceiver {
             linux,
             last_arrival: SimTime::ZERO,
             cw_pending: false,
+            ece: false,
             stats: ReceiverStats::default(),
         }
     }
@@ -440,6 +446,37 @@ impl TcpReceiver {
         }
     }
 
+    /// The ECN codepoint and CWR flag of a data segment arriving (before `on_segment`):
+    /// CWR stops the echo, CE (after it, on the same segment) starts it again. Returns whether
+    /// to acknowledge at once: on CWR, since the sender's window may be small now, and on the
+    /// CE that starts the echo (Linux `tcp_ecn_accept_cwr`, `__tcp_ecn_check_ce`).
+    #[inline]
+    pub fn on_ecn(&mut self, ecn: Ecn, cwr: bool) -> bool {
+        if ecn != Ecn::Ce && !cwr {
+            return false;
+        }
+        self.on_ecn_signal(ecn, cwr)
+    }
+
+    #[inline(never)]
+    fn on_ecn_signal(&mut self, ecn: Ecn, cwr: bool) -> bool {
+        let mut now = cwr;
+        if cwr {
+            self.ece = false;
+        }
+        if ecn == Ecn::Ce {
+            self.stats.ecn_ce_received += 1;
+            now |= !self.ece;
+            self.ece = true;
+        }
+        now
+    }
+
+    /// Whether the ACKs carry ECE now.
+    pub fn ece(&self) -> bool {
+        self.ece
+    }
+
     /// The segment being received carries a congestion-warning mark: the next ACK echoes it.
     pub fn on_cw_mark(&mut self) {
         self.cw_pending = true;
@@ -457,6 +494,7 @@ impl TcpReceiver {
         let mut h = AckHeader::new(self.rcv_nxt, self.window());
         h.received_at = self.last_arrival;
         h.cw_echo = std::mem::take(&mut self.cw_pending);
+        h.set_ece(self.ece);
         // SACK blocks only for a duplicate to report or data held out of order
         if self.cfg.sack && (self.dsack.is_some() || !self.ooo.is_empty()) {
             self.push_sack_blocks(&mut h);
@@ -660,6 +698,29 @@ mod tests {
         assert_eq!(a.dsack(), Some(SackBlock { start: 3000, end: 4000 }));
         assert_eq!(r.stats.duplicate_segments, 1);
         assert_eq!(r.buffered(), 3000);
+    }
+
+    #[test]
+    fn ece_is_sticky_until_cwr() {
+        let mut r = rx(1 << 20, 2);
+        let seg = |r: &mut TcpReceiver, k: u64, ecn: Ecn, cwr: bool| {
+            let now_ecn = r.on_ecn(ecn, cwr);
+            let got = r.on_segment(SimTime::ZERO, k * 1000, 1000);
+            (now_ecn || got.ack_now, r.make_ack().ece())
+        };
+        assert_eq!(seg(&mut r, 0, Ecn::Ect0, false), (false, false));
+        // CE: ECE at once (an immediate ACK even with delayed ACKs), then on every ACK
+        assert_eq!(seg(&mut r, 1, Ecn::Ce, false), (true, true));
+        for k in 2..6 {
+            assert!(seg(&mut r, k, Ecn::Ect0, false).1, "ECE stays on ACK {k}");
+        }
+        // CWR stops it (and is acknowledged at once)
+        assert_eq!(seg(&mut r, 6, Ecn::Ect0, true), (true, false));
+        assert!(!seg(&mut r, 7, Ecn::Ect0, false).1);
+        // CE on the segment carrying CWR starts it again
+        assert_eq!(seg(&mut r, 8, Ecn::Ce, false), (true, true));
+        assert_eq!(seg(&mut r, 9, Ecn::Ce, true), (true, true));
+        assert_eq!(r.stats.ecn_ce_received, 3);
     }
 
     #[test]

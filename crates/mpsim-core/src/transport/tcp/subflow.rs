@@ -152,7 +152,18 @@ impl Subflow {
                 per_packet = gso_segments(w.cwnd, w.ssthresh, in_flight, w.mss, rtt.srtt(), rtt.min_rtt());
             }
             let psh = sent >= MIN_TSO_SEGS && sent.is_multiple_of(per_packet);
-            let h = DataHeader { seq: seg.seq, dsn, len: seg.len, retx: seg.retx, psh, sent_at: now, cw: false, echo };
+            let h = DataHeader {
+                seq: seg.seq,
+                dsn,
+                len: seg.len,
+                retx: seg.retx,
+                psh,
+                sent_at: now,
+                cw: false,
+                ecn: seg.ecn,
+                cwr: seg.cwr,
+                echo,
+            };
             tx.push(Action::Packet { sub: me as u8, route: self.fwd, size: seg.len + header, header: Header::TcpData(h) });
         }
         arm(tx, &mut self.rto_pending, self.sender.timer_deadline(), me, TimerKind::Rto);
@@ -257,6 +268,8 @@ impl Subflow {
             rec_reductions: None,
             rec_timeouts: None,
             rec_window_holds: None,
+            ecn_ce_received: self.sender.ecn().then_some(self.receiver.stats.ecn_ce_received),
+            ecn_reductions: self.sender.ecn().then_some(self.sender.stats.ecn_reductions),
         }
     }
 }
@@ -283,6 +296,10 @@ pub(crate) fn summarize_subflows(
     s.dsacks = sum(&|x| x.sender.stats.dsacks);
     s.dsack_undos = sum(&|x| x.sender.stats.dsack_undos);
     s.loss_probes = sum(&|x| x.sender.stats.loss_probes);
+    if subs.iter().any(|x| x.sender.ecn()) {
+        s.ecn_ce_received = Some(sum(&|x| x.receiver.stats.ecn_ce_received));
+        s.ecn_reductions = Some(sum(&|x| x.sender.stats.ecn_reductions));
+    }
     let first_timeouts = sum(&|x| x.sender.stats.first_timeouts);
     s.loss_indications = s.fast_recoveries + first_timeouts;
     s.retransmit_rate = if s.segments_sent > 0 { s.retransmits as f64 / s.segments_sent as f64 } else { 0.0 };

@@ -141,7 +141,10 @@ mod tests {
         assert_eq!(probe_at, t + Dur::from_millis(2 * 100 + 2));
         assert_eq!(s.on_timer(probe_at), TimerEvent::LossProbe);
         let probe = drain(&mut s, probe_at);
-        assert_eq!(probe, vec![TxSegment { seq: 9 * MSS, len: MSS as u32, retx: true, forced: true }]);
+        assert_eq!(
+            probe,
+            vec![TxSegment { seq: 9 * MSS, len: MSS as u32, retx: true, forced: true, ecn: crate::net::Ecn::NotEct, cwr: false }]
+        );
         assert_eq!(s.stats.loss_probes, 1);
         assert_eq!(s.stats.timeouts, 0);
     }

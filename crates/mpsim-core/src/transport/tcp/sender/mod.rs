@@ -50,6 +50,17 @@
 //! as it meets them (amortised O(1) per transmission; nothing is added to the index for a
 //! segment sent once).
 //!
+//! ECN (`SenderConfig::ecn`, RFC 3168 as Linux runs it): new data leaves ECT(0), never a
+//! retransmission (Linux `tcp_ecn_send`). An ACK with ECE in the Open state enters CWR
+//! (`tcp_enter_cwr`): ssthresh from the controller's loss response (the same call a fast
+//! retransmission makes, so coupled controllers see a mark as a loss on this subflow), the
+//! window brought down to it by PRR over the round (`tcp_cwnd_reduction`), CWR set on the next
+//! new segment, and no further reduction until everything sent before it is acknowledged
+//! (strictly beyond, so that the CWR flag reached the receiver). ECE is ignored in Recovery
+//! and Loss; a loss found during CWR enters Recovery without a second reduction and keeps
+//! CWR's recovery point (Linux `tcp_enter_recovery`); a timeout during CWR keeps its ssthresh
+//! (`tcp_enter_loss`). CWR's reduction is never undone.
+//!
 //! Without SACK (`SenderConfig::sack` false, Linux's `net.ipv4.tcp_sack = 0`), loss recovery
 //! is NewReno (RFC 6582) as Linux runs it for a peer without SACK: every duplicate ACK counts
 //! one segment as delivered (Linux's `tcp_add_reno_sack`, so the pipe shrinks and PRR or
@@ -72,7 +83,7 @@ use super::rto::RtoMode;
 use super::rtt::RttEstimator;
 use super::tlp::{ProbeKind, ProbeOutcome, Tlp};
 use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, RateContext, SubflowState, Window};
-use crate::net::AckHeader;
+use crate::net::{AckHeader, Ecn};
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -105,6 +116,9 @@ pub struct SenderConfig {
     pub sack: bool,
     /// Ignore the receive window: an MPTCP subflow, whose connection enforces the window.
     pub ignore_rwnd: bool,
+    /// ECN (RFC 3168): negotiated with the receiver, so new data is sent ECT(0) and ECE
+    /// answered.
+    pub ecn: bool,
     /// The receiver's window as the handshake announced it, before any ACK.
     pub initial_rwnd: u64,
     /// Controllers that halve on a loss halve the congestion window, as Linux's
@@ -127,6 +141,7 @@ impl Default for SenderConfig {
             prr: true,
             sack: true,
             ignore_rwnd: false,
+            ecn: false,
             initial_rwnd: u64::MAX,
             halve_cwnd: false,
         }
@@ -179,6 +194,10 @@ pub struct TxSegment {
     /// Sent whatever the window says (the fast retransmission on entering recovery, a loss
     /// probe).
     pub forced: bool,
+    /// The IP header's ECN codepoint: ECT(0) on new data with ECN, Not-ECT otherwise.
+    pub ecn: Ecn,
+    /// TCP's CWR flag (the first new segment after entering CWR).
+    pub cwr: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -203,6 +222,8 @@ pub struct SenderStats {
     pub dsacks: u64,
     /// Reductions undone because D-SACKs showed every retransmission of the episode spurious.
     pub dsack_undos: u64,
+    /// Window reductions for ECN echoes (entries into CWR).
+    pub ecn_reductions: u64,
 }
 
 /// What a reduction may be undone to, and how many of its retransmissions are not yet known
@@ -290,6 +311,9 @@ pub struct TcpSender {
     sack_on: bool,
     /// `SenderConfig::halve_cwnd`, handed to the controller in its `LossContext`.
     halve_cwnd: bool,
+    ecn_on: bool,
+    /// CWR is owed on the next new segment.
+    cwr_due: bool,
     /// Without SACK: bytes the duplicate ACKs since the last cumulative advance say arrived
     /// (Linux's `sacked_out` for a non-SACK peer), one MSS per duplicate ACK.
     reno_sacked: u64,
@@ -364,6 +388,8 @@ impl TcpSender {
             prr_on: cfg.prr,
             sack_on: cfg.sack,
             halve_cwnd: cfg.halve_cwnd,
+            ecn_on: cfg.ecn,
+            cwr_due: false,
             reno_sacked: 0,
             rack: Rack::default(),
             reo_deadline: None,
@@ -423,6 +449,10 @@ impl TcpSender {
     }
     pub fn state(&self) -> CaState {
         self.state
+    }
+    /// Whether ECN is on (negotiated).
+    pub fn ecn(&self) -> bool {
+        self.ecn_on
     }
     pub fn snd_una(&self) -> u64 {
         self.snd_una
@@ -633,7 +663,8 @@ impl TcpSender {
         self.segs.push_back(Seg { seq, len: len as u32, flags: 0, sent_at: now });
         self.snd_nxt += len;
         self.on_transmit(now, len as u32);
-        Some(TxSegment { seq, len: len as u32, retx: false, forced: window.is_none() })
+        let (ecn, cwr) = if self.ecn_on { (Ecn::Ect0, std::mem::take(&mut self.cwr_due)) } else { (Ecn::NotEct, false) };
+        Some(TxSegment { seq, len: len as u32, retx: false, forced: window.is_none(), ecn, cwr })
     }
 
     fn retransmit(&mut self, i: usize, now: SimTime) -> TxSegment {
@@ -658,7 +689,7 @@ impl TcpSender {
             // (§5.3, §5.6).
             self.rto_deadline = Some(now + self.rtt.rto());
         }
-        TxSegment { seq, len, retx: true, forced: false }
+        TxSegment { seq, len, retx: true, forced: false, ecn: Ecn::NotEct, cwr: false }
     }
 
     /// The tail loss probe (RFC 8985 §7.3): new data if the receive window allows, otherwise
@@ -686,7 +717,7 @@ impl TcpSender {
             self.stats.bytes_retransmitted += len as u64;
             self.on_transmit(now, len);
             self.tlp.on_probe_sent(ProbeKind::Retransmission, self.snd_nxt);
-            TxSegment { seq, len, retx: true, forced: true }
+            TxSegment { seq, len, retx: true, forced: true, ecn: Ecn::NotEct, cwr: false }
         };
         self.stats.loss_probes += 1;
         self.probe_deadline = None;
@@ -698,7 +729,7 @@ impl TcpSender {
     fn on_transmit(&mut self, now: SimTime, len: u32) {
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
-        if self.state == CaState::Recovery {
+        if matches!(self.state, CaState::Recovery | CaState::Cwr) {
             self.prr.on_sent(len as u64);
         }
         if self.rto_deadline.is_none() {
@@ -761,7 +792,7 @@ impl TcpSender {
             mss: self.mss,
             srtt: self.rtt.srtt(),
             active,
-            in_recovery: self.state != CaState::Open,
+            in_recovery: self.state.recovering(),
             inter_loss_bytes: self.cc.inter_loss_bytes(),
         }
     }
@@ -798,6 +829,7 @@ impl TcpSender {
             && self.lost_bytes == 0
             && self.retrans_bytes == 0
             && self.state == CaState::Open
+            && !h.ece()
             && (!self.tlp_on || self.tlp.may_probe())
             && !self.general_only();
         let (sacked, sack_newest, sack_orig) = if self.sack_on && !quiet {
@@ -849,7 +881,9 @@ impl TcpSender {
         }
         self.judge_frto(ack_advanced, c.orig_acked, sacked);
         self.end_recovery();
-        self.respond(now, &c, ack_advanced, newly_lost, prior_in_flight, subflows, me);
+        // (an ECN echo is only heard once ECN was negotiated: no ECT, no CE, no echo)
+        let ece = self.ecn_on && h.ece();
+        self.respond(now, &c, ack_advanced, newly_lost, prior_in_flight, ece, subflows, me);
         if rated {
             self.rate_control(now, &c, before, rtt);
         }
@@ -1085,6 +1119,16 @@ impl TcpSender {
                 self.frto.stop();
                 self.w = self.cc.on_recovery_exit(self.w);
             }
+            // held until data above the point is acknowledged, so that CWR reached the receiver
+            // (Linux `tcp_fastretrans_alert`)
+            CaState::Cwr if self.snd_una > self.recovery_point => {
+                if self.prr_on && self.rate.is_none() {
+                    self.w.cwnd = self.recovery_target.cwnd;
+                    self.w.ssthresh = self.recovery_target.ssthresh;
+                }
+                self.state = CaState::Open;
+                self.w = self.cc.on_recovery_exit(self.w);
+            }
             _ => {}
         }
         if self.state == CaState::Open {
@@ -1106,17 +1150,27 @@ impl TcpSender {
         ack_advanced: bool,
         newly_lost: u64,
         prior_in_flight: u64,
+        ece: bool,
         subflows: &[SubflowState],
         me: usize,
     ) {
         // a controller on rate samples sets the window itself after this (`rate_control`)
         let prr = self.prr_on && self.rate.is_none();
         match self.state {
-            CaState::Open => {
+            CaState::Open | CaState::Cwr => {
                 if self.dupacks >= DUP_THRESH || self.lost_bytes > 0 {
                     self.enter_recovery(now, prior_in_flight, subflows, me);
                     if prr {
                         self.prr_step(c.delivered + c.dup_delivered, ack_advanced, newly_lost > 0);
+                    }
+                    return;
+                }
+                if ece && self.state == CaState::Open {
+                    self.enter_cwr(now, prior_in_flight, subflows, me);
+                }
+                if self.state == CaState::Cwr {
+                    if prr {
+                        self.prr_step(c.delivered + c.dup_delivered, ack_advanced, false);
                     }
                 } else if self.rate.is_none() {
                     self.grow(now, c.delivered, prior_in_flight, subflows, me);
@@ -1186,24 +1240,34 @@ impl TcpSender {
     /// ACK, as ns-3 does with its BytesInFlight (RFC 5681 writes FlightSize, the outstanding
     /// data; the two differ by the segments already SACKed). With PRR the window then moves
     /// towards the controller's choice ACK by ACK; without, it drops to it at once.
+    ///
+    /// From CWR the window is already being reduced for this round: no second reduction, and
+    /// CWR's recovery point stays (Linux `tcp_enter_recovery` skips `tcp_init_cwnd_reduction`
+    /// then).
     fn enter_recovery(&mut self, now: SimTime, in_flight: u64, subflows: &[SubflowState], me: usize) {
+        let reducing = self.state == CaState::Cwr;
         self.state = CaState::Recovery;
-        self.recovery_point = self.snd_nxt;
         self.stats.fast_recoveries += 1;
-        self.undo = Some(Undo { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, retrans: 0, dsacked: false });
         self.rack.on_recovery();
         self.tlp.reset();
-        let ctx = LossContext {
-            now,
-            in_flight,
-            srtt: self.rtt.srtt(),
-            min_rtt: self.rtt.min_rtt(),
-            subflows,
-            me,
-            cw_echo: self.cw_echo,
-            halve_cwnd: self.halve_cwnd,
+        let target = if reducing {
+            self.undo = None;
+            self.recovery_target
+        } else {
+            self.recovery_point = self.snd_nxt;
+            self.undo = Some(Undo { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, retrans: 0, dsacked: false });
+            let ctx = LossContext {
+                now,
+                in_flight,
+                srtt: self.rtt.srtt(),
+                min_rtt: self.rtt.min_rtt(),
+                subflows,
+                me,
+                cw_echo: self.cw_echo,
+                halve_cwnd: self.halve_cwnd,
+            };
+            self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx)
         };
-        let target = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
         // RFC 6675 §5 step 4.3: retransmit the first unacknowledged segment, at once
         if let Some(s) = self.segs.front_mut() {
             if s.flags & (SACKED | LOST) == 0 {
@@ -1217,12 +1281,44 @@ impl TcpSender {
             self.limit_reno_sacked();
         }
         if self.prr_on {
-            self.recovery_target = target;
+            if !reducing {
+                self.recovery_target = target;
+                self.w.ssthresh = target.ssthresh;
+                self.prr = Prr::start(in_flight);
+            }
+        } else {
+            self.w = target;
+            self.fast_rtx_due = !self.segs.is_empty();
+        }
+    }
+
+    /// An ECN echo in the Open state (Linux `tcp_enter_cwr`): one reduction for the round, as
+    /// a loss would make, paced by PRR (or at once without it); CWR goes out on the next new
+    /// segment. `in_flight` is the pipe before this ACK.
+    fn enter_cwr(&mut self, now: SimTime, in_flight: u64, subflows: &[SubflowState], me: usize) {
+        self.state = CaState::Cwr;
+        self.recovery_point = self.snd_nxt;
+        self.stats.ecn_reductions += 1;
+        self.cwr_due = true;
+        // Linux clears the undo marker: an ECN reduction is never undone
+        self.undo = None;
+        let ctx = LossContext {
+            now,
+            in_flight,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            subflows,
+            me,
+            cw_echo: self.cw_echo,
+            halve_cwnd: self.halve_cwnd,
+        };
+        let target = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
+        self.recovery_target = target;
+        if self.prr_on {
             self.w.ssthresh = target.ssthresh;
             self.prr = Prr::start(in_flight);
         } else {
             self.w = target;
-            self.fast_rtx_due = !self.segs.is_empty();
         }
     }
 
@@ -1256,7 +1352,7 @@ impl TcpSender {
             if self.rack_detect(now) > 0 {
                 let prr = self.prr_on && self.rate.is_none();
                 match self.state {
-                    CaState::Open => {
+                    CaState::Open | CaState::Cwr => {
                         self.enter_recovery(now, prior_in_flight, subflows, me);
                         if prr {
                             self.prr_step(self.mss, false, true);
@@ -1310,9 +1406,9 @@ impl TcpSender {
                 };
                 self.w = self.cc.on_congestion(self.w, CongestionEvent::Timeout, &ctx);
             }
-            CaState::Recovery => {
-                // this episode's reduction was made on entering recovery: keep its ssthresh
-                // and restart from one segment
+            CaState::Recovery | CaState::Cwr => {
+                // this episode's reduction was made on entering recovery (or CWR): keep its
+                // ssthresh and restart from one segment
                 if self.prr_on {
                     self.w.ssthresh = self.recovery_target.ssthresh;
                 }
@@ -1325,7 +1421,7 @@ impl TcpSender {
             }
         }
         // Linux runs F-RTO on a timeout outside recovery, or on a repeated one
-        let frto = self.frto_on && (self.state == CaState::Open || repeated);
+        let frto = self.frto_on && (!self.state.recovering() || repeated);
         self.frto.on_timeout(frto, self.snd_nxt);
         self.frto_send_new = false;
         self.state = CaState::Loss;

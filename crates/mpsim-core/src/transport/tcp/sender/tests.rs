@@ -74,7 +74,7 @@ fn three_dupacks_with_sack_retransmit_the_head_and_halve() {
         // allows
         assert_eq!(s.cwnd(), if prr { 7 * MSS } else { 4 * MSS });
         let segs = drain(&mut s, t);
-        assert_eq!(segs, vec![TxSegment { seq: 0, len: MSS as u32, retx: true, forced: !prr }]);
+        assert_eq!(segs, vec![TxSegment { seq: 0, len: MSS as u32, retx: true, forced: !prr, ecn: Ecn::NotEct, cwr: false }]);
         assert!(s.check_invariants().is_ok());
         // the retransmission is acknowledged with everything sent: recovery ends at
         // ssthresh, and the same ACK may add its congestion-avoidance increment
@@ -249,7 +249,7 @@ fn timeout_marks_everything_lost_and_restarts_from_one_segment() {
     assert_eq!((s.state(), s.cwnd()), (CaState::Loss, MSS));
     assert_eq!(s.in_flight(), 0);
     let segs = drain(&mut s, t);
-    assert_eq!(segs, vec![TxSegment { seq: 0, len: MSS as u32, retx: true, forced: false }]);
+    assert_eq!(segs, vec![TxSegment { seq: 0, len: MSS as u32, retx: true, forced: false, ecn: Ecn::NotEct, cwr: false }]);
     assert_eq!(s.rto_deadline(), Some(t + Dur::from_secs(2)), "backed off");
 }
 
@@ -433,4 +433,94 @@ fn receive_window_limits_new_data_unless_ignored() {
     m.write(10 * MSS);
     m.on_ack(SimTime::ZERO, &AckHeader::new(0, 2 * MSS));
     assert_eq!(drain(&mut m, SimTime::ZERO).len(), 10);
+}
+
+fn ecn_sender(iw: u32) -> TcpSender {
+    let cfg = SenderConfig { mss: MSS as u32, initial_window: iw, ecn: true, ..SenderConfig::default() };
+    TcpSender::new(&cfg, Controller::by_name("reno").unwrap())
+}
+
+fn ece(n: u64) -> AckHeader {
+    let mut h = ack(n, &[]);
+    h.set_ece(true);
+    h
+}
+
+#[test]
+fn ecn_marks_new_data_ect_and_never_a_retransmission() {
+    let mut s = ecn_sender(4);
+    s.write(10 * MSS);
+    let segs = drain(&mut s, SimTime::ZERO);
+    assert!(segs.iter().all(|t| t.ecn == Ecn::Ect0 && !t.cwr));
+    // the head lost: three duplicate ACKs, the retransmission is Not-ECT
+    let t = SimTime(Dur::from_millis(50).0);
+    for k in 1..=3 {
+        s.on_ack(t, &ack(0, &[(MSS, (k + 1) * MSS)]));
+    }
+    let rtx: Vec<_> = drain(&mut s, t).into_iter().filter(|x| x.retx).collect();
+    assert!(!rtx.is_empty() && rtx.iter().all(|x| x.ecn == Ecn::NotEct));
+    // without ECN nothing is ECT
+    let mut plain = sender(4);
+    plain.write(4 * MSS);
+    assert!(drain(&mut plain, SimTime::ZERO).iter().all(|t| t.ecn == Ecn::NotEct));
+}
+
+#[test]
+fn an_ecn_echo_reduces_once_per_window_and_sends_cwr_once() {
+    for prr in [true, false] {
+        let cfg = SenderConfig { mss: MSS as u32, initial_window: 10, ecn: true, prr, ..SenderConfig::default() };
+        let mut s = TcpSender::new(&cfg, Controller::by_name("reno").unwrap());
+        s.write(100 * MSS);
+        drain(&mut s, SimTime::ZERO);
+        let t = SimTime(Dur::from_millis(50).0);
+        // every ACK of the first window echoes CE: one reduction only
+        s.on_ack(t, &ece(MSS));
+        assert_eq!((s.state(), s.stats.ecn_reductions), (CaState::Cwr, 1));
+        // ssthresh from Reno's loss response: half the flight before the ACK
+        assert_eq!(s.ssthresh(), 5 * MSS);
+        let mut sent = drain(&mut s, t);
+        for k in 2..=10 {
+            s.on_ack(t, &ece(k * MSS));
+            sent.extend(drain(&mut s, t));
+            assert!(s.check_invariants().is_ok());
+        }
+        let cwr: Vec<usize> = sent.iter().enumerate().filter(|(_, x)| x.cwr).map(|(i, _)| i).collect();
+        assert_eq!(cwr, vec![0], "CWR on the first new segment after the reduction, and only there");
+        assert_eq!(s.stats.ecn_reductions, 1, "one reduction for the window (prr {prr})");
+        assert!(s.cwnd() <= 5 * MSS + MSS, "cwnd {} brought down towards ssthresh", s.cwnd());
+        // the window sent before the reduction is acknowledged: ACKs beyond it end CWR, and
+        // a new echo there reduces again
+        s.on_ack(t, &ack(11 * MSS, &[]));
+        assert_eq!(s.state(), CaState::Open);
+        assert_eq!(s.cwnd(), 5 * MSS);
+        drain(&mut s, t);
+        s.on_ack(t, &ece(12 * MSS));
+        assert_eq!((s.state(), s.stats.ecn_reductions), (CaState::Cwr, 2));
+        assert_eq!(s.stats.fast_recoveries, 0);
+        assert_eq!(s.stats.retransmits, 0);
+    }
+}
+
+#[test]
+fn a_loss_during_cwr_does_not_reduce_again() {
+    let mut s = ecn_sender(10);
+    s.write(40 * MSS);
+    drain(&mut s, SimTime::ZERO);
+    let t = SimTime(Dur::from_millis(50).0);
+    s.on_ack(t, &ece(MSS));
+    let after_ecn = s.ssthresh();
+    drain(&mut s, t);
+    // segment 1 (bytes 1000..2000) lost: SACKs of 2..=4 put the sender in recovery
+    for k in 2..=4 {
+        s.on_ack(t, &ack(MSS, &[(2 * MSS, (k + 1) * MSS)]));
+    }
+    assert_eq!(s.state(), CaState::Recovery);
+    assert_eq!(s.ssthresh(), after_ecn, "the reduction for this round was made already");
+    assert_eq!((s.stats.ecn_reductions, s.stats.fast_recoveries), (1, 1));
+    // and an echo in Recovery changes nothing
+    let mut h = ack(MSS, &[(2 * MSS, 6 * MSS)]);
+    h.set_ece(true);
+    s.on_ack(t, &h);
+    assert_eq!((s.state(), s.stats.ecn_reductions, s.ssthresh()), (CaState::Recovery, 1, after_ecn));
+    assert!(s.check_invariants().is_ok());
 }
