@@ -355,6 +355,7 @@ def test_settings_changed_name_the_files_value_the_used_one_and_why():
     assert (ch["flow.mptcp.scheduler"]["file"], ch["flow.mptcp.scheduler"]["used"]) == ("lowest_rtt", ["linux_upstream"] * 2)
     assert ch["flow.mptcp.start"]["used"] == ["20300us", "21100us"] and ch["flow.mptcp.start"]["file"] == "0us"
     assert ch["flow.mptcp.tcp.delayed_ack"]["file"] == "false"
+    assert (ch["flow.tcp.tcp.ssthresh"]["file"], ch["flow.tcp.tcp.ssthresh"]["used"]) == ("flight", ["cwnd", "cwnd"])
     # a setting the file already has is not a change
     assert "flow.tcp.tcp.delayed_ack" not in ch
     assert ch["link.l0.jitter"]["used"] == [f"{round(K.KERNEL_JITTER * 1e9)}ns"] * 2

@@ -83,6 +83,7 @@ pub fn describe(s: &Scenario) -> Value {
                     "initial_rto_s": t.initial_rto.as_secs_f64(),
                     "delayed_ack": t.delayed_ack.name(), "sack": t.sack, "ecn": t.ecn, "delack_timeout_s": t.delack_timeout.as_secs_f64(),
                     "rcv_buf": t.rcv_buf, "snd_buf": t.snd_buf, "header": t.header,
+                    "ssthresh": if t.ssthresh_of_cwnd { "cwnd" } else { "flight" },
                 },
             })
         })
