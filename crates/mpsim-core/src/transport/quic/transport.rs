@@ -44,6 +44,13 @@ impl Transport for QuicConn {
         }
         true
     }
+    fn set_scheduler(&mut self, sched: crate::sched::Sched) -> bool {
+        if self.paths.len() < 2 {
+            return false;
+        }
+        self.sched = Some(sched);
+        true
+    }
     fn path_names(&self) -> Vec<String> {
         self.paths.iter().map(|p| p.name.clone()).collect()
     }
