@@ -50,7 +50,10 @@ impl Reader<'_> {
         if is_quic && multipath {
             for name in ["backup", "join_delay", "join_at", "receiver"] {
                 if t.map.contains_key(name) {
-                    return Err(self.e(&join(key, name), "a multipath QUIC flow validates all its paths from the start and has no backup paths here (docs/quic.md)"));
+                    return Err(self.e(
+                        &join(key, name),
+                        "a multipath QUIC flow validates all its paths from the start and has no backup paths here (docs/quic.md)",
+                    ));
                 }
             }
         }

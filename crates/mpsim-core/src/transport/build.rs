@@ -48,7 +48,8 @@ impl Connection {
                         QuicPath::new(r, &cfg, cc, rtt)
                     })
                     .collect();
-                let sched = scheduler.as_deref().map(|n| Sched::by_name(n).unwrap_or_else(|| Sched::by_name("lowest_rtt").expect("built-in")));
+                let sched =
+                    scheduler.as_deref().map(|n| Sched::by_name(n).unwrap_or_else(|| Sched::by_name("lowest_rtt").expect("built-in")));
                 Connection::Quic(Box::new(QuicConn::new(cfg, paths).with_scheduler(sched)))
             }
             TransportSpec::Tcp => {

@@ -14,9 +14,9 @@ use super::qlog::Qlog;
 use super::ranges::RangeSet;
 use super::recovery::{Recovery, Settled};
 use super::wire::{self, ACK_PACKET_PN_LEN, AEAD_TAG, IP_UDP, MAX_ACK_RANGES, SHORT_HEADER};
+use crate::cc::SubflowState;
 use crate::cc::{Controller, Window};
 use crate::metrics::TraceKind;
-use crate::cc::SubflowState;
 use crate::net::{Header, QuicHeader};
 use crate::sched::{CaState, Decision, Sched, SchedContext, SubflowView};
 use crate::time::{Dur, SimTime};
@@ -701,7 +701,8 @@ impl QuicConn {
                 json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
             q.event(now, "quic:packet_sent", data);
         }
-        let header = QuicHeader { pn, offset: 0, sent_at: now, len: 0, ack: CHALLENGE, path: p as u8, is_ack: false, retx: false, blocked: false };
+        let header =
+            QuicHeader { pn, offset: 0, sent_at: now, len: 0, ack: CHALLENGE, path: p as u8, is_ack: false, retx: false, blocked: false };
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }
 
