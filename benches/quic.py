@@ -2,6 +2,7 @@
 """QUIC against mpsim's TCP on one lossy path: goodput of each and their ratio.
 
     python benches/quic.py                # prints the table of benches/results/quic.md
+    python benches/quic.py --multipath    # Multipath QUIC against Multipath TCP (second table)
 
 One bulk flow, Reno for both (RFC 9002's NewReno for QUIC), over a 10 Mbit/s link whose queue
 holds 100 packets, one-way delay RTT/2, random loss on the data direction; 120 s with a 10 s
@@ -62,5 +63,38 @@ def main() -> None:
     print("\n".join(rows))
 
 
+KERNEL = ROOT / "scenarios" / "kernel"
+TWO_PATH = ("mptcp_2x10m", "mptcp_asym", "mptcp_2x10m_loss1", "mptcp_rcvbuf_small")
+
+
+def multipath(name: str, quic: bool, seed: int) -> tuple[float, list[float]]:
+    """Goodput of the kernel scenario's two-path flow, total and per path (bit/s)."""
+    o: dict = {"seed": seed}
+    if quic:
+        o["flow.mptcp.transport"] = "quic"
+    f = mpsim.run(KERNEL / f"{name}.toml", overrides=o, progress=False).summary["flows"][0]
+    return f["goodput_bps"], [s["goodput_bps"] for s in f["subflows"]]
+
+
+def main_multipath() -> None:
+    rows = [
+        "| scenario | MPTCP (Mbit/s) | per path | MPQUIC (Mbit/s) | per path | MPQUIC / MPTCP |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in TWO_PATH:
+        m = {}
+        for quic in (False, True):
+            runs = [multipath(name, quic, s) for s in SEEDS]
+            m[quic] = (statistics.mean(r[0] for r in runs), [statistics.mean(r[1][k] for r in runs) for k in range(2)])
+        per = {q: " + ".join(f"{x / 1e6:.2f}" for x in m[q][1]) for q in m}
+        rows.append(
+            f"| {name} | {m[False][0] / 1e6:.3f} | {per[False]} | {m[True][0] / 1e6:.3f} | {per[True]} | {m[True][0] / m[False][0]:.3f} |"
+        )
+    print("\n".join(rows))
+
+
 if __name__ == "__main__":
-    main()
+    if "--multipath" in sys.argv[1:]:
+        main_multipath()
+    else:
+        main()

@@ -43,7 +43,8 @@ def test_a_quic_flow_beside_a_tcp_flow():
 @pytest.mark.parametrize(
     ("flow", "message"),
     [
-        ({"paths": ["p"], "transport": "quic"}, "one path"),
+        ({"paths": ["p"], "transport": "quic", "scheduler": "mptcp_rec"}, "cannot use it"),
+        ({"paths": ["p"], "transport": "quic", "backup": ["p"]}, "no backup paths"),
         ({"path": "p", "transport": "quic", "cc": "bbr"}, "delivery-rate samples"),
         ({"path": "p", "transport": "quic", "tcp": {"mss": "1100B"}}, "at least 1228"),
         ({"path": "p", "transport": "quick"}, "tcp, udp, sctp or quic"),
@@ -108,3 +109,64 @@ def test_qlog_from_the_command_line(tmp_path, capsys):
     assert main(["run", str(toml), "--qlog", str(tmp_path / "ql")]) == 0
     assert "wrote 1 qlog trace" in capsys.readouterr().err
     assert (tmp_path / "ql" / "q.sqlog").stat().st_size > 1000
+
+
+TWO_PATHS = {
+    "duration": "6s",
+    "link": [
+        {"name": "l0", "rate": "10Mbps", "delay": "10ms", "queue": "50pkt"},
+        {"name": "l1", "rate": "10Mbps", "delay": "30ms", "queue": "50pkt", "loss": "0.5%"},
+    ],
+    "path": [{"name": "p0", "links": ["l0"]}, {"name": "p1", "links": ["l1"]}],
+    "flow": [{"name": "mq", "paths": ["p0", "p1"], "transport": "quic", "scheduler": "lowest_rtt", "cc": "lia"}],
+}
+
+
+def test_multipath_quic_has_a_row_per_path():
+    res = mpsim.run(TWO_PATHS, progress=False)
+    (f,) = res.summary["flows"]
+    assert f["transport"] == "quic" and f["path"] == "p0+p1"
+    subs = res.subflows
+    rows = subs[subs["flow"] == "mq"]
+    assert list(rows["path"]) == ["p0", "p1"]
+    # LIA moves traffic off the lossy path, which still carries some
+    assert (rows["goodput_bps"] > 1e5).all() and rows["goodput_bps"].sum() > 9e6
+    assert abs(rows["goodput_bps"].sum() - f["goodput_bps"]) < 0.02 * f["goodput_bps"]
+    rec = f["quic"]
+    assert len(rec["packets_lost"]) == 2 and rec["packets_lost"][1] > 0
+    assert all(a > 0 for a in rec["acks_sent"])
+
+
+def test_a_python_scheduler_picks_multipath_quic_paths():
+    picks = []
+
+    class SecondPathFirst:
+        def pick(self, ctx):
+            ok = [i for i, s in enumerate(ctx.subflows) if s.available()]
+            picks.append(ok)
+            return max(ok) if ok else None
+
+    mpsim.register_scheduler("second_path_first_quic", SecondPathFirst)
+    d = {**TWO_PATHS, "flow": [{**TWO_PATHS["flow"][0], "scheduler": "second_path_first_quic"}]}
+    res = mpsim.run(d, progress=False)
+    subs = res.subflows
+    assert any(ok == [0] for ok in picks), "only the first path is usable before the second is validated"
+    assert any(1 in ok for ok in picks)
+    rows = subs[subs["flow"] == "mq"].set_index("path")
+    assert rows.loc["p1", "bytes_sent"] > 0
+    assert res.summary["flows"][0]["scheduler"] == "second_path_first_quic"
+
+
+def test_the_command_line_prints_multipath_quic_paths(tmp_path, capsys):
+    toml = tmp_path / "mq.toml"
+    toml.write_text(
+        'duration = "4s"\n[[link]]\nname = "l0"\nrate = "10Mbps"\ndelay = "10ms"\nqueue = "100pkt"\n'
+        '[[link]]\nname = "l1"\nrate = "5Mbps"\ndelay = "20ms"\nqueue = "100pkt"\n'
+        '[[path]]\nname = "a"\nlinks = ["l0"]\n[[path]]\nname = "b"\nlinks = ["l1"]\n'
+        '[[flow]]\nname = "mq"\npaths = ["a", "b"]\ntransport = "quic"\ncc = "olia"\n'
+    )
+    assert main(["run", str(toml)]) == 0
+    out = capsys.readouterr().out
+    assert "olia" in out and "subflow path" in out
+    rows = [ln.split() for ln in out.splitlines() if ln.split()[:1] == ["mq"]]
+    assert ["a", "b"] == [r[1] for r in rows if r[1] in ("a", "b")], out

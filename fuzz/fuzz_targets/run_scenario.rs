@@ -2,8 +2,8 @@
 //! scheduler, controller, application (a media stream's `backlog` included), loss model,
 //! outage and TCP setting is reachable, MPTCP-rec's receiver logic with every key of its
 //! `mptcp_rec` table (the `fixed_rates` control included), links' congestion
-//! warning, QUIC connections, and SCTP associations, with and without CMT, with every key of their `sctp`
-//! table, their controllers and schedulers),
+//! warning, QUIC connections (one path and multipath), and SCTP associations, with and
+//! without CMT, with every key of their `sctp` table, their controllers and schedulers),
 //! reads it through the scenario reader, and runs it with the simulator's invariant checks
 //! on, within a budget of events and memory taken from the run's estimate. After the run,
 //! checks what must hold of any output: bytes are delivered at most once, links conserve
@@ -505,6 +505,9 @@ fn scenario(inp: &Input) -> Option<Value> {
                 v["transport"] = json!("udp");
             } else if !f.multipath && f.scheduler % 4 == 1 {
                 // a one-path flow's scheduler byte is otherwise unused: a quarter run QUIC
+                v["transport"] = json!("quic");
+            } else if f.multipath && f.backup.is_none() && f.scheduler / 64 == 0 && f.cc % 4 == 1 && v["scheduler"] != json!("mptcp_rec") {
+                // Multipath QUIC: a quarter of the multipath flows without backups or late joins
                 v["transport"] = json!("quic");
             }
             if let Some(Some(c)) = inp.sctp.get(i) {

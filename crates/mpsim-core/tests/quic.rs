@@ -94,7 +94,6 @@ fn same_scenario_same_result() {
 #[test]
 fn bad_quic_flows_are_refused_with_a_reason() {
     let cases = [
-        ("paths = [\"p\", \"q\"]", "one path"),
         ("cc = \"bbr\"", "delivery-rate samples"),
         ("scheduler = \"lowest_rtt\"", "scheduler"),
         ("tcp = { mss = \"1000B\" }", "at least 1228"),
@@ -110,4 +109,84 @@ fn bad_quic_flows_are_refused_with_a_reason() {
     assert!(e.contains("metrics.pcap") && e.contains("QUIC"), "{e}");
     let e = Scenario::from_toml(&one_link("10s", "", "transport = \"quick\""), "t").unwrap_err().to_string();
     assert!(e.contains("tcp, udp, sctp or quic"), "{e}");
+}
+
+// ----- Multipath QUIC -----
+
+/// Two disjoint paths (10 Mbit/s, 10 ms and `rate1`, `delay1`; `loss` on both, path 1 down
+/// during `outage`) and a Multipath QUIC flow over them.
+fn two_paths(sched: &str, cc: &str, rate1: &str, delay1: &str, loss: &str, outage: &str, app: &str) -> String {
+    format!(
+        r#"
+duration = "60s"
+[metrics]
+trace = true
+[[link]]
+name = "l0"
+rate = "10Mbps"
+delay = "10ms"
+queue = "50pkt"
+loss = "{loss}"
+[[link]]
+name = "l1"
+rate = "{rate1}"
+delay = "{delay1}"
+queue = "50pkt"
+loss = "{loss}"
+{outage}
+[[path]]
+name = "p0"
+links = ["l0"]
+[[path]]
+name = "p1"
+links = ["l1"]
+[[flow]]
+name = "f"
+paths = ["p0", "p1"]
+transport = "quic"
+scheduler = "{sched}"
+cc = "{cc}"
+{app}
+"#
+    )
+}
+
+#[test]
+fn two_disjoint_paths_carry_more_than_one_path_can() {
+    let one = run_checked(&parse(&quic_one_link("20s", "", "cc = \"lia\"")));
+    let text = two_paths("lowest_rtt", "lia", "10Mbps", "10ms", "0%", "", "").replace("\"60s\"", "\"20s\"");
+    let two = run_checked(&parse(&text));
+    let f = &two.summary.flows[0];
+    let ratio = f.goodput_bps / one.summary.flows[0].goodput_bps;
+    assert!(ratio > 1.6, "two paths / one path = {ratio}");
+    assert_eq!(f.subflows.len(), 2);
+    assert!(f.subflows.iter().all(|s| s.goodput_bps > 3e6), "{:?}", f.subflows.iter().map(|s| s.goodput_bps).collect::<Vec<_>>());
+}
+
+#[test]
+fn every_scheduler_with_every_controller_delivers_every_byte_over_two_paths() {
+    use mpsim_core::cc::{Controller, CONTROLLERS};
+    use mpsim_core::sched::SCHEDULERS;
+    let outage = r#"down = [{ at = "3s", until = "5s" }]"#;
+    for (sched, _) in SCHEDULERS.iter().filter(|s| s.0 != "mptcp_rec") {
+        for (cc, _) in CONTROLLERS.iter().filter(|c| !Controller::by_name(c.0).unwrap().wants_rate_samples()) {
+            let text = two_paths(sched, cc, "5Mbps", "60ms", "1%", outage, "app = { kind = \"bulk\", bytes = 2000000 }");
+            let s = parse(&text);
+            let a = run_checked(&s);
+            let f = &a.summary.flows[0];
+            assert!(f.complete, "{sched} + {cc}: {} of 2000000", f.bytes_delivered);
+            let b = mpsim_core::Simulation::new(&s).run();
+            assert_eq!(f.completion_time_s, b.summary.flows[0].completion_time_s, "{sched} + {cc}");
+        }
+    }
+}
+
+#[test]
+fn multipath_quic_refuses_what_it_does_not_model() {
+    for (key, value) in [("backup", "[\"p1\"]"), ("join_delay", "\"1s\""), ("scheduler", "\"mptcp_rec\"")] {
+        let text = two_paths("lowest_rtt", "reno", "10Mbps", "10ms", "0%", "", "").replace("scheduler = \"lowest_rtt\"\n", "");
+        let text = format!("{text}{key} = {value}\n");
+        let err = mpsim_core::Scenario::from_toml(&text, "test").expect_err(key).to_string();
+        assert!(err.contains(key), "{key}: {err}");
+    }
 }

@@ -123,8 +123,9 @@ pub enum TransportSpec {
     /// An SCTP association (`transport = "sctp"`; single-homed with `path`, multihomed with
     /// `paths`).
     Sctp(Box<crate::transport::sctp::SctpConfig>),
-    /// A QUIC connection with one bulk stream over one path (`transport = "quic"`).
-    Quic,
+    /// A QUIC connection with one bulk stream (`transport = "quic"`): over one path
+    /// (`path`), or Multipath QUIC over the flow's paths (`paths`) with its `scheduler`.
+    Quic { scheduler: Option<String> },
 }
 
 impl TransportSpec {
@@ -135,7 +136,7 @@ impl TransportSpec {
             TransportSpec::Tcp | TransportSpec::Mptcp(_) => "tcp",
             TransportSpec::Udp => "udp",
             TransportSpec::Sctp(_) => "sctp",
-            TransportSpec::Quic => "quic",
+            TransportSpec::Quic { .. } => "quic",
         }
     }
 }
@@ -270,7 +271,7 @@ impl FlowSpec {
         matches!(self.transport, TransportSpec::Sctp(_))
     }
     pub fn is_quic(&self) -> bool {
-        self.transport == TransportSpec::Quic
+        matches!(self.transport, TransportSpec::Quic { .. })
     }
     /// TCP or Multipath TCP: segments acknowledged by TCP ACKs.
     pub fn is_tcp(&self) -> bool {

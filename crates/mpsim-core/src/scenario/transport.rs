@@ -48,11 +48,21 @@ impl Reader<'_> {
         let name = self.opt_name(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
         let (path_names, flow_paths, multipath) = self.flow_paths(&t, key, paths)?;
         if is_quic && multipath {
-            return Err(self.e(&join(key, "paths"), "a QUIC flow runs over one path: give `path` (multipath QUIC is not modelled)"));
+            for name in ["backup", "join_delay", "join_at", "receiver"] {
+                if t.map.contains_key(name) {
+                    return Err(self.e(
+                        &join(key, name),
+                        "a multipath QUIC flow validates all its paths from the start and has no backup paths here (docs/quic.md)",
+                    ));
+                }
+            }
         }
         let (scheduler, backup, join_times) = self.multipath_settings(&t, key, multipath, is_sctp, &path_names)?;
         let is_udp = self.is_udp(&t, key, multipath)?;
         let is_rec = scheduler.as_deref() == Some("mptcp_rec");
+        if is_quic && is_rec {
+            return Err(self.e(&join(key, "scheduler"), "mptcp_rec is a Multipath TCP scheduler; a QUIC flow cannot use it"));
+        }
         let rec = self.rec_settings(&t, key, is_rec, flow_paths.len())?;
         let sctp = self.sctp_settings(&t, key, is_sctp, &path_names)?;
         let receiver = self.receiver_logic(&t, key, multipath, is_sctp)?;
@@ -78,9 +88,9 @@ impl Reader<'_> {
         }
         let transport = match (sctp, scheduler) {
             (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
+            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler },
             (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),
             (None, None) if is_udp => TransportSpec::Udp,
-            (None, None) if is_quic => TransportSpec::Quic,
             (None, None) => TransportSpec::Tcp,
         };
         Ok(FlowSpec {

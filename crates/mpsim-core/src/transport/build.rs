@@ -30,19 +30,27 @@ impl Connection {
                 let dests = f.paths.iter().map(|&p| route(p)).map(|r| Destination::new(r.name, r.fwd, r.rev, c, c.rcv_buf)).collect();
                 Connection::Sctp(Box::new(SctpConn::new((**c).clone(), dests)))
             }
-            TransportSpec::Quic => {
-                let r = route(f.paths[0]);
-                let rtt = handshake_rtt(links, &routes[r.fwd as usize], &routes[r.rev as usize], f.tcp.header);
+            TransportSpec::Quic { scheduler } => {
                 let cfg = QuicConfig {
                     max_datagram: f.tcp.mss + f.tcp.header - wire::IP_UDP,
                     max_ack_delay: Dur(wire::MAX_ACK_DELAY_NS),
                     rcv_buf: f.tcp.rcv_buf,
                     initial_window: f.tcp.initial_window,
                 };
-                let mut cc = Controller::by_name(&f.cc).unwrap_or_else(|| Controller::by_name("reno").expect("built-in"));
-                cc.seed(Rng::substream(s.seed, &format!("flow/{}/path/{}/cc", f.name, r.name)));
-                let path = QuicPath::new(r, &cfg, cc, rtt);
-                Connection::Quic(Box::new(QuicConn::new(cfg, vec![path])))
+                let paths = f
+                    .paths
+                    .iter()
+                    .map(|&p| {
+                        let r = route(p);
+                        let rtt = handshake_rtt(links, &routes[r.fwd as usize], &routes[r.rev as usize], f.tcp.header);
+                        let mut cc = Controller::by_name(&f.cc).unwrap_or_else(|| Controller::by_name("reno").expect("built-in"));
+                        cc.seed(Rng::substream(s.seed, &format!("flow/{}/path/{}/cc", f.name, r.name)));
+                        QuicPath::new(r, &cfg, cc, rtt)
+                    })
+                    .collect();
+                let sched =
+                    scheduler.as_deref().map(|n| Sched::by_name(n).unwrap_or_else(|| Sched::by_name("lowest_rtt").expect("built-in")));
+                Connection::Quic(Box::new(QuicConn::new(cfg, paths).with_scheduler(sched)))
             }
             TransportSpec::Tcp => {
                 let (sub, _) = subflows(f, false, s.seed, links, routes, route).into_iter().next().expect("a TCP flow has one path");

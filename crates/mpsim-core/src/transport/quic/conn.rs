@@ -3,14 +3,22 @@
 //! flow control; the receiver's packet number ranges, ACK generation (RFC 9000 §13.2) and
 //! flow-control credit as the application reads. Loss detection and the window are
 //! `recovery.rs`'s, one per packet number space.
+//!
+//! With more than one path it is Multipath QUIC (draft-ietf-quic-multipath-19): one packet
+//! number space per path, acknowledged by PATH_ACK frames sent back on the path they
+//! acknowledge; each path after the first validated by PATH_CHALLENGE and PATH_RESPONSE
+//! before it carries data; the flow's scheduler (`crate::sched`) choosing the path of every
+//! packet, lost data included, and coupled controllers told of the sibling paths.
 
 use super::qlog::Qlog;
 use super::ranges::RangeSet;
 use super::recovery::{Recovery, Settled};
 use super::wire::{self, ACK_PACKET_PN_LEN, AEAD_TAG, IP_UDP, MAX_ACK_RANGES, SHORT_HEADER};
+use crate::cc::SubflowState;
 use crate::cc::{Controller, Window};
 use crate::metrics::TraceKind;
 use crate::net::{Header, QuicHeader};
+use crate::sched::{CaState, Decision, Sched, SchedContext, SubflowView};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::PathRoutes;
 use crate::transport::{arm, Action, Arrival, Progress, Sink, TimerKind};
@@ -49,7 +57,14 @@ pub struct AckRecord {
     pub ack_delay: Dur,
     /// MAX_DATA and MAX_STREAM_DATA (equal: the connection has one stream), when sent.
     pub max_data: Option<u64>,
+    /// The packet also carries a PATH_RESPONSE (to the path's PATH_CHALLENGE).
+    pub path_response: bool,
 }
+
+/// The `ack` field of a data packet that carries a PATH_CHALLENGE (data packets carry 0).
+pub const CHALLENGE: u32 = 1;
+/// PATH_CHALLENGE and PATH_RESPONSE frames: type and 8 bytes of data (RFC 9000 §19.17-18).
+const PATH_VALIDATION_FRAME: u32 = 1 + 8;
 
 /// ACK packets whose frames are kept for their header to find.
 const ACK_LOG: usize = 1 << 14;
@@ -88,6 +103,12 @@ pub struct QuicPath {
     timer_event: Option<SimTime>,
     rx: AckState,
     pub stats: PathStats,
+    /// The path may carry data (RFC 9000 §8.2): the first one validated by the handshake,
+    /// the others when the PATH_RESPONSE to their PATH_CHALLENGE arrives (at `validated_at`).
+    pub validated: bool,
+    pub validated_at: Option<SimTime>,
+    /// When the last PATH_CHALLENGE went out.
+    challenged_at: Option<SimTime>,
 }
 
 impl QuicPath {
@@ -101,7 +122,48 @@ impl QuicPath {
             timer_event: None,
             rx: AckState::default(),
             stats: PathStats::default(),
+            validated: true,
+            validated_at: None,
+            challenged_at: None,
         }
+    }
+
+    /// What the scheduler sees of this path. Nothing waits on a QUIC path (frames are made
+    /// when a packet leaves), so `queued` is 0; a probe timeout puts it in the Loss state until
+    /// an ACK arrives, as a TCP subflow's retransmission timeout does.
+    pub fn view(&self) -> SubflowView {
+        let r = &self.rec;
+        let ca_state = if r.pto_count > 0 {
+            CaState::Loss
+        } else if r.in_recovery {
+            CaState::Recovery
+        } else {
+            CaState::Open
+        };
+        SubflowView {
+            srtt: Some(r.rtt.smoothed),
+            latest_rtt: Some(r.rtt.latest),
+            rtt_samples: r.rtt.samples,
+            rttvar: r.rtt.rttvar,
+            min_rtt: Some(r.rtt.min),
+            rto: r.pto_duration(),
+            cwnd: r.w.cwnd,
+            ssthresh: r.w.ssthresh,
+            mss: r.w.mss,
+            in_flight: r.bytes_in_flight,
+            queued: 0,
+            ca_state,
+            backup: false,
+            usable: self.validated,
+            segments_sent: r.stats.packets_sent,
+            retransmits: self.stats.retransmits,
+            pacing_rate: None,
+        }
+    }
+
+    /// What coupled controllers see of this path.
+    fn state(&self) -> SubflowState {
+        SubflowState { active: self.validated, ..self.rec.state() }
     }
 
     /// When the receiver's delayed ACK is due on this path.
@@ -145,12 +207,21 @@ pub struct QuicConn {
     pub check: bool,
     /// The qlog trace, when the scenario asks for one.
     pub qlog: Option<Qlog>,
+    /// Multipath QUIC's scheduler (None with one path).
+    pub sched: Option<Sched>,
+    views: Vec<SubflowView>,
 }
 
 impl QuicConn {
-    pub fn new(cfg: QuicConfig, paths: Vec<QuicPath>) -> QuicConn {
+    /// A connection over `paths`; with more than one, Multipath QUIC under the lowest-RTT
+    /// scheduler (see [`QuicConn::with_scheduler`]), every path but the first to be validated.
+    pub fn new(cfg: QuicConfig, mut paths: Vec<QuicPath>) -> QuicConn {
         assert!(!paths.is_empty(), "a QUIC connection has a path");
         let limit = cfg.rcv_buf;
+        for p in &mut paths[1..] {
+            p.validated = false;
+        }
+        let sched = (paths.len() > 1).then(|| Sched::by_name("lowest_rtt").expect("built-in"));
         QuicConn {
             cfg,
             paths,
@@ -170,6 +241,31 @@ impl QuicConn {
             stats: ConnStats::default(),
             check: false,
             qlog: None,
+            sched,
+            views: Vec::new(),
+        }
+    }
+
+    /// Multipath QUIC's scheduler, when given (a connection of one path has none).
+    pub fn with_scheduler(mut self, sched: Option<Sched>) -> QuicConn {
+        if self.paths.len() > 1 {
+            if let Some(s) = sched {
+                self.sched = Some(s);
+            }
+        }
+        self
+    }
+
+    fn multipath(&self) -> bool {
+        self.paths.len() > 1
+    }
+
+    /// The paths as coupled controllers see them (none for one path: nothing to couple).
+    pub(crate) fn siblings(&self) -> Vec<SubflowState> {
+        if self.multipath() {
+            self.paths.iter().map(QuicPath::state).collect()
+        } else {
+            Vec::new()
         }
     }
 
@@ -252,8 +348,10 @@ impl QuicConn {
         let limit = self.delivered + self.cfg.rcv_buf;
         let credit_due = limit >= self.advertised + self.cfg.rcv_buf / 4 || (h.blocked && limit > self.advertised);
         let rx = &self.paths[p].rx;
-        if !new_pn || reordered || gap || rx.unacked >= 2 || credit_due || h.blocked {
-            self.send_ack(now, p, h.blocked, tx);
+        // RFC 9000 §8.2.2: a PATH_CHALLENGE is answered at once, on the path it came on
+        let challenge = h.ack == CHALLENGE;
+        if !new_pn || reordered || gap || rx.unacked >= 2 || credit_due || h.blocked || challenge {
+            self.send_ack(now, p, h.blocked, challenge, tx);
         } else if rx.ack_at.is_none() {
             let at = now + self.cfg.max_ack_delay;
             let rx = &mut self.paths[p].rx;
@@ -269,8 +367,10 @@ impl QuicConn {
 
     /// Sends an ACK packet on path `p`: the ranges received (most recent first), the delay
     /// since the largest arrived, and flow-control credit when it grew by a quarter of the
-    /// buffer since last advertised (or again, when the sender said it is `blocked`).
-    fn send_ack(&mut self, now: SimTime, p: usize, blocked: bool, tx: &mut impl Sink) {
+    /// buffer since last advertised (or again, when the sender said it is `blocked`). With
+    /// more than one path the frame is a PATH_ACK, which adds the path's identifier; a
+    /// `response` adds PATH_RESPONSE and pads the packet to 1,200 bytes (RFC 9000 §8.2.2).
+    fn send_ack(&mut self, now: SimTime, p: usize, blocked: bool, response: bool, tx: &mut impl Sink) {
         let limit = self.delivered + self.cfg.rcv_buf;
         let due = limit >= self.advertised + self.cfg.rcv_buf / 4 || (blocked && limit >= self.advertised);
         let max_data = due.then(|| {
@@ -278,8 +378,7 @@ impl QuicConn {
             self.stats.max_data_updates += 1;
             limit
         });
-        let path = &mut self.paths[p];
-        let rx = &mut path.rx;
+        let rx = &mut self.paths[p].rx;
         let ranges: Vec<(u64, u64)> = rx.received.descending().take(MAX_ACK_RANGES).collect();
         rx.received.keep_highest(2 * MAX_ACK_RANGES);
         let ack_delay = now - rx.largest_at;
@@ -287,6 +386,14 @@ impl QuicConn {
         if let Some(m) = max_data {
             size += wire::max_data_frames(m, m);
         }
+        if self.paths.len() > 1 {
+            size += wire::varint_len(p as u64);
+        }
+        if response {
+            size = (size + PATH_VALIDATION_FRAME).max(wire::MIN_IP_PACKET);
+        }
+        let path = &mut self.paths[p];
+        let rx = &mut path.rx;
         let largest = ranges[0].1;
         let pn = rx.next_pn;
         rx.next_pn += 1;
@@ -294,7 +401,7 @@ impl QuicConn {
         rx.ack_at = None;
         path.stats.acks_sent += 1;
         let id = self.ack_base.wrapping_add(self.acks.len() as u32);
-        self.acks.push_back(AckRecord { ranges, ack_delay, max_data });
+        self.acks.push_back(AckRecord { ranges, ack_delay, max_data, path_response: response });
         if self.acks.len() > ACK_LOG {
             self.acks.pop_front();
             self.ack_base = self.ack_base.wrapping_add(1);
@@ -311,10 +418,19 @@ impl QuicConn {
         if let Some(m) = rec.max_data {
             self.peer_limit = self.peer_limit.max(m);
         }
-        let settled = self.paths[p].rec.on_ack(now, &rec.ranges, rec.ack_delay, &[], 0);
+        let sibs = self.siblings();
+        let settled = self.paths[p].rec.on_ack(now, &rec.ranges, rec.ack_delay, &sibs, p);
+        if rec.path_response && !self.paths[p].validated {
+            self.paths[p].validated = true;
+            self.paths[p].validated_at = Some(now);
+        }
         if let Some(q) = &mut self.qlog {
             let ranges: Vec<[u64; 2]> = rec.ranges.iter().rev().map(|&(lo, hi)| [lo, hi]).collect();
-            let mut frames = vec![json!({"frame_type": "ack", "ack_delay": rec.ack_delay.as_millis_f64(), "acked_ranges": ranges})];
+            let ack = if self.paths.len() > 1 { "path_ack" } else { "ack" };
+            let mut frames = vec![json!({"frame_type": ack, "ack_delay": rec.ack_delay.as_millis_f64(), "acked_ranges": ranges})];
+            if rec.path_response {
+                frames.push(json!({"frame_type": "path_response"}));
+            }
             if let Some(m) = rec.max_data {
                 frames.push(json!({"frame_type": "max_data", "maximum": m}));
                 frames.push(json!({"frame_type": "max_stream_data", "stream_id": 0, "maximum": m}));
@@ -381,7 +497,8 @@ impl QuicConn {
                 self.paths[p].timer_event = None;
                 match self.paths[p].rec.timer() {
                     Some(at) if at <= now => {
-                        let (settled, pto) = self.paths[p].rec.on_timeout(now, &[], 0);
+                        let sibs = self.siblings();
+                        let (settled, pto) = self.paths[p].rec.on_timeout(now, &sibs, p);
                         self.log_recovery(now, p, &settled);
                         self.apply(settled);
                         if pto {
@@ -401,7 +518,7 @@ impl QuicConn {
                 let rx = &mut self.paths[p].rx;
                 rx.timer_event = None;
                 match rx.ack_at {
-                    Some(at) if at <= now => self.send_ack(now, p, false, tx),
+                    Some(at) if at <= now => self.send_ack(now, p, false, false, tx),
                     Some(at) => arm(tx, &mut rx.timer_event, Some(at), p, TimerKind::DelAck),
                     None => {}
                 }
@@ -455,7 +572,22 @@ impl QuicConn {
         self.next_offset < self.written && self.next_offset >= self.peer_limit
     }
 
+    /// Whether there is stream data to send, lost or new (dropping lost ranges acknowledged
+    /// since).
+    fn has_frame(&mut self) -> bool {
+        while let Some(&(s, e)) = self.rtx.front() {
+            if self.acked.first_gap(s, e).is_some() {
+                return true;
+            }
+            self.rtx.pop_front();
+        }
+        self.next_offset < self.written.min(self.peer_limit)
+    }
+
     pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
+        if self.multipath() {
+            return self.poll_multipath(now, tx);
+        }
         let p = 0;
         let full = self.cfg.max_datagram;
         while self.paths[p].rec.can_send(full) {
@@ -477,9 +609,110 @@ impl QuicConn {
         }
     }
 
+    /// Multipath QUIC's sending: a PATH_CHALLENGE on each path not yet challenged, then a
+    /// packet at a time on the path the scheduler picks among the validated ones, lost data
+    /// first (on whichever path is picked: QUIC's natural reinjection). A path picked without
+    /// room in its window for a full packet is hidden from the scheduler, which is asked again.
+    fn poll_multipath(&mut self, now: SimTime, tx: &mut impl Sink) {
+        let full = self.cfg.max_datagram;
+        for p in 0..self.paths.len() {
+            if !self.paths[p].validated && self.paths[p].challenged_at.is_none() {
+                self.send_challenge(now, p, false, tx);
+            }
+        }
+        let mut sched = self.sched.take().expect("a multipath connection has a scheduler");
+        let copies_asked = sched.properties().sends_copies;
+        // every pass sends a packet or stops; the bound only guards against a faulty scheduler
+        for _ in 0..100_000 {
+            if !self.has_frame() {
+                break;
+            }
+            self.views.clear();
+            self.views.extend(self.paths.iter().map(QuicPath::view));
+            let unscheduled = self.written - self.next_offset;
+            let (mut chosen, mut copies) = (None, 0);
+            for _ in 0..self.paths.len() {
+                let ctx = SchedContext {
+                    now,
+                    subflows: &self.views,
+                    unscheduled,
+                    window_room: self.peer_limit.saturating_sub(self.next_offset),
+                    next_len: full as u64,
+                    next_priority: 0,
+                    hol_subflow: None,
+                    hol_sent_on: 0,
+                    send_window: self.peer_limit.saturating_sub(self.acked_upto),
+                };
+                match sched.pick(&ctx) {
+                    Decision::Send(i) if i < self.paths.len() && self.views[i].usable => {
+                        if self.paths[i].rec.can_send(full) {
+                            copies = if copies_asked { sched.copies(&ctx, i) } else { 0 };
+                            chosen = Some(i);
+                            break;
+                        }
+                        self.views[i].usable = false;
+                    }
+                    _ => break,
+                }
+            }
+            let Some(i) = chosen else { break };
+            let frame = self.next_frame(i).expect("a frame to send");
+            self.transmit(now, i, Some(frame), false, tx);
+            // the redundant scheduler's copies, on the paths it names that have room
+            let mut m = copies & !(1 << i);
+            while m != 0 {
+                let j = m.trailing_zeros() as usize;
+                m &= m - 1;
+                if j < self.paths.len() && self.paths[j].validated && self.paths[j].rec.can_send(full) {
+                    let len = (frame.1 as u64).min(self.room(j, frame.0)) as u32;
+                    self.transmit(now, j, Some((frame.0, len, frame.2)), false, tx);
+                }
+            }
+        }
+        self.sched = Some(sched);
+        let room = self.paths.iter().any(|p| p.validated && p.rec.can_send(full));
+        let blocked = self.fc_blocked() && room && self.rtx.is_empty();
+        match (blocked, self.blocked_since) {
+            (true, None) => self.blocked_since = Some(now),
+            (false, Some(b)) => {
+                self.blocked = self.blocked + (now - b);
+                self.blocked_since = None;
+            }
+            _ => {}
+        }
+        for p in 0..self.paths.len() {
+            self.arm_loss_timer(p, tx);
+        }
+        if self.check {
+            self.check_invariants();
+        }
+    }
+
+    /// A PATH_CHALLENGE on path `p`, padded to 1,200 bytes (RFC 9000 §8.2.1); ack-eliciting,
+    /// so that its loss brings a probe timeout, which challenges again.
+    fn send_challenge(&mut self, now: SimTime, p: usize, probe: bool, tx: &mut impl Sink) {
+        let size = wire::MIN_IP_PACKET - IP_UDP;
+        let path = &mut self.paths[p];
+        let pn = path.rec.on_sent(now, size, None, probe);
+        path.challenged_at = Some(now);
+        if let Some(q) = &mut self.qlog {
+            let frames = vec![json!({"frame_type": "path_challenge"}), json!({"frame_type": "padding"})];
+            let data =
+                json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
+            q.event(now, "quic:packet_sent", data);
+        }
+        let header =
+            QuicHeader { pn, offset: 0, sent_at: now, len: 0, ack: CHALLENGE, path: p as u8, is_ack: false, retx: false, blocked: false };
+        tx.push(Action::Packet { sub: p as u8, route: self.paths[p].fwd, size: size + IP_UDP, header: Header::Quic(header) });
+    }
+
     /// A probe on path `p` (RFC 9002 §6.2.4): lost or new data if any, else the oldest
-    /// outstanding data again, else a PING.
+    /// outstanding data again, else a PING; on a path not yet validated, a PATH_CHALLENGE
+    /// again.
     fn send_probe(&mut self, now: SimTime, p: usize, tx: &mut impl Sink) {
+        if !self.paths[p].validated {
+            return self.send_challenge(now, p, true, tx);
+        }
         let frame = self.next_frame(p).or_else(|| {
             let (off, len) = self.paths[p].rec.oldest_outstanding_stream()?;
             Some((off, len.min(self.room(p, off) as u32), true))
@@ -530,6 +763,7 @@ impl QuicConn {
     pub fn check_invariants(&self) {
         for p in &self.paths {
             p.rec.check_invariants();
+            assert!(p.validated || p.stats.bytes_sent == 0, "stream data sent on a path not validated");
         }
         assert!(self.next_offset <= self.written.min(self.peer_limit), "sent beyond what was written or allowed");
         assert!(self.acked_upto <= self.next_offset, "acknowledged beyond what was sent");

@@ -1,6 +1,7 @@
 //! Connection tests on hand-built exchanges: packets are taken from the sender's output,
 //! dropped or delivered to the receiving end, and the ACKs it answers with are fed back.
 
+use super::conn::CHALLENGE;
 use super::*;
 use crate::cc::Controller;
 use crate::net::{Header, QuicHeader};
@@ -367,4 +368,137 @@ fn the_stream_is_delivered_in_order_whatever_is_lost() {
     }
     assert_eq!(q.progress().acked, 300_000);
     assert!(q.paths[0].rec.stats.packets_lost > 0);
+}
+
+// ----- Multipath QUIC -----
+
+/// A connection over two paths (routes 0/1 and 2/3), the second with a round trip of `rtt1`.
+fn two_paths(sched: &str, cc: &str, rtt1: Dur) -> QuicConn {
+    let c = cfg(4_000_000);
+    let path = |k: u32, rtt| {
+        QuicPath::new(PathRoutes { name: format!("p{k}"), fwd: 2 * k, rev: 2 * k + 1 }, &c, Controller::by_name(cc).unwrap(), rtt)
+    };
+    let paths = vec![path(0, RTT), path(1, rtt1)];
+    let mut q = QuicConn::new(c, paths).with_scheduler(crate::sched::Sched::by_name(sched));
+    q.check = true;
+    q
+}
+
+/// The packets of one direction in `tx` with their path and route; clears `tx`.
+fn take_routed(tx: &mut Tx, acks: bool) -> Vec<(QuicHeader, u8, u32, u32)> {
+    let out = tx
+        .out
+        .iter()
+        .filter_map(|a| match a {
+            Action::Packet { header: Header::Quic(h), sub, route, size } if h.is_ack == acks => Some((*h, *sub, *route, *size)),
+            _ => None,
+        })
+        .collect();
+    tx.out.retain(|a| !matches!(a, Action::Packet { header: Header::Quic(h), .. } if h.is_ack == acks));
+    out
+}
+
+#[test]
+fn a_second_path_carries_data_only_after_its_path_response() {
+    let mut q = two_paths("round_robin", "reno", ms(40));
+    q.write(1 << 20);
+    let mut tx = Tx::default();
+    q.poll_transmit(SimTime::ZERO, &mut tx);
+    let sent = take_routed(&mut tx, false);
+    let on1: Vec<_> = sent.iter().filter(|p| p.1 == 1).collect();
+    // one PATH_CHALLENGE on path 1, padded to 1200 bytes of UDP payload; data on path 0 only
+    assert_eq!(on1.len(), 1);
+    assert_eq!((on1[0].0.ack, on1[0].0.len, on1[0].2, on1[0].3), (CHALLENGE, 0, 2, 1228));
+    assert_eq!(sent.iter().filter(|p| p.1 == 0 && p.0.len > 0).count(), 10);
+    assert!(!q.paths[1].validated);
+    // the receiver answers at once on path 1's reverse route with PATH_RESPONSE and PATH_ACK
+    q.on_packet(at(20), 1, &on1[0].0, &mut tx);
+    let resp = take_routed(&mut tx, true);
+    assert_eq!(resp.len(), 1);
+    assert_eq!((resp[0].1, resp[0].2, resp[0].3), (1, 3, 1228));
+    assert!(q.ack_record(resp[0].0.ack).unwrap().path_response);
+    // still nothing on path 1 until the response arrives, one round trip after the challenge
+    q.poll_transmit(at(30), &mut tx);
+    assert!(take_routed(&mut tx, false).iter().all(|p| p.1 != 1));
+    q.on_packet(at(40), 1, &resp[0].0, &mut tx);
+    assert_eq!((q.paths[1].validated, q.paths[1].validated_at), (true, Some(at(40))));
+    assert_eq!(q.paths[1].rec.rtt.samples, 2, "the challenge's round trip is the path's first RTT sample");
+    q.poll_transmit(at(40), &mut tx);
+    let sent = take_routed(&mut tx, false);
+    assert!(sent.iter().any(|p| p.1 == 1 && p.0.len > 0), "path 1 carries data once validated");
+}
+
+#[test]
+fn each_path_has_its_own_number_space_acknowledged_by_path_ack_on_that_path() {
+    let mut q = two_paths("round_robin", "reno", ms(40));
+    q.write(1 << 20);
+    let mut tx = Tx::default();
+    q.poll_transmit(SimTime::ZERO, &mut tx);
+    let ch = take_routed(&mut tx, false).into_iter().find(|p| p.1 == 1).unwrap();
+    q.on_packet(at(20), 1, &ch.0, &mut tx);
+    let resp = take_routed(&mut tx, true);
+    q.on_packet(at(40), 1, &resp[0].0, &mut tx);
+    q.poll_transmit(at(40), &mut tx);
+    let sent = take_routed(&mut tx, false);
+    let pns = |k: u8| sent.iter().filter(|p| p.1 == k).map(|p| p.0.pn).collect::<Vec<_>>();
+    // path 1 numbers from 1 (its challenge took 0), independently of path 0
+    assert_eq!(pns(1)[0], 1);
+    let data1: Vec<_> = sent.iter().filter(|p| p.1 == 1).take(2).collect();
+    for p in &data1 {
+        q.on_packet(at(60), 1, &p.0, &mut tx);
+    }
+    let acks = take_routed(&mut tx, true);
+    assert_eq!(acks.len(), 1);
+    let (h, sub, route, size) = acks[0];
+    assert_eq!((sub, route), (1, 3), "sent back on the path it acknowledges");
+    assert_eq!(q.ack_record(h.ack).unwrap().ranges, vec![(0, 2)]);
+    // PATH_ACK: an ACK frame plus the path identifier (1 byte)
+    assert_eq!(size, 28 + 9 + 2 + 16 + wire::ack_frame(&[(0, 2)], 0) + 1);
+    assert_eq!(q.paths[0].rec.largest_acked, None, "path 0's space untouched");
+}
+
+#[test]
+fn data_lost_on_one_path_is_sent_again_on_another() {
+    let mut q = two_paths("lowest_rtt", "reno", ms(40));
+    q.write(20_000);
+    let mut tx = Tx::default();
+    q.poll_transmit(SimTime::ZERO, &mut tx);
+    let sent = take_routed(&mut tx, false);
+    let ch = sent.iter().find(|p| p.1 == 1).unwrap();
+    let lost: Vec<u64> = sent.iter().filter(|p| p.1 == 0).map(|p| p.0.offset).collect();
+    q.on_packet(at(20), 1, &ch.0, &mut tx);
+    let resp = take_routed(&mut tx, true);
+    q.on_packet(at(40), 1, &resp[0].0, &mut tx);
+    q.poll_transmit(at(40), &mut tx);
+    take_routed(&mut tx, false);
+    // path 0's flight is lost: its probe timeout puts it in the Loss state
+    let pto = q.paths[0].rec.timer().unwrap();
+    q.on_timer(pto, 0, TimerKind::Rto, &mut tx);
+    q.on_timer(q.paths[0].rec.timer().unwrap(), 0, TimerKind::Rto, &mut tx);
+    let mut seen = take_routed(&mut tx, false);
+    assert_eq!(q.paths[0].rec.pto_count, 2);
+    // the probes of path 0 go out on path 0; path 1 gets the rest, and ACKs of path 0's
+    // probes (the first two lost packets) declare the others lost, re-queued for any path
+    let probes: Vec<_> = seen.iter().filter(|p| p.1 == 0 && p.0.len > 0).map(|p| p.0).collect();
+    assert!(!probes.is_empty());
+    let t = probes.iter().map(|p| p.sent_at).max().unwrap() + ms(50);
+    for p in &probes {
+        q.on_packet(t, 0, p, &mut tx);
+    }
+    for a in take_routed(&mut tx, true) {
+        q.on_packet(t + ms(50), 0, &a.0, &mut tx);
+    }
+    q.poll_transmit(t + ms(50), &mut tx);
+    seen.extend(take_routed(&mut tx, false));
+    let again_on_1 = seen.iter().filter(|p| p.1 == 1 && p.0.retx && lost.contains(&p.0.offset)).count();
+    assert!(again_on_1 > 0, "path 0's lost data went out again on path 1");
+}
+
+#[test]
+fn coupled_controllers_see_the_sibling_path() {
+    let q = two_paths("lowest_rtt", "lia", ms(40));
+    let sibs = q.siblings();
+    assert_eq!(sibs.len(), 2);
+    assert_eq!((sibs[0].active, sibs[1].active), (true, false), "a path counts once validated");
+    assert!(conn().siblings().is_empty());
 }

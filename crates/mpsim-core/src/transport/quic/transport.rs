@@ -44,6 +44,13 @@ impl Transport for QuicConn {
         }
         true
     }
+    fn set_scheduler(&mut self, sched: crate::sched::Sched) -> bool {
+        if self.paths.len() < 2 {
+            return false;
+        }
+        self.sched = Some(sched);
+        true
+    }
     fn path_names(&self) -> Vec<String> {
         self.paths.iter().map(|p| p.name.clone()).collect()
     }
@@ -82,6 +89,7 @@ impl Transport for QuicConn {
         let sum = |f: &dyn Fn(&super::QuicPath) -> u64| ps.iter().map(f).sum::<u64>();
         s.path = ps.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join("+");
         s.cc = ps[0].rec.cc.name().into();
+        s.scheduler = self.sched.as_ref().map(|s| s.name().to_string());
         s.segments_sent = sum(&|p| p.rec.stats.packets_sent);
         s.retransmits = sum(&|p| p.stats.retransmits);
         s.timeouts = sum(&|p| p.rec.stats.ptos);
