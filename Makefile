@@ -20,7 +20,7 @@ help:
 	@echo "make tcp-fidelity  loss-free Reno, LIA, OLIA on long deep-buffered paths vs the sawtooth model -> docs/reports/tcp_fidelity.md (~2 min)"
 	@echo "make westwood-nj  Reno, Westwood+ and TCP New Jersey under random loss and congestion warning -> docs/reports/westwood_new_jersey.md"
 	@echo "make bench     mpsim beside ns-3 on the same dumbbells -> benches/results/ (installs ns-3, ~1 min)"
-	@echo "make bench-aqm  CoDel, FQ-CoDel, RED and PIE beside ns-3's on a dumbbell -> benches/results/aqm_ns3.md (~6 min)"
+	@echo "make bench-aqm  CoDel, FQ-CoDel, RED and PIE beside ns-3's on a dumbbell, without and with ECN -> benches/results/aqm_ns3.md (~5 min)"
 	@echo "make speed     core speed (delivered packets per wall second) -> benches/results/speed.md"
 	@echo "make plugin-speed  a scheduler and a controller written in Python against the Rust ones -> benches/results/plugin_speed.md"
 	@echo "make wheel     the wheel, with the link emulator of mpsim kernel inside -> dist/"

@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
 """mpsim's queue disciplines beside ns-3's on the same dumbbell: CoDel, FQ-CoDel, RED, PIE.
 
-Two cases, 60 s each: 2 flows over a 10 Mbit/s bottleneck and 4 flows over 100 Mbit/s,
+Two cases, 60 s each, each run twice: dropping (no ECN) and with ECN (RFC 3168 in TCP and
+the discipline's `ecn`, which marks ECN-capable packets CE instead of dropping them): 2 flows over a 10 Mbit/s bottleneck and 4 flows over 100 Mbit/s,
 20 ms one way, access links 100 Mbit/s and 1 ms, NewReno with SACK, one ACK per segment,
 min RTO 200 ms, 1514-byte data packets on the wire, a hard limit of 1000 packets. The
 bottleneck's data direction runs each discipline with mpsim's defaults (docs/aqm.md) on
 both sides; ns-3 runs benches/ns3/dumbbell.cc with the matching queue disc over a 1-packet
 device queue. PIE's de-randomised drops are on in both (mpsim's `derandomize`, ns-3's
-`UseDerandomization`).
+`UseDerandomization`). With ECN, ns-3's RED runs `UseHardDrop` false and PIE
+`MarkEcnThreshold` 0.1, as Linux's RED without harddrop and sch_pie that mpsim follows.
 
-    python benches/compare_ns3_aqm.py [--out benches/results/aqm_ns3.md] [--duration 60]
+    python benches/compare_ns3_aqm.py [--out benches/results/aqm_ns3.md] [--duration 60] [--mode both]
 
 Needs the `ns3` wheel (installed on first use) and a C++ compiler. Not part of CI: the whole
-comparison takes about 6 minutes. The section of the output file from "## Differences" on is
-written by hand and kept when the file is regenerated.
+comparison takes about 5 minutes on 2 cores (295 s measured; about half for one mode). The
+section of the output file from "## Differences" on is written by hand and kept when the file
+is regenerated.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ns3_dumbbell import run_ns3  # noqa: E402
 
 CASES = [("2 flows, 10 Mbit/s", 2, 10_000_000), ("4 flows, 100 Mbit/s", 4, 100_000_000)]
 DISCIPLINES = ["codel", "fq_codel", "red", "pie"]
+MODES = {"drop": [False], "ecn": [True], "both": [False, True]}
 QUEUE_PKTS = 1000
 KEPT_SECTION = "## Differences"
 
@@ -46,10 +50,10 @@ NS3_OVERFLOW_REASONS = {
 }
 
 
-def scenario(n_flows: int, rate_bps: int, aqm: str, duration_s: float) -> dict:
+def scenario(n_flows: int, rate_bps: int, aqm: str, duration_s: float, ecn: bool = False) -> dict:
     """The dumbbell of scenarios/validation/dumbbell_*.toml with a managed 1000-packet bottleneck."""
     bottleneck = {"name": "bottleneck", "rate": f"{rate_bps}bps", "delay": "20ms", "queue": f"{QUEUE_PKTS}pkt"}
-    bottleneck["aqm"] = {"kind": "pie", "derandomize": True} if aqm == "pie" else aqm
+    bottleneck["aqm"] = {"kind": aqm, "ecn": ecn} | ({"derandomize": True} if aqm == "pie" else {})
     links, paths, flows = [bottleneck], [], []
     for i in range(n_flows):
         links += [
@@ -59,7 +63,7 @@ def scenario(n_flows: int, rate_bps: int, aqm: str, duration_s: float) -> dict:
         paths.append({"name": f"p{i}", "links": [f"src{i}", "bottleneck", f"dst{i}"]})
         flows.append({"name": f"tcp{i}", "path": f"p{i}", "cc": "reno"})
     return {
-        "name": f"aqm_{aqm}_{n_flows}x{rate_bps // 1_000_000}m",
+        "name": f"aqm_{aqm}_{n_flows}x{rate_bps // 1_000_000}m" + ("_ecn" if ecn else ""),
         "duration": f"{duration_s}s",
         "seed": 1,
         "tcp": {
@@ -70,6 +74,7 @@ def scenario(n_flows: int, rate_bps: int, aqm: str, duration_s: float) -> dict:
             "rcv_buf": "4MB",
             "snd_buf": "4MB",
             "header": "54B",  # 20 B IP + 32 B TCP with timestamps + 2 B PPP, as ns-3's wire
+            "ecn": ecn,
         },
         "link": links,
         "path": paths,
@@ -77,8 +82,8 @@ def scenario(n_flows: int, rate_bps: int, aqm: str, duration_s: float) -> dict:
     }
 
 
-def run_mpsim(n_flows: int, rate_bps: int, aqm: str, duration_s: float) -> dict:
-    r = mpsim.run(scenario(n_flows, rate_bps, aqm, duration_s), progress=False)
+def run_mpsim(n_flows: int, rate_bps: int, aqm: str, duration_s: float, ecn: bool = False) -> dict:
+    r = mpsim.run(scenario(n_flows, rate_bps, aqm, duration_s, ecn), progress=False)
     link = next(lk for lk in r.summary["links"] if lk["link"] == "bottleneck" and lk["direction"] == "forward")
     return {
         "goodputs": [f["goodput_bps"] for f in r.summary["flows"]],
@@ -86,14 +91,14 @@ def run_mpsim(n_flows: int, rate_bps: int, aqm: str, duration_s: float) -> dict:
         "delay_p95_ms": link["queue_delay_p95_ms"],
         "aqm_drops": link["aqm_drops"],
         "overflow_drops": link["queue_drops"],
-        "marks": 0,  # ECN is not modelled: every signal is a drop
+        "marks": link["aqm_marks"],
         "timeouts": sum(f["timeouts"] for f in r.summary["flows"]),
         "wall_s": r.run_info["wall_s"],
     }
 
 
-def run_ns3_case(n_flows: int, rate_bps: int, aqm: str, duration_s: float) -> dict:
-    ns = run_ns3(n_flows, rate_bps, 0.0, duration_s, seed=1, min_rto_s=0.2, qdisc=aqm, queue_pkts=QUEUE_PKTS)
+def run_ns3_case(n_flows: int, rate_bps: int, aqm: str, duration_s: float, ecn: bool = False) -> dict:
+    ns = run_ns3(n_flows, rate_bps, 0.0, duration_s, seed=1, min_rto_s=0.2, qdisc=aqm, queue_pkts=QUEUE_PKTS, ecn=ecn)
     q = ns["qdisc"]
     reasons = {**q["drops_before_enqueue"], **q["drops_after_dequeue"]}
     overflow = sum(n for why, n in reasons.items() if why.split(") ")[-1] in NS3_OVERFLOW_REASONS[aqm])
@@ -111,6 +116,7 @@ def run_ns3_case(n_flows: int, rate_bps: int, aqm: str, duration_s: float) -> di
         "overflow_drops": overflow,
         "marks": q["marked"],
         "reasons": reasons,
+        "mark_reasons": q["marks"],
         "timeouts": sum(f["timeouts"] for f in ns["flows"]),
         "wall_s": ns["wall_s"],
         "version": ns["ns3_version"],
@@ -125,24 +131,29 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "benches" / "results" / "aqm_ns3.md")
     ap.add_argument("--duration", type=float, default=60.0, help="simulated seconds (default 60)")
+    ap.add_argument(
+        "--mode", choices=sorted(MODES), default="both", help="drop (no ECN), ecn, or both (default)"
+    )
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
     rows = []
-    for label, n, rate in CASES:
-        for aqm in DISCIPLINES:
-            print(f"{label}, {aqm}: ns-3 ...", file=sys.stderr, flush=True)
-            ns = run_ns3_case(n, rate, aqm, args.duration)
-            print(f"{label}, {aqm}: mpsim ...", file=sys.stderr, flush=True)
-            mp = run_mpsim(n, rate, aqm, args.duration)
-            rows.append((label, aqm, ns, mp))
+    for ecn in MODES[args.mode]:
+        for label, n, rate in CASES:
+            for aqm in DISCIPLINES:
+                name = f"{label}, {aqm}{', ECN' if ecn else ''}"
+                print(f"{name}: ns-3 ...", file=sys.stderr, flush=True)
+                ns = run_ns3_case(n, rate, aqm, args.duration, ecn)
+                print(f"{name}: mpsim ...", file=sys.stderr, flush=True)
+                mp = run_mpsim(n, rate, aqm, args.duration, ecn)
+                rows.append((label, aqm, ecn, ns, mp))
     elapsed = time.perf_counter() - t0
 
-    version = rows[0][2]["version"]
+    version = rows[0][3]["version"]
     lines = [
         "# mpsim's queue disciplines beside ns-3's",
         "",
-        f"Produced by `python benches/compare_ns3_aqm.py` (`make bench-aqm`) with ns-3 {version} (PyPI wheel) on "
+        f"Produced by `python benches/compare_ns3_aqm.py --mode {args.mode}` (`make bench-aqm`) with ns-3 {version} (PyPI wheel) on "
         f"{platform.machine()}, Python {platform.python_version()}; {args.duration:g} simulated seconds per run, "
         f"seed 1, {elapsed:.0f} s for the whole comparison.",
         "",
@@ -154,7 +165,10 @@ def main(argv: list[str] | None = None) -> int:
         "(LInterm 50), weight 0.002, gentle, MeanPktSize 1500, LinkBandwidth the bottleneck's rate;",
         "PIE target 15 ms, Tupdate 15 ms, A 0.125, B 1.25, burst allowance 150 ms, de-randomised drops",
         "on both sides (ns-3 `UseDerandomization` true, mpsim `derandomize = true`), timestamp-based",
-        "delay). ECN is off in ns-3 and not modelled in mpsim, so marks are 0.",
+        "delay). Rows marked ECN run RFC 3168 ECN: ns-3 `TcpSocketBase::UseEcn` \"On\" and the queue",
+        "disc's `UseEcn` true (RED `UseHardDrop` false, PIE `MarkEcnThreshold` 0.1, as Linux), mpsim",
+        "`tcp.ecn = true` and the discipline's `ecn = true`; other rows have ECN off on both sides",
+        "(ns-3 `UseEcn` false, mpsim `ecn = false`), so every signal is a drop and marks are 0.",
         "",
         "In ns-3 the queue disc sits over a 1-packet device queue (flow control stops the queue disc",
         "while the device holds a packet); the run checks that the device queue never held more than",
@@ -166,27 +180,33 @@ def main(argv: list[str] | None = None) -> int:
         "overflow drops are at the hard limit (ns-3 reasons: CoDel/FQ-CoDel \"Overlimit drop\", RED",
         "\"Queue limit drop\", PIE \"Forced drop\").",
         "",
-        "| case | discipline | goodput per flow, ns-3 (Mbit/s) | goodput per flow, mpsim | sum mpsim/ns-3 | mean delay ns-3 / mpsim (ms) | ratio | p95 delay ns-3 / mpsim (ms) | ratio | AQM drops ns-3 / mpsim | ratio | overflow drops ns-3 / mpsim | marks | RTOs ns-3 / mpsim | ns-3 SojournTime mean / p95 (ms) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| case | discipline | ECN | goodput per flow, ns-3 (Mbit/s) | goodput per flow, mpsim | sum mpsim/ns-3 | mean delay ns-3 / mpsim (ms) | ratio | p95 delay ns-3 / mpsim (ms) | ratio | AQM drops ns-3 / mpsim | ratio | overflow drops ns-3 / mpsim | marks ns-3 / mpsim | ratio | RTOs ns-3 / mpsim | ns-3 SojournTime mean / p95 (ms) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for label, aqm, ns, mp in rows:
+    for label, aqm, ecn, ns, mp in rows:
         ns_sum, mp_sum = sum(ns["goodputs"]), sum(mp["goodputs"])
         lines.append(
-            f"| {label} | {aqm} | {', '.join(f'{g / 1e6:.2f}' for g in ns['goodputs'])} | "
+            f"| {label} | {aqm} | {'on' if ecn else 'off'} | {', '.join(f'{g / 1e6:.2f}' for g in ns['goodputs'])} | "
             f"{', '.join(f'{g / 1e6:.2f}' for g in mp['goodputs'])} | {_ratio(mp_sum, ns_sum)} | "
             f"{ns['delay_mean_ms']:.2f} / {mp['delay_mean_ms']:.2f} | {_ratio(mp['delay_mean_ms'], ns['delay_mean_ms'])} | "
             f"{ns['delay_p95_ms']:.2f} / {mp['delay_p95_ms']:.2f} | {_ratio(mp['delay_p95_ms'], ns['delay_p95_ms'])} | "
             f"{ns['aqm_drops']} / {mp['aqm_drops']} | {_ratio(mp['aqm_drops'], ns['aqm_drops'])} | "
             f"{ns['overflow_drops']} / {mp['overflow_drops']} | {ns['marks']} / {mp['marks']} | "
+            f"{_ratio(mp['marks'], ns['marks'])} | "
             f"{ns['timeouts']} / {mp['timeouts']} | {ns['sojourn_mean_ms']:.2f} / {ns['sojourn_p95_ms']:.2f} |"
         )
-    lines += ["", "ns-3 drops by reason:", ""]
-    for label, aqm, ns, _mp in rows:
-        lines.append(f"- {label}, {aqm}: " + (", ".join(f"{why}: {n}" for why, n in ns["reasons"].items()) or "none"))
+    lines += ["", "ns-3 drops and marks by reason:", ""]
+    for label, aqm, ecn, ns, _mp in rows:
+        why = [f"{why}: {n}" for why, n in ns["reasons"].items()]
+        why += [f"{why} (mark): {n}" for why, n in ns["mark_reasons"].items()]
+        lines.append(f"- {label}, {aqm}{', ECN' if ecn else ''}: " + (", ".join(why) or "none"))
     lines += [
         "",
         "Wall time (s), ns-3 `Simulator::Run()` / mpsim core: "
-        + "; ".join(f"{label} {aqm} {ns['wall_s']:.1f} / {mp['wall_s']:.2f}" for label, aqm, ns, mp in rows),
+        + "; ".join(
+            f"{label} {aqm}{' ECN' if ecn else ''} {ns['wall_s']:.1f} / {mp['wall_s']:.2f}"
+            for label, aqm, ecn, ns, mp in rows
+        ),
         "",
     ]
     kept = ""

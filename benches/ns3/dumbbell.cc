@@ -9,7 +9,8 @@
 //   access links Si-R1 and R2-Di: 100 Mbit/s, 1 ms, 1000-packet device queues
 //   bottleneck R1-R2: --rate bit/s, 20 ms, --queue packets (default 100) of
 //   drop-tail device queue, or with --qdisc a CoDel, FQ-CoDel, RED or PIE
-//   queue disc of that limit over a 1-packet device queue
+//   queue disc of that limit over a 1-packet device queue; --ecn turns on
+//   RFC 3168 ECN in every TCP socket and in that queue disc
 //
 // N TCP NewReno bulk transfers Si -> Di run for --duration seconds. Random
 // packet loss (--loss) is applied to packets arriving at R2 over the
@@ -281,7 +282,8 @@ InstallBottleneckQdisc(Ptr<NetDevice> dev,
                        const std::string& kind,
                        uint32_t limit,
                        uint64_t rate,
-                       bool derandomize)
+                       bool derandomize,
+                       bool ecn)
 {
     TrafficControlHelper tch;
     StringValue maxSize(std::to_string(limit) + "p");
@@ -292,7 +294,7 @@ InstallBottleneckQdisc(Ptr<NetDevice> dev,
                              "Target", StringValue("5ms"),
                              "Interval", StringValue("100ms"),
                              "MinBytes", UintegerValue(1500),
-                             "UseEcn", BooleanValue(false));
+                             "UseEcn", BooleanValue(ecn));
     }
     else if (kind == "fq_codel")
     {
@@ -302,7 +304,7 @@ InstallBottleneckQdisc(Ptr<NetDevice> dev,
                              "Interval", StringValue("100ms"),
                              "Flows", UintegerValue(1024),
                              "DropBatchSize", UintegerValue(64),
-                             "UseEcn", BooleanValue(false));
+                             "UseEcn", BooleanValue(ecn));
     }
     else if (kind == "red")
     {
@@ -317,7 +319,11 @@ InstallBottleneckQdisc(Ptr<NetDevice> dev,
                              // idle-time decay: packets of MeanPktSize at the link's rate
                              "LinkBandwidth", DataRateValue(DataRate(rate)),
                              "LinkDelay", StringValue("20ms"),
-                             "UseEcn", BooleanValue(false));
+                             // With ECN, an ECN-capable packet above the forced-drop
+                             // threshold is marked, not dropped, as Linux's RED without
+                             // harddrop; without ECN this changes nothing
+                             "UseHardDrop", BooleanValue(!ecn),
+                             "UseEcn", BooleanValue(ecn));
     }
     else if (kind == "pie")
     {
@@ -331,7 +337,9 @@ InstallBottleneckQdisc(Ptr<NetDevice> dev,
                              "MeanPktSize", UintegerValue(1500),
                              "UseDequeueRateEstimator", BooleanValue(false),
                              "UseDerandomization", BooleanValue(derandomize),
-                             "UseEcn", BooleanValue(false));
+                             // marks while the drop probability is at most 10 %, as Linux
+                             "MarkEcnThreshold", DoubleValue(0.1),
+                             "UseEcn", BooleanValue(ecn));
     }
     else
     {
@@ -361,6 +369,7 @@ main(int argc, char* argv[])
     std::string qdisc = "none";
     uint32_t queue = 100;     // bottleneck buffer, packets
     bool derandomize = true;  // PIE only
+    bool ecn = false;         // RFC 3168 ECN in TCP and the queue disc
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("flows", "number of TCP flows / sender-receiver pairs", nFlows);
@@ -375,6 +384,7 @@ main(int argc, char* argv[])
                  qdisc);
     cmd.AddValue("queue", "bottleneck buffer in packets (device queue, or the queue disc's limit)", queue);
     cmd.AddValue("derandomize", "PIE: de-randomised drops (UseDerandomization)", derandomize);
+    cmd.AddValue("ecn", "ECN: TcpSocketBase::UseEcn On and the queue disc's UseEcn", ecn);
     cmd.Parse(argc, argv);
 
     NS_ABORT_MSG_IF(nFlows < 1 || nFlows > 250, "--flows must be in 1..250");
@@ -406,6 +416,8 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(1)));
+    // ECN (RFC 3168): both ends ask for it, so every connection negotiates it.
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(ecn ? "On" : "Off"));
     // Left at their ns-3.44 defaults (stated here for the record):
     //   TcpSocketBase::Timestamp      = true  (TSopt on every segment: 10 bytes,
     //                                          padded to 12 -> 32-byte TCP header)
@@ -485,7 +497,7 @@ main(int argc, char* argv[])
     if (withQdisc)
     {
         DeviceQueue(bnDevs.Get(0))->SetMaxSize(QueueSize("1p"));
-        bnQdisc = InstallBottleneckQdisc(bnDevs.Get(0), qdisc, queue, bottleneckRate, derandomize);
+        bnQdisc = InstallBottleneckQdisc(bnDevs.Get(0), qdisc, queue, bottleneckRate, derandomize, ecn);
         bnQdisc->TraceConnectWithoutContext("Enqueue", MakeCallback(&OnQdiscEnqueue));
         bnQdisc->TraceConnectWithoutContext("Drop", MakeCallback(&OnQdiscDrop));
         bnQdisc->TraceConnectWithoutContext("SojournTime", MakeCallback(&OnQdiscSojourn));
@@ -584,7 +596,8 @@ main(int argc, char* argv[])
        << ", \"loss\": " << loss << ", \"duration_s\": " << duration << ", \"seed\": " << seed
        << ", \"min_rto_s\": " << minRto << ", \"stagger_ms\": " << staggerMs
        << ", \"qdisc\": \"" << qdisc << "\", \"queue_pkts\": " << queue
-       << ", \"derandomize\": " << (derandomize ? "true" : "false") << "}, ";
+       << ", \"derandomize\": " << (derandomize ? "true" : "false")
+       << ", \"ecn\": " << (ecn ? "true" : "false") << "}, ";
     js << "\"flows\": [";
     for (uint32_t i = 0; i < nFlows; ++i)
     {
@@ -630,6 +643,8 @@ main(int argc, char* argv[])
         reasons(st.nDroppedPacketsBeforeEnqueue);
         js << ", \"drops_after_dequeue\": ";
         reasons(st.nDroppedPacketsAfterDequeue);
+        js << ", \"marks\": ";
+        reasons(st.nMarkedPackets);
         js << ", \"dropped\": " << st.nTotalDroppedPackets
            << ", \"marked\": " << st.nTotalMarkedPackets
            << ", \"received\": " << st.nTotalReceivedPackets

@@ -130,6 +130,7 @@ def run_ns3(
     qdisc: str = "none",
     queue_pkts: int = 100,
     derandomize: bool = True,
+    ecn: bool = False,
 ) -> dict:
     """Run the dumbbell scenario in ns-3 and return its results.
 
@@ -144,7 +145,9 @@ def run_ns3(
     the bottleneck (limit ``queue_pkts``, over a 1-packet device queue) and
     adds a ``qdisc`` entry with its drops by reason and queueing delays;
     "none" keeps the drop-tail device queue of ``queue_pkts`` packets.
-    ``derandomize`` is PIE's ``UseDerandomization``.
+    ``derandomize`` is PIE's ``UseDerandomization``. ``ecn`` turns on RFC 3168
+    ECN in every TCP socket (``TcpSocketBase::UseEcn`` "On") and in the queue
+    disc (its ``UseEcn``); the ``qdisc`` entry counts marks by reason.
     """
     binary = build()
     cmd = [
@@ -159,6 +162,7 @@ def run_ns3(
         f"--qdisc={qdisc}",
         f"--queue={int(queue_pkts)}",
         f"--derandomize={'true' if derandomize else 'false'}",
+        f"--ecn={'true' if ecn else 'false'}",
     ]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -206,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_false",
         help="PIE: random drops (UseDerandomization false; default true, as mpsim)",
     )
+    p.add_argument("--ecn", action="store_true", help="ECN in TCP and the queue disc (default off)")
     p.add_argument("--rebuild", action="store_true", help="force recompilation of dumbbell.cc")
     p.add_argument("--build-only", action="store_true", help="compile and print the binary path")
     args = p.parse_args(argv)
@@ -226,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         args.qdisc,
         args.queue,
         args.derandomize,
+        args.ecn,
     )
     print(json.dumps(res, indent=2))
     return 0
