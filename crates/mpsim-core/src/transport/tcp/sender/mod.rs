@@ -867,16 +867,7 @@ impl TcpSender {
         let newly_lost = self.detect_losses(now, ack_advanced);
         if self.tlp_on && self.tlp.on_ack(self.snd_una, self.state != CaState::Open) == ProbeOutcome::Repaired {
             // the probe repaired a loss: reduce once, as a fast recovery would have
-            let ctx = LossContext {
-                now,
-                in_flight: prior_in_flight,
-                srtt: self.rtt.srtt(),
-                min_rtt,
-                subflows,
-                me,
-                cw_echo: self.cw_echo,
-                halve_cwnd: self.halve_cwnd,
-            };
+            let ctx = LossContext { min_rtt, ..self.loss_context(now, prior_in_flight, subflows, me) };
             self.w = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
         }
         self.judge_frto(ack_advanced, c.orig_acked, sacked);
@@ -1256,16 +1247,7 @@ impl TcpSender {
         } else {
             self.recovery_point = self.snd_nxt;
             self.undo = Some(Undo { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, retrans: 0, dsacked: false });
-            let ctx = LossContext {
-                now,
-                in_flight,
-                srtt: self.rtt.srtt(),
-                min_rtt: self.rtt.min_rtt(),
-                subflows,
-                me,
-                cw_echo: self.cw_echo,
-                halve_cwnd: self.halve_cwnd,
-            };
+            let ctx = self.loss_context(now, in_flight, subflows, me);
             self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx)
         };
         // RFC 6675 §5 step 4.3: retransmit the first unacknowledged segment, at once
@@ -1292,6 +1274,20 @@ impl TcpSender {
         }
     }
 
+    /// What a controller is told of a congestion event on this subflow.
+    fn loss_context<'a>(&self, now: SimTime, in_flight: u64, subflows: &'a [SubflowState], me: usize) -> LossContext<'a> {
+        LossContext {
+            now,
+            in_flight,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            subflows,
+            me,
+            cw_echo: self.cw_echo,
+            halve_cwnd: self.halve_cwnd,
+        }
+    }
+
     /// An ECN echo in the Open state (Linux `tcp_enter_cwr`): one reduction for the round, as
     /// a loss would make, paced by PRR (or at once without it); CWR goes out on the next new
     /// segment. `in_flight` is the pipe before this ACK.
@@ -1302,16 +1298,7 @@ impl TcpSender {
         self.cwr_due = true;
         // Linux clears the undo marker: an ECN reduction is never undone
         self.undo = None;
-        let ctx = LossContext {
-            now,
-            in_flight,
-            srtt: self.rtt.srtt(),
-            min_rtt: self.rtt.min_rtt(),
-            subflows,
-            me,
-            cw_echo: self.cw_echo,
-            halve_cwnd: self.halve_cwnd,
-        };
+        let ctx = self.loss_context(now, in_flight, subflows, me);
         let target = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
         self.recovery_target = target;
         if self.prr_on {
@@ -1394,16 +1381,7 @@ impl TcpSender {
                 self.prior = Some((self.w.cwnd, self.w.ssthresh));
                 self.undo = Some(Undo { cwnd: self.w.cwnd, ssthresh: self.w.ssthresh, retrans: 0, dsacked: false });
                 self.rack.on_recovery();
-                let ctx = LossContext {
-                    now,
-                    in_flight,
-                    srtt: self.rtt.srtt(),
-                    min_rtt: self.rtt.min_rtt(),
-                    subflows,
-                    me,
-                    cw_echo: self.cw_echo,
-                    halve_cwnd: self.halve_cwnd,
-                };
+                let ctx = self.loss_context(now, in_flight, subflows, me);
                 self.w = self.cc.on_congestion(self.w, CongestionEvent::Timeout, &ctx);
             }
             CaState::Recovery | CaState::Cwr => {
