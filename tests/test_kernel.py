@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -29,11 +30,14 @@ needs_kernel = pytest.mark.skipif(not ok, reason=f"the kernel side {why}")
 needs_emulator = pytest.mark.skipif(K.find_emulator() is None, reason="the link emulator is not built")
 
 
-def _ours() -> set[str]:
-    """Namespaces and devices this module's runs may have created."""
+def _ours(pid: int | None = None) -> set[str]:
+    """Namespaces and devices left by the testbeds of process `pid` (this one by default). The testbed
+    names them after its pid and two digits of the clock, so other runs on the machine are not counted."""
+    pid = os.getpid() if pid is None else pid
+    own = re.compile(rf"mp?k{pid % 100000}\d\d[cs]\d*$")
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    return {n for n in ns if n.startswith("mpk")} | {w.rstrip(":") for w in links.split() if w.startswith("mk")}
+    return {w for w in ns + [x.rstrip(":").split("@")[0] for x in links.split()] if own.match(w)}
 
 
 @needs_emulator
@@ -206,7 +210,7 @@ def test_interrupt_removes_namespaces_devices_and_processes(sig):
     p.wait(timeout=30)
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert tag not in ns
-    assert not _ours()
+    assert not _ours(p.pid)
     cmdlines = []
     for d in Path("/proc").iterdir():
         try:
