@@ -93,6 +93,7 @@ def run_mpsim(n_flows: int, rate_bps: int, aqm: str, duration_s: float, ecn: boo
         "overflow_drops": link["queue_drops"],
         "marks": link["aqm_marks"],
         "timeouts": sum(f["timeouts"] for f in r.summary["flows"]),
+        "ecn_reductions": sum(f.get("ecn_reductions") or 0 for f in r.summary["flows"]),
         "wall_s": r.run_info["wall_s"],
     }
 
@@ -118,6 +119,7 @@ def run_ns3_case(n_flows: int, rate_bps: int, aqm: str, duration_s: float, ecn: 
         "reasons": reasons,
         "mark_reasons": q["marks"],
         "timeouts": sum(f["timeouts"] for f in ns["flows"]),
+        "ecn_reductions": sum(f["cwr_entries"] for f in ns["flows"]),
         "wall_s": ns["wall_s"],
         "version": ns["ns3_version"],
     }
@@ -200,6 +202,14 @@ def main(argv: list[str] | None = None) -> int:
         why = [f"{why}: {n}" for why, n in ns["reasons"].items()]
         why += [f"{why} (mark): {n}" for why, n in ns["mark_reasons"].items()]
         lines.append(f"- {label}, {aqm}{', ECN' if ecn else ''}: " + (", ".join(why) or "none"))
+    ecn_rows = [(label, aqm, ns, mp) for label, aqm, ecn, ns, mp in rows if ecn]
+    if ecn_rows:
+        lines += ["", "Window reductions on ECN-Echo (ns-3 entries into CA_CWR / mpsim `ecn_reductions`, all flows), "
+                  "and marks per reduction:", ""]
+        for label, aqm, ns, mp in ecn_rows:
+            per = [f"{r['marks'] / r['ecn_reductions']:.1f}" if r["ecn_reductions"] else "-" for r in (ns, mp)]
+            lines.append(f"- {label}, {aqm}: {ns['ecn_reductions']} / {mp['ecn_reductions']} "
+                         f"({_ratio(mp['ecn_reductions'], ns['ecn_reductions'])}); marks per reduction {per[0]} / {per[1]}")
     lines += [
         "",
         "Wall time (s), ns-3 `Simulator::Run()` / mpsim core: "

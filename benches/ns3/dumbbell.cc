@@ -77,6 +77,7 @@ struct FlowStats
 {
     uint64_t retransmissions = 0; // segments retransmitted (BulkSend "TcpRetransmission")
     uint64_t fastRecoveries = 0;  // entries into CA_RECOVERY
+    uint64_t cwrEntries = 0;      // entries into CA_CWR (window reductions on ECN-Echo)
     uint64_t timeouts = 0;        // entries into CA_LOSS (RTO expirations)
     double establishedAt = -1.0;  // time the sender reached ESTABLISHED (s)
 };
@@ -217,6 +218,10 @@ OnCongState(uint32_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCo
     else if (now == TcpSocketState::CA_LOSS)
     {
         ++g_flowStats[flow].timeouts;
+    }
+    else if (now == TcpSocketState::CA_CWR)
+    {
+        ++g_flowStats[flow].cwrEntries;
     }
 }
 
@@ -606,6 +611,7 @@ main(int argc, char* argv[])
         js << (i ? ", " : "") << "{\"goodput_bps\": " << (rx * 8.0 / duration)
            << ", \"rx_bytes\": " << rx << ", \"retransmissions\": " << g_flowStats[i].retransmissions
            << ", \"fast_recoveries\": " << g_flowStats[i].fastRecoveries
+           << ", \"cwr_entries\": " << g_flowStats[i].cwrEntries
            << ", \"timeouts\": " << g_flowStats[i].timeouts
            << ", \"established_s\": " << g_flowStats[i].establishedAt << "}";
     }

@@ -135,7 +135,7 @@ def run_ns3(
     """Run the dumbbell scenario in ns-3 and return its results.
 
     The result holds ``flows`` (one dict per flow with ``goodput_bps`` in
-    bit/s, plus ``rx_bytes``, ``retransmissions``, ``fast_recoveries``,
+    bit/s, plus ``rx_bytes``, ``retransmissions``, ``fast_recoveries``, ``cwr_entries``,
     ``timeouts``), ``wall_s`` (wall time of Simulator::Run only, measured by
     the C++ program), ``process_wall_s`` (wall time of the whole simulator
     process, measured here), ``delivered_packets`` (received bytes / 1460,
