@@ -34,6 +34,8 @@ CASES = [
     ("scenarios/mptcp/speed_2path_tcp.toml", None),
     # SCTP CMT over the same two paths as speed_2path
     ("scenarios/speed/sctp_cmt_2path.toml", None),
+    # Multipath QUIC over the same two paths
+    ("scenarios/speed/mpquic_2path.toml", None),
     ("scenarios/speed/dumbbell_100x1g.toml", None),
     # the redundant scheduler with large windows: the SACK scoreboard's per-ACK work
     ("benches/scenarios/redundant_large_windows.toml", None),
