@@ -375,8 +375,8 @@ fn the_subflows_that_may_be_available_include_every_available_one() {
         tx.out.clear();
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let k = (x >> 33) as usize % 4;
-        now = now + Dur::from_millis(1);
-        if (x >> 20) % 50 == 0 && sent[k] > acked[k] {
+        now += Dur::from_millis(1);
+        if (x >> 20).is_multiple_of(50) && sent[k] > acked[k] {
             // a retransmission timeout: the subflow's view is rebuilt
             let at = c.subs[k].tcp.sender.timer_deadline().unwrap_or(now).max(now);
             now = at;
