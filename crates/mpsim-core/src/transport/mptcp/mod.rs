@@ -156,6 +156,13 @@ pub struct MptcpConn {
     states: Vec<SubflowState>,
     stale_views: u64,
     stale_states: u64,
+    /// Subflows whose view may be available (bit i: subflow i): every other view was found
+    /// unavailable and nothing has made it available since. An ACK or a rebuild of `views[i]`
+    /// sets bit i; sending or queueing data, which only take availability away, leave it; a
+    /// look that finds the view unavailable clears it. So "is any subflow available", asked
+    /// twice per ACK, looks at the subflow that was acknowledged, not at every subflow
+    /// (`any_available`).
+    maybe_available: u64,
     /// The connection has sent: the scheduler's properties are read and the join timers of
     /// subflows that join late armed.
     started: bool,
@@ -197,6 +204,7 @@ impl MptcpConn {
             states: Vec::new(),
             stale_views: u64::MAX,
             stale_states: u64::MAX,
+            maybe_available: u64::MAX,
             started: false,
         }
     }
@@ -217,6 +225,7 @@ impl MptcpConn {
         sub.update_state_on_ack(&mut self.states[i]);
         if self.stale_views & (1 << i) == 0 {
             sub.update_view_on_ack(&mut self.views[i]);
+            self.maybe_available |= 1 << i;
         }
     }
 
@@ -225,8 +234,34 @@ impl MptcpConn {
     #[inline]
     fn follow_transmit(&mut self, i: usize) {
         if self.stale_views & (1 << i) == 0 {
+            // (sending moves bytes from queued to in flight, or puts a lost segment back in
+            // flight: it never makes a subflow available, so `maybe_available` stays)
             self.subs[i].update_view_on_transmit(&mut self.views[i]);
         }
+    }
+
+    /// Whether any subflow's view is available (`SubflowView::available`), looking only at
+    /// the views that may be (`maybe_available`) and forgetting those that are not.
+    #[inline]
+    fn any_available(&mut self) -> bool {
+        let mut maybe = self.maybe_available;
+        let mut found = false;
+        while maybe != 0 {
+            let i = maybe.trailing_zeros() as usize;
+            let Some(v) = self.views.get(i) else {
+                // bits beyond the last subflow (the first mask has them all)
+                self.maybe_available &= (1 << i) - 1;
+                break;
+            };
+            if v.available() {
+                found = true;
+                break;
+            }
+            self.maybe_available &= !(1 << i);
+            maybe &= maybe - 1;
+        }
+        debug_assert_eq!(found, self.views.iter().any(|v| v.available()));
+        found
     }
 
     pub fn progress(&self) -> Progress {

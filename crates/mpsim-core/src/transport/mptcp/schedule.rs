@@ -18,7 +18,9 @@ impl MptcpConn {
         if self.views.len() != self.subs.len() {
             self.views.clear();
             self.views.extend(self.subs.iter().map(Subflow::view));
+            self.maybe_available = u64::MAX;
         } else {
+            self.maybe_available |= self.stale_views;
             let mut stale = self.stale_views;
             while stale != 0 {
                 let i = stale.trailing_zeros() as usize;
@@ -37,6 +39,7 @@ impl MptcpConn {
                 if let Some(t) = t {
                     self.views[t] = self.subs[t].view();
                     self.stale_views &= !(1 << t);
+                    self.maybe_available |= 1 << t;
                 }
                 continue;
             }
@@ -56,7 +59,7 @@ impl MptcpConn {
             }
             let len = if dequeue { self.ordinary_chunk_len(mss) } else { (self.app_limit - self.dsn_nxt).min(mss) };
             let blocked = self.dsn_nxt + len > self.right_edge;
-            if !blocked && self.props.sends_only_when_available && !self.views.iter().any(|v| v.available()) {
+            if !blocked && self.props.sends_only_when_available && !self.any_available() {
                 // the scheduler would wait: no need to ask it
                 self.note_blocked(now, false);
                 return;
@@ -64,7 +67,7 @@ impl MptcpConn {
             let unscheduled = self.unscheduled();
             let next_priority = self.priority_at(self.dsn_nxt);
             // receive-buffer blocking: there is data, a subflow could send, the window says no
-            let any_room = blocked && self.views.iter().any(|v| v.available());
+            let any_room = blocked && self.any_available();
             self.note_blocked(now, any_room);
             let (hol_subflow, hol_sent_on) = if any_room { head_of_line(&self.subs, self.data_una) } else { (None, 0) };
             let ctx = SchedContext {
@@ -133,6 +136,7 @@ impl MptcpConn {
                 self.assign(i, dsn, len);
                 self.views[i] = self.subs[i].view();
                 self.stale_views &= !(1 << i);
+                self.maybe_available |= 1 << i;
                 self.priority_chunk_scheduled(dsn, len);
                 self.queue_copies(copies, dsn, len);
                 Some(true)

@@ -345,3 +345,48 @@ fn a_pushed_segment_is_acknowledged_at_once_only_when_the_connection_holds_nothi
     c.on_packet(SimTime::ZERO, 0, &pushed((quick + 3) * 1000, (quick + 3) * 1000), &mut tx);
     assert!(acks(&tx).is_empty(), "the connection holds data out of order: the ACK waits");
 }
+
+/// Every subflow outside `maybe_available` is unavailable (what lets `any_available` look at
+/// the others only).
+fn assert_maybe_available_covers_the_available(c: &MptcpConn, when: &str) {
+    for (k, v) in c.views.iter().enumerate() {
+        if c.stale_views & (1 << k) == 0 && c.maybe_available & (1 << k) == 0 {
+            assert!(!v.available(), "{when}: subflow {k} is available but not in maybe_available");
+        }
+    }
+}
+
+#[test]
+fn the_subflows_that_may_be_available_include_every_available_one() {
+    let subs = (0..4).map(|k| subflow(k, 10 << k, false)).collect();
+    let mut c = MptcpConn::new(subs, Sched::by_name("lowest_rtt").unwrap(), 1 << 30, HEADER, MSS);
+    c.write(2000 * MSS as u64, 0);
+    let mut tx = Tx::default();
+    let (mut sent, mut acked) = ([0u64; 4], [0u64; 4]);
+    let mut now = SimTime::ZERO;
+    let mut x = 7u64; // a fixed pseudo-random sequence of subflows and events
+    let mut timeouts = 0;
+    for step in 0..3000 {
+        c.poll_transmit(now, &mut tx);
+        for (sub, seq, _, len, _) in data(&tx) {
+            sent[sub as usize] = sent[sub as usize].max(seq + len as u64);
+        }
+        assert_maybe_available_covers_the_available(&c, &format!("step {step}, after sending"));
+        tx.out.clear();
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let k = (x >> 33) as usize % 4;
+        now += Dur::from_millis(1);
+        if (x >> 20).is_multiple_of(50) && sent[k] > acked[k] {
+            // a retransmission timeout: the subflow's view is rebuilt
+            let at = c.subs[k].tcp.sender.timer_deadline().unwrap_or(now).max(now);
+            now = at;
+            c.on_timer(now, k, TimerKind::Rto, &mut tx);
+            timeouts += 1;
+        } else if sent[k] > acked[k] {
+            acked[k] += MSS as u64;
+            c.on_packet(now, k, &ack(acked[k], 0, 1 << 30), &mut tx);
+        }
+        assert_maybe_available_covers_the_available(&c, &format!("step {step}, after subflow {k}'s event"));
+    }
+    assert!(timeouts > 0 && acked.iter().all(|&a| a > 50 * MSS as u64), "every subflow acknowledged, some timed out: {acked:?}");
+}
