@@ -34,6 +34,12 @@ pub const TOPOLOGIES: &[(&str, &[&str], &str)] = &[
     ("dumbbell", &["access", "bottleneck"], "`hosts` hosts on each side of one bottleneck between two routers r0 and r1"),
 ];
 
+/// What the switches' ECMP hash covers (`[topology] ecmp`), for `mpsim list` and the docs.
+pub const ECMP_HASHES: &[(&str, &str)] = &[
+    ("five_tuple", "addresses, ports and protocol (the default): each connection, and each Multipath TCP subflow, hashed on its own"),
+    ("addresses", "source and destination address only: every connection and subflow between two hosts takes one path"),
+];
+
 /// The largest number of hosts a topology may have.
 pub const MAX_HOSTS: usize = 65_536;
 
@@ -82,12 +88,14 @@ pub struct Topology {
     adj: Vec<Vec<(u32, u32)>>,
     /// Per node: its ECMP seed.
     seeds: Vec<u64>,
+    /// Whether ECMP hashes the ports (`ecmp = "five_tuple"`) or the addresses alone.
+    pub hash_ports: bool,
 }
 
 impl Topology {
     fn new(kind: &'static str, hosts: usize) -> Topology {
         let nodes = (0..hosts).map(|i| format!("h{i}")).collect();
-        Topology { kind, nodes, hosts, cables: Vec::new(), adj: Vec::new(), seeds: Vec::new() }
+        Topology { kind, nodes, hosts, cables: Vec::new(), adj: Vec::new(), seeds: Vec::new(), hash_ports: true }
     }
 
     fn node(&mut self, name: String) -> u32 {
@@ -223,6 +231,8 @@ impl Topology {
     /// computed for: at each node, among the next hops on a shortest path, the one its hash
     /// picks.
     pub fn route(&self, src: usize, dist: &[u32], t: &FiveTuple) -> Vec<usize> {
+        let hashed = if self.hash_ports { *t } else { FiveTuple { sport: 0, dport: 0, ..*t } };
+        let t = &hashed;
         let mut links = Vec::new();
         let mut n = src;
         while dist[n] != 0 {
@@ -272,6 +282,7 @@ impl Reader<'_> {
                 "loss",
                 "aqm",
                 "reverse_aqm",
+                "ecmp",
             ],
         )?;
         let kinds: Vec<&str> = TOPOLOGIES.iter().map(|k| k.0).collect();
@@ -318,6 +329,19 @@ impl Reader<'_> {
                 Topology::dumbbell(n, seed)
             }
         };
+        let mut topology = topology;
+        if let Some(h) = t.map.get("ecmp") {
+            let names: Vec<&str> = ECMP_HASHES.iter().map(|e| e.0).collect();
+            match h.as_str() {
+                Some("five_tuple") => topology.hash_ports = true,
+                Some("addresses") => topology.hash_ports = false,
+                _ => {
+                    return Err(
+                        self.e(&join(key, "ecmp"), format!("expected one of: {}; found {}", names.join(", "), super::reader::shown(h)))
+                    )
+                }
+            }
+        }
         // every tier's settings: the topology's, then the tier's own
         let mut base = Map::new();
         for &k in LINK_KEYS {
@@ -486,6 +510,21 @@ mod tests {
         for (c, n) in &per_core {
             assert!((*n as f64 - expected).abs() < 0.25 * expected, "{c}: {n} of 4000, expected about {expected}");
         }
+    }
+
+    #[test]
+    fn hashing_the_addresses_alone_puts_every_port_on_one_route() {
+        let mut t = Topology::fat_tree(4, 5);
+        let dist = t.distances(13);
+        let routes = |t: &Topology| {
+            let mut r: Vec<Vec<usize>> = (0..64u16).map(|p| t.route(0, &dist, &FiveTuple::tcp(0, 13, 40000 + p, 5001))).collect();
+            r.sort();
+            r.dedup();
+            r.len()
+        };
+        assert_eq!(routes(&t), 4, "the 5-tuple hash spreads 64 ports over the (k/2)^2 = 4 paths");
+        t.hash_ports = false;
+        assert_eq!(routes(&t), 1);
     }
 
     #[test]
