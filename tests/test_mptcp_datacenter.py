@@ -15,7 +15,7 @@ def test_report_figures_and_data(tmp_path):
     assert "## Verdicts" in text and "| claim (paper) | against |" in text
     for c in dc.claim_list():
         assert f"| {c.text} | {c.baseline} | " in text, c.key
-    assert "≈ 90 (Fig. 2" in text  # the paper's number beside the measured one
+    assert "≈ 90 (as summarised" in text  # the paper's number beside the measured one
     out = report.parent
     for name in ("fig_subflows.png", "fig_subflows.svg", "fig_ranked_fat_tree.png", "fig_ranked_vl2_like.svg", "data.csv", "claims.csv"):
         assert (out / name).stat().st_size > 0, name
