@@ -17,7 +17,7 @@ def test_report_figures_and_data(tmp_path):
         assert f"| {c.text} | {c.baseline} | " in text, c.key
     assert "≈ 90 (as summarised" in text  # the paper's number beside the measured one
     out = report.parent
-    for name in ("fig_subflows.png", "fig_subflows.svg", "fig_ranked_fat_tree.png", "fig_ranked_vl2_like.svg", "data.csv", "claims.csv"):
+    for name in ("fig_subflows.png", "fig_subflows.svg", "fig_ranked_fat_tree.png", "fig_ranked_vl2.svg", "data.csv", "claims.csv"):
         assert (out / name).stat().st_size > 0, name
     assert dc.NAME in reproduce.PAPERS
 
@@ -50,8 +50,8 @@ def test_scenario_is_the_papers_experiment():
     assert d["traffic"] == {"matrix": "permutation", "subflows": 8, "cc": "lia"}
     assert "ecmp" not in d["topology"]
     assert dc.scenario("fat_tree", "mptcp8_one_path", dc.FULL)["topology"]["ecmp"] == "addresses"
-    v = dc.scenario("vl2_like", "tcp", dc.DEFAULT)["topology"]
-    assert v["kind"] == "leaf_spine" and v["tier"]["spine"]["rate"] == "1000Mbps"
+    v = dc.scenario("vl2", "tcp", dc.DEFAULT)["topology"]
+    assert v["kind"] == "vl2" and v["tier"]["intermediate"]["rate"] == v["tier"]["aggregation"]["rate"] == "1000Mbps"
     with pytest.raises(ValueError, match="unknown arm"):
         dc.scenario("fat_tree", "mptcp16", dc.QUICK)
     with pytest.raises(ValueError, match="unknown topology"):
@@ -59,10 +59,10 @@ def test_scenario_is_the_papers_experiment():
 
 
 def test_perturbations_scale_the_generated_links():
-    d = dc.scenario("vl2_like", "tcp", dc.DEFAULT)
+    d = dc.scenario("vl2", "tcp", dc.DEFAULT)
     p = dc.PERTURBATIONS
     assert p["rates ×0.8"].apply(d)["topology"]["rate"] == "80Mbps"
-    assert p["rates ×0.8"].apply(d)["topology"]["tier"]["spine"]["rate"] == "800Mbps"
+    assert p["rates ×0.8"].apply(d)["topology"]["tier"]["intermediate"]["rate"] == "800Mbps"
     assert p["queues ×0.5"].apply(d)["topology"]["queue"] == "50pkt"
     assert p["delays ×1.2"].apply(d)["topology"]["delay"] == "24us"
     assert p["other seeds"].seed_offset == claims.DISJOINT_OFFSET
@@ -93,3 +93,23 @@ def test_ecmp_on_addresses_keeps_a_connections_subflows_on_one_path():
 def test_an_unknown_ecmp_hash_is_refused_naming_the_key():
     with pytest.raises(mpsim.ScenarioError, match=r"topology\.ecmp.*five_tuple, addresses"):
         mpsim.check(_one_flow("ports"))
+
+
+def test_vl2_topology_builds_runs_and_names_its_tiers():
+    d = {"name": "vl2", "duration": "100ms", "seed": 1,
+         "topology": {"kind": "vl2", "tors": 4, "aggregations": 4, "intermediates": 2, "hosts_per_tor": 2, "rate": "100Mbps",
+                      "tier": {"intermediate": {"rate": "1Gbps"}}},
+         "traffic": {"matrix": "permutation", "subflows": 2, "cc": "lia"}}
+    info = mpsim.check(d)
+    assert len(info["links"]) == 2 * (8 + 8 + 8)  # host, ToR-aggregation and aggregation-intermediate cables
+    assert "t0>a0" in info["links"] and "a3>i1" in info["links"]
+    res = mpsim.run(d, progress=False)
+    t = datacenter.tiers(res)
+    assert list(dict.fromkeys(t["tier"])) == ["tor", "aggregation", "intermediate"]
+    assert datacenter.tier_of("vl2", "i1>a2") == "intermediate" and datacenter.direction_of("vl2", "i1>a2") == "down"
+    bad = {**d, "topology": {**d["topology"], "k": 4}}
+    with pytest.raises(mpsim.ScenarioError, match=r"topology\.k.*not a parameter of a vl2"):
+        mpsim.check(bad)
+    bad = {**d, "topology": {**d["topology"], "aggregations": 1}}
+    with pytest.raises(mpsim.ScenarioError, match=r"topology\.aggregations"):
+        mpsim.check(bad)

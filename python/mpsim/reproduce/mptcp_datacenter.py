@@ -1,6 +1,6 @@
 """Raiciu, Barre, Pluntke, Greenhalgh, Wischik, Handley, "Improving Datacenter Performance and
 Robustness with Multipath TCP" (SIGCOMM 2011): permutation traffic over a FatTree and a
-VL2-like two-tier fabric, single-path TCP over ECMP against Multipath TCP (LIA) with 2, 4 and
+VL2 fabric, single-path TCP over ECMP against Multipath TCP (LIA) with 2, 4 and
 8 subflows.
 
 What the paper says. Only its abstract and introduction could be read here (a stored copy of
@@ -18,7 +18,7 @@ it, and is marked so in the report. Nothing was tuned toward it.
   to 8 subflows; 8 subflows reach about 90%. No figure of the paper was read, so no value is
   "read from a figure" here: the report gives the summary's ≈ 90 and directions only.
 - VL2 and short flows or incast (as summarised): a VL2 variant and a short-flow experiment
-  exist; their numbers were not available, so the VL2-like claim states a direction only
+  exist; their numbers were not available, so the VL2 claim states a direction only
   and the short-flow experiment is not reproduced.
 
 The mechanism every claim here credits is the one the paper names: ECMP hashes each subflow's
@@ -43,39 +43,43 @@ from .. import api, datacenter
 from . import claims, common
 
 NAME = "mptcp-datacenter"
-TITLE = "Raiciu et al. (SIGCOMM 2011): Multipath TCP in the datacenter, FatTree and VL2-like permutations"
+TITLE = "Raiciu et al. (SIGCOMM 2011): Multipath TCP in the datacenter, FatTree and VL2 permutations"
 DEFAULT_SEEDS = 3
 #: every link of the fabric's host tier, the optimum of every host under a permutation
 ACCESS_BPS = 100e6
 #: goodput's ceiling as a share of the access rate: 1,460 data bytes per 1,500-byte packet
 GOODPUT_CEILING_PCT = 100 * 1460 / 1500
 SUBFLOWS = (1, 2, 4, 8)
-TOPOLOGIES = ("fat_tree", "vl2_like")
+TOPOLOGIES = ("fat_tree", "vl2")
 
 
 @dataclass(frozen=True)
 class Scale:
-    """The size of the runs: the fat tree's k, the VL2-like fabric's leaves, the run and
-    warm-up lengths, and which perturbations decide robustness."""
+    """The size of the runs: the fat tree's k, the VL2 fabric's ToRs, aggregation and
+    intermediate switches, the run and warm-up lengths, and which perturbations decide
+    robustness."""
 
     name: str
     k: int
-    leaves: int
+    tors: int
+    aggregations: int
+    intermediates: int
     duration: str
     warmup: str
     perturbations: tuple[str, ...]
 
 
-QUICK = Scale("quick", k=4, leaves=2, duration="300ms", warmup="100ms", perturbations=("queues ×0.5",))
+QUICK = Scale("quick", k=4, tors=2, aggregations=2, intermediates=2, duration="300ms", warmup="100ms", perturbations=("queues ×0.5",))
 _ALL = tuple(p.name for p in claims.PERTURBATIONS)
-DEFAULT = Scale("default", k=4, leaves=4, duration="1.5s", warmup="500ms", perturbations=_ALL)
-FULL = Scale("full", k=8, leaves=6, duration="5s", warmup="1s", perturbations=_ALL)
+DEFAULT = Scale("default", k=4, tors=4, aggregations=4, intermediates=2, duration="1.5s", warmup="500ms", perturbations=_ALL)
+FULL = Scale("full", k=8, tors=6, aggregations=4, intermediates=3, duration="5s", warmup="1s", perturbations=_ALL)
 SCALES = {s.name: s for s in (QUICK, DEFAULT, FULL)}
 
-#: the VL2-like fabric: 20 hosts per ToR, each ToR dual-homed (two spines), the uplinks ten
-#: times the host links (VL2: 1 Gbit/s hosts, 10 Gbit/s switch links), not oversubscribed
+#: VL2 as its paper builds it: 20 hosts per ToR, each ToR dual-homed to two aggregation
+#: switches, every aggregation switch linked to every intermediate switch, the switch links ten
+#: times the host links (VL2: 1 Gbit/s hosts, 10 Gbit/s switch links); with these scales
+#: (ToRs = aggregation ports x intermediate ports / 4, as VL2) not oversubscribed
 VL2_HOSTS_PER_TOR = 20
-VL2_SPINES = 2
 VL2_CORE_FACTOR = 10
 LINK = {"rate": "100Mbps", "delay": "20us", "queue": "100pkt"}
 
@@ -102,15 +106,15 @@ MECHANISM = "subflows spread over the paths by ECMP (each subflow's own 5-tuple)
 def _fabric(topology: str, scale: Scale) -> dict[str, Any]:
     if topology == "fat_tree":
         return {"kind": "fat_tree", "k": scale.k, **LINK}
-    if topology == "vl2_like":
-        up = f"{VL2_CORE_FACTOR * 100}Mbps"
-        return {"kind": "leaf_spine", "leaves": scale.leaves, "spines": VL2_SPINES, "hosts_per_leaf": VL2_HOSTS_PER_TOR, **LINK,
-                "tier": {"spine": {"rate": up}}}
+    if topology == "vl2":
+        up = {"rate": f"{VL2_CORE_FACTOR * 100}Mbps"}
+        return {"kind": "vl2", "tors": scale.tors, "aggregations": scale.aggregations, "intermediates": scale.intermediates,
+                "hosts_per_tor": VL2_HOSTS_PER_TOR, **LINK, "tier": {"aggregation": dict(up), "intermediate": dict(up)}}
     raise ValueError(f"unknown topology {topology!r}; expected one of: {', '.join(TOPOLOGIES)}")
 
 
 def scenario(topology: str, arm: str, scale: Scale) -> dict[str, Any]:
-    """The permutation over ``topology`` ("fat_tree" or "vl2_like") for one arm."""
+    """The permutation over ``topology`` ("fat_tree" or "vl2") for one arm."""
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}; expected one of: {', '.join(ARMS)}")
     subflows, ecmp = ARMS[arm]
@@ -145,7 +149,7 @@ def measure(rows: Any) -> dict[str, float]:
 
 
 def claim_list() -> list[claims.Claim]:
-    ft, vl2 = ("fat_tree",), ("vl2_like",)
+    ft, vl2 = ("fat_tree",), ("vl2",)
     C = claims.Claim
     return [
         C("throughput", "FatTree: MPTCP with 8 subflows gets a much larger share of optimal than TCP", "throughput_pct", "higher",
@@ -158,7 +162,7 @@ def claim_list() -> list[claims.Claim]:
           "mptcp8", "tcp", ft, MECHANISM, ("mptcp8_one_path",), relative=False),
         C("low_end", "FatTree: the worst-served tenth of the hosts gets more with MPTCP (ranked throughput's low end)", "p10_pct", "higher",
           "mptcp8", "tcp", ft, MECHANISM, ("mptcp8_one_path",), relative=False, unit="pt"),
-        C("vl2", "VL2-like fabric: MPTCP with 8 subflows above TCP", "throughput_pct", "higher",
+        C("vl2", "VL2: MPTCP with 8 subflows above TCP", "throughput_pct", "higher",
           "mptcp8", "tcp", vl2, MECHANISM, ("mptcp8_one_path",), relative=False, unit="pt"),
     ]
 
@@ -215,8 +219,8 @@ def run(out_dir: Path, seeds: int = DEFAULT_SEEDS, quick: bool = False, processe
     for arm in ("tcp", "mptcp2", "mptcp4", "mptcp8", "mptcp8_one_path"):
         ranked[arm] = api.run(scenario("fat_tree", arm, scale), progress=False)
     datacenter.plot_ranked(ranked, out_dir / "fig_ranked_fat_tree.png", title=f"FatTree k = {scale.k}: ranked flow throughput (seed 1)")
-    ranked_vl2 = {arm: api.run(scenario("vl2_like", arm, scale), progress=False) for arm in ("tcp", "mptcp8", "mptcp8_one_path")}
-    datacenter.plot_ranked(ranked_vl2, out_dir / "fig_ranked_vl2_like.png", title="VL2-like fabric: ranked flow throughput (seed 1)")
+    ranked_vl2 = {arm: api.run(scenario("vl2", arm, scale), progress=False) for arm in ("tcp", "mptcp8", "mptcp8_one_path")}
+    datacenter.plot_ranked(ranked_vl2, out_dir / "fig_ranked_vl2.png", title="VL2: ranked flow throughput (seed 1)")
     tiers = {arm: datacenter.tiers(res) for arm, res in ranked.items()}
     path = out_dir / "report.md"
     path.write_text(_report(base, results, tiers, scale, seeds, quick, full, perts))
@@ -244,7 +248,7 @@ def _plot_subflows(base: Any, path: Path) -> list[Path]:
 
     s = summary(base).set_index(["point", "arm"])
     fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
-    for point, label in (("fat_tree", "FatTree, ECMP on the 5-tuple"), ("vl2_like", "VL2-like, ECMP on the 5-tuple")):
+    for point, label in (("fat_tree", "FatTree, ECMP on the 5-tuple"), ("vl2", "VL2, ECMP on the 5-tuple")):
         xs = [n for n, arm in zip(SUBFLOWS, ("tcp", "mptcp2", "mptcp4", "mptcp8")) if (point, arm) in s.index]
         arms = [arm for arm in ("tcp", "mptcp2", "mptcp4", "mptcp8") if (point, arm) in s.index]
         ys = [s.loc[(point, a), "throughput_pct"] for a in arms]
@@ -267,15 +271,17 @@ def _plot_subflows(base: Any, path: Path) -> list[Path]:
 
 def _scale_text(scale: Scale) -> str:
     hosts_ft = scale.k ** 3 // 4
-    hosts_vl2 = scale.leaves * VL2_HOSTS_PER_TOR
-    return (f"FatTree k = {scale.k} ({hosts_ft} hosts), VL2-like fabric of {scale.leaves} ToRs x {VL2_HOSTS_PER_TOR} hosts ({hosts_vl2} hosts), "
+    hosts_vl2 = scale.tors * VL2_HOSTS_PER_TOR
+    return (f"FatTree k = {scale.k} ({hosts_ft} hosts), VL2 of {scale.tors} ToRs x {VL2_HOSTS_PER_TOR} hosts ({hosts_vl2} hosts),"
+            f" {scale.aggregations} aggregation and {scale.intermediates} intermediate switches, "
             f"runs of {scale.duration} measured after {scale.warmup}")
 
 
 def _scaled_down(scale: Scale) -> str:
     """What the scale keeps of the paper's experiment and what it cuts."""
-    vl2 = ("VL2 itself is replaced by a VL2-like leaf-spine fabric (ToRs dual-homed to two spines, the uplinks ten times the host"
-           " links, not oversubscribed): VL2's three switch tiers are not built.")
+    vl2 = ("VL2 is built as its paper describes it (ToRs dual-homed to aggregation switches, every aggregation switch linked to"
+           " every intermediate switch, switch links ten times the host links, not oversubscribed), at 100 Mbit/s hosts and 1 Gbit/s"
+           " switch links where VL2 has 1 and 10 Gbit/s.")
     if scale.k == 8:
         cut = (f"The FatTree is the paper's (k = 8, 128 hosts). {vl2}"
                + ("" if scale.name == "full" else f" The runs last {scale.duration} (the full scale: {FULL.duration})."))
@@ -308,7 +314,7 @@ def _report(base: Any, results: list[claims.Result], tiers: dict[str, Any], scal
         "",
         f"Produced by `{cmd}` (scale **{scale.name}**: {_scale_text(scale)}); {seeds} seeds per arm, mean ± 95%",
         "confidence interval. Every link 100 Mbit/s, 20 us, 100-packet drop-tail queue, except the",
-        f"VL2-like fabric's ToR-spine links at {VL2_CORE_FACTOR * 100} Mbit/s. A permutation traffic matrix (every host sends to one",
+        f"VL2 fabric's switch-to-switch links at {VL2_CORE_FACTOR * 100} Mbit/s. A permutation traffic matrix (every host sends to one",
         "other and receives from one, drawn from the seed), bulk flows; Multipath TCP with LIA,",
         "TCP with Reno. Throughput is goodput in % of the 100 Mbit/s access link, the optimum of",
         f"every host on a non-blocking fabric; goodput cannot pass {GOODPUT_CEILING_PCT:.1f}% (1,460 data bytes per 1,500-byte packet).",
@@ -339,19 +345,19 @@ def _report(base: Any, results: list[claims.Result], tiers: dict[str, Any], scal
     L += common.md_table(["arm", "edge (%)", "aggregation (%)", "core (%)"], trows)
     L += [
         "",
-        "## The VL2-like fabric",
+        "## VL2",
         "",
     ]
     rows = []
     for arm in ("tcp", "mptcp8", "mptcp8_one_path"):
-        if ("vl2_like", arm) in s.index:
+        if ("vl2", arm) in s.index:
             rows.append([f"`{arm}`", {"tcp": "— (no number available)", "mptcp8": "above TCP (direction only)"}.get(arm, "—"),
-                         cell("vl2_like", arm), cell("vl2_like", arm, "p10_pct"), cell("vl2_like", arm, "jain", 3)])
+                         cell("vl2", arm), cell("vl2", arm, "p10_pct"), cell("vl2", arm, "jain", 3)])
     L += common.md_table(["arm", "paper", "measured: throughput (% of optimal)", "10th percentile (%)", "Jain"], rows)
     L += [
         "",
         "Figures: `fig_subflows.png` (throughput against subflows, both fabrics and the control),",
-        "`fig_ranked_fat_tree.png` and `fig_ranked_vl2_like.png` (flows ranked by throughput, seed 1).",
+        "`fig_ranked_fat_tree.png` and `fig_ranked_vl2.png` (flows ranked by throughput, seed 1).",
         "Data: `data.csv` (one row per run: arm, point, perturbation, seed and the metrics), `claims.csv`.",
         "",
         "The control, `ecmp = \"addresses\"`, makes every switch hash the source and destination",
