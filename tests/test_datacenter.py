@@ -78,7 +78,7 @@ def test_tiers_and_directions_by_name():
 
 def test_the_tier_names_are_the_cores(tmp_path):
     for kind, extra in [("fat_tree", {"k": 2}), ("leaf_spine", {"leaves": 2, "spines": 1, "hosts_per_leaf": 1}),
-                        ("dumbbell", {"hosts": 1})]:
+                        ("vl2", {"tors": 2, "aggregations": 2, "intermediates": 1, "hosts_per_tor": 1}), ("dumbbell", {"hosts": 1})]:
         d = fat_tree()
         d["topology"] = {"kind": kind, "rate": "1Gbps", "tier": {"nope": {"rate": "1Gbps"}}, **extra}
         with pytest.raises(ScenarioError) as e:
@@ -136,7 +136,7 @@ def test_hand_written_flows_name_hosts():
     "change, key, words",
     [
         ({"topology": {"kind": "fat_tree", "k": 3, "rate": "1Gbps"}}, "topology.k", "must be even"),
-        ({"topology": {"kind": "torus", "rate": "1Gbps"}}, "topology.kind", "expected one of: fat_tree, leaf_spine, dumbbell"),
+        ({"topology": {"kind": "torus", "rate": "1Gbps"}}, "topology.kind", "expected one of: fat_tree, leaf_spine, vl2, dumbbell"),
         ({"topology": {"kind": "fat_tree", "k": 4}}, "topology.rate", "missing"),
         ({"traffic": {"matrix": "incast", "senders": 99}}, "traffic.senders", "from 1 to 15"),
         ({"traffic": {"matrix": "incast", "senders": 2, "receiver": "h42"}}, "traffic.receiver", "no host named"),

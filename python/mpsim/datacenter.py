@@ -41,6 +41,7 @@ __all__ = [
 TIERS: dict[str, tuple[str, ...]] = {
     "fat_tree": ("edge", "aggregation", "core"),
     "leaf_spine": ("leaf", "spine"),
+    "vl2": ("tor", "aggregation", "intermediate"),
     "dumbbell": ("access", "bottleneck"),
 }
 
@@ -48,6 +49,7 @@ TIERS: dict[str, tuple[str, ...]] = {
 _LEVEL: dict[str, dict[str, int]] = {
     "fat_tree": {"h": 0, "e": 1, "a": 2, "c": 3},
     "leaf_spine": {"h": 0, "l": 1, "s": 2},
+    "vl2": {"h": 0, "t": 1, "a": 2, "i": 3},
     "dumbbell": {"h": 0, "r": 1},
 }
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from . import buffer_size, dqs, jsctp, mptcp_rec, po_mptcp
+from . import buffer_size, dqs, jsctp, mptcp_datacenter, mptcp_rec, po_mptcp
 
-PAPERS: dict[str, ModuleType] = {m.NAME: m for m in (buffer_size, dqs, po_mptcp, mptcp_rec, jsctp)}
+PAPERS: dict[str, ModuleType] = {m.NAME: m for m in (buffer_size, dqs, po_mptcp, mptcp_rec, jsctp, mptcp_datacenter)}
 
 
 def run(name: str, out_root: str | Path = "results", seeds: int | None = None, quick: bool = False, processes: int | None = None) -> list[Path]:

@@ -568,7 +568,7 @@ def index_markdown(out_root: Path, papers: Sequence[str]) -> list[str]:
     L = [
         "# The seed papers' claims, reproduced",
         "",
-        "Written by `mpsim reproduce all`: every claim of the five reports, decided by one rule (each",
+        f"Written by `mpsim reproduce all`: every claim of the {len(frames)} reports, decided by one rule (each",
         "report states it). \"against\" names the baseline; \"needs the mechanism?\" says whether the claim",
         "still holds with the mechanism it credits switched off; \"robust?\" whether perturbed rates,",
         "delays, queues or seeds change the verdict. Each paper's folder has the report, `claims.csv`",

@@ -31,7 +31,18 @@ pub const TOPOLOGIES: &[(&str, &[&str], &str)] = &[
         "k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 core switches, k^3/4 hosts (`k`, even)",
     ),
     ("leaf_spine", &["leaf", "spine"], "every leaf to every spine (`leaves`, `spines`, `hosts_per_leaf`, `oversubscription`)"),
+    (
+        "vl2",
+        &["tor", "aggregation", "intermediate"],
+        "VL2: ToRs dual-homed to aggregation switches, every aggregation switch to every intermediate switch (`tors`, `aggregations`, `intermediates`, `hosts_per_tor`)",
+    ),
     ("dumbbell", &["access", "bottleneck"], "`hosts` hosts on each side of one bottleneck between two routers r0 and r1"),
+];
+
+/// What the switches' ECMP hash covers (`[topology] ecmp`), for `mpsim list` and the docs.
+pub const ECMP_HASHES: &[(&str, &str)] = &[
+    ("five_tuple", "addresses, ports and protocol (the default): each connection, and each Multipath TCP subflow, hashed on its own"),
+    ("addresses", "source and destination address only: every connection and subflow between two hosts takes one path"),
 ];
 
 /// The largest number of hosts a topology may have.
@@ -82,12 +93,14 @@ pub struct Topology {
     adj: Vec<Vec<(u32, u32)>>,
     /// Per node: its ECMP seed.
     seeds: Vec<u64>,
+    /// Whether ECMP hashes the ports (`ecmp = "five_tuple"`) or the addresses alone.
+    pub hash_ports: bool,
 }
 
 impl Topology {
     fn new(kind: &'static str, hosts: usize) -> Topology {
         let nodes = (0..hosts).map(|i| format!("h{i}")).collect();
-        Topology { kind, nodes, hosts, cables: Vec::new(), adj: Vec::new(), seeds: Vec::new() }
+        Topology { kind, nodes, hosts, cables: Vec::new(), adj: Vec::new(), seeds: Vec::new(), hash_ports: true }
     }
 
     fn node(&mut self, name: String) -> u32 {
@@ -165,6 +178,30 @@ impl Topology {
         t.finish(seed)
     }
 
+    /// VL2 (Greenberg et al., SIGCOMM 2009): ToRs `t<i>` with `hosts_per_tor` hosts each (host
+    /// `h<i>` under `t<i / hosts_per_tor>`), each ToR dual-homed to aggregation switches
+    /// `a<2i mod aggregations>` and `a<(2i + 1) mod aggregations>`, every aggregation switch
+    /// linked to every intermediate switch `i<j>`.
+    pub fn vl2(tors: usize, aggregations: usize, intermediates: usize, hosts_per_tor: usize, seed: u64) -> Topology {
+        let mut t = Topology::new("vl2", tors * hosts_per_tor);
+        let tor: Vec<u32> = (0..tors).map(|i| t.node(format!("t{i}"))).collect();
+        let agg: Vec<u32> = (0..aggregations).map(|i| t.node(format!("a{i}"))).collect();
+        let int: Vec<u32> = (0..intermediates).map(|j| t.node(format!("i{j}"))).collect();
+        for h in 0..t.hosts {
+            t.cable(h as u32, tor[h / hosts_per_tor], 0);
+        }
+        for (i, &r) in tor.iter().enumerate() {
+            t.cable(r, agg[2 * i % aggregations], 1);
+            t.cable(r, agg[(2 * i + 1) % aggregations], 1);
+        }
+        for &a in &agg {
+            for &m in &int {
+                t.cable(a, m, 2);
+            }
+        }
+        t.finish(seed)
+    }
+
     /// Hosts `h0` .. `h<n-1>` on router `r0`, `h<n>` .. `h<2n-1>` on router `r1`, and the
     /// bottleneck cable between the routers.
     pub fn dumbbell(n: usize, seed: u64) -> Topology {
@@ -223,6 +260,8 @@ impl Topology {
     /// computed for: at each node, among the next hops on a shortest path, the one its hash
     /// picks.
     pub fn route(&self, src: usize, dist: &[u32], t: &FiveTuple) -> Vec<usize> {
+        let hashed = if self.hash_ports { *t } else { FiveTuple { sport: 0, dport: 0, ..*t } };
+        let t = &hashed;
         let mut links = Vec::new();
         let mut n = src;
         while dist[n] != 0 {
@@ -265,6 +304,10 @@ impl Reader<'_> {
                 "hosts_per_leaf",
                 "oversubscription",
                 "hosts",
+                "tors",
+                "aggregations",
+                "intermediates",
+                "hosts_per_tor",
                 "tier",
                 "rate",
                 "delay",
@@ -272,6 +315,7 @@ impl Reader<'_> {
                 "loss",
                 "aqm",
                 "reverse_aqm",
+                "ecmp",
             ],
         )?;
         let kinds: Vec<&str> = TOPOLOGIES.iter().map(|k| k.0).collect();
@@ -282,9 +326,21 @@ impl Reader<'_> {
         let only: &[&str] = match kind {
             "fat_tree" => &["k"],
             "leaf_spine" => &["leaves", "spines", "hosts_per_leaf", "oversubscription"],
+            "vl2" => &["tors", "aggregations", "intermediates", "hosts_per_tor"],
             _ => &["hosts"],
         };
-        for k in ["k", "leaves", "spines", "hosts_per_leaf", "oversubscription", "hosts"] {
+        for k in [
+            "k",
+            "leaves",
+            "spines",
+            "hosts_per_leaf",
+            "oversubscription",
+            "hosts",
+            "tors",
+            "aggregations",
+            "intermediates",
+            "hosts_per_tor",
+        ] {
             if t.map.contains_key(k) && !only.contains(&k) {
                 return Err(self.e(&join(key, k), format!("not a parameter of a {kind} topology (its parameters: {})", only.join(", "))));
             }
@@ -312,12 +368,31 @@ impl Reader<'_> {
                 self.host_limit(leaves * hpl, leaves * hpl + leaves * spines, "leaves")?;
                 Topology::leaf_spine(leaves, spines, hpl, seed)
             }
+            "vl2" => {
+                let (tors, aggs, ints, hpt) =
+                    (count("tors", 1)?, count("aggregations", 2)?, count("intermediates", 1)?, count("hosts_per_tor", 1)?);
+                self.host_limit(tors * hpt, tors * hpt + 2 * tors + aggs * ints, "tors")?;
+                Topology::vl2(tors, aggs, ints, hpt, seed)
+            }
             _ => {
                 let n = count("hosts", 1)?;
                 self.host_limit(2 * n, 2 * n + 1, "hosts")?;
                 Topology::dumbbell(n, seed)
             }
         };
+        let mut topology = topology;
+        if let Some(h) = t.map.get("ecmp") {
+            let names: Vec<&str> = ECMP_HASHES.iter().map(|e| e.0).collect();
+            match h.as_str() {
+                Some("five_tuple") => topology.hash_ports = true,
+                Some("addresses") => topology.hash_ports = false,
+                _ => {
+                    return Err(
+                        self.e(&join(key, "ecmp"), format!("expected one of: {}; found {}", names.join(", "), super::reader::shown(h)))
+                    )
+                }
+            }
+        }
         // every tier's settings: the topology's, then the tier's own
         let mut base = Map::new();
         for &k in LINK_KEYS {
@@ -486,6 +561,42 @@ mod tests {
         for (c, n) in &per_core {
             assert!((*n as f64 - expected).abs() < 0.25 * expected, "{c}: {n} of 4000, expected about {expected}");
         }
+    }
+
+    #[test]
+    fn vl2_dual_homes_every_tor() {
+        let t = Topology::vl2(4, 4, 2, 20, 1);
+        assert_eq!((t.hosts, t.nodes.len() - t.hosts), (80, 10));
+        assert_eq!(t.cables.iter().filter(|c| c.2 == 1).count(), 8, "two uplinks per ToR");
+        assert_eq!(t.cables.iter().filter(|c| c.2 == 2).count(), 8, "every aggregation switch to every intermediate");
+        assert_eq!(t.link_name(0), "h0>t0");
+        // each aggregation switch serves two ToRs
+        for a in 0..4 {
+            let name = format!("a{a}");
+            assert_eq!(t.cables.iter().filter(|c| c.2 == 1 && t.nodes[c.1 as usize] == name).count(), 2, "{name}");
+        }
+        // between ToRs: up to a ToR's two aggregation switches, over any intermediate, down:
+        // 2 x 2 x 2 = 8 shortest paths of 6 hops (t0 and t1 share none of theirs)
+        let dist = t.distances(20);
+        assert_eq!(dist[0], 6);
+        assert_eq!(t.shortest_paths(0, &dist), 8);
+        // under one ToR: 2 hops, one path
+        assert_eq!(t.shortest_paths(1, &t.distances(0)), 1);
+    }
+
+    #[test]
+    fn hashing_the_addresses_alone_puts_every_port_on_one_route() {
+        let mut t = Topology::fat_tree(4, 5);
+        let dist = t.distances(13);
+        let routes = |t: &Topology| {
+            let mut r: Vec<Vec<usize>> = (0..64u16).map(|p| t.route(0, &dist, &FiveTuple::tcp(0, 13, 40000 + p, 5001))).collect();
+            r.sort();
+            r.dedup();
+            r.len()
+        };
+        assert_eq!(routes(&t), 4, "the 5-tuple hash spreads 64 ports over the (k/2)^2 = 4 paths");
+        t.hash_ports = false;
+        assert_eq!(routes(&t), 1);
     }
 
     #[test]
