@@ -566,7 +566,7 @@ def index_markdown(out_root: Path, papers: Sequence[str]) -> list[str]:
     f = pd.concat(frames, ignore_index=True).fillna("")
     counts = f["verdict"].map(lambda v: next(x for x in VERDICTS if str(v).startswith(x))).value_counts().reindex(list(VERDICTS), fill_value=0)
     L = [
-        "# The seed papers' claims, reproduced",
+        "# The papers' claims, reproduced",
         "",
         f"Written by `mpsim reproduce all`: every claim of the {len(frames)} reports, decided by one rule (each",
         "report states it). \"against\" names the baseline; \"needs the mechanism?\" says whether the claim",
