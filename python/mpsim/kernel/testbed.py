@@ -965,6 +965,11 @@ def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | Non
     if ov:
         d = apply_overrides(d, ov, origin=origin)
     desc = describe(d, origin)
+    if any(f["transport"] == "quic" for f in desc["flows"]):
+        # QUIC runs on a real Multipath QUIC implementation instead (quic.py)
+        from . import quic
+
+        return quic.compare(d, desc, origin, repeat=repeat, out=out, progress=progress)  # type: ignore[return-value]
     bad = unmappable(desc)
     if bad:
         raise ScenarioError(origin, "", "cannot run on the Linux kernel: " + "; ".join(bad))
