@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use noq::congestion::{CubicConfig, NewRenoConfig};
 use noq::rustls::pki_types::{CertificateDer, PrivatePkcs8KeyDer};
 use noq::{ClientConfig, Connection, Endpoint, PathId, PathStatus, QlogFileFactory, ServerConfig, TransportConfig, VarInt};
-use bytes::Bytes;
 use serde_json::{json, Value};
 
 /// What both sides are told.
@@ -209,24 +209,38 @@ async fn client(a: Args) -> Result<Value, String> {
     let mut cfg = ClientConfig::with_root_certificates(Arc::new(roots)).map_err(|e| e.to_string())?;
     let n = a.servers.len() as u32;
     cfg.transport_config(Arc::new(transport(&a, n)?));
-    let mut ep = Endpoint::client("0.0.0.0:0".parse().expect("address")).map_err(|e| e.to_string())?;
+    let ep = Endpoint::client("0.0.0.0:0".parse().expect("address")).map_err(|e| e.to_string())?;
     ep.set_default_client_config(cfg);
     let start = Instant::now();
-    let conn = ep
-        .connect(a.servers[0], "mpsim-quicpeer")
-        .map_err(|e| e.to_string())?
-        .await
-        .map_err(|e| format!("handshake: {e}"))?;
+    let conn = ep.connect(a.servers[0], "mpsim-quicpeer").map_err(|e| e.to_string())?.await.map_err(|e| format!("handshake: {e}"))?;
     let established = start.elapsed().as_secs_f64();
     let mut opened = Vec::new();
     if n > 1 && !conn.is_multipath_enabled() {
         return Err("the server did not negotiate multipath".into());
     }
     for s in &a.servers[1..] {
-        let p = conn.open_path(*s, PathStatus::Available);
-        opened.push((s.ip().to_string(), p.path_id().map(|i| i.to_string())));
-        // the path validates in the background; its Established event is not awaited
-        tokio::spawn(p);
+        // a path can be opened once the server has issued connection IDs for it (its
+        // PATH_NEW_CONNECTION_ID, just after the handshake): until then the attempt is
+        // refused at once, and is made again every 5 ms for up to 2 s
+        let mut tries = 0;
+        let outcome = loop {
+            let p = conn.open_path(*s, PathStatus::Available);
+            if let Some(id) = p.path_id() {
+                // the path validates in the background; its Established event is not awaited
+                tokio::spawn(p);
+                break json!({"path_id": id.to_string(), "after_s": start.elapsed().as_secs_f64()});
+            }
+            let why = match p.await {
+                Err(e) => e.to_string(),
+                Ok(_) => "refused".into(),
+            };
+            tries += 1;
+            if tries >= 400 {
+                break json!({"error": why});
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        opened.push(json!({"server": s.ip().to_string(), "tries": tries, "outcome": outcome}));
     }
     let mut recv = conn.accept_uni().await.map_err(|e| e.to_string())?;
     let nbins = (a.duration / a.bin).ceil() as usize + 1;
@@ -250,9 +264,9 @@ async fn client(a: Args) -> Result<Value, String> {
         tokio::select! {
             r = recv.read_chunk(1 << 20) => match r {
                 Ok(Some(c)) => {
-                    read += c.bytes.len() as u64;
+                    read += c.len() as u64;
                     let b = (start.elapsed().as_secs_f64() / a.bin) as usize;
-                    if b < nbins { bins[b] += c.bytes.len() as u64; }
+                    if b < nbins { bins[b] += c.len() as u64; }
                 }
                 Ok(None) => break,
                 Err(e) => { error = Some(e.to_string()); break; }

@@ -450,6 +450,8 @@ def compare(d: dict[str, Any], desc: dict[str, Any], origin: str, *, repeat: int
                     qd.mkdir(parents=True, exist_ok=True)
                     for q in raw["qlog"]:
                         shutil.copy(q, qd / Path(q).name)
+                    for side in ("client", "server"):
+                        (qd / f"peer-{side}.json").write_text(json.dumps(raw[side]))
             info = raw["info"]
             rs = summarise(raw, desc)
             ov = mpsim_overrides(desc, {f0["name"]: rs["flows"][0]["established_s"]})
