@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import ScenarioError
+from .testbed import BIN_S, KERNEL_JITTER, Testbed, _run_mpsim, _trap_sigterm, _untrap_sigterm, longest_silence
 
 __all__ = ["compare", "QuicResult", "find_peer", "peer_missing", "unmappable", "mpsim_overrides", "peer_args",
            "PEER_CCS", "SCHEDULER", "SCHEMA"]
@@ -49,8 +50,6 @@ PORT = 4433
 SCHEMA = "mpsim-kernel-quic/1"
 #: The server writes this much longer than the scenario, so the pipe stays full to its end.
 TAIL_S = 1.0
-#: Largest extra delay per packet in the matched run, as the TCP comparison's (testbed.py).
-from .testbed import BIN_S, KERNEL_JITTER, Testbed, _run_mpsim, _trap_sigterm, _untrap_sigterm, longest_silence  # noqa: E402
 
 
 def find_peer() -> Path | None:
