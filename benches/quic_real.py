@@ -45,15 +45,15 @@ def main() -> int:
         return "n/a" if x is None else f"{x:.3f}"
 
     out = ["| scenario | cc | real median (min-max) | mpsim matched | mpsim as the file | ratio mpsim/real | "
-           "lost real / retransmitted mpsim | errors |", "|---|---|---|---|---|---|---|---|"]
+           "lost packets real / mpsim | errors |", "|---|---|---|---|---|---|---|---|"]
     for name, s, res in flows:
         k = s["real_goodput_bps"]
         errs = "; ".join(f"{e['repeat']}: {e['error']}" for e in s["errors"]) or "none"
         out.append(f"| {name} | {res.info['cc']} | {mb(k['median'])} ({mb(k['min'])}-{mb(k['max'])}) | "
                    f"{mb(s['mpsim_goodput_bps'])} | {mb(s['mpsim_file_goodput_bps'])} | {r3(s['ratio_mpsim_real'])} | "
-                   f"{s['real_retransmits']:.0f} / {s['mpsim_retransmits']:.0f} | {errs} |")
+                   f"{s['real_lost_packets']:.0f} / {s['mpsim_lost_packets']:.0f} | {errs} |")
     out += ["", "| scenario | path | real | mpsim matched | ratio mpsim/real | share of goodput real / mpsim | "
-            "lost real / retransmitted mpsim | RTT mean real / mpsim (ms) |", "|---|---|---|---|---|---|---|---|"]
+            "lost packets real / mpsim | RTT mean real / mpsim (ms) |", "|---|---|---|---|---|---|---|---|"]
     tot = {name: (s["real_goodput_bps"]["median"], s["mpsim_goodput_bps"]) for name, s, _ in flows}
     for name, p in paths:
         rt, mt = tot[name]
@@ -61,7 +61,7 @@ def main() -> int:
                  if rt and mt and p["real_goodput_bps"] is not None and p["mpsim_goodput_bps"] is not None else "n/a")
         rtt = lambda x: "n/a" if x is None else f"{x:.1f}"  # noqa: E731
         out.append(f"| {name} | {p['path']} | {mb(p['real_goodput_bps'])} | {mb(p['mpsim_goodput_bps'])} | "
-                   f"{r3(p['ratio_mpsim_real'])} | {share} | {p['real_retransmits']:.0f} / {p['mpsim_retransmits']:.0f} | "
+                   f"{r3(p['ratio_mpsim_real'])} | {share} | {p['real_lost_packets']:.0f} / {p['mpsim_lost_packets']:.0f} | "
                    f"{rtt(p['real_rtt_mean_ms'])} / {rtt(p['mpsim_rtt_mean_ms'])} |")
     out += ["", "Load average (1 min) when each scenario started: " + ", ".join(f"{n} {v:.1f}" for n, v in loads)]
     text = "\n".join(out) + "\n"

@@ -275,7 +275,7 @@ def summarise(run: Mapping[str, Any], desc: Mapping[str, Any]) -> dict[str, Any]
             "flow": f["name"], "path": p,
             "goodput_bps": goodput * rx[p] / total_rx if total_rx else 0.0,
             "udp_rx_bps": rx[p] * 8 / span,
-            "retransmits": _at(s, dur + TAIL_S + 1, "lost_packets"),
+            "lost_packets": _at(s, dur + TAIL_S + 1, "lost_packets"),
             "congestion_events": _at(s, dur + TAIL_S + 1, "congestion_events"),
             "rtt_mean_ms": sum(rtts) / len(rtts) if rtts else None,
             "rtt_min_ms": min(rtts) if rtts else None,
@@ -285,7 +285,7 @@ def summarise(run: Mapping[str, Any], desc: Mapping[str, Any]) -> dict[str, Any]
     series = [{"flow": f["name"], "time_s": float(sec), "delivered_bytes": sum(bins[sec * per:(sec + 1) * per])}
               for sec in range(int(dur))]
     flow = {"flow": f["name"], "goodput_bps": goodput, "bytes_delivered": cl["read_bytes"],
-            "retransmits": sum(r["retransmits"] for r in rows_p), "longest_silence_s": longest_silence(bins, warm, dur),
+            "lost_packets": sum(r["lost_packets"] for r in rows_p), "longest_silence_s": longest_silence(bins, warm, dur),
             "established_s": cl["established_s"], "multipath": cl["multipath"],
             "error": cl.get("error") or (None if len(crec) == len(f["paths"]) else
                                          f"{len(crec)} of {len(f['paths'])} paths opened")}
@@ -329,8 +329,7 @@ class QuicResult:
                         "real_goodput_bps": {"median": rm, "min": min(real), "max": max(real)},
                         "mpsim_goodput_bps": mm, "mpsim_file_goodput_bps": _med([r["mpsim_file_goodput_bps"] for r in g]),
                         "ratio_mpsim_real": mm / rm if mm is not None and rm else None,
-                        "real_retransmits": _med([r["real_retransmits"] for r in g]),
-                        "mpsim_retransmits": _med([r["mpsim_retransmits"] for r in g]),
+                        **{k: _med([r[k] for r in g]) for k in ("real_lost_packets", "mpsim_lost_packets", "mpsim_retransmits")},
                         "errors": [{"repeat": r["repeat"], "error": r["error"]} for r in g if r["error"]]})
         return out
 
@@ -343,7 +342,8 @@ class QuicResult:
                         "mpsim_file_goodput_bps": _med([r["mpsim_file_goodput_bps"] for r in g]),
                         "ratio_mpsim_real": mm / rm if mm is not None and rm else None,
                         **{f"{w}_{x}": _med([r[f"{w}_{x}"] for r in g])
-                           for x in ("retransmits", "rtt_mean_ms") for w in ("real", "mpsim")},
+                           for x in ("lost_packets", "rtt_mean_ms") for w in ("real", "mpsim")},
+                        "mpsim_retransmits": _med([r["mpsim_retransmits"] for r in g]),
                         "real_rtt_min_ms": min((r["real_rtt_min_ms"] for r in g if r["real_rtt_min_ms"] is not None),
                                                default=None)})
         return out
@@ -355,18 +355,18 @@ class QuicResult:
 
     def table(self) -> str:
         lines = ["| flow | real median (min-max) | mpsim matched | mpsim as the file | ratio mpsim/real "
-                 "| lost packets real / retransmissions mpsim |", "|---|---|---|---|---|---|"]
+                 "| lost packets real / mpsim |", "|---|---|---|---|---|---|"]
         for s in self.flow_summary():
             k = s["real_goodput_bps"]
             lines.append(f"| {s['flow']} | {_f(k['median'])} ({_f(k['min'])}-{_f(k['max'])}) | {_f(s['mpsim_goodput_bps'])} | "
                          f"{_f(s['mpsim_file_goodput_bps'])} | {_f(s['ratio_mpsim_real'], 1, '.3f')} | "
-                         f"{_f(s['real_retransmits'], 1, '.0f')} / {_f(s['mpsim_retransmits'], 1, '.0f')} |")
-        lines += ["", "| flow | path | real | mpsim matched | mpsim as the file | ratio mpsim/real | lost real / "
-                  "retransmissions mpsim | RTT mean real / mpsim (ms) | RTT min real (ms) |", "|---|---|---|---|---|---|---|---|---|"]
+                         f"{_f(s['real_lost_packets'], 1, '.0f')} / {_f(s['mpsim_lost_packets'], 1, '.0f')} |")
+        lines += ["", "| flow | path | real | mpsim matched | mpsim as the file | ratio mpsim/real | lost packets "
+                  "real / mpsim | RTT mean real / mpsim (ms) | RTT min real (ms) |", "|---|---|---|---|---|---|---|---|---|"]
         for p in self.path_summary():
             lines.append(f"| {p['flow']} | {p['path']} | {_f(p['real_goodput_bps'])} | {_f(p['mpsim_goodput_bps'])} | "
                          f"{_f(p['mpsim_file_goodput_bps'])} | {_f(p['ratio_mpsim_real'], 1, '.3f')} | "
-                         f"{_f(p['real_retransmits'], 1, '.0f')} / {_f(p['mpsim_retransmits'], 1, '.0f')} | "
+                         f"{_f(p['real_lost_packets'], 1, '.0f')} / {_f(p['mpsim_lost_packets'], 1, '.0f')} | "
                          f"{_f(p['real_rtt_mean_ms'], 1, '.1f')} / {_f(p['mpsim_rtt_mean_ms'], 1, '.1f')} | "
                          f"{_f(p['real_rtt_min_ms'], 1, '.1f')} |")
         return "\n".join(lines)
@@ -383,7 +383,7 @@ class QuicResult:
             f"{len(self.runs)} repeat(s).", "",
             "Goodput in Mbit/s over [warmup, duration], median over the repeats; per path, the real side's "
             "goodput is split by the UDP bytes each path delivered. Ratio: mpsim matched / real. Lost packets: "
-            "noq's count per path; mpsim's: its retransmissions.", "",
+            "packets declared lost per path, noq's and mpsim's (a lost packet's data is sent again on whichever path the scheduler picks).", "",
             self.table(), "", "Settings the matched mpsim run took from the real run:", "",
             "\n".join(ch) if self.changed else "none", "",
             "Errors: " + ("; ".join(errs) if errs else "none"), ""])
@@ -457,13 +457,13 @@ def compare(d: dict[str, Any], desc: dict[str, Any], origin: str, *, repeat: int
             used.append(ov)
             ms = _run_mpsim(d, ov, seed)
             mf = _run_mpsim(d, {}, seed, series=False)
-            if out is not None:
-                _mpsim_qlog(d, ov, seed, Path(out) / "qlog" / f"repeat{k}")
+            mlost = _mpsim_lost(d, ov, seed, Path(out) / "qlog" / f"repeat{k}" if out is not None else None)
             r, m, m2 = rs["flows"][0], ms["flows"][0], mf["flows"][0]
             flows.append({"repeat": k, "seed": seed, "flow": r["flow"], "real_goodput_bps": r["goodput_bps"],
                           "mpsim_goodput_bps": m["goodput_bps"], "mpsim_file_goodput_bps": m2["goodput_bps"],
                           "ratio_mpsim_real": m["goodput_bps"] / r["goodput_bps"] if r["goodput_bps"] else None,
-                          "real_retransmits": r["retransmits"], "mpsim_retransmits": m["retransmits"],
+                          "real_lost_packets": r["lost_packets"], "mpsim_lost_packets": sum(mlost),
+                          "mpsim_retransmits": m["retransmits"],
                           "real_longest_silence_s": r["longest_silence_s"], "established_s": r["established_s"],
                           "multipath": r["multipath"], "error": r["error"]})
             mp = {x["path"]: x for x in ms["paths"]}
@@ -474,7 +474,9 @@ def compare(d: dict[str, Any], desc: dict[str, Any], origin: str, *, repeat: int
                               "real_goodput_bps": p["goodput_bps"], "mpsim_goodput_bps": q.get("goodput_bps"),
                               "mpsim_file_goodput_bps": fp.get(p["path"], {}).get("goodput_bps"),
                               "ratio_mpsim_real": q["goodput_bps"] / p["goodput_bps"] if q and p["goodput_bps"] else None,
-                              "real_retransmits": p["retransmits"], "mpsim_retransmits": q.get("retransmits"),
+                              "real_lost_packets": p["lost_packets"],
+                              "mpsim_lost_packets": mlost[f0["paths"].index(p["path"])],
+                              "mpsim_retransmits": q.get("retransmits"),
                               "real_congestion_events": p["congestion_events"],
                               "real_rtt_mean_ms": p["rtt_mean_ms"], "mpsim_rtt_mean_ms": q.get("rtt_mean_ms"),
                               "real_rtt_min_ms": p["rtt_min_ms"], "real_cwnd_mean_bytes": p["cwnd_mean_bytes"],
@@ -492,12 +494,16 @@ def compare(d: dict[str, Any], desc: dict[str, Any], origin: str, *, repeat: int
     return res
 
 
-def _mpsim_qlog(d: dict[str, Any], ov: Mapping[str, Any], seed: int, folder: Path) -> None:
-    """mpsim's qlog of the matched run (``mpsim-<flow>.sqlog``), beside the real one's."""
+def _mpsim_lost(d: dict[str, Any], ov: Mapping[str, Any], seed: int, qlog: Path | None) -> list[int]:
+    """Packets the matched mpsim run declared lost, per path (its summary's ``quic`` record),
+    and, with *qlog*, its qlog trace copied there as ``mpsim-<flow>.sqlog``."""
     from ..api import run
 
     with tempfile.TemporaryDirectory(prefix="mpsim-qlog-") as td:
-        run(d, overrides={**ov, "seed": seed}, progress=False, qlog=td)
-        folder.mkdir(parents=True, exist_ok=True)
-        for q in Path(td).glob("*.sqlog"):
-            shutil.copy(q, folder / f"mpsim-{q.name}")
+        res = run(d, overrides={**ov, "seed": seed}, progress=False, qlog=td)
+        if qlog is not None:
+            qlog.mkdir(parents=True, exist_ok=True)
+            for q in Path(td).glob("*.sqlog"):
+                shutil.copy(q, qlog / f"mpsim-{q.name}")
+    rec = next(f for f in res.summary["flows"] if not f.get("background"))
+    return [int(x) for x in rec["quic"]["packets_lost"]]
