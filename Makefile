@@ -73,6 +73,7 @@ test: lint test-rust test-python test-fuzz
 lint: build
 	cargo fmt --all --check
 	cd fuzz && cargo fmt --check
+	cargo fmt --manifest-path crates/mpsim-quicpeer/Cargo.toml --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cd fuzz && RUSTC_BOOTSTRAP=1 cargo clippy --quiet -- -D warnings
 	$(BIN)/ruff check --quiet python tests benches
@@ -159,6 +160,8 @@ kernel-table: build
 # The Multipath QUIC peer of `mpsim kernel` (noq): its own workspace, outside the default build.
 quicpeer:
 	cargo build --release --quiet --manifest-path crates/mpsim-quicpeer/Cargo.toml --target-dir target
+	cargo test --release --quiet --manifest-path crates/mpsim-quicpeer/Cargo.toml --target-dir target
+	cargo clippy --release --quiet --manifest-path crates/mpsim-quicpeer/Cargo.toml --target-dir target --all-targets -- -D warnings
 
 quic-table: build quicpeer
 	$(BIN)/python benches/quic_real.py --repeat 3 --out benches/results/quic_real.md

@@ -24,6 +24,7 @@ use noq::{ClientConfig, Connection, Endpoint, PathId, PathStatus, QlogFileFactor
 use serde_json::{json, Value};
 
 /// What both sides are told.
+#[derive(Debug)]
 struct Args {
     role: String,
     listen: Option<SocketAddr>,
