@@ -179,3 +179,16 @@ def test_multipath_quic_json_on_the_command_line():
     # both paths carry data, and their parts add up to the flow's goodput
     assert all(p["real_goodput_bps"] > 0 for p in ps)
     assert sum(p["real_goodput_bps"] for p in ps) == pytest.approx(f["real_goodput_bps"]["median"])
+
+
+@needs_emulator
+def test_without_the_peer_the_command_says_why_in_one_line(tmp_path):
+    import os
+
+    env = {**os.environ, "MPSIM_QUICPEER": str(tmp_path / "nope")}
+    r = subprocess.run([sys.executable, "-m", "mpsim", "kernel", str(SCEN / "quic_10m.toml")], capture_output=True,
+                       text=True, env=env)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("error: the QUIC side ") and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    h = subprocess.run([sys.executable, "-m", "mpsim", "kernel", "--help"], capture_output=True, text=True).stdout
+    assert "mpsim-quicpeer" in h and "mpsim/real" in h

@@ -1162,6 +1162,9 @@ what it maps:
   backup subflows, link outages, stop times, RTO settings other than Linux's) is refused
   with one message naming every such feature. Multipath TCP gets subflow limits and one
   'signal' endpoint per extra path on the server (no client 'subflow' endpoints).
+  A flow with transport "quic" (one path or several) runs instead on a real Multipath QUIC
+  implementation, mpsim-quicpeer on noq ('make quicpeer'; $MPSIM_QUICPEER names another
+  build), beside mpsim's QUIC; the ratio is then mpsim/real (docs/kernel.md).
 
 what it prints:
   per flow and per path: the kernel's goodput (median over the repeats, mean, min-max),
