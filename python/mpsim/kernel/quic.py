@@ -209,9 +209,10 @@ def run_once(d: dict[str, Any], desc: dict[str, Any], seed: int, workdir: Path) 
         line = server.stdout.readline() if server.stdout else ""
         if "listening" not in line:
             raise RuntimeError(f"the QUIC server did not start: {server.stderr.read() if server.stderr else ''}")
-        servers = [f"--server={tb.client_addr(p)}:{PORT}" for p in f["paths"]]
-        client = _spawn(tb, "server", ["client", *[x for s in servers for x in s.split("=", 1)], "--cert", str(cert),
-                                       "--out", str(cout), "--qlog", str(qlog), *peer_args(f, dur)])
+        # one --server per path: the bulk sender's address on that path, in path order
+        servers = [x for p in f["paths"] for x in ("--server", f"{tb.client_addr(p)}:{PORT}")]
+        client = _spawn(tb, "server", ["client", *servers, "--cert", str(cert), "--out", str(cout), "--qlog", str(qlog),
+                                       *peer_args(f, dur)])
         t_start = time.monotonic_ns()
         client.wait(timeout=dur + 60)
         if client.returncode != 0:
