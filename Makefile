@@ -9,7 +9,7 @@ PIP    := $(BIN)/python -m pip
 STAMP  := $(VENV)/.deps-installed
 OUT    ?= out
 
-.PHONY: help setup build demo test lint test-rust test-python test-fuzz fuzz fuzz-setup fuzz-unpack validate tcp-fidelity westwood-nj bench bench-aqm speed plugin-speed wheel wheel-check sweep-bench memory clean kernel-table sctp-validate
+.PHONY: help setup build demo test lint test-rust test-python test-fuzz fuzz fuzz-setup fuzz-unpack validate tcp-fidelity westwood-nj bench bench-aqm speed plugin-speed wheel wheel-check sweep-bench memory clean kernel-table sctp-validate quicpeer quic-table
 
 help:
 	@echo "make demo      set up, then run the main job: the paper reproductions, the validation report and example runs into $(OUT)/"
@@ -28,6 +28,8 @@ help:
 	@echo "make sweep-bench  sweep scaling (local processes, Dask) and parent memory -> benches/results/sweep_scaling.md"
 	@echo "make memory    estimated against measured peak memory of large runs -> benches/results/memory.md"
 	@echo "make fuzz      coverage-guided fuzzing of the scenario reader and of whole runs (FUZZ_TIME=$(FUZZ_TIME) s each)"
+	@echo "make quicpeer  the Multipath QUIC peer (noq) that mpsim kernel runs for QUIC flows -> target/release/mpsim-quicpeer"
+	@echo "make quic-table  (root) scenarios/kernel_quic/ on noq beside mpsim's QUIC -> benches/results/quic_real.md (~6 min)"
 	@echo "make kernel-table  (root) scenarios/kernel/ on Linux TCP/MPTCP beside mpsim -> docs/reports/kernel-results.md (~25 min)"
 
 $(STAMP): pyproject.toml
@@ -71,6 +73,7 @@ test: lint test-rust test-python test-fuzz
 lint: build
 	cargo fmt --all --check
 	cd fuzz && cargo fmt --check
+	cargo fmt --manifest-path crates/mpsim-quicpeer/Cargo.toml --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cd fuzz && RUSTC_BOOTSTRAP=1 cargo clippy --quiet -- -D warnings
 	$(BIN)/ruff check --quiet python tests benches
@@ -153,6 +156,15 @@ bench-aqm: build
 
 kernel-table: build
 	$(BIN)/python -m mpsim.kernel.report --out docs/reports/kernel-results.md --repeat 3
+
+# The Multipath QUIC peer of `mpsim kernel` (noq): its own workspace, outside the default build.
+quicpeer:
+	cargo build --release --quiet --manifest-path crates/mpsim-quicpeer/Cargo.toml --target-dir target
+	cargo test --release --quiet --manifest-path crates/mpsim-quicpeer/Cargo.toml --target-dir target
+	cargo clippy --release --quiet --manifest-path crates/mpsim-quicpeer/Cargo.toml --target-dir target --all-targets -- -D warnings
+
+quic-table: build quicpeer
+	$(BIN)/python benches/quic_real.py --repeat 3 --out benches/results/quic_real.md
 
 speed:
 	$(PYTHON) benches/speed.py $$(command -v valgrind >/dev/null && echo --instructions)

@@ -7,7 +7,9 @@ stands, and returns them side by side (a :class:`KernelResult`; every ratio is m
 holds the testbed (namespaces, TUN devices, the link emulator, the endpoints);
 :mod:`mpsim.kernel.result` the result, its tables, its JSON document and the stall rule;
 :mod:`mpsim.kernel.report` writes the table of every scenario of
-``scenarios/kernel/`` (``python -m mpsim.kernel.report``, ``make kernel-table``).
+``scenarios/kernel/`` (``python -m mpsim.kernel.report``, ``make kernel-table``);
+:mod:`mpsim.kernel.quic` runs a QUIC flow on a real Multipath QUIC implementation (noq)
+instead of the kernel's TCP, in the same testbed.
 
 >>> import mpsim
 >>> side = mpsim.kernel.compare("scenario.toml", repeat=3)   # doctest: +SKIP

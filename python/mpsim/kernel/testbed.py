@@ -965,6 +965,11 @@ def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | Non
     if ov:
         d = apply_overrides(d, ov, origin=origin)
     desc = describe(d, origin)
+    if any(f["transport"] == "quic" for f in desc["flows"]):
+        # QUIC runs on a real Multipath QUIC implementation instead (quic.py)
+        from . import quic
+
+        return quic.compare(d, desc, origin, repeat=repeat, out=out, progress=progress)  # type: ignore[return-value]
     bad = unmappable(desc)
     if bad:
         raise ScenarioError(origin, "", "cannot run on the Linux kernel: " + "; ".join(bad))
@@ -1157,6 +1162,9 @@ what it maps:
   backup subflows, link outages, stop times, RTO settings other than Linux's) is refused
   with one message naming every such feature. Multipath TCP gets subflow limits and one
   'signal' endpoint per extra path on the server (no client 'subflow' endpoints).
+  A flow with transport "quic" (one path or several) runs instead on a real Multipath QUIC
+  implementation, mpsim-quicpeer on noq ('make quicpeer'; $MPSIM_QUICPEER names another
+  build), beside mpsim's QUIC; the ratio is then mpsim/real (docs/kernel.md).
 
 what it prints:
   per flow and per path: the kernel's goodput (median over the repeats, mean, min-max),
