@@ -30,14 +30,40 @@ needs_kernel = pytest.mark.skipif(not ok, reason=f"the kernel side {why}")
 needs_emulator = pytest.mark.skipif(K.find_emulator() is None, reason="the link emulator is not built")
 
 
+def _named_by(pid: int) -> re.Pattern[str]:
+    """Names of the namespaces (mpk...) and TUN devices (mk...) the testbeds of process `pid`
+    make: its pid and two digits of the clock, then c or s (and a path index for devices)."""
+    return re.compile(rf"mp?k{pid % 100000}\d\d[cs]\d*$")
+
+
 def _ours(pid: int | None = None) -> set[str]:
     """Namespaces and devices left by the testbeds of process `pid` (this one by default). The testbed
     names them after its pid and two digits of the clock, so other runs on the machine are not counted."""
-    pid = os.getpid() if pid is None else pid
-    own = re.compile(rf"mp?k{pid % 100000}\d\d[cs]\d*$")
+    own = _named_by(os.getpid() if pid is None else pid)
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     return {w for w in ns + [x.rstrip(":").split("@")[0] for x in links.split()] if own.match(w)}
+
+
+def _processes_of(pid: int) -> list[str]:
+    """Command lines of the processes left by the testbeds of process `pid`: those naming its
+    namespaces, and link emulators holding its TUN devices (a TUN descriptor's fdinfo names the
+    device), so emulators of other runs on the machine are not counted."""
+    own = _named_by(pid)
+    left = []
+    for d in Path("/proc").iterdir():
+        try:
+            c = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if any(own.match(w) for w in c.split()):
+                left.append(c)
+            elif "mpsim-linkemu --config" in c:
+                devices = [line.split()[-1] for f in (d / "fdinfo").iterdir()
+                           for line in f.read_text().splitlines() if line.startswith("iff:")]
+                if any(own.match(dev) for dev in devices):
+                    left.append(c)
+        except OSError:
+            continue
+    return left
 
 
 @needs_emulator
@@ -211,13 +237,7 @@ def test_interrupt_removes_namespaces_devices_and_processes(sig):
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert tag not in ns
     assert not _ours(p.pid)
-    cmdlines = []
-    for d in Path("/proc").iterdir():
-        try:
-            cmdlines.append((d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
-        except OSError:
-            continue
-    assert not [c for c in cmdlines if tag in c or ("mpsim-linkemu --config" in c and "mpsim-kernel-" in c)]
+    assert not _processes_of(p.pid)
 
 
 SS_SAMPLE = """\
