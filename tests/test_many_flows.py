@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 import mpsim
@@ -105,6 +106,25 @@ def test_a_run_of_many_flows_builds_no_python_object_per_flow(tmp_path):
     assert "summary" not in res.__dict__
     assert len(pd.read_parquet(tmp_path / "flows.parquet")) == 2000
     assert len(res.links) == 2 and "summary" not in res.__dict__
+
+
+def test_files_of_many_flows_hold_one_flow_a_line_and_the_series_as_through_pandas(tmp_path):
+    res = mpsim.run(many(1500), progress=False)
+    res.save(tmp_path, "json,parquet")
+    lines = (tmp_path / "scenario.json").read_text().splitlines()
+    assert json.loads("\n".join(lines)) == res.scenario
+    assert '    {"name": "f1499", "path": "p"}' in lines
+    res.save(tmp_path / "all", "json")
+    text = (tmp_path / "all" / "summary.json").read_text()
+    assert json.loads(text) == res.summary and len(text.splitlines()) < 1600
+    # the series go to Parquet from the core's buffers: the file a DataFrame gives (NaN as null)
+    from mpsim.stream import parquet_safe, write_frame
+
+    for table in ("flow_series", "subflow_series", "link_series"):
+        write_frame(parquet_safe(getattr(res, table)), tmp_path / "frame.parquet")
+        ours, theirs = pq.read_table(tmp_path / f"{table}.parquet"), pq.read_table(tmp_path / "frame.parquet")
+        assert ours.equals(theirs) and ours.num_rows > 0, table
+    assert pq.read_table(tmp_path / "flow_series.parquet")["psnr_db"].null_count == len(res.flow_series)
 
 
 def test_the_run_table_prints_the_first_flows_and_says_where_the_rest_are(tmp_path, capsys):

@@ -198,6 +198,7 @@ def run(
         overrides = {**(overrides or {}), "metrics.qlog": True}
         Path(qlog).mkdir(parents=True, exist_ok=True)
     d, origin, js, applied = _prepare(scenario, overrides, kw)
+    scenario_json = js  # the scenario as run, for scenario.json (without the plug-ins' renames)
     js, plugins = _plugins(d, origin, js, applied)
     name = d.get("name") if isinstance(d.get("name"), str) else None
     estimate = None
@@ -232,6 +233,7 @@ def run(
         info["estimate"] = estimate
     info.update(resources.host_info())
     res = Result({**raw, "run_info": info}, d, origin, stream_dir=stream_dir)
+    res._scenario_json = scenario_json
     if pcap is not None:
         res.pcap_files = _write_captures(raw.get("pcap") or [], Path(pcap))
     if qlog is not None:
@@ -327,6 +329,8 @@ class Result:
         self.pcap_files: list[Path] = []
         #: the qlog traces written by ``run(..., qlog=dir)``
         self.qlog_files: list[Path] = []
+        # the scenario as the core read it (JSON), kept by `run` so `save` need not make it again
+        self._scenario_json: str | None = None
 
     # -- tables --
 
@@ -470,10 +474,10 @@ class Result:
     def _summary_file_text(self, with_table: bool) -> str:
         """What ``summary.json`` holds: the summary; with more than 1,000 flows and a flows
         table written beside it, only the first 1,000 (``flows_omitted`` says how many more
-        are in the table)."""
+        are in the table). More than :data:`LONG_LIST` flows are written one per line."""
         if with_table and self._summary_brief is not None:
-            return json.dumps(json.loads(self._summary_brief), indent=2)
-        return self.to_json()
+            return _dumps(json.loads(self._summary_brief))
+        return _dumps(self.summary)
 
     def save(self, out_dir: str | os.PathLike[str], formats: str | Iterable[str] = ("json", "csv")) -> list[Path]:
         """Writes the results into directory *out_dir* (created if needed).
@@ -490,7 +494,9 @@ class Result:
         Returns:
             the paths written, in order.
         """
-        from .stream import parquet_safe, write_frame
+        import pyarrow.parquet as pq
+
+        from .stream import arrow_table, parquet_safe, write_frame
 
         fmts = parse_formats(formats)
         out = Path(out_dir)
@@ -501,7 +507,8 @@ class Result:
             p.write_text(self._summary_file_text(with_table=bool({"csv", "parquet"} & set(fmts))) + "\n", encoding="utf-8")
             written.append(p)
             p = out / "scenario.json"
-            p.write_text(json.dumps(json.loads(to_json(self.scenario, self.origin)), indent=2) + "\n", encoding="utf-8")
+            scenario_json = self._scenario_json or to_json(self.scenario, self.origin)
+            p.write_text(_dumps(json.loads(scenario_json)) + "\n", encoding="utf-8")
             written.append(p)
             p = out / "run_info.json"
             p.write_text(json.dumps(self.run_info, indent=2) + "\n", encoding="utf-8")
@@ -516,6 +523,9 @@ class Result:
             ("subflow_series", lambda: self.subflow_series),
             ("link_series", lambda: self.link_series),
         ]
+        # a series held in memory goes to Parquet from the core's Arrow buffers, without a
+        # DataFrame on the way (the same file as through one: NaN written as null)
+        buffers = {"flow_series": self._flow_series, "subflow_series": self._subflow_series, "link_series": self._link_series}
         if "trace" in streamed or (self.stream_dir is None and self._trace is not None):
             tables.append(("trace", lambda: self.trace))
         for fmt in ("csv", "parquet"):
@@ -527,6 +537,8 @@ class Result:
                     _copy_streamed(self._streamed_file(name), p, fmt)
                 elif fmt == "csv":
                     table().to_csv(p, index=False)
+                elif name in buffers and self.stream_dir is None and name not in self.__dict__:
+                    pq.write_table(_nan_as_null(arrow_table(buffers[name])), p)
                 else:
                     write_frame(parquet_safe(table()), p)  # names as `string`, as when streamed
                 written.append(p)
@@ -539,6 +551,38 @@ class Result:
             f"<mpsim.Result {s.get('scenario')!r} seed={s.get('seed')} "
             f"duration={s.get('duration_s')}s goodput [{flows}]>"
         )
+
+
+#: A list longer than this is written one entry per line in summary.json and scenario.json
+#: (the flows of a run of many flows), where an indented entry would take a dozen lines and
+#: Python's indenting JSON encoder most of the time of writing the file.
+LONG_LIST = 1000
+
+
+def _dumps(obj: Any) -> str:
+    """JSON text of *obj* indented by 2, with each entry of a list longer than
+    :data:`LONG_LIST` at the top level on one line of its own."""
+    if not isinstance(obj, dict) or not any(isinstance(v, list) and len(v) > LONG_LIST for v in obj.values()):
+        return json.dumps(obj, indent=2)
+    items = []
+    for k, v in obj.items():
+        if isinstance(v, list) and len(v) > LONG_LIST:
+            body = ",\n".join("    " + json.dumps(x) for x in v)
+            items.append(f"  {json.dumps(k)}: [\n{body}\n  ]")
+        else:
+            items.append(f"  {json.dumps(k)}: " + json.dumps(v, indent=2).replace("\n", "\n  "))
+    return "{\n" + ",\n".join(items) + "\n}"
+
+
+def _nan_as_null(table: Any) -> Any:
+    """*table* with NaN in its float columns as null, as pandas hands them to Arrow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for i, col in enumerate(table.columns):
+        if pa.types.is_floating(col.type) and pc.any(pc.is_nan(col)).as_py():
+            table = table.set_column(i, table.field(i), pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col))
+    return table
 
 
 def _to_pandas(table: Any) -> "pd.DataFrame":

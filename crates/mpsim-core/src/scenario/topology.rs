@@ -227,6 +227,13 @@ impl Topology {
         (i < self.hosts && format!("h{i}") == name).then_some(i)
     }
 
+    /// The switch host `h` hangs from (every topology links a host to exactly one switch)
+    /// and the link from that switch down to the host (the cable's other direction).
+    pub fn access(&self, h: usize) -> (usize, usize) {
+        let (switch, up) = self.adj[h][0];
+        (switch as usize, up as usize + 1)
+    }
+
     /// Hops from every node to node `dst` (breadth first; hosts do not forward).
     pub fn distances(&self, dst: usize) -> Vec<u32> {
         let mut dist = vec![u32::MAX; self.nodes.len()];

@@ -82,7 +82,7 @@ pub(super) struct Router<'t> {
     seed: u64,
     /// The rate of a host's link into the network (what `load` is a share of).
     access_bps: u64,
-    /// Hops to each destination host used so far.
+    /// Hops to the switch of each destination host used so far.
     distances: HashMap<usize, Vec<u32>>,
 }
 
@@ -93,9 +93,14 @@ impl<'t> Router<'t> {
 
     /// The routes of `subflows` connections from `src` to `dst` of the flow `name`, each with
     /// its own source port drawn from the stream `ports/<name>`.
+    ///
+    /// A route to a host is the route to its switch and the switch's link down to it (the
+    /// host has no other neighbour, so the shortest paths and their hashes are the same): one
+    /// breadth-first search per switch, not per host, however many hosts there are.
     pub fn routes(&mut self, name: &str, src: usize, dst: usize, subflows: usize) -> Vec<Vec<usize>> {
         let t = self.topology;
-        let dist = self.distances.entry(dst).or_insert_with(|| t.distances(dst));
+        let (switch, down) = t.access(dst);
+        let dist = self.distances.entry(switch).or_insert_with(|| t.distances(switch));
         let mut rng = Rng::substream(self.seed, &format!("ports/{name}"));
         let mut ports: Vec<u16> = Vec::with_capacity(subflows);
         while ports.len() < subflows {
@@ -104,7 +109,14 @@ impl<'t> Router<'t> {
                 ports.push(p);
             }
         }
-        ports.iter().map(|&p| t.route(src, dist, &FiveTuple::tcp(src, dst, p, LISTEN_PORT))).collect()
+        ports
+            .iter()
+            .map(|&p| {
+                let mut links = t.route(src, dist, &FiveTuple::tcp(src, dst, p, LISTEN_PORT));
+                links.push(down);
+                links
+            })
+            .collect()
     }
 }
 
@@ -411,6 +423,33 @@ mod tests {
         }
         assert_ne!(derangement(16, &mut Rng::from_seed(1)), derangement(16, &mut Rng::from_seed(2)));
         assert_eq!(derangement(2, &mut Rng::from_seed(5)), vec![1, 0]);
+    }
+
+    #[test]
+    fn routes_through_the_switch_of_the_destination_are_those_to_the_host() {
+        // the search per switch gives every route the search per host gives, hashes included
+        for t in [Topology::fat_tree(4, 3), Topology::leaf_spine(3, 2, 3, 4), Topology::dumbbell(3, 5)] {
+            let mut router = Router::new(&t, 9, 1);
+            for src in 0..t.hosts {
+                for dst in (0..t.hosts).filter(|&d| d != src) {
+                    let name = format!("f{src}_{dst}");
+                    let ours = router.routes(&name, src, dst, 4);
+                    let mut rng = Rng::substream(9, &format!("ports/{name}"));
+                    let mut ports: Vec<u16> = Vec::new();
+                    while ports.len() < 4 {
+                        let p = PORT_BASE + rng.below(PORTS) as u16;
+                        if !ports.contains(&p) {
+                            ports.push(p);
+                        }
+                    }
+                    let dist = t.distances(dst);
+                    let theirs: Vec<Vec<usize>> =
+                        ports.iter().map(|&p| t.route(src, &dist, &FiveTuple::tcp(src, dst, p, LISTEN_PORT))).collect();
+                    assert_eq!(ours, theirs, "{} h{src} to h{dst}", t.kind);
+                }
+            }
+            assert!(router.distances.len() < t.hosts, "{}: one search per switch", t.kind);
+        }
     }
 
     #[test]
