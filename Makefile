@@ -63,8 +63,9 @@ test-python: build
 	$(BIN)/python -m pytest -q
 
 # every test, fuzzing for a bounded time included (test-fuzz below); CI runs this on a fresh
-# machine (.ci/run)
-test: lint test-rust test-python test-fuzz
+# machine (.ci/run). The QUIC peer is built first so that the side-by-side runs of
+# tests/test_kernel_quic.py take place where the machine allows them (root, TUN).
+test: lint test-rust quicpeer test-python test-fuzz
 
 # the house style, checked: rustfmt (width in rustfmt.toml), clippy with warnings as errors
 # (the workspace and the fuzz crate), ruff (rules in pyproject.toml), and mypy's stubtest of
