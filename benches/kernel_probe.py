@@ -6,6 +6,11 @@
         none; OUT/ss.txt) and, unless `no`, what the client writes into each path's TUN device
         is captured (OUT/<path>.pcap, needs dumpcap). Both disturb the run: they take CPU from
         the receiving program, which the kernel's ACKs depend on (docs/kernel.md)
+    sudo .venv/bin/python benches/kernel_probe.py rcvmem SCENARIO CC OUT [EVERY]
+        one kernel run; the receiving side's sockets, the Multipath TCP connection's included,
+        are sampled with `ss -tinmM` every EVERY s (default 0.1) in `server` (OUT/ss_server.txt):
+        receive memory held (skmem r), receive buffer (rb), window offered (rcv_space,
+        rcv_wnd); then summarised (`rcvmem OUT` alone summarises again)
     .venv/bin/python benches/kernel_probe.py ss OUT
         per subflow, from 2 s on: mean cwnd, segments unacknowledged, bytes not yet sent, the
         window offered (mean, min, max), how many samples had fewer unacknowledged than cwnd;
@@ -97,6 +102,58 @@ def capture(name: str, cc: str, out: str, ss_every: str = "0.05", pcap: str = "y
     K.Testbed._setup, K.Testbed.close = _setup, _close
     r = K.compare(SCEN / f"{name}.toml", repeat=1, overrides={"flow.*.cc": cc})
     print(r.paths.to_string())
+
+
+def rcvmem(name: str, cc: str | None = None, out: str | None = None, every: str = "0.1") -> None:
+    if out is None:  # summarise a run already made
+        out, cc = name, None
+    o = Path(out)
+    if cc is not None:
+        o.mkdir(parents=True, exist_ok=True)
+        setup, close = K.Testbed._setup, K.Testbed.close
+        procs: list[subprocess.Popen] = []
+
+        def _setup(tb):
+            setup(tb)
+            with open(o / "ss_server.txt", "w") as f:
+                procs.append(subprocess.Popen(["ip", "netns", "exec", tb.ns["server"], "sh", "-c",
+                    f"while true; do echo T $(date +%s.%N); ss -tinmMH; sleep {every}; done"], stdout=f))
+            time.sleep(1.0)
+
+        def _close(tb):
+            for p in procs:
+                p.terminate()
+                p.wait()
+            close(tb)
+
+        K.Testbed._setup, K.Testbed.close = _setup, _close
+        r = K.compare(SCEN / f"{name}.toml", repeat=1, overrides={"flow.*.cc": cc})
+        print(r.paths.to_string())
+    # per socket (local address:port), from 2 s on: skmem r (memory held), rb, rcv_wnd
+    t0, t, rows = None, 0.0, collections.defaultdict(list)
+    key = None
+    for line in (o / "ss_server.txt").read_text().splitlines():
+        if line.startswith("T "):
+            t = float(line.split()[1])
+            t0 = t0 or t
+            continue
+        m = re.match(r"(\S+)\s+ESTAB\s+\d+\s+\d+\s+(\S+)\s+(\S+)", line)
+        if m:
+            key = (m.group(1), m.group(2), m.group(3))
+            continue
+        if key is None or t0 is None or t - t0 < 2:
+            continue
+        g = lambda k: int(x.group(1)) if (x := re.search(k, line)) else None  # noqa: E731, B023
+        r_, rb, ooo = g(r"skmem:\(r(\d+)"), g(r",rb(\d+)"), g(r"rcv_ooopack:(\d+)")
+        if r_ is not None:
+            rows[key].append((r_, rb, g(r"rcv_ssthresh:(\d+)"), ooo))
+        key = None
+    for k, v in rows.items():
+        rs = sorted(x[0] for x in v)
+        ssth = [x[2] for x in v if x[2] is not None]
+        print(f"{k[0]} {k[1]} <- {k[2]}: {len(v)} samples, memory held (skmem r) mean {st.mean(rs):.0f}, "
+              f"p90 {rs[len(rs) * 9 // 10]}, max {rs[-1]} B of rb {v[0][1]} B"
+              + (f"; rcv_ssthresh min {min(ssth)} max {max(ssth)} B" if ssth else ""))
 
 
 TRACEFS = Path("/sys/kernel/tracing")
@@ -354,7 +411,7 @@ def slowstart(cc: str) -> None:
 
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:] or ["-h"]
-    fns = {"capture": capture, "trace": trace, "acks": acks, "lowat": lowat, "psh": psh, "mpsim-acks": mpsim_acks, "windows": windows, "ss": ss, "pcap": pcap, "starts": lambda a, b, c: starts(a, b, int(c)), "slowstart": slowstart}
+    fns = {"capture": capture, "trace": trace, "acks": acks, "lowat": lowat, "psh": psh, "mpsim-acks": mpsim_acks, "windows": windows, "ss": ss, "rcvmem": rcvmem, "pcap": pcap, "starts": lambda a, b, c: starts(a, b, int(c)), "slowstart": slowstart}
     if cmd not in fns:
         print(__doc__)
         sys.exit(2)

@@ -129,6 +129,32 @@ def test_mpsim_side_is_configured_as_the_kernel():
     assert not a.equals(b)
 
 
+def test_linux_window_scale_follows_the_buffer():
+    # the scales the kernel's sockets showed (`ss`: wscale:_,2 for 256,000 B; largest windows
+    # 262,140 and 4,194,240 B = 65,535 << 2 and << 6)
+    assert [K.linux_window_scale(b) for b in (60_000, 100_000, 256_000, 2_000_000, 4_000_000, 1 << 40)] == [0, 1, 2, 5, 6, 14]
+
+
+@needs_emulator
+def test_a_window_at_the_field_limit_gets_the_buffer_behind_it():
+    """A kernel window that reached 65535 << wscale was limited by the window field, not by
+    memory: mpsim gets the buffer's share offered as window and Linux's window scale; a window
+    below the limit stays the buffer, as before."""
+    from mpsim.scenario import load
+
+    d, origin = load(SCEN / "mptcp_rcvbuf_256k.toml")
+    desc = K.describe(d, origin)
+    assert desc["flows"][0]["tcp"]["window_scale"] is None
+    ov = K.mpsim_overrides(desc, {"mptcp": 262140.0})
+    assert ov["flow.mptcp.tcp.window_scale"] == 2
+    assert ov["flow.mptcp.tcp.rcv_buf"] == f"{int(2 * 256_000 * K.KERNEL_RCV_SCALING)}B" == "324096B"
+    ov = K.mpsim_overrides(desc, {"mptcp": 250000.0})
+    assert ov["flow.mptcp.tcp.rcv_buf"] == "250000B" and "flow.mptcp.tcp.window_scale" not in ov
+    # a scenario that sets its own window scale cannot run on the kernel, which picks its own
+    d["tcp"]["window_scale"] = 3
+    assert any("tcp.window_scale" in p for p in K.unmappable(K.describe(d, origin)))
+
+
 @needs_kernel
 def test_emulator_rate_and_delay_on_one_path():
     """Measured from the end hosts: rate within 1 %, delay within 1 ms (mean and median of

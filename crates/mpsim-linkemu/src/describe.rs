@@ -82,7 +82,7 @@ pub fn describe(s: &Scenario) -> Value {
                     "min_rto_s": t.min_rto.unwrap_or(t.rto.default_min_rto()).as_secs_f64(), "max_rto_s": t.max_rto.unwrap_or(t.rto.default_max_rto()).as_secs_f64(),
                     "initial_rto_s": t.initial_rto.as_secs_f64(),
                     "delayed_ack": t.delayed_ack.name(), "sack": t.sack, "ecn": t.ecn, "delack_timeout_s": t.delack_timeout.as_secs_f64(),
-                    "rcv_buf": t.rcv_buf, "snd_buf": t.snd_buf, "header": t.header,
+                    "rcv_buf": t.rcv_buf, "window_scale": t.window_scale, "snd_buf": t.snd_buf, "header": t.header,
                     "ssthresh": if t.ssthresh_of_cwnd { "cwnd" } else { "flight" },
                 },
             })

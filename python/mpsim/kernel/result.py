@@ -33,7 +33,10 @@ _WHY = {
     "tcp.header": "the kernel's bytes per packet: IPv4 20 + TCP 20 + timestamps 12 (MPTCP: + the 28 B DSS option, "
                   "16 B of which mpsim adds itself)",
     "tcp.rcv_buf": "the largest receive window the kernel advertised in that repeat (Linux offers a share of the "
-                   "doubled SO_RCVBUF as window)",
+                   "doubled SO_RCVBUF as window), or that share itself when the window reached the most its window "
+                   "field carries",
+    "tcp.window_scale": "the kernel's window reached the most its window field carries (65535 << the window "
+                        "scale Linux picks for the buffer); its buffer, larger, is tcp.rcv_buf",
     "start": "when that repeat's kernel connection was established (flows connect one after the other, each "
              "waiting for its handshake)",
     "jitter": "up to 0.2 ms of extra delay per packet for the testbed's timing noise (the emulator's lateness, "
@@ -60,6 +63,8 @@ def _file_value(key: str, d: Mapping[str, Any], desc: Mapping[str, Any]) -> str:
         return str(raw.get("join_delay", raw.get("join_at", "none")))
     if rest == "start":
         return f"{round(f['start_s'] * 1e6)}us"
+    if rest == "tcp.window_scale":
+        return "none" if f["tcp"].get("window_scale") is None else str(f["tcp"]["window_scale"])
     if rest in ("tcp.rcv_buf", "tcp.header"):
         return f"{f['tcp'][parts[3]]}B"
     return str(f["tcp"][parts[3]]) if parts[2] == "tcp" else str(f.get(parts[2]))

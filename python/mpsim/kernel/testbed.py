@@ -66,6 +66,11 @@ SUBNET = "10.201"
 #: testbed's own timing noise: the emulator writes packets late by about 0.1 ms on average
 #: (p99 0.4 to 0.6 ms, docs/reports/kernel-results.md), and the hosts' stacks add their own.
 KERNEL_JITTER = 200e-6
+#: The share of receive memory Linux offers as window on the testbed's TUN devices
+#: (`scaling_ratio`, payload over true size): `rcv_ssthresh` 324,000 B of a 512,000 B
+#: buffer on the receiving subflows (`benches/kernel_probe.py rcvmem`), and the largest
+#: window offered with a 200,000 B buffer, 126,562 B (mptcp_rcvbuf_small), both 0.633.
+KERNEL_RCV_SCALING = 0.633
 BIN_S = 0.1
 
 
@@ -191,6 +196,8 @@ def unmappable(desc: Mapping[str, Any]) -> list[str]:
             out.append(f"{n}: tcp.min_rto {t['min_rto_s'] * 1e3:g}ms (the kernel's is 200ms)")
         if abs(t["initial_rto_s"] - 1.0) > 1e-9:
             out.append(f"{n}: tcp.initial_rto {t['initial_rto_s']:g}s (the kernel's is 1s)")
+        if t.get("window_scale") is not None:
+            out.append(f"{n}: tcp.window_scale (the kernel picks its own from the receive buffer)")
     tcp = [f["tcp"] for f in flows if not f["background"]]
     for key in ("mss", "initial_window", "sack", "ecn"):
         if len({t[key] for t in tcp}) > 1:
@@ -844,6 +851,17 @@ def longest_silence(bins: list[int], start_s: float, end_s: float) -> float:
 # The mpsim side, configured as the kernel is
 
 
+def linux_window_scale(so_rcvbuf: int) -> int:
+    """The receive window scale Linux picks for a socket given ``SO_RCVBUFFORCE`` of
+    *so_rcvbuf* bytes (`tcp_select_initial_window`: the space, half the doubled buffer at
+    the initial scaling ratio, halved until it fits 16 bits; at most 14)."""
+    space, ws = so_rcvbuf, 0
+    while space > 65_535 and ws < 14:
+        space >>= 1
+        ws += 1
+    return ws
+
+
 def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None] | None = None,
                     starts: Mapping[str, float] | None = None) -> dict[str, Any]:
     """Overrides that make mpsim run the scenario as the kernel side does.
@@ -863,7 +881,11 @@ def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None]
     *windows*: per flow, the largest receive window the kernel advertised. Linux turns a
     receive buffer into a window through its skb overhead ratio (``SO_RCVBUF`` is doubled,
     then about 0.6 of it is offered as window), so the buffer that matters, the window the
-    sender was given, becomes mpsim's ``tcp.rcv_buf``.
+    sender was given, becomes mpsim's ``tcp.rcv_buf``. When that window is the most the
+    window field carries with Linux's window scale (``65535 << wscale``), the buffer has room
+    beyond it: ``tcp.rcv_buf`` becomes the buffer's share offered as window
+    (``KERNEL_RCV_SCALING`` of the doubled ``SO_RCVBUF``) and ``tcp.window_scale`` Linux's
+    scale, so held out-of-order data shrinks the window only once it fills that headroom.
 
     *starts*: per flow, the time (s) its kernel connection was established, which becomes the
     flow's start in mpsim: the kernel's sender connects its flows one after the other, each
@@ -877,7 +899,15 @@ def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None]
             ov[f"flow.{n}.join_delay"] = "linux"
         w = (windows or {}).get(n)
         if w and w < f["tcp"]["rcv_buf"] * 2:
-            ov[f"flow.{n}.tcp.rcv_buf"] = f"{int(w)}B"
+            ws = linux_window_scale(f["tcp"]["rcv_buf"])
+            memory = int(2 * f["tcp"]["rcv_buf"] * KERNEL_RCV_SCALING)
+            if w >= 65_535 << ws and memory > w:
+                # the window reached what the field carries: the buffer behind it is larger,
+                # and out-of-order data is held in that headroom before the window shrinks
+                ov[f"flow.{n}.tcp.rcv_buf"] = f"{memory}B"
+                ov[f"flow.{n}.tcp.window_scale"] = ws
+            else:
+                ov[f"flow.{n}.tcp.rcv_buf"] = f"{int(w)}B"
         ov[f"flow.{n}.tcp.delayed_ack"] = "linux"
         ov[f"flow.{n}.tcp.ssthresh"] = "cwnd"
         # the kernel's headers: IPv4, TCP, timestamps, and for MPTCP the DSS option (mpsim

@@ -503,6 +503,26 @@ mod tests {
     }
 
     #[test]
+    fn window_scale_caps_the_window_offered() {
+        let with_tcp = |tcp: &str| GOOD.replace("path = \"p\"\n", &format!("path = \"p\"\ntcp = {{ {tcp} }}\n"));
+        let t = &Scenario::from_toml(GOOD, "s").unwrap().flows[0].tcp;
+        assert_eq!((t.window_scale, t.max_window()), (None, u64::MAX));
+        let s = Scenario::from_toml(&with_tcp("window_scale = 2, rcv_buf = \"512000B\""), "s").unwrap();
+        let t = &s.flows[0].tcp;
+        assert_eq!((t.window_scale, t.max_window()), (Some(2), 262_140));
+        assert_eq!(t.receiver(false, crate::time::Dur::from_millis(10)).max_window, 262_140);
+        assert_eq!(t.sender(false).initial_rwnd, 262_140, "the SYN-ACK offers no more than the field carries");
+        assert_eq!(t.receiver(true, crate::time::Dur::from_millis(10)).max_window, u64::MAX, "a subflow's is the connection's");
+        for (v, found) in [("15", "found 15"), ("1.5", "found 1.5"), ("-1", "found -1")] {
+            let e = bad(&with_tcp(&format!("window_scale = {v}")));
+            assert_eq!(e.key, "flow[0].tcp.window_scale");
+            assert!(e.message.contains("expected a whole number from 0 to 14") && e.message.contains(found), "{e}");
+        }
+        let e = bad(&with_tcp("window_scale = \"2\""));
+        assert!(e.message.contains("expected a number, found a string"), "{e}");
+    }
+
+    #[test]
     fn ssthresh_halves_the_flight_or_the_window() {
         let with_tcp = |tcp: &str| GOOD.replace("path = \"p\"\n", &format!("path = \"p\"\ntcp = {{ {tcp} }}\n"));
         assert!(!Scenario::from_toml(GOOD, "s").unwrap().flows[0].tcp.ssthresh_of_cwnd);

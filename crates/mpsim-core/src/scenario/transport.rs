@@ -425,6 +425,7 @@ impl Reader<'_> {
                 "delayed_ack",
                 "delack_timeout",
                 "rcv_buf",
+                "window_scale",
                 "snd_buf",
                 "snd_buf_accounting",
                 "ssthresh",
@@ -503,6 +504,13 @@ impl Reader<'_> {
         }
         if let Some(b) = self.opt(&t, "rcv_buf", units::bytes)? {
             s.rcv_buf = b;
+        }
+        if t.map.contains_key("window_scale") {
+            let w = self.req_f64(&t, "window_scale")?;
+            if !(0.0..=14.0).contains(&w) || w.fract() != 0.0 {
+                return Err(self.e(&join(key, "window_scale"), format!("expected a whole number from 0 to 14 (RFC 7323), found {w}")));
+            }
+            s.window_scale = Some(w as u8);
         }
         // read with the send buffer's own limit, whatever the size of the number
         let snd_buf = |s: &str| match units::bytes(s) {

@@ -131,6 +131,9 @@ impl MptcpConn {
             RxLogic::by_name("mptcp_rec", &RxSetup { tear: r.tear.clone(), mss: f.tcp.mss, rtts }).expect("built-in")
         });
         let mut conn = MptcpConn::new(subs, sched, f.tcp.rcv_buf, f.tcp.header, f.tcp.mss);
+        if f.tcp.window_scale.is_some() {
+            conn.limit_window(f.tcp.max_window());
+        }
         conn.rx_logic = rx_logic;
         conn
     }

@@ -209,6 +209,14 @@ impl MptcpConn {
         }
     }
 
+    /// Limits the connection-level window to `max_window` bytes (the window scale's
+    /// `65535 << window_scale`; RFC 8684 §3.3.5: the subflows' window fields carry it).
+    pub fn limit_window(&mut self, max_window: u64) {
+        let buffer = self.rx.capacity();
+        self.rx = TcpReceiver::new(ReceiverConfig { buffer, max_window, ..ReceiverConfig::default() });
+        self.right_edge = self.right_edge.min(max_window);
+    }
+
     /// Subflow `i` changed otherwise than by an ACK or a transmission (a timer, its window
     /// cut, its joining): its view and state must be rebuilt before their next use.
     #[inline]

@@ -129,6 +129,22 @@ fn data_ack_and_window_ride_on_every_subflow_ack() {
 }
 
 #[test]
+fn the_window_scale_caps_the_connection_window() {
+    // 8 segments of buffer, at most 4 in the window field (tcp.window_scale)
+    let mut c = conn("lowest_rtt", 8 * MSS as u64, false);
+    c.limit_window(4 * MSS as u64);
+    let mut tx = Tx::default();
+    c.on_packet(SimTime::ZERO, 1, &segment(0, 1000, MSS), &mut tx);
+    let (_, h) = acks(&tx)[0];
+    assert_eq!((h.data_ack, h.wnd()), (0, 4000));
+    // the hole fills: 4 segments beyond the DATA_ACK, the buffer's headroom unused
+    tx.out.clear();
+    c.on_packet(SimTime::ZERO, 0, &segment(0, 0, MSS), &mut tx);
+    let (_, h) = acks(&tx)[0];
+    assert_eq!((h.data_ack, h.wnd()), (2000, 4000));
+}
+
+#[test]
 fn receive_window_blocks_new_data_and_the_time_is_measured() {
     // a window of 3 segments: new data stops at DSN 3000 although both subflows have room
     let mut c = conn("lowest_rtt_plain", 3 * MSS as u64, false);

@@ -34,6 +34,10 @@ pub struct TcpConfig {
     pub delayed_ack: DelayedAck,
     pub delack_timeout: Dur,
     pub rcv_buf: u64,
+    /// The receiver's window scale (`tcp.window_scale`, RFC 7323 §2): the window field
+    /// carries at most 65,535 units of `2^window_scale` bytes, so no window offered exceeds
+    /// `65535 << window_scale` however much of `rcv_buf` is free. `None`: no such limit.
+    pub window_scale: Option<u8>,
     pub snd_buf: u64,
     /// How `snd_buf` is counted (`tcp.snd_buf_accounting`: "payload" or "linux").
     pub snd_buf_accounting: SndBufAccounting,
@@ -115,6 +119,7 @@ impl Default for TcpConfig {
             delayed_ack: DelayedAck::Off,
             delack_timeout: defaults::DELACK_TIMEOUT,
             rcv_buf: defaults::RCV_BUF,
+            window_scale: None,
             snd_buf: defaults::SND_BUF,
             snd_buf_accounting: SndBufAccounting::Payload,
             ssthresh_of_cwnd: false,
@@ -142,7 +147,7 @@ impl TcpConfig {
             initial_rto: self.initial_rto,
             ignore_rwnd: multipath,
             // the SYN-ACK announces the receive window before any data flows
-            initial_rwnd: self.rcv_buf,
+            initial_rwnd: self.rcv_buf.min(self.max_window()),
             halve_cwnd: self.ssthresh_of_cwnd,
         }
     }
@@ -153,6 +158,7 @@ impl TcpConfig {
     pub fn receiver(&self, multipath: bool, handshake: Dur) -> ReceiverConfig {
         ReceiverConfig {
             buffer: if multipath { u64::MAX / 4 } else { self.rcv_buf },
+            max_window: if multipath { u64::MAX } else { self.max_window() },
             ack_every: if self.delayed_ack == DelayedAck::Off { 1 } else { 2 },
             delack_timeout: self.delack_timeout,
             dsack: self.dsack,
@@ -160,6 +166,11 @@ impl TcpConfig {
             linux_delack: self.delayed_ack == DelayedAck::Linux,
             handshake_rtt: Some(handshake),
         }
+    }
+
+    /// The largest window the receiver can offer: `65535 << window_scale`, or no limit.
+    pub fn max_window(&self) -> u64 {
+        self.window_scale.map_or(u64::MAX, |s| 65_535 << s)
     }
 
     /// The payload the flow's send buffer holds at most: `snd_buf` counted as

@@ -12,8 +12,9 @@
 //! report is sent once. Off with `dsack: false` (Linux's `net.ipv4.tcp_dsack = 0`).
 //!
 //! The application reads in-order data at once, so the buffer holds only out-of-order bytes.
-//! The advertised window is the free space, but its right edge never moves left (RFC 9293
-//! §3.8.6: do not shrink the window), as real stacks behave.
+//! The advertised window is the free space, no more than the window field can carry with the
+//! receiver's window scale (`max_window`, RFC 7323 §2), but its right edge never moves left
+//! (RFC 9293 §3.8.6: do not shrink the window), as real stacks behave.
 
 use super::defaults;
 use super::delack::LinuxDelack;
@@ -30,6 +31,9 @@ const INDEX_BELOW: usize = 8;
 pub struct ReceiverConfig {
     /// Receive buffer in bytes.
     pub buffer: u64,
+    /// The largest window the window field can carry (`65535 << window_scale`, RFC 7323):
+    /// the window offered is the free space or this, whichever is smaller.
+    pub max_window: u64,
     /// ACK every `ack_every` in-order segments (1 = no delayed ACK, 2 = RFC 5681 delayed ACK).
     pub ack_every: u32,
     /// Longest an ACK may be delayed.
@@ -48,6 +52,7 @@ impl Default for ReceiverConfig {
     fn default() -> Self {
         ReceiverConfig {
             buffer: defaults::RCV_BUF,
+            max_window: u64::MAX,
             ack_every: 1,
             delack_timeout: defaults::DELACK_TIMEOUT,
             dsack: true,
@@ -207,7 +212,7 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(cfg: ReceiverConfig) -> TcpReceiver {
-        let right_edge = cfg.buffer;
+        let right_edge = cfg.buffer.min(cfg.max_window);
         let linux = cfg.linux_delack.then(|| LinuxDelack::new(cfg.delack_timeout, cfg.handshake_rtt));
         TcpReceiver {
             cfg,
@@ -247,9 +252,10 @@ impl TcpReceiver {
         self.delack_deadline
     }
 
-    /// Window to advertise: free space, without moving the right edge left.
+    /// Window to advertise: free space (at most `max_window`), without moving the right edge
+    /// left.
     pub fn window(&mut self) -> u64 {
-        let free_edge = self.rcv_nxt + self.cfg.buffer.saturating_sub(self.ooo_bytes);
+        let free_edge = self.rcv_nxt + self.cfg.buffer.saturating_sub(self.ooo_bytes).min(self.cfg.max_window);
         self.right_edge = self.right_edge.max(free_edge);
         self.right_edge - self.rcv_nxt
     }
@@ -652,6 +658,35 @@ mod tests {
         r.on_segment(SimTime::ZERO, 0, 1000);
         assert_eq!(r.rcv_nxt(), 3000);
         assert_eq!(r.window(), 5000);
+    }
+
+    #[test]
+    fn the_window_scale_caps_the_window_and_held_data_uses_the_headroom_first() {
+        // a 5000 B buffer behind a window field that carries at most 4000 B
+        let mut r = TcpReceiver::new(ReceiverConfig { buffer: 5000, max_window: 4000, ..ReceiverConfig::default() });
+        assert_eq!(r.window(), 4000);
+        r.on_segment(SimTime::ZERO, 0, 1000);
+        assert_eq!(r.window(), 4000, "free space 5000, capped at 4000");
+        // 1000 B held out of order: the free space, 4000, still fills the field
+        r.on_segment(SimTime::ZERO, 2000, 1000);
+        assert_eq!(r.window(), 4000);
+        r.on_segment(SimTime::ZERO, 1000, 1000);
+        assert_eq!((r.rcv_nxt(), r.window()), (3000, 4000));
+        // 2000 B held: now the free space binds (3000)
+        r.on_segment(SimTime::ZERO, 4000, 1000);
+        r.on_segment(SimTime::ZERO, 5000, 1000);
+        assert_eq!(r.window(), 4000, "the edge (7000) never moves left");
+        r.on_segment(SimTime::ZERO, 3000, 1000);
+        assert_eq!((r.rcv_nxt(), r.window()), (6000, 4000));
+        // a 4000 B buffer without the cap offers less once data is held
+        let mut u = rx(4000, 1);
+        u.on_segment(SimTime::ZERO, 2000, 1000);
+        u.on_segment(SimTime::ZERO, 0, 1000);
+        assert_eq!((u.rcv_nxt(), u.window()), (1000, 3000));
+        let mut c = TcpReceiver::new(ReceiverConfig { buffer: 5000, max_window: 4000, ..ReceiverConfig::default() });
+        c.on_segment(SimTime::ZERO, 2000, 1000);
+        c.on_segment(SimTime::ZERO, 0, 1000);
+        assert_eq!((c.rcv_nxt(), c.window()), (1000, 4000));
     }
 
     #[test]
