@@ -97,6 +97,9 @@ fn bad_quic_flows_are_refused_with_a_reason() {
         ("cc = \"bbr\"", "delivery-rate samples"),
         ("scheduler = \"lowest_rtt\"", "scheduler"),
         ("tcp = { mss = \"1000B\" }", "at least 1228"),
+        ("tcp = { ecn = true }", "quic = { ecn = true }"),
+        ("quic = { ecn = 1 }", "expected true or false"),
+        ("quic = { ecm = true }", "ecm"),
     ];
     for (extra, why) in cases {
         let text =
@@ -109,6 +112,8 @@ fn bad_quic_flows_are_refused_with_a_reason() {
     assert!(e.contains("metrics.pcap") && e.contains("QUIC"), "{e}");
     let e = Scenario::from_toml(&one_link("10s", "", "transport = \"quick\""), "t").unwrap_err().to_string();
     assert!(e.contains("tcp, udp, sctp or quic"), "{e}");
+    let e = Scenario::from_toml(&one_link("10s", "", "quic = { ecn = true }"), "t").unwrap_err().to_string();
+    assert!(e.contains("flow[0].quic") && e.contains("only a QUIC flow"), "{e}");
 }
 
 // ----- Multipath QUIC -----

@@ -9,7 +9,12 @@
 //! acknowledge; each path after the first validated by PATH_CHALLENGE and PATH_RESPONSE
 //! before it carries data; the flow's scheduler (`crate::sched`) choosing the path of every
 //! packet, lost data included, and coupled controllers told of the sibling paths.
+//!
+//! With ECN (`quic.ecn`, RFC 9000 §13.4) the sender's packets leave ECT(0); the receiver
+//! counts each space's codepoints and reports them in ACK_ECN (PATH_ACK_ECN) frames, and
+//! the sender validates them and reduces on a CE increase (`ecn.rs`, `recovery.rs`).
 
+use super::ecn::{EcnCounts, EcnSender};
 use super::qlog::Qlog;
 use super::ranges::RangeSet;
 use super::recovery::{Recovery, Settled};
@@ -17,7 +22,7 @@ use super::wire::{self, ACK_PACKET_PN_LEN, AEAD_TAG, IP_UDP, MAX_ACK_RANGES, SHO
 use crate::cc::SubflowState;
 use crate::cc::{Controller, Window};
 use crate::metrics::TraceKind;
-use crate::net::{Header, QuicHeader};
+use crate::net::{Ecn, Header, QuicHeader};
 use crate::sched::{CaState, Decision, Sched, SchedContext, SubflowView};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::PathRoutes;
@@ -37,6 +42,8 @@ pub struct QuicConfig {
     pub rcv_buf: u64,
     /// Initial window in packets (RFC 9002 §7.2 caps it at max(14720 bytes, 2 packets)).
     pub initial_window: u32,
+    /// ECN (`quic.ecn`): packets leave ECT(0) and ACKs carry the receiver's counts.
+    pub ecn: bool,
 }
 
 impl QuicConfig {
@@ -59,6 +66,9 @@ pub struct AckRecord {
     pub max_data: Option<u64>,
     /// The packet also carries a PATH_RESPONSE (to the path's PATH_CHALLENGE).
     pub path_response: bool,
+    /// The ECN counts of the space (an ACK_ECN or PATH_ACK_ECN frame), once any packet
+    /// arrived ECN-marked.
+    pub ecn: Option<EcnCounts>,
 }
 
 /// The `ack` field of a data packet that carries a PATH_CHALLENGE (data packets carry 0).
@@ -92,6 +102,8 @@ struct AckState {
     ack_at: Option<SimTime>,
     timer_event: Option<SimTime>,
     next_pn: u64,
+    /// Packets received with each ECN codepoint (RFC 9000 §13.4.1).
+    ecn: EcnCounts,
 }
 
 /// One path of the connection: its routes, its packet number space at both ends.
@@ -114,11 +126,13 @@ pub struct QuicPath {
 impl QuicPath {
     pub fn new(r: PathRoutes, cfg: &QuicConfig, cc: Controller, handshake_rtt: Dur) -> QuicPath {
         let w = Window { cwnd: cfg.initial_cwnd(), ssthresh: u64::MAX, mss: cfg.max_datagram as u64 };
+        let mut rec = Recovery::new(handshake_rtt, w, cc, cfg.max_ack_delay);
+        rec.ecn = EcnSender::new(cfg.ecn);
         QuicPath {
             name: r.name,
             fwd: r.fwd,
             rev: r.rev,
-            rec: Recovery::new(handshake_rtt, w, cc, cfg.max_ack_delay),
+            rec,
             timer_event: None,
             rx: AckState::default(),
             stats: PathStats::default(),
@@ -169,6 +183,11 @@ impl QuicPath {
     /// When the receiver's delayed ACK is due on this path.
     pub fn rx_timer(&self) -> Option<SimTime> {
         self.rx.ack_at
+    }
+
+    /// The ECN counts the receiver kept of this path's packets.
+    pub fn ecn_received(&self) -> EcnCounts {
+        self.rx.ecn
     }
 }
 
@@ -319,6 +338,10 @@ impl QuicConn {
         let rx = &mut self.paths[p].rx;
         let pn = h.pn;
         let new_pn = rx.received.insert(pn, pn + 1) == 1;
+        // RFC 9000 §13.4.1: a packet counts once, with the codepoint it arrived with
+        if new_pn {
+            rx.ecn.count(h.ecn);
+        }
         // RFC 9000 §13.2.1: acknowledge at once a packet that arrives out of order or
         // leaves a gap below it
         let reordered = rx.largest.is_some_and(|l| pn < l);
@@ -350,7 +373,9 @@ impl QuicConn {
         let rx = &self.paths[p].rx;
         // RFC 9000 §8.2.2: a PATH_CHALLENGE is answered at once, on the path it came on
         let challenge = h.ack == CHALLENGE;
-        if !new_pn || reordered || gap || rx.unacked >= 2 || credit_due || h.blocked || challenge {
+        // RFC 9000 §13.2.1: a packet marked CE is acknowledged at once
+        let ce = h.ecn == Ecn::Ce;
+        if !new_pn || reordered || gap || rx.unacked >= 2 || credit_due || h.blocked || challenge || ce {
             self.send_ack(now, p, h.blocked, challenge, tx);
         } else if rx.ack_at.is_none() {
             let at = now + self.cfg.max_ack_delay;
@@ -383,6 +408,9 @@ impl QuicConn {
         rx.received.keep_highest(2 * MAX_ACK_RANGES);
         let ack_delay = now - rx.largest_at;
         let mut size = IP_UDP + SHORT_HEADER + ACK_PACKET_PN_LEN + AEAD_TAG + wire::ack_frame(&ranges, ack_delay.0 / 1_000);
+        // ACK_ECN (0x03) or PATH_ACK_ECN (0x3f): the three counts after the ranges
+        let ecn = rx.ecn.any().then_some(rx.ecn);
+        size += ecn.map_or(0, |c| c.wire_len());
         if let Some(m) = max_data {
             size += wire::max_data_frames(m, m);
         }
@@ -401,13 +429,23 @@ impl QuicConn {
         rx.ack_at = None;
         path.stats.acks_sent += 1;
         let id = self.ack_base.wrapping_add(self.acks.len() as u32);
-        self.acks.push_back(AckRecord { ranges, ack_delay, max_data, path_response: response });
+        self.acks.push_back(AckRecord { ranges, ack_delay, max_data, path_response: response, ecn });
         if self.acks.len() > ACK_LOG {
             self.acks.pop_front();
             self.ack_base = self.ack_base.wrapping_add(1);
         }
-        let header =
-            QuicHeader { pn, offset: largest, sent_at: now, len: 0, ack: id, path: p as u8, is_ack: true, retx: false, blocked: false };
+        let header = QuicHeader {
+            pn,
+            offset: largest,
+            sent_at: now,
+            len: 0,
+            ack: id,
+            path: p as u8,
+            is_ack: true,
+            retx: false,
+            blocked: false,
+            ecn: Ecn::NotEct,
+        };
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].rev, size, header: Header::Quic(header) });
     }
 
@@ -419,7 +457,8 @@ impl QuicConn {
             self.peer_limit = self.peer_limit.max(m);
         }
         let sibs = self.siblings();
-        let settled = self.paths[p].rec.on_ack(now, &rec.ranges, rec.ack_delay, &sibs, p);
+        let ecn_before = self.paths[p].rec.ecn.state;
+        let settled = self.paths[p].rec.on_ack(now, &rec.ranges, rec.ack_delay, rec.ecn, &sibs, p);
         if rec.path_response && !self.paths[p].validated {
             self.paths[p].validated = true;
             self.paths[p].validated_at = Some(now);
@@ -427,7 +466,13 @@ impl QuicConn {
         if let Some(q) = &mut self.qlog {
             let ranges: Vec<[u64; 2]> = rec.ranges.iter().rev().map(|&(lo, hi)| [lo, hi]).collect();
             let ack = if self.paths.len() > 1 { "path_ack" } else { "ack" };
-            let mut frames = vec![json!({"frame_type": ack, "ack_delay": rec.ack_delay.as_millis_f64(), "acked_ranges": ranges})];
+            let mut frame = json!({"frame_type": ack, "ack_delay": rec.ack_delay.as_millis_f64(), "acked_ranges": ranges});
+            if let Some(c) = rec.ecn {
+                frame["ect0"] = json!(c.ect0);
+                frame["ect1"] = json!(c.ect1);
+                frame["ce"] = json!(c.ce);
+            }
+            let mut frames = vec![frame];
             if rec.path_response {
                 frames.push(json!({"frame_type": "path_response"}));
             }
@@ -437,6 +482,12 @@ impl QuicConn {
             }
             let data = json!({"header": {"packet_type": "1RTT", "packet_number": h.pn}, "path_id": p, "frames": frames});
             q.event(now, "quic:packet_received", data);
+            let ecn_after = self.paths[p].rec.ecn.state;
+            if let (Some(old), Some(new)) = (ecn_before, ecn_after) {
+                if old != new {
+                    q.event(now, "quic:ecn_state_updated", json!({"path_id": p, "old": old.name(), "new": new.name()}));
+                }
+            }
         }
         self.log_recovery(now, p, &settled);
         self.apply(settled);
@@ -693,7 +744,8 @@ impl QuicConn {
     fn send_challenge(&mut self, now: SimTime, p: usize, probe: bool, tx: &mut impl Sink) {
         let size = wire::MIN_IP_PACKET - IP_UDP;
         let path = &mut self.paths[p];
-        let pn = path.rec.on_sent(now, size, None, probe);
+        let ecn = path.rec.ecn.codepoint();
+        let pn = path.rec.on_sent(now, size, None, probe, ecn);
         path.challenged_at = Some(now);
         if let Some(q) = &mut self.qlog {
             let frames = vec![json!({"frame_type": "path_challenge"}), json!({"frame_type": "padding"})];
@@ -701,8 +753,18 @@ impl QuicConn {
                 json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
             q.event(now, "quic:packet_sent", data);
         }
-        let header =
-            QuicHeader { pn, offset: 0, sent_at: now, len: 0, ack: CHALLENGE, path: p as u8, is_ack: false, retx: false, blocked: false };
+        let header = QuicHeader {
+            pn,
+            offset: 0,
+            sent_at: now,
+            len: 0,
+            ack: CHALLENGE,
+            path: p as u8,
+            is_ack: false,
+            retx: false,
+            blocked: false,
+            ecn,
+        };
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }
 
@@ -736,7 +798,8 @@ impl QuicConn {
         if blocked {
             size += wire::blocked_frame(self.peer_limit);
         }
-        let pn = path.rec.on_sent(now, size, frame.map(|f| (f.0, f.1)), probe);
+        let ecn = path.rec.ecn.codepoint();
+        let pn = path.rec.on_sent(now, size, frame.map(|f| (f.0, f.1)), probe, ecn);
         path.stats.bytes_sent += len as u64;
         path.stats.retransmits += retx as u64;
         if let Some(q) = &mut self.qlog {
@@ -755,7 +818,7 @@ impl QuicConn {
             q.event(now, "quic:packet_sent", data);
         }
         let path = &mut self.paths[p];
-        let header = QuicHeader { pn, offset, sent_at: now, len, ack: 0, path: p as u8, is_ack: false, retx, blocked };
+        let header = QuicHeader { pn, offset, sent_at: now, len, ack: 0, path: p as u8, is_ack: false, retx, blocked, ecn };
         tx.push(Action::Packet { sub: p as u8, route: path.fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }
 
