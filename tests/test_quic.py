@@ -48,6 +48,9 @@ def test_a_quic_flow_beside_a_tcp_flow():
         ({"path": "p", "transport": "quic", "cc": "bbr"}, "delivery-rate samples"),
         ({"path": "p", "transport": "quic", "tcp": {"mss": "1100B"}}, "at least 1228"),
         ({"path": "p", "transport": "quick"}, "tcp, udp, sctp or quic"),
+        ({"path": "p", "transport": "quic", "tcp": {"ecn": True}}, "not a `tcp` key"),
+        ({"path": "p", "transport": "quic", "quic": {"ecn": "yes"}}, "expected true or false"),
+        ({"path": "p", "quic": {"ecn": True}}, "only a QUIC flow"),
     ],
 )
 def test_refused_settings_say_why(flow, message):
@@ -170,3 +173,28 @@ def test_the_command_line_prints_multipath_quic_paths(tmp_path, capsys):
     assert "olia" in out and "subflow path" in out
     rows = [ln.split() for ln in out.splitlines() if ln.split()[:1] == ["mq"]]
     assert ["a", "b"] == [r[1] for r in rows if r[1] in ("a", "b")], out
+
+
+def test_quic_ecn_through_a_marking_queue_in_the_summary_and_the_qlog(tmp_path):
+    scen = {
+        "duration": "6s",
+        "link": [{"name": "l", "rate": "10Mbps", "delay": "10ms", "queue": "1000pkt", "aqm": {"kind": "codel", "ecn": True}}],
+        "path": [{"name": "p", "links": ["l"]}],
+        "flow": [{"name": "q", "path": "p", "transport": "quic", "cc": "cubic", "quic": {"ecn": True}}],
+    }
+    res = mpsim.run(scen, progress=False, qlog=tmp_path)
+    q = res.summary["flows"][0]
+    link = res.summary["links"][0]
+    assert q["retransmits"] == 0 and link["aqm_drops"] == 0
+    assert 0 < q["ecn_reductions"] <= q["ecn_ce_received"] <= link["aqm_marks"]
+    assert q["quic"]["ecn_state"] == ["capable"]
+    records = [json.loads(r) for r in (tmp_path / "q.sqlog").read_text().split("\x1e")[1:]]
+    acks = [f for r in records if r.get("name") == "quic:packet_received" for f in r["data"]["frames"] if f["frame_type"] == "ack"]
+    assert acks and all({"ect0", "ect1", "ce"} <= set(a) for a in acks)
+    assert acks[-1]["ce"] == q["ecn_ce_received"]
+    states = [r["data"] for r in records if r.get("name") == "quic:ecn_state_updated"]
+    assert states == [{"path_id": 0, "old": "unknown", "new": "capable"}]
+    # without the key: no ECN anywhere
+    scen["flow"][0]["quic"] = {"ecn": False}
+    off = mpsim.run(scen, progress=False).summary["flows"][0]
+    assert "ecn_ce_received" not in off and "ecn_state" not in off["quic"] and off["retransmits"] > 0

@@ -280,16 +280,17 @@ fn quic_with_ecn_over_codel_marks_instead_of_dropping_at_the_same_goodput() {
     let (g0, g1) = (goodput(&dropped.summary.flows), goodput(&marked.summary.flows));
     let delay = |o: &mpsim_core::Output| o.summary.links[0].aqm.as_ref().unwrap().queue_delay_mean_ms;
     let retx: u64 = marked.summary.flows.iter().map(|f| f.retransmits).sum();
+    let retx0: u64 = dropped.summary.flows.iter().map(|f| f.retransmits).sum();
     let ce: u64 = marked.summary.flows.iter().map(|f| f.ecn_ce_received.unwrap()).sum();
     let red: u64 = marked.summary.flows.iter().map(|f| f.ecn_reductions.unwrap()).sum();
     eprintln!(
-        "QUIC, ECN off: {d0} drops, {m0} marks, {:.3} Mbit/s, queue delay {:.1} ms; ECN on: {d1} drops, {m1} marks, {ce} CE received, {red} reductions, {retx} retransmissions, {:.3} Mbit/s, queue delay {:.1} ms",
+        "QUIC, ECN off: {d0} drops, {m0} marks, {retx0} retransmissions, {:.3} Mbit/s, queue delay {:.1} ms; ECN on: {d1} drops, {m1} marks, {ce} CE received, {red} reductions, {retx} retransmissions, {:.3} Mbit/s, queue delay {:.1} ms",
         g0 / 1e6,
         delay(&dropped),
         g1 / 1e6,
         delay(&marked)
     );
-    assert!(d0 > 0 && m0 == 0);
+    assert!(d0 > 0 && m0 == 0 && retx0 > 0);
     assert!(dropped.summary.flows.iter().all(|f| f.ecn_ce_received.is_none() && f.ecn_reductions.is_none()));
     assert!(m1 > 0 && d1 == 0, "{m1} marks, {d1} drops");
     assert_eq!(marked.summary.links[0].queue_drops, 0);
