@@ -44,7 +44,7 @@ def test_a_quic_flow_beside_a_tcp_flow():
     ("flow", "message"),
     [
         ({"paths": ["p"], "transport": "quic", "scheduler": "mptcp_rec"}, "cannot use it"),
-        ({"paths": ["p"], "transport": "quic", "backup": ["p"]}, "no backup paths"),
+        ({"paths": ["p"], "transport": "quic", "backup": ["p"]}, "backup"),
         ({"path": "p", "transport": "quic", "cc": "bbr"}, "delivery-rate samples"),
         ({"path": "p", "transport": "quic", "tcp": {"mss": "1100B"}}, "at least 1228"),
         ({"path": "p", "transport": "quick"}, "tcp, udp, sctp or quic"),

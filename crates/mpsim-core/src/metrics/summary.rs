@@ -248,6 +248,10 @@ pub struct QuicSummary {
     /// path's packets went on Not-ECT).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ecn_state: Option<Vec<&'static str>>,
+    /// Multipath QUIC: when each path was abandoned (PATH_ABANDON), seconds; null for a path
+    /// in use to the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abandoned_s: Option<Vec<Option<f64>>>,
 }
 
 /// Figures only an SCTP association has (`FlowSummary::sctp`).

@@ -49,16 +49,16 @@ impl Reader<'_> {
         let name = self.opt_name(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
         let (path_names, flow_paths, multipath) = self.flow_paths(&t, key, paths)?;
         if is_quic && multipath {
-            for name in ["backup", "join_delay", "join_at", "receiver"] {
+            for name in ["join_delay", "join_at", "receiver"] {
                 if t.map.contains_key(name) {
-                    return Err(self.e(
-                        &join(key, name),
-                        "a multipath QUIC flow validates all its paths from the start and has no backup paths here (docs/quic.md)",
-                    ));
+                    return Err(self.e(&join(key, name), "a multipath QUIC flow validates all its paths from the start (docs/quic.md)"));
                 }
             }
         }
         let (scheduler, backup, join_times) = self.multipath_settings(&t, key, multipath, is_sctp, &path_names)?;
+        if is_quic && backup.first() == Some(&true) {
+            return Err(self.e(&join(key, "backup"), "a QUIC flow's first path carries its handshake: mark a later one backup"));
+        }
         let is_udp = self.is_udp(&t, key, multipath)?;
         let is_rec = scheduler.as_deref() == Some("mptcp_rec");
         if is_quic && is_rec {
@@ -90,7 +90,7 @@ impl Reader<'_> {
         }
         let transport = match (sctp, scheduler) {
             (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
-            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler, ecn },
+            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler, ecn, backup },
             (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),
             (None, None) if is_udp => TransportSpec::Udp,
             (None, None) => TransportSpec::Tcp,

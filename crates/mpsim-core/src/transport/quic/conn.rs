@@ -8,7 +8,10 @@
 //! number space per path, acknowledged by PATH_ACK frames sent back on the path they
 //! acknowledge; each path after the first validated by PATH_CHALLENGE and PATH_RESPONSE
 //! before it carries data; the flow's scheduler (`crate::sched`) choosing the path of every
-//! packet, lost data included, and coupled controllers told of the sibling paths.
+//! packet, lost data included, and coupled controllers told of the sibling paths. A backup
+//! path (announced by PATH_STATUS_BACKUP) carries data only while no other path is in use;
+//! a path whose probe timeout fired `ABANDON_PTOS` times in a row without an ACK is
+//! abandoned (PATH_ABANDON on another path), its data in flight sent again elsewhere.
 //!
 //! With ECN (`quic.ecn`, RFC 9000 §13.4) the sender's packets leave ECT(0); the receiver
 //! counts each space's codepoints and reports them in ACK_ECN (PATH_ACK_ECN) frames, and
@@ -121,6 +124,10 @@ pub struct QuicPath {
     pub validated_at: Option<SimTime>,
     /// When the last PATH_CHALLENGE went out.
     challenged_at: Option<SimTime>,
+    /// A backup path (PATH_STATUS_BACKUP): used only when no other path is.
+    pub backup: bool,
+    /// When the path was abandoned (PATH_ABANDON): it carries nothing after that.
+    pub abandoned_at: Option<SimTime>,
 }
 
 impl QuicPath {
@@ -139,7 +146,14 @@ impl QuicPath {
             validated: true,
             validated_at: None,
             challenged_at: None,
+            backup: false,
+            abandoned_at: None,
         }
+    }
+
+    /// Validated and not abandoned: the path may carry data.
+    pub fn active(&self) -> bool {
+        self.validated && self.abandoned_at.is_none()
     }
 
     /// What the scheduler sees of this path. Nothing waits on a QUIC path (frames are made
@@ -167,8 +181,8 @@ impl QuicPath {
             in_flight: r.bytes_in_flight,
             queued: 0,
             ca_state,
-            backup: false,
-            usable: self.validated,
+            backup: self.backup,
+            usable: self.active(),
             segments_sent: r.stats.packets_sent,
             retransmits: self.stats.retransmits,
             pacing_rate: None,
@@ -177,7 +191,7 @@ impl QuicPath {
 
     /// What coupled controllers see of this path.
     fn state(&self) -> SubflowState {
-        SubflowState { active: self.validated, ..self.rec.state() }
+        SubflowState { active: self.active(), ..self.rec.state() }
     }
 
     /// When the receiver's delayed ACK is due on this path.
@@ -229,6 +243,8 @@ pub struct QuicConn {
     /// Multipath QUIC's scheduler (None with one path).
     pub sched: Option<Sched>,
     views: Vec<SubflowView>,
+    /// Abandoned paths whose PATH_ABANDON is still to be sent.
+    abandons: Vec<usize>,
 }
 
 impl QuicConn {
@@ -262,7 +278,18 @@ impl QuicConn {
             qlog: None,
             sched,
             views: Vec::new(),
+            abandons: Vec::new(),
         }
+    }
+
+    /// Multipath QUIC's backup paths (`backup[i]`: path i is one; ignored with one path).
+    pub fn with_backup(mut self, backup: &[bool]) -> QuicConn {
+        if self.multipath() {
+            for (p, &b) in self.paths.iter_mut().zip(backup) {
+                p.backup = b;
+            }
+        }
+        self
     }
 
     /// Multipath QUIC's scheduler, when given (a connection of one path has none).
@@ -456,6 +483,9 @@ impl QuicConn {
         if let Some(m) = rec.max_data {
             self.peer_limit = self.peer_limit.max(m);
         }
+        if self.paths[p].abandoned_at.is_some() {
+            return Arrival::Nothing; // a late ACK of an abandoned path: its packets were settled
+        }
         let sibs = self.siblings();
         let ecn_before = self.paths[p].rec.ecn.state;
         let settled = self.paths[p].rec.on_ack(now, &rec.ranges, rec.ack_delay, rec.ecn, &sibs, p);
@@ -544,6 +574,7 @@ impl QuicConn {
 
     pub fn on_timer(&mut self, now: SimTime, p: usize, kind: TimerKind, tx: &mut impl Sink) {
         match kind {
+            TimerKind::Rto if self.paths[p].abandoned_at.is_some() => {}
             TimerKind::Rto => {
                 self.paths[p].timer_event = None;
                 match self.paths[p].rec.timer() {
@@ -554,9 +585,13 @@ impl QuicConn {
                         self.apply(settled);
                         if pto {
                             tx.push(Action::Note { sub: p as u8, kind: TraceKind::Timeout, seq: self.acked_upto, dsn: 0 });
-                            // RFC 9002 §6.2.4: two probes, beyond the window
-                            for _ in 0..2 {
-                                self.send_probe(now, p, tx);
+                            if self.may_abandon(p) {
+                                self.abandon(now, p);
+                            } else {
+                                // RFC 9002 §6.2.4: two probes, beyond the window
+                                for _ in 0..2 {
+                                    self.send_probe(now, p, tx);
+                                }
                             }
                         }
                         self.poll_transmit(now, tx);
@@ -579,6 +614,44 @@ impl QuicConn {
         if self.check {
             self.check_invariants();
         }
+    }
+
+    /// Whether path `p` is to be abandoned: its probe timeout fired `ABANDON_PTOS` times in a
+    /// row without an ACK, and another path is left (the last one never is: abandoning it
+    /// would close the connection).
+    fn may_abandon(&self, p: usize) -> bool {
+        self.multipath()
+            && self.paths[p].rec.pto_count >= wire::ABANDON_PTOS
+            && self.paths.iter().enumerate().any(|(j, q)| j != p && q.abandoned_at.is_none())
+    }
+
+    /// Abandons path `p`: its packets in flight are taken as lost (their data queued to go on
+    /// the other paths), it carries nothing more, and PATH_ABANDON goes out on another path.
+    fn abandon(&mut self, now: SimTime, p: usize) {
+        let settled = self.paths[p].rec.abandon();
+        self.paths[p].abandoned_at = Some(now);
+        self.log_recovery(now, p, &settled);
+        self.apply(settled);
+        self.abandons.push(p);
+    }
+
+    /// PATH_ABANDON for `gone` in a packet of its own on path `p` (ack-eliciting; beyond the
+    /// window, as a probe).
+    fn send_abandon(&mut self, now: SimTime, p: usize, gone: usize, tx: &mut impl Sink) {
+        let path = &mut self.paths[p];
+        let pn_len = wire::pn_len(path.rec.peek_pn(), path.rec.largest_acked);
+        let size = SHORT_HEADER + pn_len + wire::path_abandon_frame(gone as u64) + AEAD_TAG;
+        let ecn = path.rec.ecn.codepoint();
+        let pn = path.rec.on_sent(now, size, None, false, ecn);
+        if let Some(q) = &mut self.qlog {
+            let frames = vec![json!({"frame_type": "path_abandon", "path_id": gone, "error_code": "path_unstable_or_poor"})];
+            let data =
+                json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
+            q.event(now, "quic:packet_sent", data);
+        }
+        let header =
+            QuicHeader { pn, offset: 0, sent_at: now, len: 0, ack: 0, path: p as u8, is_ack: false, retx: false, blocked: false, ecn };
+        tx.push(Action::Packet { sub: p as u8, route: self.paths[p].fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }
 
     /// The most stream bytes a packet numbered `pn` on path `p` can carry at `offset`.
@@ -671,6 +744,15 @@ impl QuicConn {
                 self.send_challenge(now, p, false, tx);
             }
         }
+        // PATH_ABANDON on the first path in use, a regular one before a backup
+        while let Some(&gone) = self.abandons.last() {
+            let on = (0..self.paths.len()).filter(|&j| self.paths[j].active()).min_by_key(|&j| self.paths[j].backup);
+            let Some(j) = on else { break };
+            self.abandons.pop();
+            self.send_abandon(now, j, gone, tx);
+        }
+        // the backup rule: backup paths carry data only while no regular path is in use
+        let backups = !self.paths.iter().any(|p| p.active() && !p.backup);
         let mut sched = self.sched.take().expect("a multipath connection has a scheduler");
         let copies_asked = sched.properties().sends_copies;
         // every pass sends a packet or stops; the bound only guards against a faulty scheduler
@@ -696,7 +778,7 @@ impl QuicConn {
                 };
                 match sched.pick(&ctx) {
                     Decision::Send(i) if i < self.paths.len() && self.views[i].usable => {
-                        if self.paths[i].rec.can_send(full) {
+                        if self.paths[i].rec.can_send(full) && (backups || !self.paths[i].backup) {
                             copies = if copies_asked { sched.copies(&ctx, i) } else { 0 };
                             chosen = Some(i);
                             break;
@@ -714,14 +796,15 @@ impl QuicConn {
             while m != 0 {
                 let j = m.trailing_zeros() as usize;
                 m &= m - 1;
-                if j < self.paths.len() && self.paths[j].validated && self.paths[j].rec.can_send(full) {
+                if j < self.paths.len() && self.paths[j].active() && (backups || !self.paths[j].backup) && self.paths[j].rec.can_send(full)
+                {
                     let len = (frame.1 as u64).min(self.room(j, frame.0)) as u32;
                     self.transmit(now, j, Some((frame.0, len, frame.2)), false, tx);
                 }
             }
         }
         self.sched = Some(sched);
-        let room = self.paths.iter().any(|p| p.validated && p.rec.can_send(full));
+        let room = self.paths.iter().any(|p| p.active() && (backups || !p.backup) && p.rec.can_send(full));
         let blocked = self.fc_blocked() && room && self.rtx.is_empty();
         match (blocked, self.blocked_since) {
             (true, None) => self.blocked_since = Some(now),
@@ -747,8 +830,15 @@ impl QuicConn {
         let ecn = path.rec.ecn.codepoint();
         let pn = path.rec.on_sent(now, size, None, probe, ecn);
         path.challenged_at = Some(now);
+        // a backup path announces itself with PATH_STATUS_BACKUP beside the challenge (the
+        // padding leaves room for it: the packet's size is the same)
+        let backup = path.backup;
         if let Some(q) = &mut self.qlog {
-            let frames = vec![json!({"frame_type": "path_challenge"}), json!({"frame_type": "padding"})];
+            let mut frames = vec![json!({"frame_type": "path_challenge"})];
+            if backup {
+                frames.push(json!({"frame_type": "path_status_backup", "path_id": p, "sequence_number": 0}));
+            }
+            frames.push(json!({"frame_type": "padding"}));
             let data =
                 json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
             q.event(now, "quic:packet_sent", data);

@@ -356,6 +356,23 @@ impl Recovery {
         (first.0..=last.0).all(|pn| self.sent[(pn - self.base) as usize].state != State::Acked)
     }
 
+    /// The path is abandoned: every outstanding packet is taken as lost (its data goes back to
+    /// the connection's queue) without a congestion event, and its timers stop.
+    pub fn abandon(&mut self) -> Settled {
+        let mut out = Settled::default();
+        for i in 0..self.sent.len() {
+            if self.sent[i].state == State::Outstanding {
+                let p = self.settle(i, State::Lost);
+                self.stats.packets_lost += 1;
+                out.lost.extend(p.stream);
+                out.lost_packets.push((self.base + i as u64, p.size));
+            }
+        }
+        self.loss_time = None;
+        self.trim();
+        out
+    }
+
     /// When the loss detection timer should fire: the loss time, or else the probe timeout
     /// (RFC 9002 §6.2.1, backed off by 2^pto_count) while ack-eliciting packets are in flight.
     pub fn timer(&self) -> Option<SimTime> {

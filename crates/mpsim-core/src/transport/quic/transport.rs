@@ -117,7 +117,7 @@ impl Transport for QuicConn {
             .enumerate()
             .map(|(k, p)| SubflowSummary {
                 path: p.name.clone(),
-                backup: false,
+                backup: p.backup,
                 goodput_bps: sub_goodput(k, p.stats.bytes_received),
                 bytes_sent: p.stats.bytes_sent,
                 segments_sent: p.rec.stats.packets_sent,
@@ -142,6 +142,7 @@ impl Transport for QuicConn {
             acks_sent: ps.iter().map(|p| p.stats.acks_sent).collect(),
             max_data_updates: self.stats.max_data_updates,
             max_datagram: self.cfg.max_datagram,
+            abandoned_s: (ps.len() > 1).then(|| ps.iter().map(|p| p.abandoned_at.map(|t| t.as_secs_f64())).collect()),
             ecn_state: self.cfg.ecn.then(|| ps.iter().map(|p| p.rec.ecn.state.map_or("off", |e| e.name())).collect()),
         });
     }
