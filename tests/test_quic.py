@@ -198,3 +198,27 @@ def test_quic_ecn_through_a_marking_queue_in_the_summary_and_the_qlog(tmp_path):
     scen["flow"][0]["quic"] = {"ecn": False}
     off = mpsim.run(scen, progress=False).summary["flows"][0]
     assert "ecn_ce_received" not in off and "ecn_state" not in off["quic"] and off["retransmits"] > 0
+
+
+def test_a_backup_path_takes_over_from_an_abandoned_primary_in_the_summary_and_the_qlog(tmp_path):
+    scen = {
+        "duration": "6s",
+        "link": [
+            {"name": "l0", "rate": "10Mbps", "delay": "10ms", "queue": "50pkt", "down": [{"at": "2s", "until": "6s"}]},
+            {"name": "l1", "rate": "10Mbps", "delay": "10ms", "queue": "50pkt"},
+        ],
+        "path": [{"name": "p0", "links": ["l0"]}, {"name": "p1", "links": ["l1"]}],
+        "flow": [{"name": "mq", "paths": ["p0", "p1"], "transport": "quic", "backup": ["p1"]}],
+    }
+    res = mpsim.run(scen, progress=False, qlog=tmp_path)
+    (f,) = res.summary["flows"]
+    assert [s["backup"] for s in f["subflows"]] == [False, True]
+    at, never = f["quic"]["abandoned_s"]
+    assert 2.0 < at < 4.0 and never is None
+    assert f["subflows"][1]["bytes_sent"] > 1e6
+    records = [json.loads(r) for r in (tmp_path / "mq.sqlog").read_text().split("\x1e")[1:]]
+    sent = [r["data"] for r in records if r.get("name") == "quic:packet_sent"]
+    frames = [(d["path_id"], fr) for d in sent for fr in d["frames"]]
+    assert (1, {"frame_type": "path_status_backup", "path_id": 1, "sequence_number": 0}) in frames
+    abandons = [(p, fr) for p, fr in frames if fr["frame_type"] == "path_abandon"]
+    assert abandons == [(1, {"frame_type": "path_abandon", "path_id": 0, "error_code": "path_unstable_or_poor"})]
