@@ -327,7 +327,9 @@ impl Recovery {
             subflows: sibs,
             me,
             cw_echo: false,
-            halve_cwnd: false,
+            // RFC 9002 §7.3.2: a controller that halves halves the congestion window
+            // (kLossReductionFactor 0.5 of it), not the bytes in flight
+            halve_cwnd: true,
         }
     }
 
