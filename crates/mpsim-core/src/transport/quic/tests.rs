@@ -607,3 +607,22 @@ fn a_path_that_clears_the_marks_fails_validation_and_stops_marking() {
     assert_eq!(q.paths[0].rec.ecn.state, Some(ecn::EcnState::Capable));
     assert!(next.iter().all(|h| h.ecn == Ecn::Ect0));
 }
+
+#[test]
+fn reno_halves_the_congestion_window_not_the_flight() {
+    use super::recovery::Recovery;
+    use crate::cc::Window;
+    use crate::net::Ecn;
+    let mss = 1472u64;
+    let w = Window { cwnd: 20 * mss, ssthresh: u64::MAX, mss };
+    let mut r = Recovery::new(RTT, w, Controller::by_name("reno").unwrap(), ms(25));
+    for _ in 0..20 {
+        r.on_sent(SimTime::ZERO, mss as u32, None, false, Ecn::NotEct);
+    }
+    // 3 to 5 acknowledged: 0 to 2 lost, found with 17 packets in flight of a 20-packet window
+    let s = r.on_ack(at(100), &[(3, 5)], Dur::ZERO, None, &[], 0);
+    assert_eq!(s.lost_packets.len(), 3);
+    // RFC 9002 §7.3.2: half the window (10 packets), where half the flight would be 8.5
+    assert_eq!(r.w.ssthresh, 10 * mss);
+    assert_eq!(r.w.cwnd, 10 * mss);
+}
