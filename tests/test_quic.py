@@ -44,10 +44,13 @@ def test_a_quic_flow_beside_a_tcp_flow():
     ("flow", "message"),
     [
         ({"paths": ["p"], "transport": "quic", "scheduler": "mptcp_rec"}, "cannot use it"),
-        ({"paths": ["p"], "transport": "quic", "backup": ["p"]}, "no backup paths"),
+        ({"paths": ["p"], "transport": "quic", "backup": ["p"]}, "backup"),
         ({"path": "p", "transport": "quic", "cc": "bbr"}, "delivery-rate samples"),
         ({"path": "p", "transport": "quic", "tcp": {"mss": "1100B"}}, "at least 1228"),
         ({"path": "p", "transport": "quick"}, "tcp, udp, sctp or quic"),
+        ({"path": "p", "transport": "quic", "tcp": {"ecn": True}}, "not a `tcp` key"),
+        ({"path": "p", "transport": "quic", "quic": {"ecn": "yes"}}, "expected true or false"),
+        ({"path": "p", "quic": {"ecn": True}}, "only a QUIC flow"),
     ],
 )
 def test_refused_settings_say_why(flow, message):
@@ -170,3 +173,52 @@ def test_the_command_line_prints_multipath_quic_paths(tmp_path, capsys):
     assert "olia" in out and "subflow path" in out
     rows = [ln.split() for ln in out.splitlines() if ln.split()[:1] == ["mq"]]
     assert ["a", "b"] == [r[1] for r in rows if r[1] in ("a", "b")], out
+
+
+def test_quic_ecn_through_a_marking_queue_in_the_summary_and_the_qlog(tmp_path):
+    scen = {
+        "duration": "6s",
+        "link": [{"name": "l", "rate": "10Mbps", "delay": "10ms", "queue": "1000pkt", "aqm": {"kind": "codel", "ecn": True}}],
+        "path": [{"name": "p", "links": ["l"]}],
+        "flow": [{"name": "q", "path": "p", "transport": "quic", "cc": "cubic", "quic": {"ecn": True}}],
+    }
+    res = mpsim.run(scen, progress=False, qlog=tmp_path)
+    q = res.summary["flows"][0]
+    link = res.summary["links"][0]
+    assert q["retransmits"] == 0 and link["aqm_drops"] == 0
+    assert 0 < q["ecn_reductions"] <= q["ecn_ce_received"] <= link["aqm_marks"]
+    assert q["quic"]["ecn_state"] == ["capable"]
+    records = [json.loads(r) for r in (tmp_path / "q.sqlog").read_text().split("\x1e")[1:]]
+    acks = [f for r in records if r.get("name") == "quic:packet_received" for f in r["data"]["frames"] if f["frame_type"] == "ack"]
+    assert acks and all({"ect0", "ect1", "ce"} <= set(a) for a in acks)
+    assert acks[-1]["ce"] == q["ecn_ce_received"]
+    states = [r["data"] for r in records if r.get("name") == "quic:ecn_state_updated"]
+    assert states == [{"path_id": 0, "old": "unknown", "new": "capable"}]
+    # without the key: no ECN anywhere
+    scen["flow"][0]["quic"] = {"ecn": False}
+    off = mpsim.run(scen, progress=False).summary["flows"][0]
+    assert "ecn_ce_received" not in off and "ecn_state" not in off["quic"] and off["retransmits"] > 0
+
+
+def test_a_backup_path_takes_over_from_an_abandoned_primary_in_the_summary_and_the_qlog(tmp_path):
+    scen = {
+        "duration": "6s",
+        "link": [
+            {"name": "l0", "rate": "10Mbps", "delay": "10ms", "queue": "50pkt", "down": [{"at": "2s", "until": "6s"}]},
+            {"name": "l1", "rate": "10Mbps", "delay": "10ms", "queue": "50pkt"},
+        ],
+        "path": [{"name": "p0", "links": ["l0"]}, {"name": "p1", "links": ["l1"]}],
+        "flow": [{"name": "mq", "paths": ["p0", "p1"], "transport": "quic", "backup": ["p1"]}],
+    }
+    res = mpsim.run(scen, progress=False, qlog=tmp_path)
+    (f,) = res.summary["flows"]
+    assert [s["backup"] for s in f["subflows"]] == [False, True]
+    at, never = f["quic"]["abandoned_s"]
+    assert 2.0 < at < 4.0 and never is None
+    assert f["subflows"][1]["bytes_sent"] > 1e6
+    records = [json.loads(r) for r in (tmp_path / "mq.sqlog").read_text().split("\x1e")[1:]]
+    sent = [r["data"] for r in records if r.get("name") == "quic:packet_sent"]
+    frames = [(d["path_id"], fr) for d in sent for fr in d["frames"]]
+    assert (1, {"frame_type": "path_status_backup", "path_id": 1, "sequence_number": 0}) in frames
+    abandons = [(p, fr) for p, fr in frames if fr["frame_type"] == "path_abandon"]
+    assert abandons == [(1, {"frame_type": "path_abandon", "path_id": 0, "error_code": "path_unstable_or_poor"})]

@@ -235,3 +235,121 @@ sctp = {{ ecn = {ecn} }}
         assert!(f.goodput_bps > 0.95 * g0, "{} against {g0}", f.goodput_bps);
     }
 }
+
+/// The bottleneck of [`bottleneck`] carrying two QUIC flows, with `quic` as their `quic`
+/// table.
+fn quic_bottleneck(aqm: &str, quic: &str, cc: &str) -> Scenario {
+    parse(&format!(
+        r#"
+duration = "40s"
+[metrics]
+warmup = "5s"
+[[link]]
+name = "b"
+rate = "10Mbps"
+delay = "20ms"
+queue = "1000pkt"
+aqm = {aqm}
+[[path]]
+name = "p"
+links = ["b"]
+[[flow]]
+name = "f1"
+path = "p"
+transport = "quic"
+cc = "{cc}"
+quic = {{ {quic} }}
+[[flow]]
+name = "f2"
+path = "p"
+transport = "quic"
+cc = "{cc}"
+quic = {{ {quic} }}
+start = "1s"
+"#
+    ))
+}
+
+#[test]
+fn quic_with_ecn_over_codel_marks_instead_of_dropping_at_the_same_goodput() {
+    let codel_ecn = "{ kind = \"codel\", ecn = true }";
+    let dropped = run_checked(&quic_bottleneck(codel_ecn, "", "cubic"));
+    let marked = run_checked(&quic_bottleneck(codel_ecn, "ecn = true", "cubic"));
+    let (m0, d0) = marks(&dropped.summary.links[0]);
+    let (m1, d1) = marks(&marked.summary.links[0]);
+    let (g0, g1) = (goodput(&dropped.summary.flows), goodput(&marked.summary.flows));
+    let delay = |o: &mpsim_core::Output| o.summary.links[0].aqm.as_ref().unwrap().queue_delay_mean_ms;
+    let retx: u64 = marked.summary.flows.iter().map(|f| f.retransmits).sum();
+    let retx0: u64 = dropped.summary.flows.iter().map(|f| f.retransmits).sum();
+    let ce: u64 = marked.summary.flows.iter().map(|f| f.ecn_ce_received.unwrap()).sum();
+    let red: u64 = marked.summary.flows.iter().map(|f| f.ecn_reductions.unwrap()).sum();
+    eprintln!(
+        "QUIC, ECN off: {d0} drops, {m0} marks, {retx0} retransmissions, {:.3} Mbit/s, queue delay {:.1} ms; ECN on: {d1} drops, {m1} marks, {ce} CE received, {red} reductions, {retx} retransmissions, {:.3} Mbit/s, queue delay {:.1} ms",
+        g0 / 1e6,
+        delay(&dropped),
+        g1 / 1e6,
+        delay(&marked)
+    );
+    assert!(d0 > 0 && m0 == 0 && retx0 > 0);
+    assert!(dropped.summary.flows.iter().all(|f| f.ecn_ce_received.is_none() && f.ecn_reductions.is_none()));
+    assert!(m1 > 0 && d1 == 0, "{m1} marks, {d1} drops");
+    assert_eq!(marked.summary.links[0].queue_drops, 0);
+    assert_eq!(retx, 0);
+    for f in &marked.summary.flows {
+        assert_eq!(f.quic.as_ref().unwrap().ecn_state, Some(vec!["capable"]));
+        assert_eq!(f.subflows[0].ecn_ce_received, f.ecn_ce_received);
+    }
+    // every mark reaches a receiver; one reduction per round trip at most
+    assert!(ce <= m1 && ce + 10 >= m1, "{ce} CE received of {m1} marks");
+    assert!(red > 0 && red <= ce && red <= 2 * 800, "{red} reductions");
+    assert!((g1 - g0).abs() < 0.03 * g0, "goodput {g1} with ECN against {g0} without");
+    assert!(delay(&marked) < 3.0 * 5.0, "queueing delay {} ms", delay(&marked));
+}
+
+#[test]
+fn a_two_path_quic_flow_with_lia_reduces_on_marks_on_each_path() {
+    let text = |ecn: &str| {
+        format!(
+            r#"
+duration = "30s"
+[metrics]
+warmup = "5s"
+[[link]]
+name = "a"
+rate = "10Mbps"
+delay = "20ms"
+queue = "1000pkt"
+aqm = "fq_codel"
+[[link]]
+name = "b"
+rate = "5Mbps"
+delay = "40ms"
+queue = "1000pkt"
+aqm = "fq_codel"
+[[path]]
+name = "pa"
+links = ["a"]
+[[path]]
+name = "pb"
+links = ["b"]
+[[flow]]
+name = "m"
+paths = ["pa", "pb"]
+transport = "quic"
+cc = "lia"
+quic = {{ ecn = {ecn} }}
+"#
+        )
+    };
+    let on = run_checked(&parse(&text("true")));
+    let off = run_checked(&parse(&text("false")));
+    let f = &on.summary.flows[0];
+    assert_eq!(f.retransmits, 0);
+    assert!(on.summary.links.iter().all(|l| l.queue_drops == 0 && l.aqm.as_ref().is_none_or(|a| a.aqm_drops == 0)));
+    for s in &f.subflows {
+        assert!(s.ecn_reductions.unwrap() > 0, "{}: no reduction", s.path);
+    }
+    let (g1, g0) = (f.goodput_bps, off.summary.flows[0].goodput_bps);
+    assert!(off.summary.flows[0].retransmits > 0);
+    assert!((g1 - g0).abs() < 0.05 * g0, "goodput {g1} with ECN against {g0} without");
+}

@@ -97,6 +97,9 @@ fn bad_quic_flows_are_refused_with_a_reason() {
         ("cc = \"bbr\"", "delivery-rate samples"),
         ("scheduler = \"lowest_rtt\"", "scheduler"),
         ("tcp = { mss = \"1000B\" }", "at least 1228"),
+        ("tcp = { ecn = true }", "quic = { ecn = true }"),
+        ("quic = { ecn = 1 }", "expected true or false"),
+        ("quic = { ecm = true }", "ecm"),
     ];
     for (extra, why) in cases {
         let text =
@@ -109,6 +112,8 @@ fn bad_quic_flows_are_refused_with_a_reason() {
     assert!(e.contains("metrics.pcap") && e.contains("QUIC"), "{e}");
     let e = Scenario::from_toml(&one_link("10s", "", "transport = \"quick\""), "t").unwrap_err().to_string();
     assert!(e.contains("tcp, udp, sctp or quic"), "{e}");
+    let e = Scenario::from_toml(&one_link("10s", "", "quic = { ecn = true }"), "t").unwrap_err().to_string();
+    assert!(e.contains("flow[0].quic") && e.contains("only a QUIC flow"), "{e}");
 }
 
 // ----- Multipath QUIC -----
@@ -183,10 +188,69 @@ fn every_scheduler_with_every_controller_delivers_every_byte_over_two_paths() {
 
 #[test]
 fn multipath_quic_refuses_what_it_does_not_model() {
-    for (key, value) in [("backup", "[\"p1\"]"), ("join_delay", "\"1s\""), ("scheduler", "\"mptcp_rec\"")] {
+    for (key, value) in [("backup", "[\"p0\"]"), ("join_delay", "\"1s\""), ("scheduler", "\"mptcp_rec\"")] {
         let text = two_paths("lowest_rtt", "reno", "10Mbps", "10ms", "0%", "", "").replace("scheduler = \"lowest_rtt\"\n", "");
         let text = format!("{text}{key} = {value}\n");
         let err = mpsim_core::Scenario::from_toml(&text, "test").expect_err(key).to_string();
         assert!(err.contains(key), "{key}: {err}");
     }
+}
+
+#[test]
+fn a_backup_path_stays_idle_while_the_primary_works() {
+    let text = two_paths("lowest_rtt", "lia", "10Mbps", "5ms", "0%", "", "backup = [\"p1\"]").replace("\"60s\"", "\"20s\"");
+    let out = run_checked(&parse(&text));
+    let f = &out.summary.flows[0];
+    let (p0, p1) = (&f.subflows[0], &f.subflows[1]);
+    // the backup path has the lower RTT, so lowest_rtt would pick it were it not a backup
+    assert!(!p0.backup && p1.backup);
+    assert_eq!(p1.bytes_sent, 0, "stream bytes on the backup path");
+    assert_eq!(p1.segments_sent, 1, "the PATH_CHALLENGE (with PATH_STATUS_BACKUP) only");
+    assert!(p0.goodput_bps > 9e6);
+    assert_eq!(f.quic.as_ref().unwrap().abandoned_s, Some(vec![None, None]));
+}
+
+#[test]
+fn a_failed_primary_is_abandoned_after_three_probe_timeouts_and_the_backup_takes_over() {
+    // path 0 (the primary) goes down for good at 5 s; path 1 is the backup
+    let text =
+        two_paths("lowest_rtt", "cubic", "10Mbps", "10ms", "0%", "", "backup = [\"p1\"]\napp = { kind = \"bulk\", bytes = 12000000 }")
+            .replacen("loss = \"0%\"\n", "loss = \"0%\"\ndown = [{ at = \"5s\", until = \"60s\" }]\n", 1);
+    let out = run_checked(&parse(&text));
+    let f = &out.summary.flows[0];
+    let q = f.quic.as_ref().unwrap();
+    assert!(f.complete, "{} of 12 MB", f.bytes_delivered);
+    let abandoned = q.abandoned_s.as_ref().unwrap();
+    assert_eq!(abandoned[1], None);
+    let at = abandoned[0].expect("the primary is abandoned");
+    // three probe timeouts, backed off: 1 + 2 + 4 PTOs of about 25 + 20 + a few ms after the
+    // last packet sent before 5 s
+    assert_eq!(q.ptos[0], 3);
+    assert!((5.1..7.5).contains(&at), "abandoned at {at} s");
+    let (p0, p1) = (&f.subflows[0], &f.subflows[1]);
+    eprintln!(
+        "primary down at 5 s, abandoned at {at:.3} s; stream bytes sent {} on the primary, {} on the backup; complete at {:?} s",
+        p0.bytes_sent, p1.bytes_sent, f.completion_time_s
+    );
+    assert!(p1.bytes_sent > 0 && p1.goodput_bps > 0.0);
+    // the backup carried nothing before the primary was abandoned: about 5 s of 10 Mbit/s on
+    // the primary, the rest on the backup
+    assert!(p0.bytes_sent < 7_000_000 && p1.bytes_sent > 5_000_000, "{} and {}", p0.bytes_sent, p1.bytes_sent);
+    // the same run again, the same result
+    let again = mpsim_core::Simulation::new(&parse(&text)).run();
+    assert_eq!(f.completion_time_s, again.summary.flows[0].completion_time_s);
+}
+
+#[test]
+fn without_a_backup_an_outage_longer_than_three_probe_timeouts_abandons_the_path() {
+    let outage = r#"down = [{ at = "3s", until = "10s" }]"#;
+    let text = two_paths("lowest_rtt", "lia", "10Mbps", "10ms", "0%", outage, "app = { kind = \"bulk\", bytes = 20000000 }");
+    let out = run_checked(&parse(&text));
+    let f = &out.summary.flows[0];
+    assert!(f.complete, "{} of 20 MB", f.bytes_delivered);
+    let q = f.quic.as_ref().unwrap();
+    let abandoned = q.abandoned_s.as_ref().unwrap();
+    assert!(abandoned[1].is_some_and(|t| (3.1..5.0).contains(&t)), "{abandoned:?}");
+    // path 1 carries nothing after its outage ends: abandoned paths are not used again
+    assert!(f.subflows[1].bytes_sent < 4_000_000, "{}", f.subflows[1].bytes_sent);
 }

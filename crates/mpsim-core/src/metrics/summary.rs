@@ -243,6 +243,15 @@ pub struct QuicSummary {
     pub max_data_updates: u64,
     /// Largest QUIC packet, bytes (UDP payload).
     pub max_datagram: u32,
+    /// With ECN (`quic.ecn`): each path's ECN state at the end, as qlog names it: "unknown"
+    /// (no ACK validated the marks yet), "capable", or "failed" (RFC 9000 §13.4.2: the
+    /// path's packets went on Not-ECT).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_state: Option<Vec<&'static str>>,
+    /// Multipath QUIC: when each path was abandoned (PATH_ABANDON), seconds; null for a path
+    /// in use to the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abandoned_s: Option<Vec<Option<f64>>>,
 }
 
 /// Figures only an SCTP association has (`FlowSummary::sctp`).

@@ -305,6 +305,8 @@ pub struct QuicHeader {
     pub retx: bool,
     /// The packet carries STREAM_DATA_BLOCKED: the sender waits for credit.
     pub blocked: bool,
+    /// The IP header's ECN codepoint (ECT(0) with `quic.ecn`, CE once marked).
+    pub ecn: Ecn,
 }
 
 /// Protocol headers. One link and queue model serves every protocol.
@@ -386,8 +388,8 @@ impl Header {
         match *self {
             Header::TcpData(h) => h.ecn,
             Header::SctpData(h) => h.ecn,
-            // QUIC's ECN is not modelled: its packets are Not-ECT
-            Header::Datagram(_) | Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) | Header::Quic(_) => Ecn::NotEct,
+            Header::Quic(h) => h.ecn,
+            Header::Datagram(_) | Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) => Ecn::NotEct,
         }
     }
 
@@ -396,7 +398,8 @@ impl Header {
         match self {
             Header::TcpData(h) => h.ecn = Ecn::Ce,
             Header::SctpData(h) => h.ecn = Ecn::Ce,
-            Header::Datagram(_) | Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) | Header::Quic(_) => {
+            Header::Quic(h) => h.ecn = Ecn::Ce,
+            Header::Datagram(_) | Header::TcpAck(_) | Header::SctpSack(_) | Header::SctpControl(_) => {
                 debug_assert!(false, "CE on a packet that is not ECN-capable")
             }
         }

@@ -124,8 +124,9 @@ pub enum TransportSpec {
     /// `paths`).
     Sctp(Box<crate::transport::sctp::SctpConfig>),
     /// A QUIC connection with one bulk stream (`transport = "quic"`): over one path
-    /// (`path`), or Multipath QUIC over the flow's paths (`paths`) with its `scheduler`.
-    Quic { scheduler: Option<String> },
+    /// (`path`), or Multipath QUIC over the flow's paths (`paths`) with its `scheduler`;
+    /// `ecn` from its `quic` table; `backup[i]`: path i is a backup path.
+    Quic { scheduler: Option<String>, ecn: bool, backup: Vec<bool> },
 }
 
 impl TransportSpec {

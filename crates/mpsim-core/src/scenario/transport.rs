@@ -39,6 +39,7 @@ impl Reader<'_> {
                 "app",
                 "tcp",
                 "sctp",
+                "quic",
                 "mptcp_rec",
                 "receiver",
             ],
@@ -48,16 +49,16 @@ impl Reader<'_> {
         let name = self.opt_name(&t, "name")?.unwrap_or_else(|| format!("flow{i}"));
         let (path_names, flow_paths, multipath) = self.flow_paths(&t, key, paths)?;
         if is_quic && multipath {
-            for name in ["backup", "join_delay", "join_at", "receiver"] {
+            for name in ["join_delay", "join_at", "receiver"] {
                 if t.map.contains_key(name) {
-                    return Err(self.e(
-                        &join(key, name),
-                        "a multipath QUIC flow validates all its paths from the start and has no backup paths here (docs/quic.md)",
-                    ));
+                    return Err(self.e(&join(key, name), "a multipath QUIC flow validates all its paths from the start (docs/quic.md)"));
                 }
             }
         }
         let (scheduler, backup, join_times) = self.multipath_settings(&t, key, multipath, is_sctp, &path_names)?;
+        if is_quic && backup.first() == Some(&true) {
+            return Err(self.e(&join(key, "backup"), "a QUIC flow's first path carries its handshake: mark a later one backup"));
+        }
         let is_udp = self.is_udp(&t, key, multipath)?;
         let is_rec = scheduler.as_deref() == Some("mptcp_rec");
         if is_quic && is_rec {
@@ -76,6 +77,7 @@ impl Reader<'_> {
         let (start, stop) = self.flow_times(&t, key, duration)?;
         let app = self.flow_app(&t, key, is_udp)?;
         let tcp = self.flow_tcp(&t, key, tcp_defaults, sctp.as_ref())?;
+        let ecn = self.quic_ecn(&t, key, is_quic)?;
         if is_quic && tcp.mss + tcp.header < crate::transport::quic::wire::MIN_IP_PACKET {
             return Err(self.e(
                 &join(key, "tcp"),
@@ -88,7 +90,7 @@ impl Reader<'_> {
         }
         let transport = match (sctp, scheduler) {
             (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
-            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler },
+            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler, ecn, backup },
             (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),
             (None, None) if is_udp => TransportSpec::Udp,
             (None, None) => TransportSpec::Tcp,
@@ -105,6 +107,24 @@ impl Reader<'_> {
             tcp,
         })
     }
+    /// A QUIC flow's `quic` table: `ecn` (RFC 9000 §13.4; default false). ECN is not a
+    /// `tcp` key on a QUIC flow, whose `tcp` table only sizes packets and buffers.
+    fn quic_ecn(&self, t: &Table, key: &str, is_quic: bool) -> Result<bool, ScenarioError> {
+        if is_quic && t.map.get("tcp").and_then(|v| v.get("ecn")).is_some() {
+            return Err(self.e(&join(key, "tcp.ecn"), "a QUIC flow's ECN is `quic = { ecn = true }`, not a `tcp` key"));
+        }
+        let Some(v) = t.map.get("quic") else { return Ok(false) };
+        let qk = join(key, "quic");
+        if !is_quic {
+            return Err(self.e(&qk, "only a QUIC flow (`transport = \"quic\"`) has a `quic` table"));
+        }
+        let q = self.table(v, &qk, &["ecn"])?;
+        match q.map.get("ecn") {
+            None => Ok(false),
+            Some(b) => b.as_bool().ok_or_else(|| self.e(&join(&qk, "ecn"), format!("expected true or false, found {}", kind(b)))),
+        }
+    }
+
     /// A flow's `path` or `paths`: the names (with the key each was read from), their indices
     /// among the scenario's paths, and whether the flow is multipath.
     #[allow(clippy::type_complexity)]

@@ -8,8 +8,16 @@
 //! number space per path, acknowledged by PATH_ACK frames sent back on the path they
 //! acknowledge; each path after the first validated by PATH_CHALLENGE and PATH_RESPONSE
 //! before it carries data; the flow's scheduler (`crate::sched`) choosing the path of every
-//! packet, lost data included, and coupled controllers told of the sibling paths.
+//! packet, lost data included, and coupled controllers told of the sibling paths. A backup
+//! path (announced by PATH_STATUS_BACKUP) carries data only while no other path is in use;
+//! a path whose probe timeout fired `ABANDON_PTOS` times in a row without an ACK is
+//! abandoned (PATH_ABANDON on another path), its data in flight sent again elsewhere.
+//!
+//! With ECN (`quic.ecn`, RFC 9000 §13.4) the sender's packets leave ECT(0); the receiver
+//! counts each space's codepoints and reports them in ACK_ECN (PATH_ACK_ECN) frames, and
+//! the sender validates them and reduces on a CE increase (`ecn.rs`, `recovery.rs`).
 
+use super::ecn::{EcnCounts, EcnSender};
 use super::qlog::Qlog;
 use super::ranges::RangeSet;
 use super::recovery::{Recovery, Settled};
@@ -17,7 +25,7 @@ use super::wire::{self, ACK_PACKET_PN_LEN, AEAD_TAG, IP_UDP, MAX_ACK_RANGES, SHO
 use crate::cc::SubflowState;
 use crate::cc::{Controller, Window};
 use crate::metrics::TraceKind;
-use crate::net::{Header, QuicHeader};
+use crate::net::{Ecn, Header, QuicHeader};
 use crate::sched::{CaState, Decision, Sched, SchedContext, SubflowView};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::PathRoutes;
@@ -37,6 +45,8 @@ pub struct QuicConfig {
     pub rcv_buf: u64,
     /// Initial window in packets (RFC 9002 §7.2 caps it at max(14720 bytes, 2 packets)).
     pub initial_window: u32,
+    /// ECN (`quic.ecn`): packets leave ECT(0) and ACKs carry the receiver's counts.
+    pub ecn: bool,
 }
 
 impl QuicConfig {
@@ -59,6 +69,9 @@ pub struct AckRecord {
     pub max_data: Option<u64>,
     /// The packet also carries a PATH_RESPONSE (to the path's PATH_CHALLENGE).
     pub path_response: bool,
+    /// The ECN counts of the space (an ACK_ECN or PATH_ACK_ECN frame), once any packet
+    /// arrived ECN-marked.
+    pub ecn: Option<EcnCounts>,
 }
 
 /// The `ack` field of a data packet that carries a PATH_CHALLENGE (data packets carry 0).
@@ -92,6 +105,8 @@ struct AckState {
     ack_at: Option<SimTime>,
     timer_event: Option<SimTime>,
     next_pn: u64,
+    /// Packets received with each ECN codepoint (RFC 9000 §13.4.1).
+    ecn: EcnCounts,
 }
 
 /// One path of the connection: its routes, its packet number space at both ends.
@@ -109,23 +124,36 @@ pub struct QuicPath {
     pub validated_at: Option<SimTime>,
     /// When the last PATH_CHALLENGE went out.
     challenged_at: Option<SimTime>,
+    /// A backup path (PATH_STATUS_BACKUP): used only when no other path is.
+    pub backup: bool,
+    /// When the path was abandoned (PATH_ABANDON): it carries nothing after that.
+    pub abandoned_at: Option<SimTime>,
 }
 
 impl QuicPath {
     pub fn new(r: PathRoutes, cfg: &QuicConfig, cc: Controller, handshake_rtt: Dur) -> QuicPath {
         let w = Window { cwnd: cfg.initial_cwnd(), ssthresh: u64::MAX, mss: cfg.max_datagram as u64 };
+        let mut rec = Recovery::new(handshake_rtt, w, cc, cfg.max_ack_delay);
+        rec.ecn = EcnSender::new(cfg.ecn);
         QuicPath {
             name: r.name,
             fwd: r.fwd,
             rev: r.rev,
-            rec: Recovery::new(handshake_rtt, w, cc, cfg.max_ack_delay),
+            rec,
             timer_event: None,
             rx: AckState::default(),
             stats: PathStats::default(),
             validated: true,
             validated_at: None,
             challenged_at: None,
+            backup: false,
+            abandoned_at: None,
         }
+    }
+
+    /// Validated and not abandoned: the path may carry data.
+    pub fn active(&self) -> bool {
+        self.validated && self.abandoned_at.is_none()
     }
 
     /// What the scheduler sees of this path. Nothing waits on a QUIC path (frames are made
@@ -153,8 +181,8 @@ impl QuicPath {
             in_flight: r.bytes_in_flight,
             queued: 0,
             ca_state,
-            backup: false,
-            usable: self.validated,
+            backup: self.backup,
+            usable: self.active(),
             segments_sent: r.stats.packets_sent,
             retransmits: self.stats.retransmits,
             pacing_rate: None,
@@ -163,12 +191,17 @@ impl QuicPath {
 
     /// What coupled controllers see of this path.
     fn state(&self) -> SubflowState {
-        SubflowState { active: self.validated, ..self.rec.state() }
+        SubflowState { active: self.active(), ..self.rec.state() }
     }
 
     /// When the receiver's delayed ACK is due on this path.
     pub fn rx_timer(&self) -> Option<SimTime> {
         self.rx.ack_at
+    }
+
+    /// The ECN counts the receiver kept of this path's packets.
+    pub fn ecn_received(&self) -> EcnCounts {
+        self.rx.ecn
     }
 }
 
@@ -210,6 +243,8 @@ pub struct QuicConn {
     /// Multipath QUIC's scheduler (None with one path).
     pub sched: Option<Sched>,
     views: Vec<SubflowView>,
+    /// Abandoned paths whose PATH_ABANDON is still to be sent.
+    abandons: Vec<usize>,
 }
 
 impl QuicConn {
@@ -243,7 +278,18 @@ impl QuicConn {
             qlog: None,
             sched,
             views: Vec::new(),
+            abandons: Vec::new(),
         }
+    }
+
+    /// Multipath QUIC's backup paths (`backup[i]`: path i is one; ignored with one path).
+    pub fn with_backup(mut self, backup: &[bool]) -> QuicConn {
+        if self.multipath() {
+            for (p, &b) in self.paths.iter_mut().zip(backup) {
+                p.backup = b;
+            }
+        }
+        self
     }
 
     /// Multipath QUIC's scheduler, when given (a connection of one path has none).
@@ -319,6 +365,10 @@ impl QuicConn {
         let rx = &mut self.paths[p].rx;
         let pn = h.pn;
         let new_pn = rx.received.insert(pn, pn + 1) == 1;
+        // RFC 9000 §13.4.1: a packet counts once, with the codepoint it arrived with
+        if new_pn {
+            rx.ecn.count(h.ecn);
+        }
         // RFC 9000 §13.2.1: acknowledge at once a packet that arrives out of order or
         // leaves a gap below it
         let reordered = rx.largest.is_some_and(|l| pn < l);
@@ -350,7 +400,9 @@ impl QuicConn {
         let rx = &self.paths[p].rx;
         // RFC 9000 §8.2.2: a PATH_CHALLENGE is answered at once, on the path it came on
         let challenge = h.ack == CHALLENGE;
-        if !new_pn || reordered || gap || rx.unacked >= 2 || credit_due || h.blocked || challenge {
+        // RFC 9000 §13.2.1: a packet marked CE is acknowledged at once
+        let ce = h.ecn == Ecn::Ce;
+        if !new_pn || reordered || gap || rx.unacked >= 2 || credit_due || h.blocked || challenge || ce {
             self.send_ack(now, p, h.blocked, challenge, tx);
         } else if rx.ack_at.is_none() {
             let at = now + self.cfg.max_ack_delay;
@@ -383,6 +435,9 @@ impl QuicConn {
         rx.received.keep_highest(2 * MAX_ACK_RANGES);
         let ack_delay = now - rx.largest_at;
         let mut size = IP_UDP + SHORT_HEADER + ACK_PACKET_PN_LEN + AEAD_TAG + wire::ack_frame(&ranges, ack_delay.0 / 1_000);
+        // ACK_ECN (0x03) or PATH_ACK_ECN (0x3f): the three counts after the ranges
+        let ecn = rx.ecn.any().then_some(rx.ecn);
+        size += ecn.map_or(0, |c| c.wire_len());
         if let Some(m) = max_data {
             size += wire::max_data_frames(m, m);
         }
@@ -401,13 +456,23 @@ impl QuicConn {
         rx.ack_at = None;
         path.stats.acks_sent += 1;
         let id = self.ack_base.wrapping_add(self.acks.len() as u32);
-        self.acks.push_back(AckRecord { ranges, ack_delay, max_data, path_response: response });
+        self.acks.push_back(AckRecord { ranges, ack_delay, max_data, path_response: response, ecn });
         if self.acks.len() > ACK_LOG {
             self.acks.pop_front();
             self.ack_base = self.ack_base.wrapping_add(1);
         }
-        let header =
-            QuicHeader { pn, offset: largest, sent_at: now, len: 0, ack: id, path: p as u8, is_ack: true, retx: false, blocked: false };
+        let header = QuicHeader {
+            pn,
+            offset: largest,
+            sent_at: now,
+            len: 0,
+            ack: id,
+            path: p as u8,
+            is_ack: true,
+            retx: false,
+            blocked: false,
+            ecn: Ecn::NotEct,
+        };
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].rev, size, header: Header::Quic(header) });
     }
 
@@ -418,8 +483,12 @@ impl QuicConn {
         if let Some(m) = rec.max_data {
             self.peer_limit = self.peer_limit.max(m);
         }
+        if self.paths[p].abandoned_at.is_some() {
+            return Arrival::Nothing; // a late ACK of an abandoned path: its packets were settled
+        }
         let sibs = self.siblings();
-        let settled = self.paths[p].rec.on_ack(now, &rec.ranges, rec.ack_delay, &sibs, p);
+        let ecn_before = self.paths[p].rec.ecn.state;
+        let settled = self.paths[p].rec.on_ack(now, &rec.ranges, rec.ack_delay, rec.ecn, &sibs, p);
         if rec.path_response && !self.paths[p].validated {
             self.paths[p].validated = true;
             self.paths[p].validated_at = Some(now);
@@ -427,7 +496,13 @@ impl QuicConn {
         if let Some(q) = &mut self.qlog {
             let ranges: Vec<[u64; 2]> = rec.ranges.iter().rev().map(|&(lo, hi)| [lo, hi]).collect();
             let ack = if self.paths.len() > 1 { "path_ack" } else { "ack" };
-            let mut frames = vec![json!({"frame_type": ack, "ack_delay": rec.ack_delay.as_millis_f64(), "acked_ranges": ranges})];
+            let mut frame = json!({"frame_type": ack, "ack_delay": rec.ack_delay.as_millis_f64(), "acked_ranges": ranges});
+            if let Some(c) = rec.ecn {
+                frame["ect0"] = json!(c.ect0);
+                frame["ect1"] = json!(c.ect1);
+                frame["ce"] = json!(c.ce);
+            }
+            let mut frames = vec![frame];
             if rec.path_response {
                 frames.push(json!({"frame_type": "path_response"}));
             }
@@ -437,6 +512,12 @@ impl QuicConn {
             }
             let data = json!({"header": {"packet_type": "1RTT", "packet_number": h.pn}, "path_id": p, "frames": frames});
             q.event(now, "quic:packet_received", data);
+            let ecn_after = self.paths[p].rec.ecn.state;
+            if let (Some(old), Some(new)) = (ecn_before, ecn_after) {
+                if old != new {
+                    q.event(now, "quic:ecn_state_updated", json!({"path_id": p, "old": old.name(), "new": new.name()}));
+                }
+            }
         }
         self.log_recovery(now, p, &settled);
         self.apply(settled);
@@ -493,6 +574,7 @@ impl QuicConn {
 
     pub fn on_timer(&mut self, now: SimTime, p: usize, kind: TimerKind, tx: &mut impl Sink) {
         match kind {
+            TimerKind::Rto if self.paths[p].abandoned_at.is_some() => {}
             TimerKind::Rto => {
                 self.paths[p].timer_event = None;
                 match self.paths[p].rec.timer() {
@@ -503,9 +585,13 @@ impl QuicConn {
                         self.apply(settled);
                         if pto {
                             tx.push(Action::Note { sub: p as u8, kind: TraceKind::Timeout, seq: self.acked_upto, dsn: 0 });
-                            // RFC 9002 §6.2.4: two probes, beyond the window
-                            for _ in 0..2 {
-                                self.send_probe(now, p, tx);
+                            if self.may_abandon(p) {
+                                self.abandon(now, p);
+                            } else {
+                                // RFC 9002 §6.2.4: two probes, beyond the window
+                                for _ in 0..2 {
+                                    self.send_probe(now, p, tx);
+                                }
                             }
                         }
                         self.poll_transmit(now, tx);
@@ -528,6 +614,44 @@ impl QuicConn {
         if self.check {
             self.check_invariants();
         }
+    }
+
+    /// Whether path `p` is to be abandoned: its probe timeout fired `ABANDON_PTOS` times in a
+    /// row without an ACK, and another path is left (the last one never is: abandoning it
+    /// would close the connection).
+    fn may_abandon(&self, p: usize) -> bool {
+        self.multipath()
+            && self.paths[p].rec.pto_count >= wire::ABANDON_PTOS
+            && self.paths.iter().enumerate().any(|(j, q)| j != p && q.abandoned_at.is_none())
+    }
+
+    /// Abandons path `p`: its packets in flight are taken as lost (their data queued to go on
+    /// the other paths), it carries nothing more, and PATH_ABANDON goes out on another path.
+    fn abandon(&mut self, now: SimTime, p: usize) {
+        let settled = self.paths[p].rec.abandon();
+        self.paths[p].abandoned_at = Some(now);
+        self.log_recovery(now, p, &settled);
+        self.apply(settled);
+        self.abandons.push(p);
+    }
+
+    /// PATH_ABANDON for `gone` in a packet of its own on path `p` (ack-eliciting; beyond the
+    /// window, as a probe).
+    fn send_abandon(&mut self, now: SimTime, p: usize, gone: usize, tx: &mut impl Sink) {
+        let path = &mut self.paths[p];
+        let pn_len = wire::pn_len(path.rec.peek_pn(), path.rec.largest_acked);
+        let size = SHORT_HEADER + pn_len + wire::path_abandon_frame(gone as u64) + AEAD_TAG;
+        let ecn = path.rec.ecn.codepoint();
+        let pn = path.rec.on_sent(now, size, None, false, ecn);
+        if let Some(q) = &mut self.qlog {
+            let frames = vec![json!({"frame_type": "path_abandon", "path_id": gone, "error_code": "path_unstable_or_poor"})];
+            let data =
+                json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
+            q.event(now, "quic:packet_sent", data);
+        }
+        let header =
+            QuicHeader { pn, offset: 0, sent_at: now, len: 0, ack: 0, path: p as u8, is_ack: false, retx: false, blocked: false, ecn };
+        tx.push(Action::Packet { sub: p as u8, route: self.paths[p].fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }
 
     /// The most stream bytes a packet numbered `pn` on path `p` can carry at `offset`.
@@ -620,6 +744,15 @@ impl QuicConn {
                 self.send_challenge(now, p, false, tx);
             }
         }
+        // PATH_ABANDON on the first path in use, a regular one before a backup
+        while let Some(&gone) = self.abandons.last() {
+            let on = (0..self.paths.len()).filter(|&j| self.paths[j].active()).min_by_key(|&j| self.paths[j].backup);
+            let Some(j) = on else { break };
+            self.abandons.pop();
+            self.send_abandon(now, j, gone, tx);
+        }
+        // the backup rule: backup paths carry data only while no regular path is in use
+        let backups = !self.paths.iter().any(|p| p.active() && !p.backup);
         let mut sched = self.sched.take().expect("a multipath connection has a scheduler");
         let copies_asked = sched.properties().sends_copies;
         // every pass sends a packet or stops; the bound only guards against a faulty scheduler
@@ -645,7 +778,7 @@ impl QuicConn {
                 };
                 match sched.pick(&ctx) {
                     Decision::Send(i) if i < self.paths.len() && self.views[i].usable => {
-                        if self.paths[i].rec.can_send(full) {
+                        if self.paths[i].rec.can_send(full) && (backups || !self.paths[i].backup) {
                             copies = if copies_asked { sched.copies(&ctx, i) } else { 0 };
                             chosen = Some(i);
                             break;
@@ -663,14 +796,15 @@ impl QuicConn {
             while m != 0 {
                 let j = m.trailing_zeros() as usize;
                 m &= m - 1;
-                if j < self.paths.len() && self.paths[j].validated && self.paths[j].rec.can_send(full) {
+                if j < self.paths.len() && self.paths[j].active() && (backups || !self.paths[j].backup) && self.paths[j].rec.can_send(full)
+                {
                     let len = (frame.1 as u64).min(self.room(j, frame.0)) as u32;
                     self.transmit(now, j, Some((frame.0, len, frame.2)), false, tx);
                 }
             }
         }
         self.sched = Some(sched);
-        let room = self.paths.iter().any(|p| p.validated && p.rec.can_send(full));
+        let room = self.paths.iter().any(|p| p.active() && (backups || !p.backup) && p.rec.can_send(full));
         let blocked = self.fc_blocked() && room && self.rtx.is_empty();
         match (blocked, self.blocked_since) {
             (true, None) => self.blocked_since = Some(now),
@@ -693,16 +827,34 @@ impl QuicConn {
     fn send_challenge(&mut self, now: SimTime, p: usize, probe: bool, tx: &mut impl Sink) {
         let size = wire::MIN_IP_PACKET - IP_UDP;
         let path = &mut self.paths[p];
-        let pn = path.rec.on_sent(now, size, None, probe);
+        let ecn = path.rec.ecn.codepoint();
+        let pn = path.rec.on_sent(now, size, None, probe, ecn);
         path.challenged_at = Some(now);
+        // a backup path announces itself with PATH_STATUS_BACKUP beside the challenge (the
+        // padding leaves room for it: the packet's size is the same)
+        let backup = path.backup;
         if let Some(q) = &mut self.qlog {
-            let frames = vec![json!({"frame_type": "path_challenge"}), json!({"frame_type": "padding"})];
+            let mut frames = vec![json!({"frame_type": "path_challenge"})];
+            if backup {
+                frames.push(json!({"frame_type": "path_status_backup", "path_id": p, "sequence_number": 0}));
+            }
+            frames.push(json!({"frame_type": "padding"}));
             let data =
                 json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
             q.event(now, "quic:packet_sent", data);
         }
-        let header =
-            QuicHeader { pn, offset: 0, sent_at: now, len: 0, ack: CHALLENGE, path: p as u8, is_ack: false, retx: false, blocked: false };
+        let header = QuicHeader {
+            pn,
+            offset: 0,
+            sent_at: now,
+            len: 0,
+            ack: CHALLENGE,
+            path: p as u8,
+            is_ack: false,
+            retx: false,
+            blocked: false,
+            ecn,
+        };
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }
 
@@ -736,7 +888,8 @@ impl QuicConn {
         if blocked {
             size += wire::blocked_frame(self.peer_limit);
         }
-        let pn = path.rec.on_sent(now, size, frame.map(|f| (f.0, f.1)), probe);
+        let ecn = path.rec.ecn.codepoint();
+        let pn = path.rec.on_sent(now, size, frame.map(|f| (f.0, f.1)), probe, ecn);
         path.stats.bytes_sent += len as u64;
         path.stats.retransmits += retx as u64;
         if let Some(q) = &mut self.qlog {
@@ -755,7 +908,7 @@ impl QuicConn {
             q.event(now, "quic:packet_sent", data);
         }
         let path = &mut self.paths[p];
-        let header = QuicHeader { pn, offset, sent_at: now, len, ack: 0, path: p as u8, is_ack: false, retx, blocked };
+        let header = QuicHeader { pn, offset, sent_at: now, len, ack: 0, path: p as u8, is_ack: false, retx, blocked, ecn };
         tx.push(Action::Packet { sub: p as u8, route: path.fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }
 

@@ -5,6 +5,7 @@
 //!
 //! * `wire.rs`: wire sizes of headers and frames, RFC 9002's constants;
 //! * `ranges.rs`: merged integer ranges (packet numbers received, stream bytes);
+//! * `ecn.rs`: ECN counts and their validation (RFC 9000 §13.4);
 //! * `rtt.rs`: RTT estimation (RFC 9002 §5);
 //! * `recovery.rs`: loss detection, probe timeout, persistent congestion and the window of
 //!   one packet number space (RFC 9002 §6-7), through mpsim's congestion controllers;
@@ -14,6 +15,7 @@
 //!   flow summary.
 
 pub mod conn;
+pub mod ecn;
 pub mod qlog;
 pub mod ranges;
 pub mod recovery;

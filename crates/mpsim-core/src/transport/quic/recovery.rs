@@ -1,11 +1,14 @@
 //! Loss detection and congestion control of one packet number space, per RFC 9002: the
 //! packets sent and not yet settled, ACK processing, the packet and time thresholds, the
 //! probe timeout with its backoff, persistent congestion, and the window driven by one of
-//! mpsim's controllers with RFC 9002 §7.3.2's recovery period.
+//! mpsim's controllers with RFC 9002 §7.3.2's recovery period, which an increase of the
+//! peer's ECN-CE count starts as a loss does (RFC 9002 §7.1, B.7; `ecn.rs`).
 
+use super::ecn::{EcnCounts, EcnSender, EcnVerdict};
 use super::rtt::RttEstimator;
 use super::wire::{PACKET_THRESHOLD, PERSISTENT_CONGESTION_THRESHOLD};
 use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, SubflowState, Window};
+use crate::net::Ecn;
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
 
@@ -26,6 +29,8 @@ struct Sent {
     size: u32,
     stream: Option<StreamRange>,
     state: State,
+    /// Sent ECT(0).
+    ect0: bool,
 }
 
 /// What an ACK or a timer settled: stream frames acknowledged and lost.
@@ -37,6 +42,8 @@ pub struct Settled {
     pub lost_packets: Vec<(u64, u32)>,
     /// The largest acknowledged packet was newly acknowledged (an RTT sample was taken).
     pub rtt_sample: bool,
+    /// ECN validation failed on this ACK (ECN is off on the path from now on).
+    pub ecn_failed: bool,
 }
 
 /// Counters of one space (one path).
@@ -77,6 +84,8 @@ pub struct Recovery {
     recovery_send: bool,
     pub max_ack_delay: Dur,
     pub stats: RecoveryStats,
+    /// ECN on this path: the codepoint of its packets and the validation of the peer's counts.
+    pub ecn: EcnSender,
 }
 
 impl Recovery {
@@ -100,6 +109,7 @@ impl Recovery {
             recovery_send: false,
             max_ack_delay,
             stats: RecoveryStats::default(),
+            ecn: EcnSender::new(false),
         }
     }
 
@@ -114,11 +124,13 @@ impl Recovery {
         self.next_pn
     }
 
-    /// Records an ack-eliciting packet of `size` bytes carrying `stream`; returns its number.
-    pub fn on_sent(&mut self, now: SimTime, size: u32, stream: Option<StreamRange>, probe: bool) -> u64 {
+    /// Records an ack-eliciting packet of `size` bytes carrying `stream`, sent with ECN
+    /// codepoint `ecn` (the path's [`EcnSender::codepoint`]); returns its number.
+    pub fn on_sent(&mut self, now: SimTime, size: u32, stream: Option<StreamRange>, probe: bool, ecn: Ecn) -> u64 {
         let pn = self.next_pn;
         self.next_pn += 1;
-        self.sent.push_back(Sent { sent_at: now, size, stream, state: State::Outstanding });
+        self.sent.push_back(Sent { sent_at: now, size, stream, state: State::Outstanding, ect0: ecn == Ecn::Ect0 });
+        self.ecn.on_sent(ecn);
         self.bytes_in_flight += size as u64;
         self.ack_eliciting_in_flight += 1;
         self.last_ack_eliciting_at = now;
@@ -150,20 +162,31 @@ impl Recovery {
         }
     }
 
-    /// An ACK frame arrived: `ranges` (inclusive, largest first) and the peer's `ack_delay`.
-    /// `sibs` are the connection's paths for coupled controllers (empty for one path).
-    pub fn on_ack(&mut self, now: SimTime, ranges: &[(u64, u64)], ack_delay: Dur, sibs: &[SubflowState], me: usize) -> Settled {
+    /// An ACK frame arrived: `ranges` (inclusive, largest first), the peer's `ack_delay` and
+    /// its ECN counts (an ACK_ECN frame). `sibs` are the connection's paths for coupled
+    /// controllers (empty for one path).
+    pub fn on_ack(
+        &mut self,
+        now: SimTime,
+        ranges: &[(u64, u64)],
+        ack_delay: Dur,
+        ecn: Option<EcnCounts>,
+        sibs: &[SubflowState],
+        me: usize,
+    ) -> Settled {
         let mut out = Settled::default();
         let Some(&(_, largest)) = ranges.first() else { return out };
         if largest >= self.next_pn {
             return out; // acknowledges a packet never sent: ignored
         }
+        let advances = self.largest_acked.is_none_or(|l| largest > l);
         self.largest_acked = Some(self.largest_acked.map_or(largest, |l| l.max(largest)));
         let prior_in_flight = self.bytes_in_flight;
         let mut largest_newly: Option<SimTime> = None;
         let mut grow_bytes = 0u64;
         let mut leaves_recovery = false;
         let mut newly = 0u64;
+        let (mut newly_ect0, mut latest_sent) = (0u64, SimTime::ZERO);
         for &(lo, hi) in ranges {
             let (lo, hi) = (lo.max(self.base), hi.min(self.next_pn - 1));
             if lo > hi {
@@ -177,6 +200,8 @@ impl Recovery {
                 let p = self.settle(i, State::Acked);
                 self.stats.packets_acked += 1;
                 newly += 1;
+                newly_ect0 += p.ect0 as u64;
+                latest_sent = latest_sent.max(p.sent_at);
                 if pn == largest {
                     largest_newly = Some(p.sent_at);
                 }
@@ -191,6 +216,19 @@ impl Recovery {
         }
         if newly == 0 {
             return out;
+        }
+        // RFC 9002 B.7: an increase of the CE count is a congestion event unless the largest
+        // acknowledged packet was sent in the current recovery period; packets it acknowledges
+        // then neither grow the window nor end the new period
+        match self.ecn.on_ack(ecn, newly_ect0, advances) {
+            EcnVerdict::Congestion if self.recovery_start.is_none_or(|r| latest_sent > r) => {
+                self.ecn.reductions += 1;
+                self.congestion_event(now, prior_in_flight, sibs, me);
+                self.w.cwnd = self.w.cwnd.max(self.min_window());
+                (grow_bytes, leaves_recovery) = (0, false);
+            }
+            EcnVerdict::Failed => out.ecn_failed = true,
+            _ => {}
         }
         if let Some(sent_at) = largest_newly {
             let delay = ack_delay.min(self.max_ack_delay);
@@ -263,26 +301,14 @@ impl Recovery {
     /// recovery period, and persistent congestion when the lost packets span more than three
     /// PTOs with nothing between them acknowledged.
     fn on_lost(&mut self, now: SimTime, lost: &[(u64, SimTime)], in_flight: u64, sibs: &[SubflowState], me: usize) {
-        let ctx = LossContext {
-            now,
-            in_flight,
-            srtt: Some(self.rtt.smoothed),
-            min_rtt: Some(self.rtt.min),
-            subflows: sibs,
-            me,
-            cw_echo: false,
-            halve_cwnd: false,
-        };
         let last_sent = lost.iter().map(|l| l.1).max().expect("some loss");
         if self.recovery_start.is_none_or(|r| last_sent > r) {
-            self.recovery_start = Some(now);
-            self.in_recovery = true;
             self.stats.congestion_events += 1;
-            self.recovery_send = true;
-            self.w = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
+            self.congestion_event(now, in_flight, sibs, me);
         }
         if self.persistent_congestion(lost) {
             self.stats.persistent_congestion += 1;
+            let ctx = self.loss_context(now, in_flight, sibs, me);
             self.w = self.cc.on_congestion(self.w, CongestionEvent::Timeout, &ctx);
             self.w.cwnd = self.min_window();
             self.recovery_start = None;
@@ -290,6 +316,31 @@ impl Recovery {
             self.recovery_send = false;
         }
         self.w.cwnd = self.w.cwnd.max(self.min_window());
+    }
+
+    fn loss_context<'a>(&self, now: SimTime, in_flight: u64, sibs: &'a [SubflowState], me: usize) -> LossContext<'a> {
+        LossContext {
+            now,
+            in_flight,
+            srtt: Some(self.rtt.smoothed),
+            min_rtt: Some(self.rtt.min),
+            subflows: sibs,
+            me,
+            cw_echo: false,
+            // RFC 9002 §7.3.2: a controller that halves halves the congestion window
+            // (kLossReductionFactor 0.5 of it), not the bytes in flight
+            halve_cwnd: true,
+        }
+    }
+
+    /// RFC 9002 §7.3.2's OnCongestionEvent: a recovery period begins now, with the
+    /// controller's fast-retransmit reaction (`in_flight`: bytes in flight before the ACK).
+    fn congestion_event(&mut self, now: SimTime, in_flight: u64, sibs: &[SubflowState], me: usize) {
+        self.recovery_start = Some(now);
+        self.in_recovery = true;
+        self.recovery_send = true;
+        let ctx = self.loss_context(now, in_flight, sibs, me);
+        self.w = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
     }
 
     /// RFC 9002's kMinimumWindow: two datagrams.
@@ -305,6 +356,23 @@ impl Recovery {
         }
         // nothing sent between the two was acknowledged
         (first.0..=last.0).all(|pn| self.sent[(pn - self.base) as usize].state != State::Acked)
+    }
+
+    /// The path is abandoned: every outstanding packet is taken as lost (its data goes back to
+    /// the connection's queue) without a congestion event, and its timers stop.
+    pub fn abandon(&mut self) -> Settled {
+        let mut out = Settled::default();
+        for i in 0..self.sent.len() {
+            if self.sent[i].state == State::Outstanding {
+                let p = self.settle(i, State::Lost);
+                self.stats.packets_lost += 1;
+                out.lost.extend(p.stream);
+                out.lost_packets.push((self.base + i as u64, p.size));
+            }
+        }
+        self.loss_time = None;
+        self.trim();
+        out
     }
 
     /// When the loss detection timer should fire: the loss time, or else the probe timeout

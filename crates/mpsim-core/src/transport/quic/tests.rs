@@ -12,7 +12,7 @@ use crate::transport::{Action, Arrival, TimerKind, Tx};
 const RTT: Dur = Dur::from_millis(100);
 
 fn cfg(rcv_buf: u64) -> QuicConfig {
-    QuicConfig { max_datagram: 1472, max_ack_delay: Dur::from_millis(25), rcv_buf, initial_window: 10 }
+    QuicConfig { max_datagram: 1472, max_ack_delay: Dur::from_millis(25), rcv_buf, initial_window: 10, ecn: false }
 }
 
 fn conn_with(c: QuicConfig, cc: &str) -> QuicConn {
@@ -501,4 +501,128 @@ fn coupled_controllers_see_the_sibling_path() {
     assert_eq!(sibs.len(), 2);
     assert_eq!((sibs[0].active, sibs[1].active), (true, false), "a path counts once validated");
     assert!(conn().siblings().is_empty());
+}
+
+fn ecn_conn() -> QuicConn {
+    conn_with(QuicConfig { ecn: true, ..cfg(4_000_000) }, "reno")
+}
+
+/// Delivers `pkts` at `t` with `mark` applied to each (the path's doing), then their ACKs at
+/// `t2`; returns the ACK packets' sizes and what the sender sent in reaction.
+fn exchange_marked(
+    q: &mut QuicConn,
+    t: SimTime,
+    t2: SimTime,
+    pkts: &[QuicHeader],
+    mark: impl Fn(&mut QuicHeader),
+) -> (Vec<u32>, Vec<QuicHeader>) {
+    let mut tx = Tx::default();
+    for h in pkts {
+        let mut h = *h;
+        mark(&mut h);
+        q.on_packet(t, 0, &h, &mut tx);
+    }
+    let acks = take(&mut tx, true);
+    for (a, _) in &acks {
+        q.on_packet(t2, 0, a, &mut tx);
+        q.poll_transmit(t2, &mut tx);
+    }
+    (acks.iter().map(|a| a.1).collect(), take(&mut tx, false).into_iter().map(|p| p.0).collect())
+}
+
+#[test]
+fn with_ecn_packets_leave_ect0_and_acks_carry_the_counts() {
+    use crate::net::Ecn;
+    let mut plain = conn();
+    plain.write(1 << 20);
+    assert!(send(&mut plain, SimTime::ZERO).iter().all(|h| h.ecn == Ecn::NotEct));
+    let mut q = ecn_conn();
+    q.write(1 << 20);
+    let pkts = send(&mut q, SimTime::ZERO);
+    assert!(pkts.iter().all(|h| h.ecn == Ecn::Ect0));
+    // ACK_ECN: the plain ACK frame and three one-byte counts
+    let mut tx = Tx::default();
+    q.on_packet(at(50), 0, &pkts[0], &mut tx);
+    q.on_packet(at(50), 0, &pkts[1], &mut tx);
+    let acks = take(&mut tx, true);
+    assert_eq!(acks.len(), 1);
+    let rec = q.ack_record(acks[0].0.ack).unwrap();
+    assert_eq!(rec.ecn, Some(ecn::EcnCounts { ect0: 2, ect1: 0, ce: 0 }));
+    let mut p2 = conn();
+    p2.write(1 << 20);
+    let plain_pkts = send(&mut p2, SimTime::ZERO);
+    let mut tx2 = Tx::default();
+    p2.on_packet(at(50), 0, &plain_pkts[0], &mut tx2);
+    p2.on_packet(at(50), 0, &plain_pkts[1], &mut tx2);
+    let plain_acks = take(&mut tx2, true);
+    assert_eq!(acks[0].1, plain_acks[0].1 + 3);
+    assert!(p2.ack_record(plain_acks[0].0.ack).unwrap().ecn.is_none());
+    // the counts validate: the path is ECN-capable
+    q.on_packet(at(100), 0, &acks[0].0, &mut tx);
+    assert_eq!(q.paths[0].rec.ecn.state, Some(ecn::EcnState::Capable));
+}
+
+#[test]
+fn a_ce_mark_is_acknowledged_at_once_and_reduces_the_window_once_per_round() {
+    use crate::net::Ecn;
+    let mut q = ecn_conn();
+    q.write(1 << 20);
+    let pkts = send(&mut q, SimTime::ZERO);
+    let cwnd0 = q.paths[0].rec.w.cwnd;
+    // one packet alone, marked CE: acknowledged without waiting for a second one
+    let mut tx = Tx::default();
+    let mut h = pkts[0];
+    h.ecn = Ecn::Ce;
+    q.on_packet(at(50), 0, &h, &mut tx);
+    let acks = take(&mut tx, true);
+    assert_eq!(acks.len(), 1, "CE is acknowledged at once");
+    q.on_packet(at(100), 0, &acks[0].0, &mut tx);
+    let r = &q.paths[0].rec;
+    assert_eq!((r.ecn.reductions, r.stats.congestion_events, r.stats.packets_lost), (1, 0, 0));
+    assert!(r.in_recovery && r.w.cwnd < cwnd0, "{} of {cwnd0}", r.w.cwnd);
+    let cwnd1 = r.w.cwnd;
+    // more CE in the same round (packets sent before the reduction): no second reduction
+    exchange_marked(&mut q, at(51), at(101), &pkts[1..6], |h| h.ecn = Ecn::Ce);
+    assert_eq!(q.paths[0].rec.ecn.reductions, 1);
+    assert_eq!(q.paths[0].rec.w.cwnd, cwnd1);
+    assert_eq!(q.paths[0].ecn_received().ce, 6);
+    // nothing was retransmitted
+    assert_eq!(q.paths[0].stats.retransmits, 0);
+}
+
+#[test]
+fn a_path_that_clears_the_marks_fails_validation_and_stops_marking() {
+    use crate::net::Ecn;
+    let mut q = ecn_conn();
+    q.write(1 << 20);
+    let pkts = send(&mut q, SimTime::ZERO);
+    let (_, next) = exchange_marked(&mut q, at(50), at(100), &pkts[..4], |h| h.ecn = Ecn::NotEct);
+    assert_eq!(q.paths[0].rec.ecn.state, Some(ecn::EcnState::Failed));
+    assert!(!next.is_empty() && next.iter().all(|h| h.ecn == Ecn::NotEct));
+    // a path that keeps them validates
+    let mut q = ecn_conn();
+    q.write(1 << 20);
+    let pkts = send(&mut q, SimTime::ZERO);
+    let (_, next) = exchange_marked(&mut q, at(50), at(100), &pkts[..4], |_| {});
+    assert_eq!(q.paths[0].rec.ecn.state, Some(ecn::EcnState::Capable));
+    assert!(next.iter().all(|h| h.ecn == Ecn::Ect0));
+}
+
+#[test]
+fn reno_halves_the_congestion_window_not_the_flight() {
+    use super::recovery::Recovery;
+    use crate::cc::Window;
+    use crate::net::Ecn;
+    let mss = 1472u64;
+    let w = Window { cwnd: 20 * mss, ssthresh: u64::MAX, mss };
+    let mut r = Recovery::new(RTT, w, Controller::by_name("reno").unwrap(), ms(25));
+    for _ in 0..20 {
+        r.on_sent(SimTime::ZERO, mss as u32, None, false, Ecn::NotEct);
+    }
+    // 3 to 5 acknowledged: 0 to 2 lost, found with 17 packets in flight of a 20-packet window
+    let s = r.on_ack(at(100), &[(3, 5)], Dur::ZERO, None, &[], 0);
+    assert_eq!(s.lost_packets.len(), 3);
+    // RFC 9002 §7.3.2: half the window (10 packets), where half the flight would be 8.5
+    assert_eq!(r.w.ssthresh, 10 * mss);
+    assert_eq!(r.w.cwnd, 10 * mss);
 }

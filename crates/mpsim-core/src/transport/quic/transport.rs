@@ -108,12 +108,16 @@ impl Transport for QuicConn {
         s.duplicate_segments = self.stats.duplicate_packets;
         s.max_receive_buffer_bytes = self.stats.max_buffered;
         s.rcv_blocked_s = self.blocked_time(end).as_secs_f64();
+        // with ECN: CE-marked packets the receiver counted, and the sender's reductions for them
+        let ecn = |v: u64| self.cfg.ecn.then_some(v);
+        s.ecn_ce_received = ecn(sum(&|p| p.ecn_received().ce));
+        s.ecn_reductions = ecn(sum(&|p| p.rec.ecn.reductions));
         s.subflows = ps
             .iter()
             .enumerate()
             .map(|(k, p)| SubflowSummary {
                 path: p.name.clone(),
-                backup: false,
+                backup: p.backup,
                 goodput_bps: sub_goodput(k, p.stats.bytes_received),
                 bytes_sent: p.stats.bytes_sent,
                 segments_sent: p.rec.stats.packets_sent,
@@ -127,8 +131,8 @@ impl Transport for QuicConn {
                 rec_reductions: None,
                 rec_timeouts: None,
                 rec_window_holds: None,
-                ecn_ce_received: None,
-                ecn_reductions: None,
+                ecn_ce_received: ecn(p.ecn_received().ce),
+                ecn_reductions: ecn(p.rec.ecn.reductions),
             })
             .collect();
         s.quic = Some(QuicSummary {
@@ -138,6 +142,8 @@ impl Transport for QuicConn {
             acks_sent: ps.iter().map(|p| p.stats.acks_sent).collect(),
             max_data_updates: self.stats.max_data_updates,
             max_datagram: self.cfg.max_datagram,
+            abandoned_s: (ps.len() > 1).then(|| ps.iter().map(|p| p.abandoned_at.map(|t| t.as_secs_f64())).collect()),
+            ecn_state: self.cfg.ecn.then(|| ps.iter().map(|p| p.rec.ecn.state.map_or("off", |e| e.name())).collect()),
         });
     }
     fn set_invariant_checks(&mut self, on: bool) {

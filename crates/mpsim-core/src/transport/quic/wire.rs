@@ -24,6 +24,25 @@ pub const ACK_PACKET_PN_LEN: u32 = 2;
 /// Most ACK ranges one ACK frame carries (older ranges were reported by earlier ACKs).
 pub const MAX_ACK_RANGES: usize = 32;
 
+/// Multipath QUIC's PATH_ABANDON and PATH_STATUS_BACKUP frame types and the
+/// PATH_UNSTABLE_OR_POOR error code (the codepoints of draft-ietf-quic-multipath-21, which
+/// keeps draft-19's frame layouts): two-byte variable-length integers.
+pub const PATH_ABANDON: u64 = 0x3e75;
+pub const PATH_STATUS_BACKUP: u64 = 0x3e76;
+pub const PATH_UNSTABLE_OR_POOR: u64 = 0x3e76;
+/// Consecutive probe timeouts without an ACK after which a path is abandoned.
+pub const ABANDON_PTOS: u32 = 3;
+
+/// PATH_ABANDON (type, path identifier, error code PATH_UNSTABLE_OR_POOR).
+pub fn path_abandon_frame(path: u64) -> u32 {
+    varint_len(PATH_ABANDON) + varint_len(path) + varint_len(PATH_UNSTABLE_OR_POOR)
+}
+
+/// PATH_STATUS_BACKUP (type, path identifier, path status sequence number).
+pub fn path_status_frame(path: u64, seq: u64) -> u32 {
+    varint_len(PATH_STATUS_BACKUP) + varint_len(path) + varint_len(seq)
+}
+
 /// Bytes of a variable-length integer (RFC 9000 §16).
 pub fn varint_len(v: u64) -> u32 {
     match v {
@@ -102,5 +121,11 @@ mod tests {
         assert_eq!(ack_frame(&[(0, 10)], 0), 5);
         assert_eq!(ack_frame(&[(20, 30), (0, 10)], 0), 7);
         assert_eq!(ack_frame(&[], 0), 0);
+    }
+
+    #[test]
+    fn multipath_control_frames_take_two_byte_types() {
+        assert_eq!(path_abandon_frame(1), 2 + 1 + 2);
+        assert_eq!(path_status_frame(1, 0), 2 + 1 + 1);
     }
 }
