@@ -24,7 +24,7 @@ enum Node {
     Float(f64),
     Str(String),
     List(Vec<Node>),
-    Obj(Vec<(String, Node)>),
+    Obj(Vec<(&'static str, Node)>),
 }
 
 /// Makes a [`Node`] of a value as serde_json would write it: a non-finite float is null, and
@@ -165,13 +165,13 @@ impl SerializeSeq for Items {
     }
 }
 
-struct Fields(Vec<(String, Node)>);
+struct Fields(Vec<(&'static str, Node)>);
 
 impl SerializeStruct for Fields {
     type Ok = Node;
     type Error = Error;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> Result<(), Error> {
-        self.0.push((key.to_owned(), v.serialize(ToNode)?));
+        self.0.push((key, v.serialize(ToNode)?));
         Ok(())
     }
     fn end(self) -> Result<Node, Error> {
@@ -193,12 +193,12 @@ pub fn flows_columns<'py, T: Serialize>(py: Python<'py>, flows: &[T]) -> PyResul
 /// The fields of the objects `rows` (null for a row that is not an object), in the order
 /// they first appear.
 fn fields<'py>(py: Python<'py>, rows: &[&Node]) -> PyResult<Bound<'py, PyList>> {
-    let mut names: Vec<&str> = Vec::new();
+    let mut names: Vec<&'static str> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for r in rows {
         if let Node::Obj(fs) = r {
             for (k, _) in fs {
-                if seen.insert(k.as_str()) {
+                if seen.insert(*k) {
                     names.push(k);
                 }
             }
@@ -211,8 +211,8 @@ fn fields<'py>(py: Python<'py>, rows: &[&Node]) -> PyResult<Bound<'py, PyList>> 
             .iter()
             .map(|r| match r {
                 Node::Obj(fs) => match fs.get(i) {
-                    Some((k, v)) if k == name => v,
-                    _ => fs.iter().find(|(k, _)| k == name).map_or(&Node::Null, |(_, v)| v),
+                    Some((k, v)) if *k == name => v,
+                    _ => fs.iter().find(|(k, _)| *k == name).map_or(&Node::Null, |(_, v)| v),
                 },
                 _ => &Node::Null,
             })
@@ -336,10 +336,10 @@ mod tests {
     fn nodes_are_what_serde_json_writes_in_field_order() {
         let row = Row { b: 1, a: 1.0, c: vec![None, Some(true)], d: None, e: f64::NAN };
         let want = Node::Obj(vec![
-            ("b".into(), Node::Int(1)),
-            ("a".into(), Node::Float(1.0)),
-            ("c".into(), Node::List(vec![Node::Null, Node::Bool(true)])),
-            ("e".into(), Node::Null),
+            ("b", Node::Int(1)),
+            ("a", Node::Float(1.0)),
+            ("c", Node::List(vec![Node::Null, Node::Bool(true)])),
+            ("e", Node::Null),
         ]);
         assert_eq!(row.serialize(ToNode).unwrap(), want);
         assert_eq!(serde_json::to_string(&row).unwrap(), r#"{"b":1,"a":1.0,"c":[null,true],"e":null}"#);
