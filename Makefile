@@ -57,7 +57,7 @@ demo: build
 	@echo "the mpsim command is in $(BIN): run '. $(BIN)/activate' to put it on your PATH"
 
 test-rust:
-	cargo test -p mpsim-core -p mpsim-linkemu --quiet
+	cargo test -p mpsim-core -p mpsim-linkemu -p mpsim-py --quiet
 
 test-python: build
 	$(BIN)/python -m pytest -q

@@ -15,6 +15,11 @@ building and running, no Python; its peak memory beside it), and `wall_s` of run
 timed apart (a generated matrix has next to nothing to read).
 
     python benches/many_flows.py [--only hand10k hand100k generated] [--out benches/results/many_flows.md]
+
+`--steps N` instead times, N times in this process, the steps of running the generated
+scenario and saving it as json,parquet (`time.process_time` around each: importing mpsim,
+pandas and pyarrow; `mpsim.run`, the check and the core's run with its output; building the
+flows table; the rest of `Result.save`) and prints them.
 """
 
 from __future__ import annotations
@@ -84,11 +89,40 @@ def measure(path: Path, out: Path, fmt: str) -> dict:
     return {"cpu": cpu, "peak": peak, "loop": info["wall_s"], "bytes": sum(files.values()), "summary": files.get("summary.json", 0)}
 
 
+STEPS = """
+import sys, tempfile, time
+t0 = time.process_time()
+import mpsim, pandas, pyarrow
+t1 = time.process_time()
+res = mpsim.run(sys.argv[1], progress=False)
+t2 = time.process_time()
+flows = res._flows_arrow
+t3 = time.process_time()
+with tempfile.TemporaryDirectory() as d:
+    res.save(d, "json,parquet")
+t4 = time.process_time()
+print(f"imports {t1 - t0:.2f}  run {t2 - t1:.2f}  flows table {t3 - t2:.2f}  rest of save {t4 - t3:.2f}  "
+      f"total {t4 - t0:.2f} s  ({flows.num_rows:,} flows)")
+"""
+
+
+def steps(repeats: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "generated.toml"
+        path.write_text(GENERATED)
+        for _ in range(repeats):
+            subprocess.run([sys.executable, "-c", STEPS, str(path)], check=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", nargs="+", choices=list(CASES), default=list(CASES))
     ap.add_argument("--out", default=str(HERE / "results" / "many_flows.md"))
+    ap.add_argument("--steps", type=int, metavar="N", help="time the steps of the generated run N times, and stop")
     args = ap.parse_args()
+    if args.steps:
+        steps(args.steps)
+        return
     subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "mpsim-core", "--example", "speed"], cwd=ROOT, check=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,5 +1,5 @@
-"""Results of many flows: the tables come from the core's columns and JSON lines, read by
-Arrow without a Python object per flow or per sample, and summary.json stays small."""
+"""Results of many flows: the tables come from the core's Arrow columns without a Python
+object per flow or per sample, and summary.json stays small."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from mpsim.api import Result
 ROOT = Path(__file__).resolve().parents[1]
 
 # every kind of flow the summary knows: Multipath TCP with subflows, MPTCP-rec, SCTP with
-# CMT, media with classes, UDP beside TCP
+# CMT, media with classes, UDP beside TCP, Multipath QUIC
 SCENARIOS = [
+    ("scenarios/speed/mpquic_2path.toml", {"duration": "2s"}),
     ("scenarios/po_mptcp/wifi_wimax.toml", {"duration": "4s"}),
     ("scenarios/mptcp_rec/three_paths.toml", {"duration": "3s"}),
     ("scenarios/sctp/cmt_two_paths.toml", {"duration": "7s", "metrics__warmup": "1s"}),
@@ -41,6 +42,20 @@ def _from_dicts(res: Result, field: str | None) -> pd.DataFrame:
     if field is None:
         return pd.DataFrame([{k: v for k, v in f.items() if k not in ("subflows", "classes")} for f in flows])
     return pd.DataFrame([{"flow": f["flow"], **x} for f in flows for x in f.get(field, [])])
+
+
+@pytest.mark.parametrize("path,overrides", SCENARIOS, ids=[Path(p).stem for p, _ in SCENARIOS])
+def test_flows_columns_are_the_table_arrow_reads_from_the_flows_as_json_lines(path, overrides):
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    res = mpsim.run(str(ROOT / path), progress=False, **overrides)
+    lines = b"".join(json.dumps(f).encode() + b"\n" for f in json.loads(res._summary_text)["flows"])
+    theirs = pj.read_json(pa.BufferReader(lines), read_options=pj.ReadOptions(block_size=max(len(lines), 1 << 20)))
+    ours = res._flows_arrow
+    assert ours.schema == theirs.schema
+    assert ours.equals(theirs)
+    assert ours.num_rows == len(res.summary["flows"]) > 0
 
 
 @pytest.mark.parametrize("path,overrides", SCENARIOS, ids=[Path(p).stem for p, _ in SCENARIOS])

@@ -65,8 +65,9 @@ Columns = dict[str, tuple[str, bytes, bytes | None]]
 class RunOutput(TypedDict):
     summary: str
     """The run summary as JSON text: only what the scenario and seed determine."""
-    flows_ndjson: bytes
-    """The summary's flows again, one JSON object per line (read by Arrow into the tables)."""
+    flows_columns: list[tuple[str, tuple[Any, ...]]]
+    """The summary's flows again as Arrow columns: (name, (kind, rows, validity, ...)); see
+    ``mpsim.stream.arrow_column``."""
     summary_brief: NotRequired[str]
     """With more than 1,000 flows: the summary with the first 1,000 and ``flows_omitted``."""
     run_info: RunInfo

@@ -313,7 +313,7 @@ class Result:
         self._summary_text: str | None = summary if isinstance(summary, str) else None
         if not isinstance(summary, str):
             self.summary = dict(summary)
-        self._flows_ndjson: bytes | None = raw.get("flows_ndjson")
+        self._flows_columns: list[tuple[str, tuple[Any, ...]]] | None = raw.get("flows_columns")
         self._summary_brief: str | None = raw.get("summary_brief")
         self.run_info: dict[str, Any] = dict(raw.get("run_info") or {})
         self.scenario: dict[str, Any] = scenario
@@ -342,17 +342,14 @@ class Result:
     @cached_property
     def _flows_arrow(self) -> Any:
         """The flows of the summary as a pyarrow table (nested subflows and classes as lists
-        of structs), read by Arrow from the core's JSON lines; None without them."""
-        if self._flows_ndjson is None:
+        of structs), built from the core's Arrow buffers; None without them."""
+        if self._flows_columns is None:
             return None
         import pyarrow as pa
-        import pyarrow.json as pj
 
-        if not self._flows_ndjson:
-            return pa.table({})
-        # one block: a column's type is inferred from every row at once
-        opts = pj.ReadOptions(block_size=max(len(self._flows_ndjson), 1 << 20))
-        return pj.read_json(pa.BufferReader(self._flows_ndjson), read_options=opts)
+        from .stream import arrow_column
+
+        return pa.table({name: arrow_column(col) for name, col in self._flows_columns})
 
     @cached_property
     def flows(self) -> "pd.DataFrame":

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 from . import _core
 from .scenario import format_value
 
-__all__ = ["CHUNK_ROWS", "TABLES", "StreamError", "ParquetSink", "arrow_table", "parquet_safe", "prepare_dir", "write_frame"]
+__all__ = ["CHUNK_ROWS", "TABLES", "StreamError", "ParquetSink", "arrow_column", "arrow_table", "parquet_safe", "prepare_dir", "write_frame"]
 
 #: Rows per chunk (and Parquet row group): a chunk is written once a table holds this many
 #: (a sample adds one row per flow at once, so a chunk may hold a few more).
@@ -75,6 +75,33 @@ def arrow_table(columns: Mapping[str, tuple[str, bytes, bytes | None]] | None) -
             raise ValueError(f"column {name!r}: unknown kind {kind!r}")
         names.append(name)
     return pa.Table.from_arrays(arrays, names=names)
+
+
+def arrow_column(column: tuple[Any, ...]) -> Any:
+    """A pyarrow array of a column the core hands over as Arrow buffers (``(kind, rows,
+    validity, ...)``, the flows of a summary, see ``crates/mpsim-py/src/columns.rs``):
+    ``null``, ``bool``, ``i64`` (int64), ``f64`` (double), ``str`` (string), ``list`` (a list
+    of the column that follows) or ``struct`` (its fields as ``[(name, column), ...]``)."""
+    import pyarrow as pa
+
+    kind, n = column[0], column[1]
+    if kind == "null":
+        return pa.nulls(n)
+    validity = None if column[2] is None else pa.py_buffer(column[2])
+    if kind in ("bool", "i64", "f64"):
+        typ = {"bool": pa.bool_(), "i64": pa.int64(), "f64": pa.float64()}[kind]
+        return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(column[3])])
+    if kind == "str":
+        return pa.Array.from_buffers(pa.string(), n, [validity, pa.py_buffer(column[4]), pa.py_buffer(column[3])])
+    if kind == "list":
+        items = arrow_column(column[4])
+        return pa.Array.from_buffers(pa.list_(items.type), n, [validity, pa.py_buffer(column[3])], children=[items])
+    if kind == "struct":
+        names = [name for name, _ in column[3]]
+        children = [arrow_column(c) for _, c in column[3]]
+        typ = pa.struct([pa.field(name, c.type) for name, c in zip(names, children)])
+        return pa.Array.from_buffers(typ, n, [validity], children=children)
+    raise ValueError(f"unknown kind of column {kind!r}")  # pragma: no cover - a core newer than this package
 
 
 def write_frame(frame: Any, path: str | os.PathLike[str]) -> None:

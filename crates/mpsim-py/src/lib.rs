@@ -7,6 +7,7 @@
 //! hands back plain Python objects.
 
 mod bridge;
+mod columns;
 mod views;
 
 use bridge::{Fault, PluginError, PyController, PyReceiverLogic, PyScheduler};
@@ -247,14 +248,9 @@ fn run(
         serde_json::to_string(v).map_err(|e| PyValueError::new_err(e.to_string()))
     }
     d.set_item("summary", json(&out.summary)?)?;
-    // the flows again, one JSON object per line, for a table read without a Python object
-    // per flow; and, for many flows, the summary with only the first ones
-    let mut lines = Vec::new();
-    for f in &out.summary.flows {
-        serde_json::to_writer(&mut lines, f).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        lines.push(b'\n');
-    }
-    d.set_item("flows_ndjson", PyBytes::new_bound(py, &lines))?;
+    // the flows again as Arrow columns, for a table built without a Python object per flow;
+    // and, for many flows, the summary with only the first ones
+    d.set_item("flows_columns", columns::flows_columns(py, &out.summary.flows)?)?;
     if out.summary.flows.len() > SUMMARY_FLOWS {
         let sum = &out.summary;
         let brief = Summary {
