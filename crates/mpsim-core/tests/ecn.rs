@@ -114,16 +114,15 @@ fn fq_codel_marks_by_default_and_a_flow_without_ecn_is_still_dropped() {
     assert!(off.summary.flows.iter().all(|f| f.ecn_ce_received == Some(0) && f.ecn_reductions == Some(0)));
 }
 
-#[test]
-fn a_two_path_mptcp_flow_with_lia_reduces_on_marks_on_each_subflow() {
-    let text = |tcp: &str| {
-        format!(
-            r#"
+/// Two paths of 10 and 5 Mbit/s (20 and 40 ms one way) behind FQ-CoDel, 30 s with 5 s of
+/// warm-up, and one LIA flow over both: `global` goes before the links, `flow` into the flow.
+fn two_fq_codel_paths(global: &str, flow: &str) -> String {
+    format!(
+        r#"
 duration = "30s"
 [metrics]
 warmup = "5s"
-[tcp]
-{tcp}
+{global}
 [[link]]
 name = "a"
 rate = "10Mbps"
@@ -143,13 +142,16 @@ links = ["a"]
 name = "pb"
 links = ["b"]
 [[flow]]
-name = "mp"
 paths = ["pa", "pb"]
-scheduler = "lowest_rtt"
 cc = "lia"
+{flow}
 "#
-        )
-    };
+    )
+}
+
+#[test]
+fn a_two_path_mptcp_flow_with_lia_reduces_on_marks_on_each_subflow() {
+    let text = |tcp: &str| two_fq_codel_paths(&format!("[tcp]\n{tcp}"), "name = \"mp\"\nscheduler = \"lowest_rtt\"");
     let dropped = run_checked(&parse(&text("")));
     let marked = run_checked(&parse(&text("ecn = true")));
     let f = &marked.summary.flows[0];
@@ -308,39 +310,7 @@ fn quic_with_ecn_over_codel_marks_instead_of_dropping_at_the_same_goodput() {
 
 #[test]
 fn a_two_path_quic_flow_with_lia_reduces_on_marks_on_each_path() {
-    let text = |ecn: &str| {
-        format!(
-            r#"
-duration = "30s"
-[metrics]
-warmup = "5s"
-[[link]]
-name = "a"
-rate = "10Mbps"
-delay = "20ms"
-queue = "1000pkt"
-aqm = "fq_codel"
-[[link]]
-name = "b"
-rate = "5Mbps"
-delay = "40ms"
-queue = "1000pkt"
-aqm = "fq_codel"
-[[path]]
-name = "pa"
-links = ["a"]
-[[path]]
-name = "pb"
-links = ["b"]
-[[flow]]
-name = "m"
-paths = ["pa", "pb"]
-transport = "quic"
-cc = "lia"
-quic = {{ ecn = {ecn} }}
-"#
-        )
-    };
+    let text = |ecn: &str| two_fq_codel_paths("", &format!("name = \"m\"\ntransport = \"quic\"\nquic = {{ ecn = {ecn} }}"));
     let on = run_checked(&parse(&text("true")));
     let off = run_checked(&parse(&text("false")));
     let f = &on.summary.flows[0];

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import ScenarioError
-from .testbed import BIN_S, KERNEL_JITTER, Testbed, _run_mpsim, _trap_sigterm, _untrap_sigterm, longest_silence
+from .testbed import BIN_S, KERNEL_JITTER, Testbed, find_binary, _run_mpsim, _trap_sigterm, _untrap_sigterm, longest_silence
 
 __all__ = ["compare", "QuicResult", "find_peer", "peer_missing", "unmappable", "mpsim_overrides", "peer_args",
            "PEER_CCS", "SCHEDULER", "SCHEMA"]
@@ -55,15 +55,7 @@ TAIL_S = 1.0
 def find_peer() -> Path | None:
     """The ``mpsim-quicpeer`` binary: $MPSIM_QUICPEER, else the checkout's target/release,
     else PATH."""
-    env = os.environ.get("MPSIM_QUICPEER")
-    if env:
-        return Path(env) if Path(env).is_file() else None
-    root = Path(__file__).resolve().parents[3]
-    cand = root / "target/release/mpsim-quicpeer"
-    if cand.is_file():
-        return cand
-    w = shutil.which("mpsim-quicpeer")
-    return Path(w) if w else None
+    return find_binary("mpsim-quicpeer", "MPSIM_QUICPEER")
 
 
 def peer_missing() -> str:

@@ -87,18 +87,25 @@ class KernelUnavailable(RuntimeError):
 PACKAGED_EMULATOR = Path(__file__).resolve().parent / "bin" / "mpsim-linkemu"
 
 
-def find_emulator() -> Path | None:
-    """The ``mpsim-linkemu`` binary: $MPSIM_LINKEMU, else the checkout's target/release (or
-    target/debug), else the one installed with the package (a wheel's), else PATH."""
-    env = os.environ.get("MPSIM_LINKEMU")
+def find_binary(name: str, env_var: str, *, debug: bool = False, packaged: Path | None = None) -> Path | None:
+    """A helper binary of `mpsim kernel`: the path in $`env_var` (None if it is not a file), else
+    the checkout's target/release (and target/debug with `debug`), else `packaged`, else PATH."""
+    env = os.environ.get(env_var)
     if env:
         return Path(env) if Path(env).is_file() else None
     root = Path(__file__).resolve().parents[3]
-    for cand in (root / "target/release/mpsim-linkemu", root / "target/debug/mpsim-linkemu", PACKAGED_EMULATOR):
+    cands = [root / "target/release" / name] + ([root / "target/debug" / name] if debug else [])
+    for cand in cands + ([packaged] if packaged else []):
         if cand.is_file():
             return cand
-    w = shutil.which("mpsim-linkemu")
+    w = shutil.which(name)
     return Path(w) if w else None
+
+
+def find_emulator() -> Path | None:
+    """The ``mpsim-linkemu`` binary: $MPSIM_LINKEMU, else the checkout's target/release (or
+    target/debug), else the one installed with the package (a wheel's), else PATH."""
+    return find_binary("mpsim-linkemu", "MPSIM_LINKEMU", debug=True, packaged=PACKAGED_EMULATOR)
 
 
 def emulator_missing() -> str:

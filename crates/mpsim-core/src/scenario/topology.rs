@@ -296,35 +296,36 @@ pub(super) struct Built {
     pub links: Vec<LinkSpec>,
 }
 
+/// The keys of `[topology]`: nine every kind takes, then those that give a kind its shape.
+const KEYS: [&str; 19] = [
+    "kind",
+    "tier",
+    "rate",
+    "delay",
+    "queue",
+    "loss",
+    "aqm",
+    "reverse_aqm",
+    "ecmp",
+    "k",
+    "leaves",
+    "spines",
+    "hosts_per_leaf",
+    "oversubscription",
+    "hosts",
+    "tors",
+    "aggregations",
+    "intermediates",
+    "hosts_per_tor",
+];
+/// The keys that give a topology's shape: each kind takes some of them.
+const SHAPE_KEYS: &[&str] = KEYS.split_at(9).1;
+
 impl Reader<'_> {
     /// Reads `[topology]` and builds its links.
     pub(super) fn topology(&self, v: &Value, seed: u64, duration: Dur) -> Result<Built, ScenarioError> {
         let key = "topology";
-        let t = self.table(
-            v,
-            key,
-            &[
-                "kind",
-                "k",
-                "leaves",
-                "spines",
-                "hosts_per_leaf",
-                "oversubscription",
-                "hosts",
-                "tors",
-                "aggregations",
-                "intermediates",
-                "hosts_per_tor",
-                "tier",
-                "rate",
-                "delay",
-                "queue",
-                "loss",
-                "aqm",
-                "reverse_aqm",
-                "ecmp",
-            ],
-        )?;
+        let t = self.table(v, key, &KEYS)?;
         let kinds: Vec<&str> = TOPOLOGIES.iter().map(|k| k.0).collect();
         let kind = self.req_string(&t, "kind")?;
         let Some(&(kind, tiers, _)) = TOPOLOGIES.iter().find(|k| k.0 == kind) else {
@@ -336,18 +337,7 @@ impl Reader<'_> {
             "vl2" => &["tors", "aggregations", "intermediates", "hosts_per_tor"],
             _ => &["hosts"],
         };
-        for k in [
-            "k",
-            "leaves",
-            "spines",
-            "hosts_per_leaf",
-            "oversubscription",
-            "hosts",
-            "tors",
-            "aggregations",
-            "intermediates",
-            "hosts_per_tor",
-        ] {
+        for &k in SHAPE_KEYS {
             if t.map.contains_key(k) && !only.contains(&k) {
                 return Err(self.e(&join(key, k), format!("not a parameter of a {kind} topology (its parameters: {})", only.join(", "))));
             }
