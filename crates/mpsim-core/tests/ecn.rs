@@ -8,16 +8,15 @@ use common::*;
 use mpsim_core::metrics::{FlowSummary, LinkSummary};
 use mpsim_core::Scenario;
 
-/// Two CUBIC flows over a 10 Mbit/s, 20 ms bottleneck with a 1,000-packet buffer managed by
-/// `aqm`, with `tcp` as their `[tcp]` table.
-fn bottleneck(aqm: &str, tcp: &str, cc: &str) -> Scenario {
+/// Two flows of controller `cc` over a 10 Mbit/s, 20 ms bottleneck with a 1,000-packet buffer
+/// managed by `aqm`; `global` goes before the link, `flow` into each flow.
+fn two_flows(aqm: &str, global: &str, flow: &str, cc: &str) -> Scenario {
     parse(&format!(
         r#"
 duration = "40s"
 [metrics]
 warmup = "5s"
-[tcp]
-{tcp}
+{global}
 [[link]]
 name = "b"
 rate = "10Mbps"
@@ -31,13 +30,20 @@ links = ["b"]
 name = "f1"
 path = "p"
 cc = "{cc}"
+{flow}
 [[flow]]
 name = "f2"
 path = "p"
 cc = "{cc}"
 start = "1s"
+{flow}
 "#
     ))
+}
+
+/// Two TCP flows over the bottleneck of [`two_flows`], with `tcp` as their `[tcp]` table.
+fn bottleneck(aqm: &str, tcp: &str, cc: &str) -> Scenario {
+    two_flows(aqm, &format!("[tcp]\n{tcp}"), "", cc)
 }
 
 fn goodput(flows: &[FlowSummary]) -> f64 {
@@ -238,38 +244,10 @@ sctp = {{ ecn = {ecn} }}
     }
 }
 
-/// The bottleneck of [`bottleneck`] carrying two QUIC flows, with `quic` as their `quic`
+/// The bottleneck of [`two_flows`] carrying two QUIC flows, with `quic` as their `quic`
 /// table.
 fn quic_bottleneck(aqm: &str, quic: &str, cc: &str) -> Scenario {
-    parse(&format!(
-        r#"
-duration = "40s"
-[metrics]
-warmup = "5s"
-[[link]]
-name = "b"
-rate = "10Mbps"
-delay = "20ms"
-queue = "1000pkt"
-aqm = {aqm}
-[[path]]
-name = "p"
-links = ["b"]
-[[flow]]
-name = "f1"
-path = "p"
-transport = "quic"
-cc = "{cc}"
-quic = {{ {quic} }}
-[[flow]]
-name = "f2"
-path = "p"
-transport = "quic"
-cc = "{cc}"
-quic = {{ {quic} }}
-start = "1s"
-"#
-    ))
+    two_flows(aqm, "", &format!("transport = \"quic\"\nquic = {{ {quic} }}"), cc)
 }
 
 #[test]
