@@ -55,38 +55,48 @@ fn marks(l: &LinkSummary) -> (u64, u64) {
     (a.aqm_marks, a.aqm_drops)
 }
 
-#[test]
-fn codel_with_ecn_marks_instead_of_dropping_at_the_same_goodput_and_delay() {
+/// Runs `scenario` (a bottleneck of two CUBIC flows, given the AQM and the flows' ECN key)
+/// over CoDel with marking on, without and then with ECN at the senders, and checks what
+/// every transport must show: without ECN the queue drops and no summary speaks of ECN; with
+/// it the queue marks, nothing is dropped or retransmitted, every mark reaches a receiver (a
+/// few may be in flight at the end), the senders reduce at most once per mark and once per
+/// round trip (40 s of ~50 ms rounds), and goodput and delay stay those of the dropping queue.
+/// Returns the two runs, without ECN first.
+fn codel_marks_in_place_of_drops(label: &str, scenario: fn(&str, &str, &str) -> Scenario) -> (mpsim_core::Output, mpsim_core::Output) {
     let codel_ecn = "{ kind = \"codel\", ecn = true }";
-    let dropped = run_checked(&bottleneck(codel_ecn, "", "cubic"));
-    let marked = run_checked(&bottleneck(codel_ecn, "ecn = true", "cubic"));
+    let dropped = run_checked(&scenario(codel_ecn, "", "cubic"));
+    let marked = run_checked(&scenario(codel_ecn, "ecn = true", "cubic"));
     let (m0, d0) = marks(&dropped.summary.links[0]);
     let (m1, d1) = marks(&marked.summary.links[0]);
     let (g0, g1) = (goodput(&dropped.summary.flows), goodput(&marked.summary.flows));
     let delay = |o: &mpsim_core::Output| o.summary.links[0].aqm.as_ref().unwrap().queue_delay_mean_ms;
-    let retx: u64 = marked.summary.flows.iter().map(|f| f.retransmits).sum();
+    let retx = |o: &mpsim_core::Output| o.summary.flows.iter().map(|f| f.retransmits).sum::<u64>();
     let ce: u64 = marked.summary.flows.iter().map(|f| f.ecn_ce_received.unwrap()).sum();
     let red: u64 = marked.summary.flows.iter().map(|f| f.ecn_reductions.unwrap()).sum();
     eprintln!(
-        "ECN off: {d0} drops, {m0} marks, {:.3} Mbit/s, queue delay {:.1} ms; ECN on: {d1} drops, {m1} marks, {ce} CE received, {red} reductions, {retx} retransmissions, {:.3} Mbit/s, queue delay {:.1} ms",
+        "{label}, ECN off: {d0} drops, {m0} marks, {} retransmissions, {:.3} Mbit/s, queue delay {:.1} ms; ECN on: {d1} drops, {m1} marks, {ce} CE received, {red} reductions, {} retransmissions, {:.3} Mbit/s, queue delay {:.1} ms",
+        retx(&dropped),
         g0 / 1e6,
         delay(&dropped),
+        retx(&marked),
         g1 / 1e6,
         delay(&marked)
     );
-    // without ECN the marking queue drops, and no summary speaks of ECN
     assert!(d0 > 0 && m0 == 0);
     assert!(dropped.summary.flows.iter().all(|f| f.ecn_ce_received.is_none() && f.ecn_reductions.is_none()));
-    // with it: marks, no drop, no retransmission
     assert!(m1 > 0 && d1 == 0, "{m1} marks, {d1} drops");
     assert_eq!(marked.summary.links[0].queue_drops, 0);
-    assert_eq!(retx, 0);
-    // every mark reaches a receiver (none is lost; a few may be in flight at the end), and the
-    // senders reduce at most once per mark and once per round trip (40 s of ~50 ms rounds)
+    assert_eq!(retx(&marked), 0);
     assert!(ce <= m1 && ce + 10 >= m1, "{ce} CE received of {m1} marks");
     assert!(red > 0 && red <= ce && red <= 2 * 800, "{red} reductions");
     assert!((g1 - g0).abs() < 0.03 * g0, "goodput {g1} with ECN against {g0} without");
     assert!(delay(&marked) < 3.0 * 5.0, "queueing delay {} ms", delay(&marked));
+    (dropped, marked)
+}
+
+#[test]
+fn codel_with_ecn_marks_instead_of_dropping_at_the_same_goodput_and_delay() {
+    codel_marks_in_place_of_drops("TCP", bottleneck);
 }
 
 #[test]
@@ -252,38 +262,12 @@ fn quic_bottleneck(aqm: &str, quic: &str, cc: &str) -> Scenario {
 
 #[test]
 fn quic_with_ecn_over_codel_marks_instead_of_dropping_at_the_same_goodput() {
-    let codel_ecn = "{ kind = \"codel\", ecn = true }";
-    let dropped = run_checked(&quic_bottleneck(codel_ecn, "", "cubic"));
-    let marked = run_checked(&quic_bottleneck(codel_ecn, "ecn = true", "cubic"));
-    let (m0, d0) = marks(&dropped.summary.links[0]);
-    let (m1, d1) = marks(&marked.summary.links[0]);
-    let (g0, g1) = (goodput(&dropped.summary.flows), goodput(&marked.summary.flows));
-    let delay = |o: &mpsim_core::Output| o.summary.links[0].aqm.as_ref().unwrap().queue_delay_mean_ms;
-    let retx: u64 = marked.summary.flows.iter().map(|f| f.retransmits).sum();
-    let retx0: u64 = dropped.summary.flows.iter().map(|f| f.retransmits).sum();
-    let ce: u64 = marked.summary.flows.iter().map(|f| f.ecn_ce_received.unwrap()).sum();
-    let red: u64 = marked.summary.flows.iter().map(|f| f.ecn_reductions.unwrap()).sum();
-    eprintln!(
-        "QUIC, ECN off: {d0} drops, {m0} marks, {retx0} retransmissions, {:.3} Mbit/s, queue delay {:.1} ms; ECN on: {d1} drops, {m1} marks, {ce} CE received, {red} reductions, {retx} retransmissions, {:.3} Mbit/s, queue delay {:.1} ms",
-        g0 / 1e6,
-        delay(&dropped),
-        g1 / 1e6,
-        delay(&marked)
-    );
-    assert!(d0 > 0 && m0 == 0 && retx0 > 0);
-    assert!(dropped.summary.flows.iter().all(|f| f.ecn_ce_received.is_none() && f.ecn_reductions.is_none()));
-    assert!(m1 > 0 && d1 == 0, "{m1} marks, {d1} drops");
-    assert_eq!(marked.summary.links[0].queue_drops, 0);
-    assert_eq!(retx, 0);
+    let (dropped, marked) = codel_marks_in_place_of_drops("QUIC", quic_bottleneck);
+    assert!(dropped.summary.flows.iter().map(|f| f.retransmits).sum::<u64>() > 0);
     for f in &marked.summary.flows {
         assert_eq!(f.quic.as_ref().unwrap().ecn_state, Some(vec!["capable"]));
         assert_eq!(f.subflows[0].ecn_ce_received, f.ecn_ce_received);
     }
-    // every mark reaches a receiver; one reduction per round trip at most
-    assert!(ce <= m1 && ce + 10 >= m1, "{ce} CE received of {m1} marks");
-    assert!(red > 0 && red <= ce && red <= 2 * 800, "{red} reductions");
-    assert!((g1 - g0).abs() < 0.03 * g0, "goodput {g1} with ECN against {g0} without");
-    assert!(delay(&marked) < 3.0 * 5.0, "queueing delay {} ms", delay(&marked));
 }
 
 #[test]
