@@ -75,22 +75,16 @@ def _load(name: str, cc: str):
     return d, K.describe(d, origin)
 
 
-def capture(name: str, cc: str, out: str, ss_every: str = "0.05", pcap: str = "yes") -> None:
-    o = Path(out)
-    o.mkdir(parents=True, exist_ok=True)
+def _run_with(name: str, cc: str, start) -> None:
+    """One kernel run of scenario `name` with controller `cc`, with `start(tb)` called once the
+    testbed is up to start probe processes (it returns them); they are stopped before the
+    testbed is taken down."""
     setup, close = K.Testbed._setup, K.Testbed.close
     procs: list[subprocess.Popen] = []
 
     def _setup(tb):
         setup(tb)
-        ns = tb.ns["client"]
-        if float(ss_every) > 0:
-            with open(o / "ss.txt", "w") as f:
-                procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "sh", "-c",
-                    f"while true; do echo T $(date +%s.%N); ss -tinH state established; sleep {ss_every}; done"], stdout=f))
-        for p, (client_tun, _) in (tb.tuns.items() if pcap == "yes" else ()):
-            procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "dumpcap", "-q", "-i", client_tun, "-s", "128",
-                                           "-w", str(o / f"{p}.pcap")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.extend(start(tb))
         time.sleep(1.0)
 
     def _close(tb):
@@ -104,31 +98,37 @@ def capture(name: str, cc: str, out: str, ss_every: str = "0.05", pcap: str = "y
     print(r.paths.to_string())
 
 
+def capture(name: str, cc: str, out: str, ss_every: str = "0.05", pcap: str = "yes") -> None:
+    o = Path(out)
+    o.mkdir(parents=True, exist_ok=True)
+
+    def start(tb):
+        ns, procs = tb.ns["client"], []
+        if float(ss_every) > 0:
+            with open(o / "ss.txt", "w") as f:
+                procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "sh", "-c",
+                    f"while true; do echo T $(date +%s.%N); ss -tinH state established; sleep {ss_every}; done"], stdout=f))
+        for p, (client_tun, _) in (tb.tuns.items() if pcap == "yes" else ()):
+            procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "dumpcap", "-q", "-i", client_tun, "-s", "128",
+                                           "-w", str(o / f"{p}.pcap")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        return procs
+
+    _run_with(name, cc, start)
+
+
 def rcvmem(name: str, cc: str | None = None, out: str | None = None, every: str = "0.1") -> None:
     if out is None:  # summarise a run already made
         out, cc = name, None
     o = Path(out)
     if cc is not None:
         o.mkdir(parents=True, exist_ok=True)
-        setup, close = K.Testbed._setup, K.Testbed.close
-        procs: list[subprocess.Popen] = []
 
-        def _setup(tb):
-            setup(tb)
+        def start(tb):
             with open(o / "ss_server.txt", "w") as f:
-                procs.append(subprocess.Popen(["ip", "netns", "exec", tb.ns["server"], "sh", "-c",
-                    f"while true; do echo T $(date +%s.%N); ss -tinmMH; sleep {every}; done"], stdout=f))
-            time.sleep(1.0)
+                return [subprocess.Popen(["ip", "netns", "exec", tb.ns["server"], "sh", "-c",
+                        f"while true; do echo T $(date +%s.%N); ss -tinmMH; sleep {every}; done"], stdout=f)]
 
-        def _close(tb):
-            for p in procs:
-                p.terminate()
-                p.wait()
-            close(tb)
-
-        K.Testbed._setup, K.Testbed.close = _setup, _close
-        r = K.compare(SCEN / f"{name}.toml", repeat=1, overrides={"flow.*.cc": cc})
-        print(r.paths.to_string())
+        _run_with(name, cc, start)
     # per socket (local address:port), from 2 s on: skmem r (memory held), rb, rcv_wnd
     t0, t, rows = None, 0.0, collections.defaultdict(list)
     key = None
