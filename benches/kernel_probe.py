@@ -409,9 +409,62 @@ def slowstart(cc: str) -> None:
               f"{exit_at.ssthresh_bytes.iloc[0] / 1e3:.0f} KB; {int(r.flows.retransmits.iloc[0])} retransmissions in 2 s")
 
 
+def _exits(rows) -> str:
+    """`rows`: (time from the subflow's start s, cwnd, ssthresh or None, retransmitted or None)
+    per sample. When the first ssthresh appeared, the largest window before it, and the
+    retransmissions by 5 s and by the end."""
+    first = next((r for r in rows if r[2] is not None), None)
+    peak = max((r[1] for r in rows if first is None or r[0] < first[0]), default=0)
+    text = (f"slow start ended at {first[0]:.2f} s, ssthresh {first[2]}, cwnd {first[1]} (peak before {peak})"
+            if first else f"slow start never ended (peak cwnd {peak})")
+    if rows[-1][3] is None:
+        return text
+    return text + f"; retransmitted {max(r[3] for r in rows if r[0] <= 5)} by 5 s, {rows[-1][3]} in all"
+
+
+def ssexit(out: str) -> None:
+    """Per subflow of a `capture` run (OUT/ss.txt, sampled every 50 ms): slow start's end."""
+    t, subs, lines = 0.0, collections.defaultdict(list), (Path(out) / "ss.txt").read_text().splitlines()
+    for a, b in zip(lines, lines[1:]):
+        if a.startswith("T "):
+            t = float(a.split()[1])
+            continue
+        m = K._SS_ADDR.search(a)
+        if not m or b.startswith("T ") or K._SS_ADDR.search(b):
+            continue
+        g = lambda k: int(x.group(1)) if (x := re.search(r"\b" + k + r":(\d+)", b)) else None  # noqa: E731, B023
+        retr = int(x.group(1)) if (x := re.search(r"\bretrans:\d+/(\d+)", b)) else 0
+        minrtt = float(x.group(1)) if (x := re.search(r"\bminrtt:([\d.]+)", b)) else 0.0
+        subs[(f"{m.group(1)}:{m.group(2)}", m.group(3))].append((t, g("cwnd") or 0, g("ssthresh"), retr, minrtt))
+    for k, rows in subs.items():
+        t0 = rows[0][0]
+        print(f"{k[0]} -> {k[1]} (min RTT {min(r[4] for r in rows):.1f} ms, from {t0:.2f}): "
+              + _exits([(r[0] - t0, r[1], r[2], r[3]) for r in rows]))
+
+
+def ssexit_mpsim(name: str, cc: str, seeds: str = "3") -> None:
+    """The same for mpsim as `mpsim kernel` configures it (seeds 1..SEEDS, 10 ms samples),
+    with each link's queue drops."""
+    d, desc = _load(name, cc)
+    for seed in range(1, int(seeds) + 1):
+        r = run(d, overrides={**K.mpsim_overrides(desc), "seed": seed, "metrics.interval": "10ms"}, progress=False)
+        s = r.subflow_series
+        lk = r.links
+        print(f"seed {seed}: queue drops " + ", ".join(f"{x.link} {int(x.queue_drops)}" for x in lk.itertuples()
+                                                      if x.direction == "forward"))
+        for path, g in s.groupby("path"):
+            g = g[g.cwnd_bytes > 0]
+            t0 = g.time_s.iloc[0]
+            mss = desc["flows"][0]["tcp"]["mss"]
+            rows = [(x.time_s - t0, int(x.cwnd_bytes // mss),
+                     int(x.ssthresh_bytes // mss) if x.ssthresh_bytes < float("inf") else None,
+                     None) for x in g.itertuples()]
+            print(f"  {path} (from {t0:.2f} s): " + _exits(rows))
+
+
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:] or ["-h"]
-    fns = {"capture": capture, "trace": trace, "acks": acks, "lowat": lowat, "psh": psh, "mpsim-acks": mpsim_acks, "windows": windows, "ss": ss, "rcvmem": rcvmem, "pcap": pcap, "starts": lambda a, b, c: starts(a, b, int(c)), "slowstart": slowstart}
+    fns = {"capture": capture, "trace": trace, "acks": acks, "lowat": lowat, "psh": psh, "mpsim-acks": mpsim_acks, "windows": windows, "ss": ss, "rcvmem": rcvmem, "pcap": pcap, "starts": lambda a, b, c: starts(a, b, int(c)), "slowstart": slowstart, "ssexit": ssexit, "ssexit-mpsim": ssexit_mpsim}
     if cmd not in fns:
         print(__doc__)
         sys.exit(2)

@@ -417,6 +417,37 @@ def test_settings_changed_name_the_files_value_the_used_one_and_why():
     assert "metrics.interval" not in ch and "flow.tcp.start" not in ch and "flow.mptcp.start" in ch
 
 
+def test_the_table_generator_replaces_only_the_rows_it_measures_again(tmp_path):
+    import pandas as pd
+
+    from mpsim.kernel import report
+
+    def rows(names, gp):
+        return pd.DataFrame({"scenario": names, "cc": ["cubic"] * len(names), "repeat": [0] * len(names),
+                             "flow": ["f"] * len(names), "kernel_goodput_bps": [gp] * len(names)})
+
+    fl = rows(["tcp_10m", "mptcp_asym", "bbr_2x10m"], 1.0)
+    saved = {"accuracy": ["acc"], "info": {"kernel": "k"}, "took_s": 2100.0,
+             "runs": [{"scenario": n, "cc": "cubic"} for n in fl.scenario],
+             "changed": {f"{n}/cubic": [n] for n in fl.scenario}}
+    new_fl = rows(["mptcp_rtt_20_50", "mptcp_asym"], 2.0)
+    new = {"runs": [{"scenario": n, "cc": "cubic", "new": True} for n in new_fl.scenario], "took_s": 120.0,
+           "changed": {f"{n}/cubic": ["new"] for n in new_fl.scenario}, "accuracy": [], "info": {}}
+    fl2, pa2, s2 = report.update_rows(fl, fl, saved, new_fl, new_fl, new)
+    # every other row as saved, the measured ones replaced or added, in the table's order
+    assert list(fl2.scenario) == ["tcp_10m", "mptcp_asym", "bbr_2x10m", "mptcp_rtt_20_50"] == list(pa2.scenario)
+    assert list(fl2.kernel_goodput_bps) == [1.0, 2.0, 1.0, 2.0]
+    assert [r.get("new", False) for r in s2["runs"]] == [False, True, False, True]
+    assert s2["changed"]["mptcp_asym/cubic"] == ["new"] and s2["changed"]["tcp_10m/cubic"] == ["tcp_10m"]
+    assert (s2["accuracy"], s2["info"], s2["took_s"]) == (["acc"], {"kernel": "k"}, 2100.0)
+    assert list(s2["updated"]) == ["mptcp_asym", "mptcp_rtt_20_50"]
+    # a name outside the table, or no saved table, is refused before anything runs
+    with pytest.raises(SystemExit):
+        report.main(["--update", "nope", "--out", str(tmp_path / "t.md")])
+    with pytest.raises(SystemExit):
+        report.main(["--update", "mptcp_rtt_20_50", "--out", str(tmp_path / "t.md")])
+
+
 def test_the_table_generator_adds_the_files_own_runs_to_saved_data():
     import pandas as pd
 

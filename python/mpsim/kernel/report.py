@@ -4,6 +4,7 @@ each, plus the link emulator's accuracy on this machine.
 
     python -m mpsim.kernel.report --out docs/reports/kernel-results.md [--repeat 3]
     python -m mpsim.kernel.report --render-only [--add-file-runs]   # from the saved data
+    python -m mpsim.kernel.report --update mptcp_rtt_20_50,...        # those rows only
 
 (`make kernel-table`; needs root, /dev/net/tun and Multipath TCP, like `mpsim kernel`.)
 Writes the Markdown tables, a CSV of every run beside them (kernel-results/runs.csv,
@@ -27,10 +28,12 @@ from .testbed import accuracy, compare
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = ["tcp_10m", "tcp_10m_loss1", "mptcp_2x10m", "mptcp_2x10m_loss1", "mptcp_asym",
              "mptcp_rcvbuf_small", "mptcp_rcvbuf_large", "mptcp_tcp_shared", "tcp_long_deep", "tcp_long_loss1",
-             "tcp_long_nosack", "mptcp_rcvbuf_256k", "bbr_10m_deep", "bbr_10m_loss1", "bbr_2x10m"]
+             "tcp_long_nosack", "mptcp_rcvbuf_256k", "bbr_10m_deep", "bbr_10m_loss1", "bbr_2x10m",
+             "mptcp_rtt_20_200", "mptcp_rtt_20_50"]
 LOSSY = {"tcp_10m_loss1", "mptcp_2x10m_loss1", "tcp_long_loss1", "bbr_10m_loss1"}
 # The controllers each scenario runs with (Reno and CUBIC unless named here).
-CONTROLLERS = {"tcp_long_nosack": ("reno",), "bbr_10m_deep": ("bbr",), "bbr_10m_loss1": ("bbr",), "bbr_2x10m": ("bbr",)}
+CONTROLLERS = {"tcp_long_nosack": ("reno",), "bbr_10m_deep": ("bbr",), "bbr_10m_loss1": ("bbr",), "bbr_2x10m": ("bbr",),
+               "mptcp_rtt_20_200": ("cubic",), "mptcp_rtt_20_50": ("cubic",)}
 
 
 def controllers(scenario: str) -> tuple[str, ...]:
@@ -47,9 +50,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--add-file-runs", action="store_true",
                     help="with --render-only: first run mpsim as each scenario file stands (same controller and seeds) "
                          "where the saved data lacks it, and save that (mpsim alone, no root)")
+    ap.add_argument("--update", metavar="SCENARIOS",
+                    help="measure only these scenarios (comma-separated) and put their rows in place of the saved "
+                         "ones (or add them), keeping every other row and the emulator's accuracy as saved")
     a = ap.parse_args(argv)
     out = Path(a.out)
     data = out.with_suffix("")
+    if a.update:
+        unknown = [n for n in a.update.split(",") if n not in SCENARIOS]
+        if unknown:
+            ap.error(f"--update: not a scenario of the table: {', '.join(unknown)} (known: {', '.join(SCENARIOS)})")
+        if not (data / "emulator.json").exists():
+            ap.error(f"--update needs a saved table in {data}/ (make one with the whole run first)")
     data.mkdir(parents=True, exist_ok=True)
     if a.render_only:
         saved = json.loads((data / "emulator.json").read_text())
@@ -59,15 +71,16 @@ def main(argv: list[str] | None = None) -> int:
             fl.to_csv(data / "runs.csv", index=False)
             pa.to_csv(data / "paths.csv", index=False)
         out.write_text(render(fl, pa, saved["runs"], saved["accuracy"], saved.get("info", {}),
-                              int(fl.repeat.max()) + 1, saved.get("took_s", float("nan")), saved.get("changed")))
+                              int(fl.repeat.max()) + 1, saved.get("took_s", float("nan")), saved.get("changed"),
+                              saved.get("updated")))
         print(f"wrote {out}")
         return 0
     started = time.time()
-    acc = [accuracy("10Mbps", "20ms"), accuracy("10Mbps", "20ms"), accuracy("50Mbps", "5ms")]
+    acc = [] if a.update else [accuracy("10Mbps", "20ms"), accuracy("10Mbps", "20ms"), accuracy("50Mbps", "5ms")]
     flows, paths, runs = [], [], []
     changed: dict[str, list[dict]] = {}
     info: dict = {}
-    for name in a.scenarios.split(","):
+    for name in (a.update or a.scenarios).split(","):
         for cc in controllers(name):
             res = compare(ROOT / "scenarios" / "kernel" / f"{name}.toml", repeat=a.repeat,
                           overrides={"flow.*.cc": cc}, progress=True)
@@ -84,14 +97,41 @@ def main(argv: list[str] | None = None) -> int:
                              "paths": r["emulator_paths"]})
     fl = pd.concat(flows, ignore_index=True)
     pa = pd.concat(paths, ignore_index=True)
+    took = time.time() - started
+    saved = {"accuracy": acc, "runs": runs, "info": info, "took_s": took, "changed": changed}
+    if a.update:
+        old = json.loads((data / "emulator.json").read_text())
+        fl, pa, saved = update_rows(pd.read_csv(data / "runs.csv"), pd.read_csv(data / "paths.csv"), old, fl, pa, saved)
     fl.to_csv(data / "runs.csv", index=False)
     pa.to_csv(data / "paths.csv", index=False)
-    took = time.time() - started
-    (data / "emulator.json").write_text(json.dumps({"accuracy": acc, "runs": runs, "info": info, "took_s": took, "changed": changed},
-                                                   indent=1, default=str))
-    out.write_text(render(fl, pa, runs, acc, info, a.repeat, took, changed))
+    (data / "emulator.json").write_text(json.dumps(saved, indent=1, default=str))
+    out.write_text(render(fl, pa, saved["runs"], saved["accuracy"], saved["info"], a.repeat, saved["took_s"],
+                          saved["changed"], saved.get("updated")))
     print(f"wrote {out} and {data}/")
     return 0
+
+
+def update_rows(fl: pd.DataFrame, pa: pd.DataFrame, saved: dict, new_fl: pd.DataFrame, new_pa: pd.DataFrame,
+                new: dict) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The saved table with the scenarios measured in ``new_fl``, ``new_pa`` and ``new`` (runs,
+    settings changed, the time taken) in place of their saved rows, or added; the rows in the
+    order of :data:`SCENARIOS`. The emulator's accuracy and the whole table's time stay as
+    saved; ``updated`` names each scenario measured this way, with the date."""
+    names = set(new_fl.scenario)
+    order = {n: i for i, n in enumerate(SCENARIOS)}
+
+    def merged(old: pd.DataFrame, add: pd.DataFrame) -> pd.DataFrame:
+        df = pd.concat([old[~old.scenario.isin(names)], add], ignore_index=True)
+        return df.sort_values("scenario", key=lambda c: c.map(order), kind="stable", ignore_index=True)
+
+    runs = sorted([r for r in saved["runs"] if r["scenario"] not in names] + new["runs"],
+                  key=lambda r: order[r["scenario"]])
+    changed = {k: v for k, v in (saved.get("changed") or {}).items() if k.split("/")[0] not in names}
+    changed = dict(sorted({**changed, **new["changed"]}.items(), key=lambda kv: order[kv[0].split("/")[0]]))
+    day = time.strftime("%Y-%m-%d", time.gmtime())
+    updated = {**{k: v for k, v in (saved.get("updated") or {}).items() if k not in names},
+               **{n: {"date": day, "took_s": new["took_s"]} for n in sorted(names, key=order.__getitem__)}}
+    return merged(fl, new_fl), merged(pa, new_pa), {**saved, "runs": runs, "changed": changed, "updated": updated}
 
 
 def add_file_runs(fl: pd.DataFrame, pa: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -130,7 +170,7 @@ def _count(g: pd.DataFrame, col: str) -> str:
 
 
 def render(fl: pd.DataFrame, pa: pd.DataFrame, runs: list[dict], acc: list[dict], info: dict, repeat: int,
-           took: float, changed: dict[str, list[dict]] | None = None) -> str:
+           took: float, changed: dict[str, list[dict]] | None = None, updated: dict[str, dict] | None = None) -> str:
     lines = [
         "# Linux kernel beside mpsim: the measured table",
         "",
@@ -141,7 +181,9 @@ def render(fl: pd.DataFrame, pa: pd.DataFrame, runs: list[dict], acc: list[dict]
         f"'{info.get('mptcp_scheduler')}', path manager '{info.get('mptcp_path_manager')}'. "
         f"{repeat} kernel repeats per row (seeds 1..{repeat}; mpsim with the same seeds); goodput over "
         f"[warmup, duration] of each scenario; took {took / 60:.0f} min. Every run: `kernel-results/runs.csv`, "
-        "`paths.csv`; one goodput figure per row in `kernel-results/`.",
+        "`paths.csv`; one goodput figure per row in `kernel-results/`."
+        + ("" if not updated else " Measured after the rest (`--update`), on the same machine: "
+           + ", ".join(f"{n} ({u['date']}, {u['took_s'] / 60:.0f} min)" for n, u in updated.items()) + "."),
         "",
         "## Aggregate goodput",
         "",

@@ -449,7 +449,7 @@ def _endpoint_receiver(cfg: dict[str, Any]) -> dict[str, Any]:
             b = int((time.monotonic_ns() - t0) / (BIN_S * 1e9))
             if 0 <= b < nbins:
                 st["bins"][b] += n
-    return {"flows": flows}
+    return {"flows": flows, "nstat": _nstat()}
 
 
 _SS_ADDR = re.compile(r"(\d+\.\d+\.\d+\.\d+):(\d+)\s+(\d+\.\d+\.\d+\.\d+):(\d+)")
@@ -519,15 +519,32 @@ def _endpoint_sender(cfg: dict[str, Any]) -> dict[str, Any]:
     samples.append(((time.monotonic_ns() - t0) / 1e9, _ss()))
     for name, s in socks.items():
         info[name]["subflows"] = _subflow_timeouts(s, name in multipath)
-    nst = subprocess.run(["nstat", "-asz", "--json"], capture_output=True, text=True,
-                         env={**os.environ, "NSTAT_HISTORY": os.devnull})
+    counters = _nstat()
     for s in socks.values():
         s.close()
-    try:
-        counters = json.loads(nst.stdout).get("kernel", {})
-    except json.JSONDecodeError:
-        counters = {}
     return {"flows": info, "ss": samples, "nstat": counters}
+
+
+def _nstat() -> dict[str, int]:
+    """This namespace's SNMP counters (``nstat -asz``; the namespace is new with each run)."""
+    nst = subprocess.run(["nstat", "-asz", "--json"], capture_output=True, text=True,
+                         env={**os.environ, "NSTAT_HISTORY": os.devnull})
+    try:
+        return json.loads(nst.stdout).get("kernel", {})
+    except json.JSONDecodeError:
+        return {}
+
+
+#: The counters each kernel run keeps (``runs`` in summary.json), per side: which of HyStart's
+#: tests ended slow start (and the windows summed at those exits) on the sender; receive-memory
+#: pruning, collapsing and out-of-order queueing on the receiver.
+NSTAT_KEPT = {
+    "client": ("TcpExtTCPHystartTrainDetect", "TcpExtTCPHystartTrainCwnd", "TcpExtTCPHystartDelayDetect",
+               "TcpExtTCPHystartDelayCwnd"),
+    "server": ("TcpExtPruneCalled", "TcpExtRcvPruned", "TcpExtOfoPruned", "TcpExtTCPRcvCollapsed",
+               "TcpExtTCPOFOQueue", "TcpExtTCPOFODrop", "TcpExtTCPOFOMerge", "TcpExtTCPRcvQDrop",
+               "MPTcpExtOFOQueue", "MPTcpExtOFOMerge"),
+}
 
 
 SOL_MPTCP = 284
@@ -836,7 +853,9 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
         for sec in range(int(dur)):
             series.append({"flow": f["name"], "time_s": float(sec), "delivered_bytes": sum(bins[sec * per:(sec + 1) * per])})
     nst = run["sender"].get("nstat", {})
-    return {"flows": rows_f, "paths": rows_p, "series": series, "path_series": path_series, "subflow_series": sub_series,
+    sides = {"client": nst, "server": run["receiver"].get("nstat", {})}
+    kept = {side: {k: sides[side].get(k, 0) for k in names} for side, names in NSTAT_KEPT.items()}
+    return {"nstat": kept, "flows": rows_f, "paths": rows_p, "series": series, "path_series": path_series, "subflow_series": sub_series,
             "retrans_segs": nst.get("TcpRetransSegs"), "timeouts": nst.get("TcpExtTCPTimeouts"),
             "lateness": emu.get("lateness"), "emulator_cpu_s": (emu.get("cpu_user_s", 0) + emu.get("cpu_sys_s", 0)),
             "emulator_wall_s": emu.get("wall_s"), "emulator_paths": emu.get("paths", []),
@@ -1071,7 +1090,7 @@ def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | Non
                 rows_s.append({"repeat": k, "flow": s["flow"], "time_s": s["time_s"], "kernel_bytes": s["delivered_bytes"],
                                "mpsim_bytes": msr.get((s["flow"], s["time_s"]))})
             runs.append({"repeat": k, "seed": seed, "lateness": ks["lateness"], "retrans_segs": ks["retrans_segs"],
-                         "timeouts": ks["timeouts"], "emulator_cpu_s": ks["emulator_cpu_s"],
+                         "timeouts": ks["timeouts"], "nstat": ks["nstat"], "emulator_cpu_s": ks["emulator_cpu_s"],
                          "emulator_wall_s": ks["emulator_wall_s"], "emulator_realtime": info.get("emulator_realtime"),
                          "aqm": {"kernel": ks["aqm"], "mpsim": ms["aqm"]},
                          "emulator_paths": [{k2: v for k2, v in p.items() if k2 in ("name",)} |
