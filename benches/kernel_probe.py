@@ -47,6 +47,13 @@
     .venv/bin/python benches/kernel_probe.py slowstart CC
         single-path tcp_10m: the window at which slow start ended and the retransmissions,
         with delayed ACKs every second segment and with Linux's
+    .venv/bin/python benches/kernel_probe.py ssexit OUT
+        per subflow of a `capture` run (OUT/ss.txt): when the first ssthresh appeared (slow
+        start's end), the window then and the largest before it, retransmissions by 5 s
+    .venv/bin/python benches/kernel_probe.py ssexit-mpsim SCENARIO CC [SEEDS] [KEY=VALUE...]
+        the same from mpsim's series (10 ms) as `mpsim kernel` configures it, seeds 1..SEEDS
+        (default 3), with each link's queue drops; KEY=VALUE changes the configuration further
+        (e.g. flow.mptcp.tcp.delayed_ack=false)
 """
 
 from __future__ import annotations
@@ -64,7 +71,7 @@ from pathlib import Path
 
 from mpsim.kernel import testbed as K
 from mpsim.api import run
-from mpsim.scenario import apply_overrides, load
+from mpsim.scenario import apply_overrides, load, parse_value
 
 SCEN = Path(__file__).resolve().parents[1] / "scenarios" / "kernel"
 
@@ -442,12 +449,14 @@ def ssexit(out: str) -> None:
               + _exits([(r[0] - t0, r[1], r[2], r[3]) for r in rows]))
 
 
-def ssexit_mpsim(name: str, cc: str, seeds: str = "3") -> None:
+def ssexit_mpsim(name: str, cc: str, seeds: str = "3", *sets: str) -> None:
     """The same for mpsim as `mpsim kernel` configures it (seeds 1..SEEDS, 10 ms samples),
-    with each link's queue drops."""
+    with each link's queue drops; KEY=VALUE arguments change the configuration further."""
     d, desc = _load(name, cc)
+    extra = {k: parse_value(v) for k, v in (a.split("=", 1) for a in sets)}
     for seed in range(1, int(seeds) + 1):
-        r = run(d, overrides={**K.mpsim_overrides(desc), "seed": seed, "metrics.interval": "10ms"}, progress=False)
+        ov = {**K.mpsim_overrides(desc), "seed": seed, "metrics.interval": "10ms", **extra}
+        r = run(d, overrides=ov, progress=False)
         s = r.subflow_series
         lk = r.links
         print(f"seed {seed}: queue drops " + ", ".join(f"{x.link} {int(x.queue_drops)}" for x in lk.itertuples()

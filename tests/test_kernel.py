@@ -215,6 +215,12 @@ def test_two_path_kernel_run_within_the_emulated_rates():
     assert res.paths.kernel_timeouts.sum() == res.flows.kernel_timeouts.sum()
     sched = next(c for c in res.changed if c["setting"] == "flow.mptcp.scheduler")
     assert (sched["file"], sched["used"]) == ("lowest_rtt", ["linux_upstream"]) and "upstream" in sched["why"]
+    # the counters kept are this run's, read in each side's own namespace: Reno has no
+    # HyStart, and data arriving over two paths waits out of order at the connection level
+    nst = res.runs[0]["nstat"]
+    assert set(nst["client"]) == set(K.NSTAT_KEPT["client"]) and set(nst["server"]) == set(K.NSTAT_KEPT["server"])
+    assert nst["client"]["TcpExtTCPHystartTrainDetect"] + nst["client"]["TcpExtTCPHystartDelayDetect"] == 0
+    assert nst["server"]["MPTcpExtOFOQueue"] > 0
     assert not _ours()
 
 
