@@ -854,7 +854,8 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
             series.append({"flow": f["name"], "time_s": float(sec), "delivered_bytes": sum(bins[sec * per:(sec + 1) * per])})
     nst = run["sender"].get("nstat", {})
     sides = {"client": nst, "server": run["receiver"].get("nstat", {})}
-    kept = {side: {k: sides[side].get(k, 0) for k in names} for side, names in NSTAT_KEPT.items()}
+    # a counter this kernel lacks reads None, not 0
+    kept = {side: {k: sides[side].get(k) for k in names} for side, names in NSTAT_KEPT.items()}
     return {"nstat": kept, "flows": rows_f, "paths": rows_p, "series": series, "path_series": path_series, "subflow_series": sub_series,
             "retrans_segs": nst.get("TcpRetransSegs"), "timeouts": nst.get("TcpExtTCPTimeouts"),
             "lateness": emu.get("lateness"), "emulator_cpu_s": (emu.get("cpu_user_s", 0) + emu.get("cpu_sys_s", 0)),
