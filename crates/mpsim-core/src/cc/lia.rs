@@ -23,7 +23,7 @@
 //! threshold is the caller's own window and LIA is Reno to the byte.
 
 use super::{
-    ceil_u64, coupled_on_ack, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling,
+    ceil_u64, coupled_on_ack, to_f64, loss_window, AckContext, CongestionControl, CongestionEvent, Coupling,
     LossContext, Window,
 };
 
@@ -52,12 +52,16 @@ impl Lia {
     pub(crate) fn threshold(c: &Coupling) -> u64 {
         let own = c.own().cwnd;
         // one pass: the sums, and whether the caller is alone in the coupling
-        // (internal iteration: `fold` runs each part of the chain in its own loop)
         // (no ratio is NaN, the RTT being at least a nanosecond: a comparison is `f64::max`)
-        let (n, sum_rate, max_ratio) = c.paths().fold((0usize, 0.0f64, 0.0f64), |(n, sum_rate, max_ratio), p| {
-            let (cwnd, rtt) = (p.cwnd_f64(), p.rtt_secs());
+        let (mut n, mut sum_rate, mut max_ratio) = (0usize, 0.0f64, 0.0f64);
+        c.for_each_window_and_rtt(|cwnd, rtt_ns| {
+            let (cwnd, rtt) = (to_f64(cwnd), to_f64(rtt_ns) * 1e-9);
             let ratio = cwnd / (rtt * rtt);
-            (n + 1, sum_rate + cwnd / rtt, if ratio > max_ratio { ratio } else { max_ratio })
+            n += 1;
+            sum_rate += cwnd / rtt;
+            if ratio > max_ratio {
+                max_ratio = ratio;
+            }
         });
         if n <= 1 {
             return own;

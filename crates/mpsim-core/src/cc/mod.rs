@@ -453,10 +453,6 @@ impl Path {
     pub fn rtt_secs(&self) -> f64 {
         to_f64(self.rtt_ns) * 1e-9
     }
-    /// Window, bytes, as a float.
-    pub fn cwnd_f64(&self) -> f64 {
-        to_f64(self.cwnd)
-    }
 }
 
 /// `x as f64`, in one instruction for a value below 2^63 (every window and time here): the
@@ -520,6 +516,23 @@ impl<'a> Coupling<'a> {
                 })
             })
             .chain(missing)
+    }
+
+    /// The window (bytes) and RTT (ns) of every coupled path, in the order of
+    /// [`paths`](Self::paths), handed to `f`: one plain loop, without building each `Path`
+    /// (LIA's threshold, on most ACKs of a connection with many subflows).
+    #[inline]
+    pub fn for_each_window_and_rtt(&self, mut f: impl FnMut(u64, u64)) {
+        for (i, s) in self.subflows.iter().enumerate() {
+            if i == self.me {
+                f(self.own.cwnd, self.own.rtt_ns);
+            } else if let Some(srtt) = s.srtt.filter(|_| s.active) {
+                f(s.cwnd, srtt.as_nanos().max(1));
+            }
+        }
+        if self.me >= self.subflows.len() {
+            f(self.own.cwnd, self.own.rtt_ns);
+        }
     }
 
     /// Number of coupled paths (at least 1: the caller).
@@ -719,6 +732,34 @@ pub(crate) mod test_support {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_windows_and_rtts_are_the_paths_in_the_same_order() {
+        // random snapshots (inactive subflows, subflows without an RTT sample, a zero RTT) and
+        // callers inside the snapshot or missing from it (plain TCP's empty one included)
+        let mut rng = crate::rng::Rng::from_seed(32);
+        for _ in 0..5_000 {
+            let n = rng.below(9) as usize;
+            let subs: Vec<SubflowState> = (0..n)
+                .map(|_| SubflowState {
+                    cwnd: rng.below(1 << 40),
+                    ssthresh: u64::MAX,
+                    mss: 1 + rng.below(1500),
+                    srtt: (rng.below(4) > 0).then(|| Dur(rng.below(3) * rng.below(1 << 34))),
+                    active: rng.below(4) > 0,
+                    in_recovery: false,
+                    inter_loss_bytes: 0,
+                })
+                .collect();
+            let me = rng.below(n as u64 + 2) as usize;
+            let w = Window { cwnd: rng.below(1 << 40), ssthresh: u64::MAX, mss: 1448 };
+            let Some(c) = Coupling::new(w, Some(Dur(1 + rng.below(1 << 34))), 0, &subs, me) else { continue };
+            let mut seen = Vec::new();
+            c.for_each_window_and_rtt(|cwnd, rtt_ns| seen.push((cwnd, rtt_ns)));
+            let paths: Vec<(u64, u64)> = c.paths().map(|p| (p.cwnd, p.rtt_ns)).collect();
+            assert_eq!(seen, paths, "me {me} of {n}: {subs:?}");
+        }
+    }
 
     #[test]
     fn ceil_u64_is_ceil_then_cast() {

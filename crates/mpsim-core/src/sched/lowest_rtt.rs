@@ -6,7 +6,7 @@
 //! head-of-line data on the fast subflow (opportunistic retransmission) and halve the window
 //! of the slow subflow holding it (penalisation), at most once per RTT of the fast subflow.
 
-use super::{lowest_rtt_available, BlockedAction, Decision, SchedContext, Scheduler};
+use super::{lowest_rtt_available, lowest_rtt_available_among, BlockedAction, Decision, SchedContext, Scheduler};
 use crate::time::SimTime;
 use crate::view::CaState;
 
@@ -33,7 +33,7 @@ impl Scheduler for LowestRtt {
     }
 
     fn pick(&mut self, ctx: &SchedContext<'_>) -> Decision {
-        match lowest_rtt_available(ctx.subflows) {
+        match lowest_rtt_available_among(ctx.subflows, ctx.maybe_available) {
             Some(i) => Decision::Send(i),
             None => Decision::Wait,
         }

@@ -33,7 +33,16 @@ pub struct SchedContext<'a> {
     pub hol_sent_on: u64,
     /// Bytes the receiver's window allows in total (its size, from the last DATA_ACK).
     pub send_window: u64,
+    /// The subflows that may be available (bit i: subflow i): every subflow outside the mask
+    /// is not (`SubflowView::available` is false), so a choice among available subflows may
+    /// look at these only ([`lowest_rtt_available_among`]). All bits set when the caller
+    /// does not keep track ([`ALL_MAYBE_AVAILABLE`]).
+    pub maybe_available: u64,
 }
+
+/// `SchedContext::maybe_available` of a caller that does not keep track: every subflow may
+/// be available.
+pub const ALL_MAYBE_AVAILABLE: u64 = u64::MAX;
 
 /// Where the next chunk of new data goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -377,6 +386,31 @@ pub fn lowest_rtt_available(subflows: &[SubflowView]) -> Option<usize> {
     best.map(|(_, i)| i)
 }
 
+/// [`lowest_rtt_available`] looking first at the subflows that may be available only
+/// (`maybe_available`, a superset of the available ones, bit i: subflow i), with the same
+/// answer. An available regular subflow among them means that no backup is in use and that
+/// every eligible available subflow is among them, visited in index order as the full scan
+/// visits them; without one the full scan decides (backups, or nothing available).
+#[inline]
+pub fn lowest_rtt_available_among(subflows: &[SubflowView], maybe_available: u64) -> Option<usize> {
+    let mut best: Option<(crate::time::Dur, usize)> = None;
+    let mut maybe = maybe_available;
+    while maybe != 0 {
+        let i = maybe.trailing_zeros() as usize;
+        maybe &= maybe - 1;
+        let Some(s) = subflows.get(i) else { break };
+        if !s.backup && s.available() && best.is_none_or(|(b, _)| s.srtt_or_max() < b) {
+            best = Some((s.srtt_or_max(), i));
+        }
+    }
+    let pick = match best {
+        Some((_, i)) => Some(i),
+        None => lowest_rtt_available(subflows),
+    };
+    debug_assert_eq!(pick, lowest_rtt_available(subflows));
+    pick
+}
+
 /// The fastest subflow (smallest srtt, unsampled last, ties to the lower index) among usable
 /// regular subflows, whether or not it has cwnd room: BLEST's and ECF's `x_f`.
 pub fn fastest_usable_regular(subflows: &[SubflowView]) -> Option<usize> {
@@ -440,6 +474,7 @@ pub(crate) mod test_util {
             hol_subflow: None,
             hol_sent_on: 0,
             send_window: 1 << 20,
+            maybe_available: ALL_MAYBE_AVAILABLE,
         }
     }
 }
@@ -461,6 +496,26 @@ mod tests {
                 v
             })
             .collect()
+    }
+
+    #[test]
+    fn the_pick_among_the_subflows_that_may_be_available_is_the_full_scans() {
+        // one to eight random views, and masks that hold every available subflow plus random
+        // others (bits beyond the last subflow too): the answer is the full scan's
+        let mut rng = crate::rng::Rng::from_seed(32);
+        let mut found = [0u32; 2];
+        for _ in 0..20_000 {
+            let mut views = random_views(&mut rng);
+            views.extend(random_views(&mut rng));
+            let available = views.iter().enumerate().filter(|(_, v)| v.available()).fold(0u64, |m, (i, _)| m | 1 << i);
+            let extra = rng.next_u64() & rng.next_u64();
+            let full = lowest_rtt_available(&views);
+            assert_eq!(lowest_rtt_available_among(&views, available | extra), full, "{views:?}, mask {:b}", available | extra);
+            assert_eq!(lowest_rtt_available_among(&views, ALL_MAYBE_AVAILABLE), full);
+            found[full.is_some() as usize] += 1;
+        }
+        // both outcomes are exercised
+        assert!(found.iter().all(|&n| n > 1000), "{found:?}");
     }
 
     #[test]
@@ -640,6 +695,7 @@ pub(crate) mod props {
             hol_subflow: c.hol_subflow,
             hol_sent_on: c.hol_sent_on,
             send_window: c.send_window,
+            maybe_available: ALL_MAYBE_AVAILABLE,
         }
     }
 

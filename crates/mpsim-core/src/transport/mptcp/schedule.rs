@@ -80,6 +80,7 @@ impl MptcpConn {
                 hol_subflow,
                 hol_sent_on,
                 send_window: self.right_edge.saturating_sub(self.data_una),
+                maybe_available: self.maybe_available,
             };
             if blocked {
                 if any_room {
@@ -129,6 +130,7 @@ impl MptcpConn {
             hol_subflow: None,
             hol_sent_on: 0,
             send_window: self.right_edge.saturating_sub(self.data_una),
+            maybe_available: self.maybe_available,
         };
         match self.sched.pick(&ctx) {
             Decision::Send(i) if i < self.subs.len() && self.views[i].usable => {

@@ -26,7 +26,7 @@ use crate::cc::SubflowState;
 use crate::cc::{Controller, Window};
 use crate::metrics::TraceKind;
 use crate::net::{Ecn, Header, QuicHeader};
-use crate::sched::{CaState, Decision, Sched, SchedContext, SubflowView};
+use crate::sched::{CaState, Decision, Sched, SchedContext, SubflowView, ALL_MAYBE_AVAILABLE};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::PathRoutes;
 use crate::transport::{arm, Action, Arrival, Progress, Sink, TimerKind};
@@ -775,6 +775,7 @@ impl QuicConn {
                     hol_subflow: None,
                     hol_sent_on: 0,
                     send_window: self.peer_limit.saturating_sub(self.acked_upto),
+                    maybe_available: ALL_MAYBE_AVAILABLE,
                 };
                 match sched.pick(&ctx) {
                     Decision::Send(i) if i < self.paths.len() && self.views[i].usable => {

@@ -25,7 +25,7 @@ use super::rtx::{choose, DestView, RtxCause};
 use crate::cc::SubflowState;
 use crate::metrics::TraceKind;
 use crate::net::{Ecn, Header, SctpControlHeader, SctpDataHeader, SctpSackHeader};
-use crate::sched::{CaState, Decision, Sched, SchedContext, SubflowView};
+use crate::sched::{CaState, Decision, Sched, SchedContext, SubflowView, ALL_MAYBE_AVAILABLE};
 use crate::time::{Dur, SimTime};
 use crate::transport::{arm, Action, Arrival, Progress, Sink, TimerKind};
 use std::collections::{BTreeSet, VecDeque};
@@ -853,6 +853,7 @@ impl SctpConn {
             hol_subflow: None,
             hol_sent_on: 0,
             send_window: self.peer_rwnd,
+            maybe_available: ALL_MAYBE_AVAILABLE,
         };
         let d = match self.sched.pick(&ctx) {
             Decision::Send(d) => Some(d),

@@ -307,9 +307,11 @@ impl TcpReceiver {
             return Received { delivered: 0, ack_now: true };
         }
         if seq > self.rcv_nxt {
-            // the only range that can hold [seq, end) is the first ending at or after `end`
-            let k = self.first_ending_from(end);
-            if self.ooo.get(k).is_some_and(|r| r.start <= seq) {
+            // the only range that can hold [seq, end) is the first ending at or after `seq`
+            // (one before it ends below `seq`, one after it starts beyond that range's end);
+            // the same search places the segment if it is new
+            let k = self.first_ending_from(seq);
+            if self.ooo.get(k).is_some_and(|r| r.start <= seq && end <= r.end) {
                 // wholly inside data already held: a duplicate
                 self.stats.duplicate_segments += 1;
                 if self.cfg.dsack && self.cfg.sack {
@@ -318,7 +320,7 @@ impl TcpReceiver {
                 return Received { delivered: 0, ack_now: true };
             }
             self.stats.out_of_order_segments += 1;
-            self.insert(seq, end);
+            self.insert(k, seq, end);
             self.stats.max_buffered = self.stats.max_buffered.max(self.ooo_bytes);
             return Received { delivered: 0, ack_now: true };
         }
@@ -380,8 +382,10 @@ impl TcpReceiver {
         self.linux.is_some() && drained && self.ooo.is_empty() && self.unacked_segments > 0
     }
 
-    /// Merges [start, end) into the out-of-order ranges.
-    fn insert(&mut self, start: u64, end: u64) {
+    /// Merges [start, end) into the out-of-order ranges; `i` is the first range ending at or
+    /// after `start` (`first_ending_from(start)`).
+    fn insert(&mut self, i: usize, start: u64, end: u64) {
+        debug_assert_eq!(i, self.first_ending_from(start));
         self.touch += 1;
         // data mostly arrives at or beyond the highest range: it extends that range or opens
         // one above it (answered here unless the index is kept)
@@ -404,7 +408,6 @@ impl TcpReceiver {
                 }
             }
         }
-        let i = self.first_ending_from(start);
         // ranges i.. that overlap or touch [start, end) are merged into one
         let mut j = i;
         let (mut s, mut e) = (start, end);
@@ -825,6 +828,35 @@ mod tests {
             assert_eq!(r.last().map(key), model.last().map(key));
             assert_eq!(r.get(1).map(key), model.get(1).map(key));
             assert!(r.head < r.v.len() || r.v.is_empty(), "the dead front is never the whole vector");
+        }
+    }
+
+    #[test]
+    fn segments_anywhere_are_held_delivered_or_counted_as_duplicates_as_a_byte_map_says() {
+        // random segments, mostly ahead of the next expected byte, some over held data or
+        // straddling a held range's edge, against a map of the bytes received: a segment is a
+        // duplicate exactly when it brings no new byte
+        let mut rng = crate::rng::Rng::from_seed(32);
+        for round in 0..40 {
+            let mut r = rx(1 << 30, 2);
+            let mut have = vec![false; 300_000];
+            let (mut nxt, mut dups) = (0u64, 0u64);
+            for step in 0..600 {
+                let seq = nxt.saturating_sub(20) + rng.below(400);
+                let end = seq + 1 + rng.below(60);
+                let new = (seq..end).any(|b| !have[b as usize]);
+                let got = r.on_segment(SimTime::ZERO, seq, (end - seq) as u32);
+                (seq..end).for_each(|b| have[b as usize] = true);
+                let before = nxt;
+                while have[nxt as usize] {
+                    nxt += 1;
+                }
+                dups += u64::from(!new);
+                let held = have[nxt as usize..nxt as usize + 500].iter().filter(|&&h| h).count() as u64;
+                let at = format!("round {round}, step {step}: [{seq}, {end})");
+                assert_eq!((r.rcv_nxt, got.delivered), (nxt, nxt - before), "{at}");
+                assert_eq!((r.stats.duplicate_segments, r.buffered()), (dups, held), "{at}");
+            }
         }
     }
 
