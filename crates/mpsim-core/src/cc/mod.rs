@@ -455,9 +455,11 @@ impl Path {
     }
 }
 
-/// `x as f64`, in one instruction for a value below 2^63 (every window and time here): the
-/// unsigned conversion takes several, and the coupled controllers convert two per path on
-/// many ACKs. Equal to `x as f64` for every `x`.
+/// `x as f64` through the signed conversion, one instruction for a value below 2^63 (every
+/// window and time here) where the unsigned one takes several; the coupled controllers
+/// convert two per path on many ACKs. Equal to `x as f64` for every `x`. Where it is inlined
+/// into LIA's loop the compiler can turn it back into the unsigned form
+/// (benches/results/hot_path.md).
 #[inline(always)]
 pub(crate) fn to_f64(x: u64) -> f64 {
     // (written so that the compiler does not turn it back into the unsigned conversion)
