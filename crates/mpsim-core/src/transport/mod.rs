@@ -143,6 +143,8 @@ pub struct PathSample {
     pub delivered: u64,
     /// MPTCP-rec's figures of the path.
     pub rec: Option<mptcp::RecPath>,
+    /// The congestion controller's model of the path (BBR's bandwidth, min RTT and gains).
+    pub model: Option<crate::cc::RateModel>,
 }
 
 /// A transport protocol's connection, as the simulation drives and observes it. Each
