@@ -29,7 +29,9 @@ def matched(row: str, repeat: int, seed: int, changed: dict, extra: dict[str, st
     sc, cc = row.split("/")
     ov: dict[str, object] = {"flow.*.cc": cc, "seed": seed}
     for c in changed[row]:
-        ov[c["setting"]] = c["used"][repeat] if len(c["used"]) > repeat else c["used"][0]
+        v = c["used"][repeat] if len(c["used"]) > repeat else c["used"][0]
+        # the saved settings are strings; a number (tcp.window_scale) goes back as one
+        ov[c["setting"]] = int(v) if isinstance(v, str) and v.isdigit() else v
     for k, v in extra.items():
         if k.startswith("tcp."):
             for f in flows:

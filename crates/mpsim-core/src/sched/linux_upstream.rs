@@ -67,8 +67,25 @@ pub fn sndbuf_per_segment(mss: u64) -> u64 {
 /// 45-segment window held 68 KB in flight and 330 KB not yet sent, 398 KB in all, against a
 /// budget of 2 · 45 · 4,352 = 392 KB).
 pub fn sndbuf_room(s: &SubflowView) -> bool {
-    let segments = (s.cwnd / s.mss.max(1)).max(SNDBUF_MIN_SEGMENTS);
-    s.in_flight + s.queued < 2 * segments * sndbuf_per_segment(s.mss)
+    s.in_flight + s.queued < sndbuf(s.cwnd, s.mss)
+}
+
+/// A subflow's send buffer as `tcp_sndbuf_expand` autotunes it for a window of `cwnd` bytes
+/// of `mss`-byte segments: 2 · max(10, cwnd in segments) · [`sndbuf_per_segment`] bytes.
+pub fn sndbuf(cwnd: u64, mss: u64) -> u64 {
+    2 * (cwnd / mss.max(1)).max(SNDBUF_MIN_SEGMENTS) * sndbuf_per_segment(mss)
+}
+
+/// `tcp_wmem[0]`, Linux's default and the testbed's: the floor of the connection's buffer.
+pub const WMEM_MIN: u64 = 4096;
+
+/// The Multipath TCP connection's own send buffer (Linux 6.7 and later, `__mptcp_sync_sndbuf`):
+/// `tcp_wmem[0]` plus its subflows' autotuned buffers, given as (cwnd, mss) pairs. Every byte
+/// written and not yet acknowledged at the connection level (DATA_ACK) is charged to it, about
+/// its payload (the connection's data fragments are dense), so data a slow subflow holds up
+/// keeps the application from writing more for the others.
+pub fn connection_sndbuf(subflows: impl Iterator<Item = (u64, u64)>) -> u64 {
+    WMEM_MIN + subflows.map(|(cwnd, mss)| sndbuf(cwnd, mss)).sum::<u64>()
 }
 
 #[derive(Clone, Debug, Default)]
@@ -266,6 +283,14 @@ mod tests {
         assert_eq!(s.pick(&c), Decision::Send(0));
         let (q, b) = (10_000u128, BURST as u128);
         assert_eq!(s.avg_rate[0], (1_200_000 * q + 2_400_000 * b) / (b + q));
+    }
+
+    #[test]
+    fn the_connection_buffer_is_tcp_wmem0_plus_its_subflows() {
+        // a 45-segment and a 3-segment window (budgeted as 10) of 1,460 B
+        let subs = [(45 * 1460, 1460), (3 * 1460, 1460)];
+        assert_eq!(connection_sndbuf(subs.into_iter()), 4096 + 2 * 45 * 4352 + 2 * 10 * 4352);
+        assert_eq!(connection_sndbuf(std::iter::empty()), WMEM_MIN);
     }
 
     #[test]

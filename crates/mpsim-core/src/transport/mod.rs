@@ -171,6 +171,13 @@ pub trait Transport {
     fn has_send_buffer(&self) -> bool {
         true
     }
+    /// The payload the connection's own send buffer admits now, where it sizes it itself
+    /// (Multipath TCP with `linux_upstream`: the kernel's autotuned buffer); None: the flow's
+    /// `tcp.snd_buf`. The application keeps at most the smaller of the two written and not
+    /// yet acknowledged.
+    fn send_buffer(&self) -> Option<u64> {
+        None
+    }
     fn progress(&self) -> Progress;
 
     /// Replaces the congestion controller of every TCP subflow with one `make` returns (one
@@ -263,6 +270,10 @@ macro_rules! transports {
             }
             pub fn has_send_buffer(&self) -> bool {
                 match self { $(Connection::$variant(c) => Transport::has_send_buffer(ref_of::<$conn>(c))),+ }
+            }
+            #[inline]
+            pub fn send_buffer(&self) -> Option<u64> {
+                match self { $(Connection::$variant(c) => Transport::send_buffer(ref_of::<$conn>(c))),+ }
             }
             pub fn progress(&self) -> Progress {
                 match self { $(Connection::$variant(c) => Transport::progress(ref_of::<$conn>(c))),+ }
