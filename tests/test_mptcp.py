@@ -110,12 +110,12 @@ def test_multipath_runs_are_deterministic():
 
 
 def test_linux_upstream_sizes_the_connection_buffer_as_linux():
-    # a 10 Mbit/s path beside a 1 Mbit/s one with a 50-packet queue: what the slow subflow
-    # holds reaches the receiver up to 0.6 s late, and nothing after it is acknowledged at
-    # the connection level (DATA_ACK) until it arrives. With Linux's connection buffer
-    # (tcp_wmem[0] plus the subflows' autotuned buffers, under 1 MB here) the application
-    # cannot write more meanwhile and the fast path idles; lowest_rtt_plain keeps the flow's
-    # own 4 MB buffer and the fast path runs at its rate.
+    # a 10 Mbit/s path beside a 1 Mbit/s one of 100 ms RTT: what the slow subflow holds
+    # (its window and the data queued behind it) reaches the receiver late, and nothing after
+    # it is acknowledged at the connection level (DATA_ACK) until it arrives. With Linux's
+    # connection buffer (tcp_wmem[0] plus the subflows' autotuned buffers, a few hundred KB
+    # here) the application cannot write more meanwhile and the fast path idles;
+    # lowest_rtt_plain keeps the flow's own 4 MB buffer and the fast path runs at its rate.
     sc = {
         "name": "sndbuf",
         "duration": "20s",
@@ -124,7 +124,7 @@ def test_linux_upstream_sizes_the_connection_buffer_as_linux():
         "tcp": {"snd_buf": "4MB", "rcv_buf": "8MB"},
         "link": [
             {"name": "fast", "rate": "10Mbps", "delay": "10ms", "queue": "20pkt"},
-            {"name": "slow", "rate": "1Mbps", "delay": "10ms", "queue": "50pkt"},
+            {"name": "slow", "rate": "1Mbps", "delay": "50ms", "queue": "10pkt"},
         ],
         "path": [{"name": "pf", "links": ["fast"]}, {"name": "ps", "links": ["slow"]}],
         "flow": [{"name": "mp", "paths": ["pf", "ps"], "cc": "reno"}],

@@ -6,7 +6,7 @@ use crate::feedback::RxLogic;
 use crate::metrics::pcap::{Capture, CaptureKind, SubflowRoute};
 use crate::metrics::FlowSummary;
 use crate::net::Header;
-use crate::sched::{linux_upstream, Sched};
+use crate::sched::Sched;
 use crate::time::SimTime;
 use crate::transport::tcp::subflow::{capture_close, snapshot_subflows, summarize_subflows};
 use crate::transport::{tcp, Arrival, CaptureSetup, ConnSnapshot, PathSample, Progress, Sink, TimerKind, Transport};
@@ -39,9 +39,7 @@ impl Transport for MptcpConn {
     }
     fn send_buffer(&self) -> Option<u64> {
         match self.sched {
-            Sched::LinuxUpstream(_) => {
-                Some(linux_upstream::connection_sndbuf(self.subs.iter().map(|s| (s.tcp.sender.cwnd(), self.mss as u64))))
-            }
+            Sched::LinuxUpstream(ref u) => Some(u.connection_sndbuf(self.subs.iter().map(|s| s.tcp.sender.cwnd()), self.mss as u64)),
             _ => None,
         }
     }
