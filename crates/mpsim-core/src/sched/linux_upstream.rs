@@ -25,6 +25,11 @@
 //! linger time has no room, the scheduler waits rather than taking the next one, as the
 //! kernel does.
 //!
+//! The connection's own send buffer is Linux's too ([`connection_sndbuf`]): `tcp_wmem[0]` plus
+//! the subflows' autotuned buffers, read by the flow through `Transport::send_buffer`, so the
+//! application writes no more while data a slow subflow holds is unacknowledged at the
+//! connection level.
+//!
 //! Unlike the out-of-tree v0.9x kernel (`lowest_rtt`), upstream has neither opportunistic
 //! retransmission nor penalisation: when the receive window blocks new data it waits.
 
