@@ -1,7 +1,8 @@
 """Probes behind the explanations in docs/kernel.md (the rows one by one).
 
     sudo .venv/bin/python benches/kernel_probe.py capture SCENARIO CC OUT [SS_EVERY] [yes|no]
-        one kernel run of scenarios/kernel/SCENARIO.toml with congestion control CC; while it
+        one kernel run of scenarios/kernel/SCENARIO.toml (or of the file SCENARIO if it ends in
+        .toml) with congestion control CC; while it
         runs, the client's sockets are sampled with `ss` every SS_EVERY s (default 0.05; 0:
         none; OUT/ss.txt) and, unless `no`, what the client writes into each path's TUN device
         is captured (OUT/<path>.pcap, needs dumpcap). Both disturb the run: they take CPU from
@@ -11,6 +12,12 @@
         are sampled with `ss -tinmM` every EVERY s (default 0.1) in `server` (OUT/ss_server.txt):
         receive memory held (skmem r), receive buffer (rb), window offered (rcv_space,
         rcv_wnd); then summarised (`rcvmem OUT` alone summarises again)
+    sudo .venv/bin/python benches/kernel_probe.py sndmem SCENARIO CC OUT [EVERY]
+        one kernel run; the sending side's sockets, the Multipath TCP connection's included,
+        are sampled with `ss -tinmM` every EVERY s (default 0.05) in `client`
+        (OUT/ss_client.txt): per socket from 5 s on, its send buffer (skmem tb), the bytes
+        charged to it (w) and how often at least 2/3 of it was charged (a writer waiting
+        for room is woken only below that); `sndmem OUT` alone summarises again
     .venv/bin/python benches/kernel_probe.py ss OUT
         per subflow, from 2 s on: mean cwnd, segments unacknowledged, bytes not yet sent, the
         window offered (mean, min, max), how many samples had fewer unacknowledged than cwnd;
@@ -36,6 +43,13 @@
     .venv/bin/python benches/kernel_probe.py psh OUT/<path>.pcap
         per TCP connection: back-to-back bursts by length, how often each ends with or holds a
         PSH segment, and the spacing of PSH segments
+    .venv/bin/python benches/kernel_probe.py bursts OUT/<path>.pcap
+        per TCP connection, from 2 s after its first data packet: back-to-back bursts of data
+        packets (gaps < 100 us) as written to the path, the share of packets in bursts of 1,
+        2-3, 4-7, ... 64+, mean and largest
+    .venv/bin/python benches/kernel_probe.py mpsim-bursts SCENARIO CC PATH [SEED]
+        the same for mpsim's sends on PATH as `mpsim kernel` configures it (from 2 s), with its
+        drops at the queue, and the mean cwnd, flight and srtt per subflow
     .venv/bin/python benches/kernel_probe.py mpsim-acks SCENARIO CC
         the same ACK statistics for mpsim as `mpsim kernel` configures it (seed 1, 20 s)
     .venv/bin/python benches/kernel_probe.py windows SCENARIO CC BYTES...
@@ -76,8 +90,13 @@ from mpsim.scenario import apply_overrides, load, parse_value
 SCEN = Path(__file__).resolve().parents[1] / "scenarios" / "kernel"
 
 
+def _path(name: str) -> Path:
+    """A scenario named under scenarios/kernel, or a path to a scenario file (NAME.toml)."""
+    return Path(name) if name.endswith(".toml") else SCEN / f"{name}.toml"
+
+
 def _load(name: str, cc: str):
-    d, origin = load(SCEN / f"{name}.toml")
+    d, origin = load(_path(name))
     d = apply_overrides(d, {"flow.*.cc": cc}, origin=origin)
     return d, K.describe(d, origin)
 
@@ -101,7 +120,7 @@ def _run_with(name: str, cc: str, start) -> None:
         close(tb)
 
     K.Testbed._setup, K.Testbed.close = _setup, _close
-    r = K.compare(SCEN / f"{name}.toml", repeat=1, overrides={"flow.*.cc": cc})
+    r = K.compare(_path(name), repeat=1, overrides={"flow.*.cc": cc})
     print(r.paths.to_string())
 
 
@@ -163,6 +182,46 @@ def rcvmem(name: str, cc: str | None = None, out: str | None = None, every: str 
               + (f"; rcv_ssthresh min {min(ssth)} max {max(ssth)} B" if ssth else ""))
 
 
+def sndmem(name: str, cc: str | None = None, out: str | None = None, every: str = "0.05") -> None:
+    if out is None:  # summarise a run already made
+        out, cc = name, None
+    o = Path(out)
+    if cc is not None:
+        o.mkdir(parents=True, exist_ok=True)
+
+        def start(tb):
+            with open(o / "ss_client.txt", "w") as f:
+                return [subprocess.Popen(["ip", "netns", "exec", tb.ns["client"], "sh", "-c",
+                        f"while true; do echo T $(date +%s.%N); ss -tinmMH; sleep {every}; done"], stdout=f)]
+
+        _run_with(name, cc, start)
+    # per socket (the MPTCP one and each subflow), from 5 s on: skmem tb (the send buffer) and
+    # w (bytes charged to it)
+    t0, t, rows = None, 0.0, collections.defaultdict(list)
+    key = None
+    for line in (o / "ss_client.txt").read_text().splitlines():
+        if line.startswith("T "):
+            t = float(line.split()[1])
+            t0 = t0 or t
+            continue
+        m = re.match(r"(\S+)\s+ESTAB\s+\d+\s+\d+\s+(\S+)\s+(\S+)", line)
+        if m:
+            key = (m.group(1), m.group(2), m.group(3))
+            continue
+        if key is None or t0 is None or t - t0 < 5:
+            continue
+        g = lambda k: int(x.group(1)) if (x := re.search(k, line)) else None  # noqa: E731, B023
+        tb, w = g(r",tb(\d+)"), g(r",w(\d+)")
+        if tb is not None:
+            rows[key].append((tb, w))
+        key = None
+    for k, v in rows.items():
+        tbs = [x[0] for x in v]
+        full = sum(1 for tb, w in v if w * 3 >= 2 * tb)
+        print(f"{k[0]} {k[1]} -> {k[2]}: {len(v)} samples, send buffer (tb) mean {st.mean(tbs):.0f} min {min(tbs)} max {max(tbs)} B, "
+              f"charged (w) mean {st.mean(x[1] for x in v):.0f} B; charged at least 2/3 of it (a writer waits) in {full / len(v):.2f}")
+
+
 TRACEFS = Path("/sys/kernel/tracing")
 TRACE_EVENTS = ("tcp/tcp_probe", "tcp/tcp_cong_state_set", "tcp/tcp_retransmit_skb", "net/net_dev_xmit",
                 "sock/sock_send_length", "sock/sock_recv_length")
@@ -210,7 +269,7 @@ def trace(name: str, cc: str, out: str, *lowat: str) -> None:
     (inst / "tracing_on").write_text("1")
     _with_rcvlowat(_lowat_args(lowat))
     try:
-        r = K.compare(SCEN / f"{name}.toml", repeat=1, overrides={"flow.*.cc": cc})
+        r = K.compare(_path(name), repeat=1, overrides={"flow.*.cc": cc})
     finally:
         (inst / "tracing_on").write_text("0")
         for ev in TRACE_EVENTS:
@@ -269,7 +328,7 @@ def acks(out: str) -> None:
 
 def lowat(name: str, cc: str, n: str, *flows: str) -> None:
     _with_rcvlowat(_lowat_args(flows))
-    r = K.compare(SCEN / f"{name}.toml", repeat=int(n), overrides={"flow.*.cc": cc})
+    r = K.compare(_path(name), repeat=int(n), overrides={"flow.*.cc": cc})
     p = r.paths
     print(p[["repeat", "flow", "path", "kernel_goodput_bps", "mpsim_goodput_bps", "kernel_retransmits"]].to_string())
     print((p.groupby(["flow", "path"])[["kernel_goodput_bps", "mpsim_goodput_bps"]].mean() / 1e6).round(2).to_string())
@@ -303,6 +362,58 @@ def psh(file: str) -> None:
         for L, bs in sorted(by.items()):
             print(f"  bursts of {L}{'+' if L == 4 else ''}: {len(bs)}, ending with PSH {sum(b[-1][1] for b in bs) / len(bs):.2f}, "
                   f"PSH before the end {sum(any(x[1] for x in b[:-1]) for b in bs) / len(bs):.2f}")
+
+
+BURST_BINS = (1, 2, 4, 8, 16, 32, 64)
+
+
+def _burst_table(label: str, times: list[float], drops: int | None = None) -> None:
+    """Back-to-back bursts (gaps < 100 us) of data packets sent at *times*: the share of the
+    packets in bursts of each size, the mean and the largest burst."""
+    times = sorted(times)
+    sizes, n = [], 1
+    for a, b in zip(times, times[1:]):
+        if b - a < 100e-6:
+            n += 1
+        else:
+            sizes.append(n)
+            n = 1
+    sizes.append(n)
+    total = sum(sizes)
+    shares, lo = [], 1
+    for hi in BURST_BINS[1:] + (10**9,):
+        k = sum(x for x in sizes if lo <= x < hi)
+        shares.append(f"{lo}+: {k / total:.2f}" if hi == 10**9 else f"{lo}{'-' + str(hi - 1) if hi - 1 > lo else ''}: {k / total:.2f}")
+        lo = hi
+    extra = f", {drops} dropped at the queue" if drops is not None else ""
+    print(f"{label}: {total} data packets in {len(sizes)} bursts, mean {total / len(sizes):.2f}, largest {max(sizes)}{extra}; "
+          "share of packets in bursts of " + ", ".join(shares))
+
+
+def bursts(file: str) -> None:
+    rows = subprocess.run(["tshark", "-r", file, "-T", "fields", "-e", "frame.time_epoch", "-e", "tcp.srcport",
+                           "-e", "tcp.dstport", "-Y", "tcp.len>=100", "-E", "separator=,"],
+                          capture_output=True, text=True).stdout.splitlines()
+    conns: dict[str, list[float]] = collections.defaultdict(list)
+    for r in (x.split(",") for x in rows):
+        conns[f"port {r[1]} -> {r[2]}"].append(float(r[0]))
+    for k, v in conns.items():
+        t0 = min(v)
+        _burst_table(k, [t for t in v if t - t0 >= 2])
+
+
+def mpsim_bursts(name: str, cc: str, path: str, seed: str = "1") -> None:
+    d, desc = _load(name, cc)
+    r = run(d, overrides={**K.mpsim_overrides(desc), "seed": int(seed), "metrics.trace": True}, progress=False)
+    t = r.trace
+    sent = t[t.event.isin(["send", "retx"]) & (t.path == path) & (t.time_s >= 2)]
+    drops = t[(t.event == "drop_queue") & (t.path == path) & (t.time_s >= 2)]
+    for f, g in sent.groupby("flow"):
+        _burst_table(f"{f} on {path}", g.time_s.tolist(), len(drops[drops.flow == f]))
+    ss = r.subflow_series
+    for p, g in ss[ss.time_s >= 2].groupby("path"):
+        print(f"{p}: cwnd mean {g.cwnd_bytes.mean() / 1448:.1f} segments (of 1448 B), "
+              f"in flight mean {g.in_flight_bytes.mean() / 1448:.1f}, srtt mean {g.srtt_ms.mean():.1f} ms")
 
 
 def mpsim_acks(name: str, cc: str) -> None:
@@ -473,7 +584,7 @@ def ssexit_mpsim(name: str, cc: str, seeds: str = "3", *sets: str) -> None:
 
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:] or ["-h"]
-    fns = {"capture": capture, "trace": trace, "acks": acks, "lowat": lowat, "psh": psh, "mpsim-acks": mpsim_acks, "windows": windows, "ss": ss, "rcvmem": rcvmem, "pcap": pcap, "starts": lambda a, b, c: starts(a, b, int(c)), "slowstart": slowstart, "ssexit": ssexit, "ssexit-mpsim": ssexit_mpsim}
+    fns = {"capture": capture, "trace": trace, "acks": acks, "lowat": lowat, "psh": psh, "bursts": bursts, "mpsim-bursts": mpsim_bursts, "mpsim-acks": mpsim_acks, "windows": windows, "ss": ss, "rcvmem": rcvmem, "sndmem": sndmem, "pcap": pcap, "starts": lambda a, b, c: starts(a, b, int(c)), "slowstart": slowstart, "ssexit": ssexit, "ssexit-mpsim": ssexit_mpsim}
     if cmd not in fns:
         print(__doc__)
         sys.exit(2)

@@ -1,12 +1,14 @@
 """The matched mpsim side of the saved kernel table, run again with settings added.
 
     .venv/bin/python benches/kernel_rematch.py "tcp.ssthresh=cwnd" [SCENARIO/CC ...]
+    .venv/bin/python benches/kernel_rematch.py - [SCENARIO/CC ...]     # no settings added
 
 For every row of docs/reports/kernel-results/ (or the rows named), mpsim runs as the table's
 matched runs did (each repeat's seed and the settings `mpsim kernel` took from that kernel
 run, saved in emulator.json), once as saved and once with the settings given (KEY=VALUE,
-comma-separated; a `tcp.` key is applied to every flow). Prints a Markdown table: the kernel's
-median, mpsim's median both ways and the ratios mpsim / kernel. No root needed: the kernel
+comma-separated; a `tcp.` key is applied to every flow; `-` for none). Prints a Markdown
+table: the kernel's median, the matched mpsim median the table saved, mpsim's median both
+ways now and the ratios mpsim / kernel. No root needed: the kernel
 side is the saved one. benches/results/reno_ssthresh.md was made with it.
 """
 
@@ -29,7 +31,9 @@ def matched(row: str, repeat: int, seed: int, changed: dict, extra: dict[str, st
     sc, cc = row.split("/")
     ov: dict[str, object] = {"flow.*.cc": cc, "seed": seed}
     for c in changed[row]:
-        ov[c["setting"]] = c["used"][repeat] if len(c["used"]) > repeat else c["used"][0]
+        v = c["used"][repeat] if len(c["used"]) > repeat else c["used"][0]
+        # the saved settings are strings; a number (tcp.window_scale) goes back as one
+        ov[c["setting"]] = int(v) if isinstance(v, str) and v.isdigit() else v
     for k, v in extra.items():
         if k.startswith("tcp."):
             for f in flows:
@@ -43,12 +47,12 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
-    extra = dict(kv.split("=", 1) for kv in argv[0].split(","))
+    extra = dict(kv.split("=", 1) for kv in argv[0].split(",")) if argv[0] != "-" else {}
     changed = json.loads((DATA / "emulator.json").read_text())["changed"]
     runs = pd.read_csv(DATA / "runs.csv")
     rows = argv[1:] or list(changed)
-    print(f"| scenario / cc | flow | kernel median | mpsim matched | ratio | mpsim matched + {argv[0]} | ratio |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"| scenario / cc | flow | kernel median | mpsim matched, saved | ratio | mpsim matched | ratio | mpsim matched + {argv[0]} | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         sc, cc = row.split("/")
         rr = runs[(runs.scenario == sc) & (runs.cc == cc)]
@@ -62,8 +66,9 @@ def main(argv: list[str]) -> int:
                     out.setdefault(f, []).append(g)
         for f in flows:
             k = rr[rr.flow == f].kernel_goodput_bps.median() / 1e6
+            saved = rr[rr.flow == f].mpsim_goodput_bps.median() / 1e6
             b, n = pd.Series(base[f]).median(), pd.Series(new[f]).median()
-            print(f"| {row} | {f} | {k:.2f} | {b:.2f} | {b / k:.3f} | {n:.2f} | {n / k:.3f} |")
+            print(f"| {row} | {f} | {k:.2f} | {saved:.2f} | {saved / k:.3f} | {b:.2f} | {b / k:.3f} | {n:.2f} | {n / k:.3f} |")
     return 0
 
 

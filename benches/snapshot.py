@@ -13,7 +13,9 @@ built-in scheduler x controller. A refactoring that claims "results unchanged" m
 every file identical; `--compare` prints the first differences and exits 1 if any. A
 scheduler or controller added since the earlier snapshot adds matrix entries that the
 earlier one cannot have: those are listed as added, not as differences, as long as every
-earlier entry is unchanged.
+earlier entry is unchanged. So are the digests of columns added since (`subflow_model`:
+BBR's model in the subflow series, recorded apart from the older columns, and only where a
+controller has one).
 """
 
 from __future__ import annotations
@@ -36,23 +38,33 @@ def digest(df) -> str | None:
     return hashlib.sha256(df.to_csv(index=False, float_format="%.17g").encode()).hexdigest()
 
 
+#: Keys of a snapshot that came after earlier snapshots were taken: one only the new snapshot
+#: has is listed as added.
+ADDED_KEYS = ("subflow_model",)
+
+
+def series(res) -> dict:
+    """Digests of the time series; the subflow series' model columns (`bbr_*`) apart, and
+    only if some controller filled them."""
+    sub = res.subflow_series
+    model = [c for c in sub.columns if c.startswith("bbr_")]
+    out = {"flow_series": digest(res.flow_series), "subflow_series": digest(sub.drop(columns=model)),
+           "link_series": digest(res.link_series)}
+    if len(sub) and sub[model].notna().any().any():
+        out["subflow_model"] = digest(sub[model])
+    return out
+
+
 def snapshot(path: Path, light: bool = False) -> dict:
     res = mpsim.run(path, progress=False)
     summary = dict(res.summary)
     summary.pop("wall_s", None)
     if light:
-        return {
-            "summary": summary,
-            "flow_series": digest(res.flow_series),
-            "subflow_series": digest(res.subflow_series),
-            "link_series": digest(res.link_series),
-        }
+        return {"summary": summary, **series(res)}
     traced = mpsim.run(path, progress=False, overrides={"duration": "5s", "metrics.warmup": "0s", "metrics.trace": True})
     return {
         "summary": summary,
-        "flow_series": digest(res.flow_series),
-        "subflow_series": digest(res.subflow_series),
-        "link_series": digest(res.link_series),
+        **series(res),
         "trace_5s": digest(traced.trace),
         "matrix": matrix(path),
     }
@@ -84,14 +96,15 @@ def matrix(path: Path) -> dict:
 
 
 def only_added(old: dict, new: dict) -> list[str] | None:
-    """The matrix keys only `new` has, if everything else (every key of `old`) is equal;
-    None if anything of `old` changed."""
-    if {k: v for k, v in old.items() if k != "matrix"} != {k: v for k, v in new.items() if k != "matrix"}:
+    """The matrix keys and `ADDED_KEYS` only `new` has, if everything else (every key of
+    `old`) is equal; None if anything of `old` changed."""
+    fresh = [k for k in ADDED_KEYS if k in new and k not in old]
+    if {k: v for k, v in old.items() if k != "matrix"} != {k: v for k, v in new.items() if k != "matrix" and k not in fresh}:
         return None
     om, nm = old.get("matrix", {}), new.get("matrix", {})
     if any(nm.get(k) != v for k, v in om.items()):
         return None
-    return [k for k in nm if k not in om and not k.endswith("/trace")]
+    return fresh + [k for k in nm if k not in om and not k.endswith("/trace")]
 
 
 def new_components(old: dict, added: list[str]) -> list[str]:
@@ -134,7 +147,13 @@ def main(argv: list[str] | None = None) -> int:
             continue
         added = only_added(json.loads(old.read_text()), json.loads(text))
         if added is not None:
-            print(f"same     {name} (+{len(added)} matrix entries for components added since: {', '.join(new_components(json.loads(old.read_text()), added))})")
+            fresh = [k for k in added if k in ADDED_KEYS]
+            entries = [k for k in added if k not in ADDED_KEYS]
+            notes = [f"+{', '.join(fresh)}"] if fresh else []
+            if entries:
+                notes.append(f"+{len(entries)} matrix entries for components added since: "
+                             f"{', '.join(new_components(json.loads(old.read_text()), entries))}")
+            print(f"same     {name} ({'; '.join(notes)})")
             continue
         differ += 1
         print(f"DIFFERS  {name}")

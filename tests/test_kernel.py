@@ -288,6 +288,28 @@ def test_ss_output_is_parsed_per_subflow():
     assert (b["cc"], b["retrans"], b["snd_wnd"], b["mptcp"]) == ("reno", 0, None, False)
 
 
+# two BBR sockets as ss (iproute2 6.1, Linux 6.18) printed them: a sender, and a receiver whose
+# BBR has no bandwidth sample yet (no gains printed)
+SS_BBR = """\
+0      0      127.0.0.1:51590 127.0.0.1:5999
+\t bbr wscale:10,10 rto:204 rtt:0.119/0.129 mss:65483 pmtu:65535 rcvmss:536 advmss:65483 cwnd:18 ssthresh:8 bytes_sent:227596288 bytes_retrans:120832 bytes_acked:227475457 segs_out:3710 segs_in:1574 data_segs_out:3708 bbr:(bw:61631055144bps,mrtt:0.004,pacing_gain:1.25,cwnd_gain:2) send 79239932773bps lastsnd:56 lastrcv:560 lastack:56 pacing_rate 76268430744bps delivery_rate 1114604248bps delivered:3709 busy:356ms retrans:0/2 minrtt:0.004 snd_wnd:1799168
+0      0      127.0.0.1:5999  127.0.0.1:51590
+\t bbr wscale:10,10 rto:204 rtt:0.018/0.009 ato:40 mss:32768 pmtu:65535 rcvmss:65483 advmss:65483 cwnd:10 bytes_received:227475456 bbr:(bw:0bps,mrtt:0.018) send 145635555556bps pacing_rate 416204775192bps minrtt:0.018
+"""
+
+
+def test_bbr_model_is_parsed_from_ss():
+    snd, rcv = K.parse_ss(SS_BBR)
+    assert (snd["cc"], snd["pport"], snd["cwnd"], snd["retrans"]) == ("bbr", 5999, 18, 2)
+    assert [snd[k] for k in K.BBR_COLUMNS] == [61631055144.0, 0.004, 1.25, 2.0]
+    assert [rcv[k] for k in K.BBR_COLUMNS] == [0.0, 0.018, None, None]
+    # SI prefixes, as other ss versions print the rate; no BBR block: all None
+    assert K.parse_bbr("bbr:(bw:9.72Mbps,mrtt:40.2,pacing_gain:2.88672,cwnd_gain:2.88672)") == {
+        "bbr_bw_bps": 9.72e6, "bbr_min_rtt_ms": 40.2, "bbr_pacing_gain": 2.88672, "bbr_cwnd_gain": 2.88672}
+    assert set(K.parse_bbr("cubic wscale:7,7 rtt:43.2/2.1").values()) == {None}
+    assert all(K.parse_ss(SS_SAMPLE)[0][k] is None for k in K.BBR_COLUMNS)
+
+
 def test_kernel_command_is_documented():
     r = subprocess.run([sys.executable, "-m", "mpsim", "kernel", "--help"], capture_output=True, text=True)
     assert r.returncode == 0

@@ -107,3 +107,33 @@ def test_multipath_runs_are_deterministic():
     b = run_blocking("64KB", "round_robin").summary
     assert "wall_s" not in a  # wall-clock time is in run_info, not in the summary
     assert a == b
+
+
+def test_linux_upstream_sizes_the_connection_buffer_as_linux():
+    # a 10 Mbit/s path beside a 1 Mbit/s one of 100 ms RTT: what the slow subflow holds
+    # (its window and the data queued behind it) reaches the receiver late, and nothing after
+    # it is acknowledged at the connection level (DATA_ACK) until it arrives. With Linux's
+    # connection buffer (tcp_wmem[0] plus the subflows' autotuned buffers, a few hundred KB
+    # here) the application cannot write more meanwhile and the fast path idles;
+    # lowest_rtt_plain keeps the flow's own 4 MB buffer and the fast path runs at its rate.
+    sc = {
+        "name": "sndbuf",
+        "duration": "20s",
+        "seed": 1,
+        "metrics": {"warmup": "5s"},
+        "tcp": {"snd_buf": "4MB", "rcv_buf": "8MB"},
+        "link": [
+            {"name": "fast", "rate": "10Mbps", "delay": "10ms", "queue": "20pkt"},
+            {"name": "slow", "rate": "1Mbps", "delay": "50ms", "queue": "10pkt"},
+        ],
+        "path": [{"name": "pf", "links": ["fast"]}, {"name": "ps", "links": ["slow"]}],
+        "flow": [{"name": "mp", "paths": ["pf", "ps"], "cc": "reno"}],
+    }
+
+    def fast_path(scheduler):
+        sc["flow"][0]["scheduler"] = scheduler
+        return mpsim.run(sc).subflows.set_index("path").loc["pf", "goodput_bps"]
+
+    # 9.6 Mbit/s is the link's rate less headers
+    assert fast_path("lowest_rtt_plain") > 9.4e6
+    assert fast_path("linux_upstream") < 8.0e6

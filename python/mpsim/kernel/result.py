@@ -147,7 +147,8 @@ class KernelResult:
         path_series: the kernel side's IP bytes per second per path (client to server), from
             the emulator.
         subflow_series: the kernel's subflows as ``ss`` saw them every second (cwnd in
-            segments, RTT, bytes acknowledged, retransmissions, peer window).
+            segments, RTT, bytes acknowledged, retransmissions, peer window; for BBR its
+            model: ``bbr_bw_bps``, ``bbr_min_rtt_ms``, ``bbr_pacing_gain``, ``bbr_cwnd_gain``).
         runs: per repeat: the emulator's lateness, CPU use, kernel counters.
         info: kernel version, MPTCP scheduler and path manager, controllers actually used.
         changed: the settings the matched mpsim run took from the kernel run

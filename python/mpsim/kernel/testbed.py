@@ -697,15 +697,35 @@ def parse_ss(text: str) -> list[dict[str, Any]]:
             "mss": _num(r"\bmss:(\d+)", detail),
             "cwnd": _num(r"\bcwnd:(\d+)", detail),
             "mptcp": "tcp-ulp-mptcp" in detail,
+            **parse_bbr(detail),
         })
     return out
+
+
+BBR_COLUMNS = ("bbr_bw_bps", "bbr_min_rtt_ms", "bbr_pacing_gain", "bbr_cwnd_gain")
+_SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def parse_bbr(detail: str) -> dict[str, float | None]:
+    """BBR's model as ``ss -ti`` prints it for a BBR socket (Linux's ``tcp_bbr_info``:
+    ``bbr:(bw:9.72Mbps,mrtt:40.2,pacing_gain:1.25,cwnd_gain:2)``): the bandwidth estimate in
+    bit/s (packets per second x MSS), the minimum RTT (ms) and both gains; None without it."""
+    m = re.search(r"\bbbr:\(([^)]*)\)", detail)
+    fields = dict(kv.split(":", 1) for kv in m.group(1).split(",") if ":" in kv) if m else {}
+    bw = re.fullmatch(r"([\d.]+)([KMGT]?)bps", fields.get("bw", ""))
+
+    def num(key: str) -> float | None:
+        return float(fields[key]) if key in fields else None
+
+    return {"bbr_bw_bps": float(bw.group(1)) * _SI[bw.group(2)] if bw else None, "bbr_min_rtt_ms": num("mrtt"),
+            "bbr_pacing_gain": num("pacing_gain"), "bbr_cwnd_gain": num("cwnd_gain")}
 
 
 # -------------------------------------------------------------------------------------
 # One kernel run
 
 
-def _run_kernel_once(d: dict[str, Any], desc: dict[str, Any], seed: int, workdir: Path) -> dict[str, Any]:
+def _run_kernel_once(d: dict[str, Any], desc: dict[str, Any], seed: int, workdir: Path, ss_interval: float = 1.0) -> dict[str, Any]:
     duration = desc["duration_s"]
     flows = desc["flows"]
     with Testbed(desc, d, seed, workdir) as tb:
@@ -719,7 +739,7 @@ def _run_kernel_once(d: dict[str, Any], desc: dict[str, Any], seed: int, workdir
         rcfg = workdir / "receiver.json"
         scfg = workdir / "sender.json"
         rout, sout = workdir / "receiver-out.json", workdir / "sender-out.json"
-        base = {"flows": fcfg, "duration_s": duration, "grace_s": 3.0, "ss_interval_s": 1.0}
+        base = {"flows": fcfg, "duration_s": duration, "grace_s": 3.0, "ss_interval_s": ss_interval}
         # both endpoints read CLOCK_MONOTONIC, which namespaces share: they start together at t0
         t0 = time.monotonic_ns() + int(3e9)
         rcfg.write_text(json.dumps({**base, "t0_ns": t0}))
@@ -788,7 +808,7 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
             if s["mss"]:
                 mss[fl] = s["mss"]
     sub_series = [{"time_s": round(t, 3), "flow": sub_key(x)[0], "path": sub_key(x)[1],
-                   **{k: x[k] for k in ("cc", "cwnd", "rtt_ms", "minrtt_ms", "bytes_acked", "retrans", "snd_wnd", "mss")}}
+                   **{k: x[k] for k in ("cc", "cwnd", "rtt_ms", "minrtt_ms", "bytes_acked", "retrans", "snd_wnd", "mss", *BBR_COLUMNS)}}
                   for t, socks in samples for x in socks]
     per_sub: dict[tuple[str, str], dict[str, float]] = {}
     for s in final:
@@ -995,7 +1015,8 @@ def _aqm_counts(links: Iterable[tuple[str, Mapping[str, Any]]]) -> dict[str, dic
 
 
 def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | None = None,
-            overrides: Mapping[str, Any] | None = None, progress: bool = False, **kw: Any) -> KernelResult:
+            overrides: Mapping[str, Any] | None = None, progress: bool = False, ss_interval: float = 1.0,
+            **kw: Any) -> KernelResult:
     """Runs *scenario* through the Linux kernel ``repeat`` times and in mpsim with the same
     seeds (``seed``, ``seed + 1``, ...), and returns both side by side (``mpsim kernel`` on the
     command line).
@@ -1007,6 +1028,8 @@ def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | Non
             (see :meth:`KernelResult.save`).
         overrides: ``{dotted_key: value}`` applied to the scenario first.
         progress: print a line on stderr as each kernel run starts.
+        ss_interval: seconds between the samples of the kernel's sockets by ``ss`` (the
+            ``subflow_series``, and the RTT means taken from it).
         **kw: more overrides, with ``__`` standing for ``.``.
 
     Raises:
@@ -1035,6 +1058,8 @@ def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | Non
         raise KernelUnavailable(f"the kernel side {why}")
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
+    if not 0.01 <= ss_interval <= desc["duration_s"]:
+        raise ValueError(f"ss_interval must be between 0.01 s and the duration, not {ss_interval}")
     name = desc["name"]
     rows_f, rows_p, rows_s, rows_ps, rows_ss, runs = [], [], [], [], [], []
     used: list[dict[str, Any]] = []
@@ -1047,7 +1072,7 @@ def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | Non
             if progress:
                 print(f"{name}: kernel run {k + 1}/{repeat} ({desc['duration_s']:g} s)", file=sys.stderr, flush=True)
             with tempfile.TemporaryDirectory(prefix="mpsim-kernel-") as wd:
-                raw = _run_kernel_once(d, desc, seed, Path(wd))
+                raw = _run_kernel_once(d, desc, seed, Path(wd), ss_interval)
             ks = _summarise_kernel(raw, desc)
             ov = mpsim_overrides(desc, {f["flow"]: f["max_window_bytes"] for f in ks["flows"]},
                                  {f["flow"]: f["established_s"] for f in ks["flows"]})

@@ -26,7 +26,7 @@
 //! Units follow the kernel: bandwidth in packets per microsecond scaled by 2^24, gains scaled
 //! by 2^8, the window in packets.
 
-use super::{CongestionControl, CongestionEvent, LossContext, RateContext, RateControl, Window};
+use super::{CongestionControl, CongestionEvent, LossContext, RateContext, RateControl, RateModel, Window};
 use crate::rng::Rng;
 use crate::time::{Dur, SimTime};
 use crate::view::CaState;
@@ -674,6 +674,17 @@ impl CongestionControl for Bbr {
 
     fn seed(&mut self, rng: Rng) {
         self.rng = rng;
+    }
+
+    /// `bbr_get_info`: the bandwidth (packets x MSS per second), the min RTT and the gains.
+    fn model(&self) -> Option<RateModel> {
+        let bytes_per_s = ((self.bw() as u128 * self.mss as u128 * 1_000_000) >> BW_SCALE) as u64;
+        Some(RateModel {
+            bw_bps: bytes_per_s as f64 * 8.0,
+            min_rtt: (self.min_rtt_us != u64::MAX).then(|| Dur::from_micros(self.min_rtt_us)),
+            pacing_gain: self.pacing_gain as f64 / BBR_UNIT as f64,
+            cwnd_gain: self.cwnd_gain as f64 / BBR_UNIT as f64,
+        })
     }
 
     /// `bbr_cwnd_event` for `CA_EVENT_TX_START`: an application-limited sender restarting from

@@ -153,6 +153,18 @@ pub struct RateControl {
     pub mark_app_limited: bool,
 }
 
+/// What a model-based controller estimates of its path, as Linux reports BBR's model
+/// (`tcp_bbr_info`, shown by `ss -tin` as `bbr:(bw:...,mrtt:...,pacing_gain:...,cwnd_gain:...)`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateModel {
+    /// The bandwidth estimate, bit/s of full-sized segments (packets per second x MSS).
+    pub bw_bps: f64,
+    /// The minimum-RTT estimate (None before the first sample).
+    pub min_rtt: Option<Dur>,
+    pub pacing_gain: f64,
+    pub cwnd_gain: f64,
+}
+
 /// A congestion controller.
 pub trait CongestionControl {
     /// Short name, as used in scenario files.
@@ -221,6 +233,11 @@ pub trait CongestionControl {
 
     /// Hands a controller that draws random numbers its stream (the flow's, per path).
     fn seed(&mut self, _rng: Rng) {}
+
+    /// The controller's model of the path, for the subflow series (BBR; None for the others).
+    fn model(&self) -> Option<RateModel> {
+        None
+    }
 }
 
 /// Declares the built-in controllers from one table: module (one file per controller) and
@@ -314,6 +331,13 @@ macro_rules! controllers {
                 match self {
                     $(Controller::$ty(c) => c.wants_rate_samples(),)+
                     Controller::Custom(c) => c.wants_rate_samples(),
+                }
+            }
+
+            pub fn model(&self) -> Option<RateModel> {
+                match self {
+                    $(Controller::$ty(c) => c.model(),)+
+                    Controller::Custom(c) => c.model(),
                 }
             }
         }

@@ -84,6 +84,13 @@ series! {
         listed: f64 = "in_path_list",
         /// MPTCP-rec: the receiver's emulated window, packets.
         emu_window: f64 = "rec_window_pkts",
+        /// BBR: the bandwidth estimate, bit/s of full-sized segments (NaN for other controllers).
+        bbr_bw: f64 = "bbr_bw_bps",
+        /// BBR: the min-RTT estimate (NaN before the first sample).
+        bbr_min_rtt_ms: f64 = "bbr_min_rtt_ms",
+        /// BBR: the gains of pacing and of the window (1 and 1 in PROBE_RTT).
+        bbr_pacing_gain: f64 = "bbr_pacing_gain",
+        bbr_cwnd_gain: f64 = "bbr_cwnd_gain",
     }
 }
 

@@ -25,6 +25,11 @@
 //! linger time has no room, the scheduler waits rather than taking the next one, as the
 //! kernel does.
 //!
+//! The connection's own send buffer is Linux's too ([`connection_sndbuf`]): `tcp_wmem[0]` plus
+//! the subflows' autotuned buffers, read by the flow through `Transport::send_buffer`, so the
+//! application writes no more while data a slow subflow holds is unacknowledged at the
+//! connection level.
+//!
 //! Unlike the out-of-tree v0.9x kernel (`lowest_rtt`), upstream has neither opportunistic
 //! retransmission nor penalisation: when the receive window blocks new data it waits.
 
@@ -67,8 +72,33 @@ pub fn sndbuf_per_segment(mss: u64) -> u64 {
 /// 45-segment window held 68 KB in flight and 330 KB not yet sent, 398 KB in all, against a
 /// budget of 2 · 45 · 4,352 = 392 KB).
 pub fn sndbuf_room(s: &SubflowView) -> bool {
-    let segments = (s.cwnd / s.mss.max(1)).max(SNDBUF_MIN_SEGMENTS);
-    s.in_flight + s.queued < 2 * segments * sndbuf_per_segment(s.mss)
+    s.in_flight + s.queued < sndbuf(s.cwnd, s.mss)
+}
+
+/// A subflow's send buffer as `tcp_sndbuf_expand` autotunes it for a window of `cwnd` bytes
+/// of `mss`-byte segments: 2 · max(10, cwnd in segments) · [`sndbuf_per_segment`] bytes.
+pub fn sndbuf(cwnd: u64, mss: u64) -> u64 {
+    2 * (cwnd / mss.max(1)).max(SNDBUF_MIN_SEGMENTS) * sndbuf_per_segment(mss)
+}
+
+/// `tcp_wmem[0]`, Linux's default and the testbed's: the floor of the connection's buffer.
+pub const WMEM_MIN: u64 = 4096;
+
+/// Bytes per segment of a subflow's `sk_sndbuf` as Linux 6.18 autotunes it, measured: `ss -m`
+/// showed subflow buffers (skmem `tb`) of 142,848 and 165,888 B, 2 · 31 and 2 · 36 segments
+/// of 2,304 B, for a 1,460-byte MSS (`benches/kernel_probe.py sndmem`, docs/aqm.md). What a
+/// subflow may hold queued ([`sndbuf_room`]) was calibrated apart, on the bytes it held.
+pub const SNDBUF_TB_PER_SEGMENT: u64 = 2304;
+
+/// The Multipath TCP connection's own send buffer (Linux 6.7 and later, `__mptcp_sync_sndbuf`):
+/// `tcp_wmem[0]` plus its subflows' `sk_sndbuf`, each 2 · max(10, its largest window in
+/// segments) · [`SNDBUF_TB_PER_SEGMENT`] (`tcp_sndbuf_expand` only grows it), from (largest
+/// cwnd, mss) pairs. Every byte written and not yet acknowledged at the connection level
+/// (DATA_ACK) is charged to it, about its payload (the connection's data fragments are
+/// dense), so data a slow subflow holds up keeps the application from writing more for the
+/// others. Measured: 312,832 B = 4,096 + 142,848 + 165,888.
+pub fn connection_sndbuf(subflows: impl Iterator<Item = (u64, u64)>) -> u64 {
+    WMEM_MIN + subflows.map(|(cwnd, mss)| 2 * (cwnd / mss.max(1)).max(SNDBUF_MIN_SEGMENTS) * SNDBUF_TB_PER_SEGMENT).sum::<u64>()
 }
 
 #[derive(Clone, Debug, Default)]
@@ -79,6 +109,8 @@ pub struct LinuxUpstream {
     burst_to: usize,
     burst_left: u64,
     burst_at: SimTime,
+    /// Per subflow: the largest window (bytes) seen at a choice, which sizes its send buffer.
+    peak_cwnd: Vec<u64>,
 }
 
 impl LinuxUpstream {
@@ -87,6 +119,12 @@ impl LinuxUpstream {
     fn best(&mut self, subflows: &[SubflowView]) -> Option<usize> {
         if self.avg_rate.len() < subflows.len() {
             self.avg_rate.resize(subflows.len(), 0);
+        }
+        if self.peak_cwnd.len() < subflows.len() {
+            self.peak_cwnd.resize(subflows.len(), 0);
+        }
+        for (p, s) in self.peak_cwnd.iter_mut().zip(subflows) {
+            *p = (*p).max(s.cwnd);
         }
         let backup = !subflows.iter().any(|s| !s.backup && s.usable);
         // linger = queued / avg_rate, compared as fractions: a/b < c/d <=> a·d < c·b
@@ -109,6 +147,14 @@ impl LinuxUpstream {
             }
         }
         out.map(|(i, _, _)| i)
+    }
+}
+
+impl LinuxUpstream {
+    /// The connection's send buffer ([`connection_sndbuf`]) for subflows whose windows are
+    /// `cwnds` now, each at least as large as the largest seen at a choice.
+    pub fn connection_sndbuf(&self, cwnds: impl Iterator<Item = u64>, mss: u64) -> u64 {
+        connection_sndbuf(cwnds.enumerate().map(|(i, c)| (c.max(self.peak_cwnd.get(i).copied().unwrap_or(0)), mss)))
     }
 }
 
@@ -266,6 +312,24 @@ mod tests {
         assert_eq!(s.pick(&c), Decision::Send(0));
         let (q, b) = (10_000u128, BURST as u128);
         assert_eq!(s.avg_rate[0], (1_200_000 * q + 2_400_000 * b) / (b + q));
+    }
+
+    #[test]
+    fn the_connection_buffer_is_tcp_wmem0_plus_its_subflows_largest() {
+        // the measured case: windows of 31 and 36 segments, 312,832 B
+        assert_eq!(connection_sndbuf([(31 * 1460, 1460), (36 * 1460, 1460)].into_iter()), 312_832);
+        // a 3-segment window is budgeted as 10
+        assert_eq!(connection_sndbuf([(3 * 1460, 1460)].into_iter()), 4096 + 2 * 10 * 2304);
+        // the scheduler keeps each subflow's largest window: the buffer does not shrink
+        let mut s = LinuxUpstream::default();
+        let mut subs = [sf(10, 10, 5), sf(40, 10, 5)];
+        subs[0].cwnd = 36 * subs[0].mss;
+        s.pick(&ctx(&subs));
+        let mss = subs[0].mss;
+        let big = s.connection_sndbuf([36 * mss, 10 * mss].into_iter(), mss);
+        assert_eq!(big, 4096 + 2 * 36 * 2304 + 2 * 10 * 2304);
+        assert_eq!(s.connection_sndbuf([20 * mss, 10 * mss].into_iter(), mss), big);
+        assert_eq!(s.connection_sndbuf([20 * mss, 12 * mss].into_iter(), mss), big + 2 * 2 * 2304);
     }
 
     #[test]

@@ -213,6 +213,13 @@ impl Flow {
         self.conn.unacked()
     }
 
+    /// The payload the send buffer holds at most now: `snd_buf`, or less where the connection
+    /// autotunes its own buffer ([`Connection::send_buffer`]).
+    #[inline]
+    fn snd_buf_now(&self) -> u64 {
+        self.conn.send_buffer().map_or(self.snd_buf, |b| b.min(self.snd_buf))
+    }
+
     /// The application writes `n` bytes produced at `now` (earlier for a media frame that
     /// waited in the application's queue), in units of at most `unit` bytes for the delay
     /// records (a segment for bulk transfers; None: the whole write is one unit).
@@ -242,7 +249,7 @@ impl Flow {
         if !self.active {
             return;
         }
-        let space = self.snd_buf.saturating_sub(self.unacked());
+        let space = self.snd_buf_now().saturating_sub(self.unacked());
         if let Some(mut q) = self.queue.take() {
             q.drain(space, |f, o| self.frame_out(f, o));
             self.queue = Some(q);
@@ -263,10 +270,11 @@ impl Flow {
         if !self.conn.has_send_buffer() {
             self.conn.write(len, priority);
         } else if let Some(mut q) = self.queue.take() {
-            let space = self.snd_buf.saturating_sub(self.unacked());
-            q.offer(Frame { len, priority, class, at: now }, space, self.snd_buf, |f, o| self.frame_out(f, o));
+            let buf = self.snd_buf_now();
+            let space = buf.saturating_sub(self.unacked());
+            q.offer(Frame { len, priority, class, at: now }, space, buf, |f, o| self.frame_out(f, o));
             self.queue = Some(q);
-        } else if self.unacked() + len <= self.snd_buf {
+        } else if self.unacked() + len <= self.snd_buf_now() {
             self.app_write(now, len, None, priority, class);
         } else {
             self.discarded(len, class);

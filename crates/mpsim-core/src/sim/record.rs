@@ -320,6 +320,10 @@ impl Recorder {
                     dsr: p.rec.map_or(f64::NAN, |r| r.advertised_bps),
                     listed: p.rec.map_or(f64::NAN, |r| if r.listed { 1.0 } else { 0.0 }),
                     emu_window: p.rec.map_or(f64::NAN, |r| r.window_pkts),
+                    bbr_bw: p.model.map_or(f64::NAN, |m| m.bw_bps),
+                    bbr_min_rtt_ms: p.model.map_or(f64::NAN, |m| ms(m.min_rtt)),
+                    bbr_pacing_gain: p.model.map_or(f64::NAN, |m| m.pacing_gain),
+                    bbr_cwnd_gain: p.model.map_or(f64::NAN, |m| m.cwnd_gain),
                 });
             }
         }

@@ -143,6 +143,8 @@ pub struct PathSample {
     pub delivered: u64,
     /// MPTCP-rec's figures of the path.
     pub rec: Option<mptcp::RecPath>,
+    /// The congestion controller's model of the path (BBR's bandwidth, min RTT and gains).
+    pub model: Option<crate::cc::RateModel>,
 }
 
 /// A transport protocol's connection, as the simulation drives and observes it. Each
@@ -168,6 +170,13 @@ pub trait Transport {
     /// Whether writes go through a send buffer (refused when it is full); UDP has none.
     fn has_send_buffer(&self) -> bool {
         true
+    }
+    /// The payload the connection's own send buffer admits now, where it sizes it itself
+    /// (Multipath TCP with `linux_upstream`: the kernel's autotuned buffer); None: the flow's
+    /// `tcp.snd_buf`. The application keeps at most the smaller of the two written and not
+    /// yet acknowledged.
+    fn send_buffer(&self) -> Option<u64> {
+        None
     }
     fn progress(&self) -> Progress;
 
@@ -261,6 +270,10 @@ macro_rules! transports {
             }
             pub fn has_send_buffer(&self) -> bool {
                 match self { $(Connection::$variant(c) => Transport::has_send_buffer(ref_of::<$conn>(c))),+ }
+            }
+            #[inline]
+            pub fn send_buffer(&self) -> Option<u64> {
+                match self { $(Connection::$variant(c) => Transport::send_buffer(ref_of::<$conn>(c))),+ }
             }
             pub fn progress(&self) -> Progress {
                 match self { $(Connection::$variant(c) => Transport::progress(ref_of::<$conn>(c))),+ }

@@ -302,3 +302,21 @@ fn an_application_limited_restart_from_idle_paces_at_the_bandwidth() {
     assert!(out.pacing_rate.abs_diff(unit_rate) <= unit_rate / 1000, "{} vs {unit_rate}", out.pacing_rate);
     assert_eq!(out.w, p.w);
 }
+
+#[test]
+fn the_model_reads_as_linux_reports_it() {
+    let mut p = Path::new(3);
+    // before any sample: no bandwidth, no min RTT, STARTUP's gains
+    let m = p.bbr.model().unwrap();
+    assert_eq!((m.bw_bps, m.min_rtt), (0.0, None));
+    assert_eq!((m.pacing_gain, m.cwnd_gain), (739.0 / 256.0, 739.0 / 256.0));
+    for _ in 0..8 {
+        p.round(4, 100);
+    }
+    // 4 packets/ms of 1000 bytes: 32 Mbit/s (bbr_get_info: bw x MSS x 10^6 >> 24, in bytes/s)
+    let m = p.bbr.model().unwrap();
+    assert!((m.bw_bps - 32e6).abs() <= 32e6 * 1e-4, "bw {}", m.bw_bps); // the fixed point truncates
+    assert_eq!(m.min_rtt, Some(RTT));
+    assert_eq!(m.pacing_gain, p.bbr.pacing_gain as f64 / 256.0);
+    assert_eq!(m.cwnd_gain, 2.0);
+}

@@ -37,6 +37,12 @@ impl Transport for MptcpConn {
     fn progress(&self) -> Progress {
         MptcpConn::progress(self)
     }
+    fn send_buffer(&self) -> Option<u64> {
+        match self.sched {
+            Sched::LinuxUpstream(ref u) => Some(u.connection_sndbuf(self.subs.iter().map(|s| s.tcp.sender.cwnd()), self.mss as u64)),
+            _ => None,
+        }
+    }
     fn set_controller(&mut self, make: &mut dyn FnMut() -> Controller) -> bool {
         for sub in &mut self.subs {
             sub.tcp.sender.set_controller(make());

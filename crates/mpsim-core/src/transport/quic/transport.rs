@@ -67,6 +67,7 @@ impl Transport for QuicConn {
             rto: p.rec.pto_duration(),
             delivered: p.stats.bytes_received,
             rec: None,
+            model: p.rec.cc.model(),
         }
     }
     fn snapshot(&self, now: SimTime) -> ConnSnapshot {

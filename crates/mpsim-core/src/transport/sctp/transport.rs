@@ -52,6 +52,7 @@ impl Transport for SctpConn {
             rto: d.rto.rto(),
             delivered: d.stats.bytes_received,
             rec: None,
+            model: None,
         }
     }
     fn snapshot(&self, now: SimTime) -> ConnSnapshot {

@@ -245,6 +245,7 @@ impl Subflow {
             rto: self.sender.rtt().rto(),
             delivered: self.receiver.rcv_nxt(),
             rec: None,
+            model: self.sender.cc.model(),
         }
     }
 
