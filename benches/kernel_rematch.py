@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 import mpsim
+from mpsim.kernel.report import matched_overrides
 
 DATA = Path(__file__).resolve().parents[1] / "docs" / "reports" / "kernel-results"
 SCEN = Path(__file__).resolve().parents[1] / "scenarios" / "kernel"
@@ -30,10 +31,7 @@ def matched(row: str, repeat: int, seed: int, changed: dict, extra: dict[str, st
     """Goodput per flow (Mbit/s) of the matched mpsim run of one repeat of a row."""
     sc, cc = row.split("/")
     ov: dict[str, object] = {"flow.*.cc": cc, "seed": seed}
-    for c in changed[row]:
-        v = c["used"][repeat] if len(c["used"]) > repeat else c["used"][0]
-        # the saved settings are strings; a number (tcp.window_scale) goes back as one
-        ov[c["setting"]] = int(v) if isinstance(v, str) and v.isdigit() else v
+    ov.update(matched_overrides(changed[row], repeat))
     for k, v in extra.items():
         if k.startswith("tcp."):
             for f in flows:

@@ -491,6 +491,40 @@ def test_the_table_generator_adds_the_files_own_runs_to_saved_data():
     assert list(fl2.columns).index("mpsim_file_goodput_bps") == list(fl2.columns).index("mpsim_goodput_bps") + 1
 
 
+def test_the_table_generator_runs_the_matched_side_again_from_the_saved_kernel_runs(tmp_path):
+    """--rematch: each saved repeat run again with its seed and the settings its kernel run
+    gave; with the model unchanged the saved figures come back, and the kernel's stay."""
+    import json
+    import shutil
+
+    import pandas as pd
+
+    from mpsim.kernel import report
+
+    src = ROOT / "docs" / "reports" / "kernel-results"
+    data = tmp_path / "t"
+    data.mkdir()
+    saved = json.loads((src / "emulator.json").read_text())
+    keep = [r for r in saved["runs"] if r["scenario"] == "tcp_10m"]
+    (data / "emulator.json").write_text(json.dumps({**saved, "runs": keep}))
+    fl, pa = (pd.read_csv(src / f).query("scenario == 'tcp_10m'") for f in ("runs.csv", "paths.csv"))
+    for df, f in ((fl, "runs.csv"), (pa, "paths.csv")):
+        df.assign(mpsim_goodput_bps=1.0, mpsim_retransmits=-1).to_csv(data / f, index=False)
+    shutil.copy(src.with_suffix(".md"), tmp_path / "t.md")
+    assert report.main(["--rematch", "--out", str(tmp_path / "t.md")]) == 0
+    fl2, pa2 = pd.read_csv(data / "runs.csv"), pd.read_csv(data / "paths.csv")
+    assert list(fl2.mpsim_goodput_bps) == list(fl.mpsim_goodput_bps)
+    assert list(fl2.mpsim_retransmits) == list(fl.mpsim_retransmits)
+    assert list(pa2.mpsim_goodput_bps) == list(pa.mpsim_goodput_bps)
+    assert list(fl2.kernel_goodput_bps) == list(fl.kernel_goodput_bps)
+    assert list(fl2.ratio_mpsim_kernel) == pytest.approx(list(fl.mpsim_goodput_bps / fl.kernel_goodput_bps))
+    assert "run again on" in (tmp_path / "t.md").read_text()
+    with pytest.raises(SystemExit):
+        report.main(["--rematch", "--update", "tcp_10m", "--out", str(tmp_path / "t.md")])
+    with pytest.raises(SystemExit):
+        report.main(["--rematch", "--out", str(tmp_path / "none.md")])
+
+
 @needs_emulator
 def test_sack_off_maps_to_the_namespaces_only_when_every_flow_agrees():
     from mpsim.scenario import apply_overrides, load

@@ -5,6 +5,7 @@ each, plus the link emulator's accuracy on this machine.
     python -m mpsim.kernel.report --out docs/reports/kernel-results.md [--repeat 3]
     python -m mpsim.kernel.report --render-only [--add-file-runs]   # from the saved data
     python -m mpsim.kernel.report --update mptcp_rtt_20_50,...        # those rows only
+    python -m mpsim.kernel.report --rematch                           # mpsim's side again, no root
 
 (`make kernel-table`; needs root, /dev/net/tun and Multipath TCP, like `mpsim kernel`.)
 Writes the Markdown tables, a CSV of every run beside them (kernel-results/runs.csv,
@@ -53,9 +54,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--update", metavar="SCENARIOS",
                     help="measure only these scenarios (comma-separated) and put their rows in place of the saved "
                          "ones (or add them), keeping every other row and the emulator's accuracy as saved")
+    ap.add_argument("--rematch", action="store_true",
+                    help="run every row's matched mpsim side again from the saved kernel runs (same seeds and "
+                         "settings taken from the kernel), for a model that changed since the table was measured; "
+                         "the kernel side and the figures stay as measured (mpsim alone, no root)")
     a = ap.parse_args(argv)
     out = Path(a.out)
     data = out.with_suffix("")
+    if a.rematch and (a.update or a.render_only):
+        ap.error("--rematch goes alone: it re-runs mpsim's side of the saved table and writes it")
+    if a.rematch and not (data / "emulator.json").exists():
+        ap.error(f"--rematch needs a saved table in {data}/")
     if a.update:
         unknown = [n for n in a.update.split(",") if n not in SCENARIOS]
         if unknown:
@@ -63,7 +72,14 @@ def main(argv: list[str] | None = None) -> int:
         if not (data / "emulator.json").exists():
             ap.error(f"--update needs a saved table in {data}/ (make one with the whole run first)")
     data.mkdir(parents=True, exist_ok=True)
-    if a.render_only:
+    if a.rematch:
+        saved = json.loads((data / "emulator.json").read_text())
+        fl, pa, runs = rematch(pd.read_csv(data / "runs.csv"), pd.read_csv(data / "paths.csv"), saved)
+        saved = {**saved, "runs": runs, "rematched": time.strftime("%Y-%m-%d", time.gmtime())}
+        fl.to_csv(data / "runs.csv", index=False)
+        pa.to_csv(data / "paths.csv", index=False)
+        (data / "emulator.json").write_text(json.dumps(saved, indent=1, default=str))
+    if a.render_only or a.rematch:
         saved = json.loads((data / "emulator.json").read_text())
         fl, pa = pd.read_csv(data / "runs.csv"), pd.read_csv(data / "paths.csv")
         if a.add_file_runs:
@@ -72,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             pa.to_csv(data / "paths.csv", index=False)
         out.write_text(render(fl, pa, saved["runs"], saved["accuracy"], saved.get("info", {}),
                               int(fl.repeat.max()) + 1, saved.get("took_s", float("nan")), saved.get("changed"),
-                              saved.get("updated")))
+                              saved.get("updated"), saved.get("rematched")))
         print(f"wrote {out}")
         return 0
     started = time.time()
@@ -106,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     pa.to_csv(data / "paths.csv", index=False)
     (data / "emulator.json").write_text(json.dumps(saved, indent=1, default=str))
     out.write_text(render(fl, pa, saved["runs"], saved["accuracy"], saved["info"], a.repeat, saved["took_s"],
-                          saved["changed"], saved.get("updated")))
+                          saved["changed"], saved.get("updated"), saved.get("rematched")))
     print(f"wrote {out} and {data}/")
     return 0
 
@@ -132,6 +148,47 @@ def update_rows(fl: pd.DataFrame, pa: pd.DataFrame, saved: dict, new_fl: pd.Data
     updated = {**{k: v for k, v in (saved.get("updated") or {}).items() if k not in names},
                **{n: {"date": day, "took_s": new["took_s"]} for n in sorted(names, key=order.__getitem__)}}
     return merged(fl, new_fl), merged(pa, new_pa), {**saved, "runs": runs, "changed": changed, "updated": updated}
+
+
+def matched_overrides(changed: list[dict], repeat: int) -> dict:
+    """The settings one repeat's matched mpsim run took from its kernel run, as saved (the
+    values are saved as text; a number, `tcp.window_scale`, goes back as one)."""
+    ov = {}
+    for c in changed:
+        v = c["used"][repeat] if len(c["used"]) > repeat else c["used"][0]
+        ov[c["setting"]] = int(v) if isinstance(v, str) and v.isdigit() else v
+    return ov
+
+
+def rematch(fl: pd.DataFrame, pa: pd.DataFrame, saved: dict) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
+    """The saved table with every mpsim_* figure of the matched runs measured again: each
+    repeat of each row run as ``compare`` ran it (the row's controller, the repeat's seed,
+    the settings taken from that kernel run). The kernel's figures are kept."""
+    from ..scenario import load
+    from .testbed import _run_mpsim
+
+    fl, pa = fl.copy(), pa.copy()
+    runs = [dict(r) for r in saved["runs"]]
+    for (sc, cc, rep), g in fl.groupby(["scenario", "cc", "repeat"], sort=False):
+        d, _origin = load(ROOT / "scenarios" / "kernel" / f"{sc}.toml")
+        ov = {"flow.*.cc": cc, **matched_overrides((saved.get("changed") or {}).get(f"{sc}/{cc}", []), int(rep))}
+        m = _run_mpsim(d, ov, int(g.seed.iloc[0]))
+        sel = (fl.scenario == sc) & (fl.cc == cc) & (fl.repeat == rep)
+        for r in m["flows"]:
+            i = sel & (fl.flow == r["flow"])
+            fl.loc[i, ["mpsim_goodput_bps", "mpsim_throughput_bps", "mpsim_retransmits", "mpsim_timeouts"]] = (
+                r["goodput_bps"], r["throughput_bps"], r["retransmits"], r["timeouts"])
+            fl.loc[i, "ratio_mpsim_kernel"] = r["goodput_bps"] / fl.loc[i, "kernel_goodput_bps"]
+        selp = (pa.scenario == sc) & (pa.cc == cc) & (pa.repeat == rep)
+        for r in m["paths"]:
+            i = selp & (pa.flow == r["flow"]) & (pa.path == r["path"])
+            pa.loc[i, ["mpsim_goodput_bps", "mpsim_rtt_mean_ms", "mpsim_retransmits", "mpsim_timeouts"]] = (
+                r["goodput_bps"], r["rtt_mean_ms"], r["retransmits"], r["timeouts"])
+            pa.loc[i, "ratio_mpsim_kernel"] = r["goodput_bps"] / pa.loc[i, "kernel_goodput_bps"]
+        for r in runs:
+            if (r["scenario"], r["cc"], r["repeat"]) == (sc, cc, rep) and "aqm" in r:
+                r["aqm"] = {**r["aqm"], "mpsim": m["aqm"]}
+    return fl, pa, runs
 
 
 def add_file_runs(fl: pd.DataFrame, pa: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -170,7 +227,8 @@ def _count(g: pd.DataFrame, col: str) -> str:
 
 
 def render(fl: pd.DataFrame, pa: pd.DataFrame, runs: list[dict], acc: list[dict], info: dict, repeat: int,
-           took: float, changed: dict[str, list[dict]] | None = None, updated: dict[str, dict] | None = None) -> str:
+           took: float, changed: dict[str, list[dict]] | None = None, updated: dict[str, dict] | None = None,
+           rematched: str | None = None) -> str:
     lines = [
         "# Linux kernel beside mpsim: the measured table",
         "",
@@ -183,7 +241,9 @@ def render(fl: pd.DataFrame, pa: pd.DataFrame, runs: list[dict], acc: list[dict]
         f"[warmup, duration] of each scenario; took {took / 60:.0f} min. Every run: `kernel-results/runs.csv`, "
         "`paths.csv`; one goodput figure per row in `kernel-results/`."
         + ("" if not updated else " Measured after the rest (`--update`), on the same machine: "
-           + ", ".join(f"{n} ({u['date']}, {u['took_s'] / 60:.0f} min)" for n, u in updated.items()) + "."),
+           + ", ".join(f"{n} ({u['date']}, {u['took_s'] / 60:.0f} min)" for n, u in updated.items()) + ".")
+        + ("" if not rematched else f" mpsim's matched side run again on {rematched} from the saved kernel runs "
+           "(`--rematch`, after a change to the model); the kernel side and the figures are as measured."),
         "",
         "## Aggregate goodput",
         "",
