@@ -741,6 +741,16 @@ impl QuicConn {
                 }
             }
         }
+        if !self.streams.per_write {
+            // one stream: its bytes leave in order, the next new offset is `next_offset`
+            let limit = self.written.min(self.peer_limit);
+            return (self.next_offset < limit).then(|| {
+                let off = self.next_offset;
+                let len = (limit - off).min(self.room(p, off));
+                self.next_offset += len;
+                (off, len as u32, false)
+            });
+        }
         if self.next_offset >= self.peer_limit {
             return None;
         }
@@ -767,7 +777,10 @@ impl QuicConn {
             }
             self.rtx.pop_front();
         }
-        self.next_offset < self.peer_limit && self.streams.next_stream().is_some()
+        match self.streams.per_write {
+            true => self.next_offset < self.peer_limit && self.streams.next_stream().is_some(),
+            false => self.next_offset < self.written.min(self.peer_limit),
+        }
     }
 
     pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
@@ -827,9 +840,9 @@ impl QuicConn {
             let unscheduled = self.written - self.next_offset;
             // the priority of the stream whose new data goes next (schedulers that place
             // urgent data, as PO-MPTCP, read it); 0 with one stream
-            let next_priority = match self.streams.next_stream() {
-                Some(k) if self.streams.per_write => self.streams.streams[k].priority,
-                _ => 0,
+            let next_priority = match self.streams.per_write {
+                true => self.streams.next_stream().map_or(0, |k| self.streams.streams[k].priority),
+                false => 0,
             };
             let (mut chosen, mut copies) = (None, 0);
             for _ in 0..self.paths.len() {
