@@ -439,4 +439,22 @@ mod tests {
         assert!(f.writes.len() as u64 <= delivered + 1, "{} write records for {delivered} segments", f.writes.len());
         assert!(f.writes.capacity() <= 2 * f.writes.len() + 16, "{} write records reserved", f.writes.capacity());
     }
+
+    #[test]
+    fn writes_delivered_whole_out_of_order_count_once_and_free_their_records_in_order() {
+        let mut w = WriteRecords::default();
+        for (k, class) in [(0u64, 0u8), (1, 1), (2, 2)] {
+            w.push(k * 100, (k + 1) * 100, SimTime(k), 0, class);
+        }
+        let mut got = Vec::new();
+        // the third and second writes arrive whole before the first
+        w.take_message(300, |t, c| got.push((t, c)));
+        w.take_message(200, |t, c| got.push((t, c)));
+        assert_eq!(w.len(), 3, "the first write still holds the front");
+        w.take_message(200, |t, c| got.push((t, c)));
+        w.take_message(150, |t, c| got.push((t, c)));
+        w.take_message(100, |t, c| got.push((t, c)));
+        assert_eq!(got, [(SimTime(2), 2), (SimTime(1), 1), (SimTime(0), 0)], "each write once");
+        assert!(w.is_empty());
+    }
 }

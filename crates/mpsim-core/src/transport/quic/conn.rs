@@ -765,7 +765,8 @@ impl QuicConn {
     /// Whether new data waits for flow-control credit (the connection's; with a stream per
     /// write, also a stream's or MAX_STREAMS).
     fn fc_blocked(&self) -> bool {
-        (self.next_offset < self.written && self.next_offset >= self.peer_limit) || (self.streams.per_write && self.streams.stream_blocked())
+        (self.next_offset < self.written && self.next_offset >= self.peer_limit)
+            || (self.streams.per_write && self.streams.stream_blocked())
     }
 
     /// Whether there is stream data to send, lost or new (dropping lost ranges acknowledged
