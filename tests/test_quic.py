@@ -51,6 +51,8 @@ def test_a_quic_flow_beside_a_tcp_flow():
         ({"path": "p", "transport": "quic", "tcp": {"ecn": True}}, "not a `tcp` key"),
         ({"path": "p", "transport": "quic", "quic": {"ecn": "yes"}}, "expected true or false"),
         ({"path": "p", "quic": {"ecn": True}}, "only a QUIC flow"),
+        ({"path": "p", "transport": "quic", "quic": {"priorities": "on"}}, "quic.priorities: expected true or false"),
+        ({"path": "p", "transport": "quic", "quic": {"priority": True}}, "priority"),
     ],
 )
 def test_refused_settings_say_why(flow, message):
@@ -222,3 +224,41 @@ def test_a_backup_path_takes_over_from_an_abandoned_primary_in_the_summary_and_t
     assert (1, {"frame_type": "path_status_backup", "path_id": 1, "sequence_number": 0}) in frames
     abandons = [(p, fr) for p, fr in frames if fr["frame_type"] == "path_abandon"]
     assert abandons == [(1, {"frame_type": "path_abandon", "path_id": 0, "error_code": "path_unstable_or_poor"})]
+
+
+VIDEO = {
+    "kind": "media",
+    "fps": 25,
+    "gop": "IBBPBBPBBPBB",
+    "deadline": "1s",
+    "classes": {"I": {"size": "150KB", "priority": 1}, "P": {"size": "60KB"}, "B": {"size": "30KB"}},
+}
+
+
+def _video_over_quic(priorities: bool, qlog=None):
+    """A 9.5 Mbit/s video over a 6 Mbit/s link, written at once into a large send buffer."""
+    flow = {"name": "v", "path": "p", "transport": "quic", "app": VIDEO, "quic": {"priorities": priorities}, "tcp": {"snd_buf": "64MB"}}
+    d = {
+        "duration": "10s",
+        "link": [{"name": "l", "rate": "6Mbps", "delay": "10ms", "queue": "100pkt"}],
+        "path": [{"name": "p", "links": ["l"]}],
+        "flow": [flow],
+    }
+    res = mpsim.run(d, progress=False, qlog=qlog)
+    (f,) = res.summary["flows"]
+    return {c["class"]: c["delay_mean_ms"] for c in f["classes"]}
+
+
+def test_quic_priorities_put_a_media_streams_urgent_frames_first_and_can_be_turned_off(tmp_path):
+    on = _video_over_quic(True, qlog=tmp_path)
+    off = _video_over_quic(False)
+    assert on["I"] < 0.8 * min(on["P"], on["B"]), on
+    assert off["I"] > 0.9 * min(off["P"], off["B"]), off
+    # each frame on a unidirectional stream of its own (IDs 2, 6, 10, ...), closed by FIN
+    records = [json.loads(r) for r in (tmp_path / "v.sqlog").read_text().split("\x1e")[1:]]
+    frames = [f for r in records if r.get("name") == "quic:packet_sent" for f in r["data"]["frames"] if f["frame_type"] == "stream"]
+    ids = {f["stream_id"] for f in frames}
+    assert len(ids) > 50 and all(i % 4 == 2 for i in ids)
+    fins = {f["stream_id"] for f in frames if f.get("fin")}
+    assert len(fins) > 50 and fins <= ids  # the streams sent to their end by the end of the run
+    assert all(f["offset"] < 150_000 for f in frames)

@@ -125,8 +125,8 @@ pub enum TransportSpec {
     Sctp(Box<crate::transport::sctp::SctpConfig>),
     /// A QUIC connection with one bulk stream (`transport = "quic"`): over one path
     /// (`path`), or Multipath QUIC over the flow's paths (`paths`) with its `scheduler`;
-    /// `ecn` from its `quic` table; `backup[i]`: path i is a backup path.
-    Quic { scheduler: Option<String>, ecn: bool, backup: Vec<bool> },
+    /// `ecn` and `priorities` from its `quic` table; `backup[i]`: path i is a backup path.
+    Quic { scheduler: Option<String>, ecn: bool, priorities: bool, backup: Vec<bool> },
 }
 
 impl TransportSpec {

@@ -77,7 +77,7 @@ impl Reader<'_> {
         let (start, stop) = self.flow_times(&t, key, duration)?;
         let app = self.flow_app(&t, key, is_udp)?;
         let tcp = self.flow_tcp(&t, key, tcp_defaults, sctp.as_ref())?;
-        let ecn = self.quic_ecn(&t, key, is_quic)?;
+        let (ecn, priorities) = self.quic_settings(&t, key, is_quic)?;
         if is_quic && tcp.mss + tcp.header < crate::transport::quic::wire::MIN_IP_PACKET {
             return Err(self.e(
                 &join(key, "tcp"),
@@ -90,7 +90,7 @@ impl Reader<'_> {
         }
         let transport = match (sctp, scheduler) {
             (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
-            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler, ecn, backup },
+            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler, ecn, priorities, backup },
             (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),
             (None, None) if is_udp => TransportSpec::Udp,
             (None, None) => TransportSpec::Tcp,
@@ -107,22 +107,24 @@ impl Reader<'_> {
             tcp,
         })
     }
-    /// A QUIC flow's `quic` table: `ecn` (RFC 9000 §13.4; default false). ECN is not a
+    /// A QUIC flow's `quic` table: `ecn` (RFC 9000 §13.4; default false) and `priorities`
+    /// (strict priority across a media application's streams; default true). ECN is not a
     /// `tcp` key on a QUIC flow, whose `tcp` table only sizes packets and buffers.
-    fn quic_ecn(&self, t: &Table, key: &str, is_quic: bool) -> Result<bool, ScenarioError> {
+    fn quic_settings(&self, t: &Table, key: &str, is_quic: bool) -> Result<(bool, bool), ScenarioError> {
         if is_quic && t.map.get("tcp").and_then(|v| v.get("ecn")).is_some() {
             return Err(self.e(&join(key, "tcp.ecn"), "a QUIC flow's ECN is `quic = { ecn = true }`, not a `tcp` key"));
         }
-        let Some(v) = t.map.get("quic") else { return Ok(false) };
+        let Some(v) = t.map.get("quic") else { return Ok((false, true)) };
         let qk = join(key, "quic");
         if !is_quic {
             return Err(self.e(&qk, "only a QUIC flow (`transport = \"quic\"`) has a `quic` table"));
         }
-        let q = self.table(v, &qk, &["ecn"])?;
-        match q.map.get("ecn") {
-            None => Ok(false),
-            Some(b) => b.as_bool().ok_or_else(|| self.e(&join(&qk, "ecn"), format!("expected true or false, found {}", kind(b)))),
-        }
+        let q = self.table(v, &qk, &["ecn", "priorities"])?;
+        let flag = |name: &str, default: bool| match q.map.get(name) {
+            None => Ok(default),
+            Some(b) => b.as_bool().ok_or_else(|| self.e(&join(&qk, name), format!("expected true or false, found {}", kind(b)))),
+        };
+        Ok((flag("ecn", false)?, flag("priorities", true)?))
     }
 
     /// A flow's `path` or `paths`: the names (with the key each was read from), their indices

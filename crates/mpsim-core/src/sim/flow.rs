@@ -36,6 +36,8 @@ pub(super) struct WriteRecord {
     /// Bytes per unit; 0: the whole write is one unit.
     pub unit: u32,
     pub class: u8,
+    /// Delivered whole ahead of the writes before it (a write on a stream of its own).
+    pub done: bool,
 }
 
 impl WriteRecord {
@@ -64,7 +66,7 @@ impl WriteRecords {
     pub fn push(&mut self, start: u64, end: u64, at: SimTime, unit: u32, class: u8) {
         debug_assert!(start < end && self.writes.back().is_none_or(|w| w.end == start));
         let unit = if unit as u64 >= end - start { 0 } else { unit };
-        let w = WriteRecord { end, at, unit, class };
+        let w = WriteRecord { end, at, unit, class, done: false };
         if self.writes.is_empty() {
             self.next = w.first_unit_end(start);
         }
@@ -112,6 +114,27 @@ impl WriteRecords {
             }
             for _ in 0..units {
                 unit(w.at, w.class);
+            }
+        }
+    }
+}
+
+impl WriteRecords {
+    /// The write ending at `end` (one unit) was delivered whole, whatever became of the writes
+    /// before it: calls `unit(time written, class)` for it, unless it was delivered before,
+    /// and forgets the writes at the front that are delivered.
+    pub fn take_message(&mut self, end: u64, mut unit: impl FnMut(SimTime, u8)) {
+        let Ok(k) = self.writes.binary_search_by_key(&end, |w| w.end) else { return };
+        let w = &mut self.writes[k];
+        if w.done {
+            return;
+        }
+        w.done = true;
+        unit(w.at, w.class);
+        while self.writes.front().is_some_and(|w| w.done) {
+            let w = self.writes.pop_front().expect("a write");
+            if let Some(n) = self.writes.front() {
+                self.next = n.first_unit_end(w.end);
             }
         }
     }
@@ -305,24 +328,37 @@ impl Flow {
 
     /// Records that the application's bytes up to `upto` reached the receiving application.
     pub fn app_delivered(&mut self, now: SimTime, upto: u64) {
-        let Flow { writes, delay, jitter, interval_delay, classes, deadline, .. } = self;
-        writes.take_delivered(upto, |t, class| {
-            let d = now.since(t);
-            delay.record(d);
-            jitter.record(t, now);
-            interval_delay.0 += d.0 as u128;
-            interval_delay.1 += 1;
-            if let Some(c) = classes.get_mut(class as usize) {
-                c.delivered += 1;
-                c.delay.record(d);
-                c.jitter.record(t, now);
-                if deadline.is_some_and(|dl| d > dl) {
-                    c.late += 1;
-                }
-            }
-        });
+        let mut writes = std::mem::take(&mut self.writes);
+        writes.take_delivered(upto, |t, class| self.unit_delivered(now, t, class));
+        self.writes = writes;
         if self.total == Some(upto) {
             self.completed_at = Some(now);
+        }
+    }
+
+    /// Records that the write ending at `end`, on a stream of its own, reached the receiving
+    /// application whole.
+    pub fn message_delivered(&mut self, now: SimTime, end: u64) {
+        let mut writes = std::mem::take(&mut self.writes);
+        writes.take_message(end, |t, class| self.unit_delivered(now, t, class));
+        self.writes = writes;
+    }
+
+    /// A unit of class `class` written at `t` reached the receiving application at `now`.
+    #[inline]
+    fn unit_delivered(&mut self, now: SimTime, t: SimTime, class: u8) {
+        let d = now.since(t);
+        self.delay.record(d);
+        self.jitter.record(t, now);
+        self.interval_delay.0 += d.0 as u128;
+        self.interval_delay.1 += 1;
+        if let Some(c) = self.classes.get_mut(class as usize) {
+            c.delivered += 1;
+            c.delay.record(d);
+            c.jitter.record(t, now);
+            if self.deadline.is_some_and(|dl| d > dl) {
+                c.late += 1;
+            }
         }
     }
 
@@ -410,5 +446,23 @@ mod tests {
         assert!(delivered > 1000, "data was delivered");
         assert!(f.writes.len() as u64 <= delivered + 1, "{} write records for {delivered} segments", f.writes.len());
         assert!(f.writes.capacity() <= 2 * f.writes.len() + 16, "{} write records reserved", f.writes.capacity());
+    }
+
+    #[test]
+    fn writes_delivered_whole_out_of_order_count_once_and_free_their_records_in_order() {
+        let mut w = WriteRecords::default();
+        for (k, class) in [(0u64, 0u8), (1, 1), (2, 2)] {
+            w.push(k * 100, (k + 1) * 100, SimTime(k), 0, class);
+        }
+        let mut got = Vec::new();
+        // the third and second writes arrive whole before the first
+        w.take_message(300, |t, c| got.push((t, c)));
+        w.take_message(200, |t, c| got.push((t, c)));
+        assert_eq!(w.len(), 3, "the first write still holds the front");
+        w.take_message(200, |t, c| got.push((t, c)));
+        w.take_message(150, |t, c| got.push((t, c)));
+        w.take_message(100, |t, c| got.push((t, c)));
+        assert_eq!(got, [(SimTime(2), 2), (SimTime(1), 1), (SimTime(0), 0)], "each write once");
+        assert!(w.is_empty());
     }
 }

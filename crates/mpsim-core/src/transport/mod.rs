@@ -104,6 +104,9 @@ pub enum Arrival {
     Nothing,
     /// The in-order byte stream grew to `upto` bytes.
     Stream { upto: u64 },
+    /// A write carried on a stream of its own (QUIC's stream per media frame) reached the
+    /// receiving application whole; it ends at `end` in the sequence of the writes.
+    Message { end: u64 },
     /// A datagram sent at `sent_at`.
     Datagram { sent_at: SimTime },
 }

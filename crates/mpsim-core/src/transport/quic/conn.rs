@@ -1,8 +1,9 @@
-//! A QUIC connection carrying one bulk stream (RFC 9000), both of its ends: the sender's
-//! packets, stream data and its retransmission in new packets, connection- and stream-level
-//! flow control; the receiver's packet number ranges, ACK generation (RFC 9000 §13.2) and
-//! flow-control credit as the application reads. Loss detection and the window are
-//! `recovery.rs`'s, one per packet number space.
+//! A QUIC connection (RFC 9000), both of its ends: the sender's packets, stream data and its
+//! retransmission in new packets, connection-level flow control; the receiver's packet number
+//! ranges, ACK generation (RFC 9000 §13.2) and flow-control credit as the application reads.
+//! Its streams (which stream's data goes next, stream credit, per-stream delivery) are
+//! `streams.rs`'s; loss detection and the window are `recovery.rs`'s, one per packet number
+//! space.
 //!
 //! With more than one path it is Multipath QUIC (draft-ietf-quic-multipath-19): one packet
 //! number space per path, acknowledged by PATH_ACK frames sent back on the path they
@@ -21,6 +22,7 @@ use super::ecn::{EcnCounts, EcnSender};
 use super::qlog::Qlog;
 use super::ranges::RangeSet;
 use super::recovery::{Recovery, Settled};
+use super::streams::{Delivery, Streams};
 use super::wire::{self, ACK_PACKET_PN_LEN, AEAD_TAG, IP_UDP, MAX_ACK_RANGES, SHORT_HEADER};
 use crate::cc::SubflowState;
 use crate::cc::{Controller, Window};
@@ -65,8 +67,11 @@ pub struct AckRecord {
     /// ACK ranges, inclusive, largest first.
     pub ranges: Vec<(u64, u64)>,
     pub ack_delay: Dur,
-    /// MAX_DATA and MAX_STREAM_DATA (equal: the connection has one stream), when sent.
+    /// MAX_DATA (and MAX_STREAM_DATA of the one stream, equal to it), when sent.
     pub max_data: Option<u64>,
+    /// With a stream per write: MAX_STREAM_DATA (stream index, limit) and MAX_STREAMS.
+    pub max_stream_data: Vec<(usize, u64)>,
+    pub max_streams: Option<u64>,
     /// The packet also carries a PATH_RESPONSE (to the path's PATH_CHALLENGE).
     pub path_response: bool,
     /// The ECN counts of the space (an ACK_ECN or PATH_ACK_ECN frame), once any packet
@@ -216,12 +221,15 @@ pub struct ConnStats {
     pub max_data_updates: u64,
 }
 
-/// A QUIC connection with one bulk stream.
+/// A QUIC connection.
 pub struct QuicConn {
     pub cfg: QuicConfig,
     pub paths: Vec<QuicPath>,
-    /// Sender: bytes written, the next new stream offset, what was acknowledged (and its
-    /// prefix), lost ranges waiting to be sent again, the peer's flow-control limit.
+    /// The streams, both ends.
+    pub streams: Streams,
+    /// Sender: bytes written, the bytes sent for the first time (what MAX_DATA limits; the next
+    /// new stream offset with one stream), what was acknowledged (and its prefix), lost ranges
+    /// waiting to be sent again, the peer's MAX_DATA. Offsets are the connection's (`streams.rs`).
     written: u64,
     pub next_offset: u64,
     pub(crate) acked: RangeSet,
@@ -230,7 +238,8 @@ pub struct QuicConn {
     pub peer_limit: u64,
     blocked_since: Option<SimTime>,
     blocked: Dur,
-    /// Receiver: the stream bytes held, the prefix delivered, the limit last advertised.
+    /// Receiver: the stream bytes held, the bytes the application read, the limit last
+    /// advertised.
     rx_data: RangeSet,
     delivered: u64,
     advertised: u64,
@@ -258,6 +267,7 @@ impl QuicConn {
         }
         let sched = (paths.len() > 1).then(|| Sched::by_name("lowest_rtt").expect("built-in"));
         QuicConn {
+            streams: Streams::new(false, true, cfg.rcv_buf),
             cfg,
             paths,
             written: 0,
@@ -280,6 +290,13 @@ impl QuicConn {
             views: Vec::new(),
             abandons: Vec::new(),
         }
+    }
+
+    /// A stream per write (else one stream for all), and strict priority across streams
+    /// (else FIFO).
+    pub fn with_streams(mut self, per_write: bool, priorities: bool) -> QuicConn {
+        self.streams = Streams::new(per_write, priorities, self.cfg.rcv_buf);
+        self
     }
 
     /// Multipath QUIC's backup paths (`backup[i]`: path i is one; ignored with one path).
@@ -316,6 +333,12 @@ impl QuicConn {
     }
 
     pub fn write(&mut self, len: u64) {
+        self.write_with(len, 0);
+    }
+
+    /// A write of `len` bytes with the application's `priority` (higher: more urgent).
+    pub fn write_with(&mut self, len: u64, priority: u8) {
+        self.streams.write(self.written, len, priority);
         self.written += len;
     }
 
@@ -323,9 +346,15 @@ impl QuicConn {
         self.written
     }
 
-    /// Bytes written and not yet acknowledged as a prefix of the stream.
+    /// Bytes written and not yet acknowledged: beyond the acknowledged prefix with one stream
+    /// (as TCP's send buffer), every byte not acknowledged with a stream per write (each
+    /// stream's bytes leave the buffer when acknowledged, whatever the other streams' did).
     pub fn unacked(&self) -> u64 {
-        self.written - self.acked_upto
+        if self.streams.per_write {
+            self.written - self.acked.count_from(0)
+        } else {
+            self.written - self.acked_upto
+        }
     }
 
     pub fn progress(&self) -> Progress {
@@ -342,9 +371,9 @@ impl QuicConn {
         self.blocked + self.blocked_since.map_or(Dur::ZERO, |b| now - b)
     }
 
-    /// Bytes the receiver holds beyond the delivered prefix.
+    /// Bytes the receiver holds that the application has not read.
     pub fn rcv_buffered(&self) -> u64 {
-        self.rx_data.count_from(self.delivered)
+        self.rx_data.count_from(0) - self.delivered
     }
 
     pub fn ack_record(&self, id: u32) -> Option<&AckRecord> {
@@ -381,7 +410,7 @@ impl QuicConn {
             rx.largest_at = now;
         }
         rx.unacked += 1;
-        let before = self.delivered;
+        let mut got = Delivery::Nothing;
         if h.len > 0 {
             let end = h.offset + h.len as u64;
             let fresh = self.rx_data.insert(h.offset, end);
@@ -391,7 +420,9 @@ impl QuicConn {
             } else if h.offset > self.delivered {
                 self.stats.out_of_order_packets += 1;
             }
-            self.delivered = self.rx_data.contiguous_from(0);
+            let (read, delivery) = self.streams.on_received(h.offset, &self.rx_data);
+            self.delivered += read;
+            got = delivery;
             self.stats.max_buffered = self.stats.max_buffered.max(self.rcv_buffered());
         }
         // the application reads what is in order at once: credit grows with it
@@ -410,10 +441,10 @@ impl QuicConn {
             rx.ack_at = Some(at);
             arm(tx, &mut rx.timer_event, Some(at), p, TimerKind::DelAck);
         }
-        if self.delivered > before {
-            Arrival::Stream { upto: self.delivered }
-        } else {
-            Arrival::Nothing
+        match got {
+            Delivery::Nothing => Arrival::Nothing,
+            Delivery::Prefix(upto) => Arrival::Stream { upto },
+            Delivery::Whole(end) => Arrival::Message { end },
         }
     }
 
@@ -430,6 +461,12 @@ impl QuicConn {
             self.stats.max_data_updates += 1;
             limit
         });
+        // with a stream per write: the streams' credit and MAX_STREAMS, when grown
+        let (max_stream_data, max_streams) = if self.streams.per_write {
+            (self.streams.max_stream_data_due(), self.streams.max_streams_due(blocked))
+        } else {
+            (Vec::new(), None)
+        };
         let rx = &mut self.paths[p].rx;
         let ranges: Vec<(u64, u64)> = rx.received.descending().take(MAX_ACK_RANGES).collect();
         rx.received.keep_highest(2 * MAX_ACK_RANGES);
@@ -439,8 +476,12 @@ impl QuicConn {
         let ecn = rx.ecn.any().then_some(rx.ecn);
         size += ecn.map_or(0, |c| c.wire_len());
         if let Some(m) = max_data {
-            size += wire::max_data_frames(m, m);
+            size += if self.streams.per_write { wire::max_data_frame(m) } else { wire::max_data_frames(m, m) };
         }
+        for &(k, m) in &max_stream_data {
+            size += wire::max_stream_data_frame(self.streams.streams[k].id, m);
+        }
+        size += max_streams.map_or(0, wire::max_streams_frame);
         if self.paths.len() > 1 {
             size += wire::varint_len(p as u64);
         }
@@ -456,7 +497,7 @@ impl QuicConn {
         rx.ack_at = None;
         path.stats.acks_sent += 1;
         let id = self.ack_base.wrapping_add(self.acks.len() as u32);
-        self.acks.push_back(AckRecord { ranges, ack_delay, max_data, path_response: response, ecn });
+        self.acks.push_back(AckRecord { ranges, ack_delay, max_data, max_stream_data, max_streams, path_response: response, ecn });
         if self.acks.len() > ACK_LOG {
             self.acks.pop_front();
             self.ack_base = self.ack_base.wrapping_add(1);
@@ -482,6 +523,15 @@ impl QuicConn {
         let Some(rec) = self.ack_record(h.ack).cloned() else { return Arrival::Nothing };
         if let Some(m) = rec.max_data {
             self.peer_limit = self.peer_limit.max(m);
+            if !self.streams.per_write && !self.streams.streams.is_empty() {
+                self.streams.on_max_stream_data(0, m);
+            }
+        }
+        for &(k, m) in &rec.max_stream_data {
+            self.streams.on_max_stream_data(k, m);
+        }
+        if let Some(n) = rec.max_streams {
+            self.streams.peer_max_streams = self.streams.peer_max_streams.max(n);
         }
         if self.paths[p].abandoned_at.is_some() {
             return Arrival::Nothing; // a late ACK of an abandoned path: its packets were settled
@@ -508,7 +558,15 @@ impl QuicConn {
             }
             if let Some(m) = rec.max_data {
                 frames.push(json!({"frame_type": "max_data", "maximum": m}));
-                frames.push(json!({"frame_type": "max_stream_data", "stream_id": 0, "maximum": m}));
+                if !self.streams.per_write {
+                    frames.push(json!({"frame_type": "max_stream_data", "stream_id": 0, "maximum": m}));
+                }
+            }
+            for &(k, m) in &rec.max_stream_data {
+                frames.push(json!({"frame_type": "max_stream_data", "stream_id": self.streams.streams[k].id, "maximum": m}));
+            }
+            if let Some(n) = rec.max_streams {
+                frames.push(json!({"frame_type": "max_streams", "stream_type": "unidirectional", "maximum": n}));
             }
             let data = json!({"header": {"packet_type": "1RTT", "packet_number": h.pn}, "path_id": p, "frames": frames});
             q.event(now, "quic:packet_received", data);
@@ -658,13 +716,14 @@ impl QuicConn {
     fn room(&self, p: usize, offset: u64) -> u64 {
         let pn_len = wire::pn_len(self.paths[p].rec.peek_pn(), self.paths[p].rec.largest_acked);
         let blocked = if self.fc_blocked() { wire::blocked_frame(self.peer_limit) } else { 0 };
-        let fixed = SHORT_HEADER + pn_len + AEAD_TAG + wire::stream_frame_header(offset, self.cfg.max_datagram as u64) + blocked;
+        let header = self.streams.frame_header(self.streams.index_of(offset), offset, self.cfg.max_datagram as u64);
+        let fixed = SHORT_HEADER + pn_len + AEAD_TAG + header + blocked;
         self.cfg.max_datagram.saturating_sub(fixed) as u64
     }
 
     /// The next stream frame to send on path `p`: lost data first (less what was
-    /// acknowledged since), then new data within the peer's limit. True if it is a
-    /// retransmission.
+    /// acknowledged since), then new data of the stream `streams.rs` picks, within the peer's
+    /// limits. True if it is a retransmission.
     fn next_frame(&mut self, p: usize) -> Option<(u64, u32, bool)> {
         while let Some(&(s, e)) = self.rtx.front() {
             match self.acked.first_gap(s, e) {
@@ -682,18 +741,32 @@ impl QuicConn {
                 }
             }
         }
-        let limit = self.written.min(self.peer_limit);
-        (self.next_offset < limit).then(|| {
-            let off = self.next_offset;
-            let len = (limit - off).min(self.room(p, off));
-            self.next_offset += len;
-            (off, len as u32, false)
-        })
+        if !self.streams.per_write {
+            // one stream: its bytes leave in order, the next new offset is `next_offset`
+            let limit = self.written.min(self.peer_limit);
+            return (self.next_offset < limit).then(|| {
+                let off = self.next_offset;
+                let len = (limit - off).min(self.room(p, off));
+                self.next_offset += len;
+                (off, len as u32, false)
+            });
+        }
+        if self.next_offset >= self.peer_limit {
+            return None;
+        }
+        let k = self.streams.next_stream()?;
+        let off = self.streams.streams[k].sent;
+        let len = (self.peer_limit - self.next_offset).min(self.room(p, off));
+        let chunk = self.streams.take(k, len);
+        self.next_offset += chunk.len;
+        Some((chunk.offset, chunk.len as u32, false))
     }
 
-    /// Whether new data waits for flow-control credit.
+    /// Whether new data waits for flow-control credit (the connection's; with a stream per
+    /// write, also a stream's or MAX_STREAMS).
     fn fc_blocked(&self) -> bool {
-        self.next_offset < self.written && self.next_offset >= self.peer_limit
+        (self.next_offset < self.written && self.next_offset >= self.peer_limit)
+            || (self.streams.per_write && self.streams.stream_blocked())
     }
 
     /// Whether there is stream data to send, lost or new (dropping lost ranges acknowledged
@@ -705,7 +778,10 @@ impl QuicConn {
             }
             self.rtx.pop_front();
         }
-        self.next_offset < self.written.min(self.peer_limit)
+        match self.streams.per_write {
+            true => self.next_offset < self.peer_limit && self.streams.next_stream().is_some(),
+            false => self.next_offset < self.written.min(self.peer_limit),
+        }
     }
 
     pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
@@ -763,6 +839,12 @@ impl QuicConn {
             self.views.clear();
             self.views.extend(self.paths.iter().map(QuicPath::view));
             let unscheduled = self.written - self.next_offset;
+            // the priority of the stream whose new data goes next (schedulers that place
+            // urgent data, as PO-MPTCP, read it); 0 with one stream
+            let next_priority = match self.streams.per_write {
+                true => self.streams.next_stream().map_or(0, |k| self.streams.streams[k].priority),
+                false => 0,
+            };
             let (mut chosen, mut copies) = (None, 0);
             for _ in 0..self.paths.len() {
                 let ctx = SchedContext {
@@ -771,7 +853,7 @@ impl QuicConn {
                     unscheduled,
                     window_room: self.peer_limit.saturating_sub(self.next_offset),
                     next_len: full as u64,
-                    next_priority: 0,
+                    next_priority,
                     hol_subflow: None,
                     hol_sent_on: 0,
                     send_window: self.peer_limit.saturating_sub(self.acked_upto),
@@ -879,8 +961,9 @@ impl QuicConn {
         let path = &mut self.paths[p];
         let pn_len = wire::pn_len(path.rec.peek_pn(), path.rec.largest_acked);
         let (offset, len, retx) = frame.unwrap_or((0, 0, false));
-        let frames = match frame {
-            Some(_) => wire::stream_frame_header(offset, len as u64) + len,
+        let chunk = frame.map(|_| self.streams.chunk(offset, len as u64));
+        let frames = match chunk {
+            Some(c) => self.streams.frame_header(c.stream, offset, len as u64) + len,
             None => 1, // PING
         };
         let mut size = SHORT_HEADER + pn_len + frames + AEAD_TAG;
@@ -894,8 +977,15 @@ impl QuicConn {
         path.stats.bytes_sent += len as u64;
         path.stats.retransmits += retx as u64;
         if let Some(q) = &mut self.qlog {
-            let mut frames = vec![match frame {
-                Some(_) => json!({"frame_type": "stream", "stream_id": 0, "offset": offset, "length": len}),
+            let mut frames = vec![match chunk {
+                Some(c) => {
+                    let s = &self.streams.streams[c.stream];
+                    let mut f = json!({"frame_type": "stream", "stream_id": s.id, "offset": offset - s.start, "length": len});
+                    if c.fin {
+                        f["fin"] = json!(true);
+                    }
+                    f
+                }
                 None => json!({"frame_type": "ping"}),
             }];
             if blocked {
@@ -923,5 +1013,6 @@ impl QuicConn {
         assert!(self.acked_upto <= self.next_offset, "acknowledged beyond what was sent");
         assert!(self.delivered <= self.next_offset, "delivered beyond what was sent");
         assert!(self.rx_data.count_from(0) <= self.delivered + self.cfg.rcv_buf, "received beyond the credit");
+        self.streams.check_invariants();
     }
 }

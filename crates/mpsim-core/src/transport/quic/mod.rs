@@ -1,5 +1,5 @@
 //! QUIC (RFC 9000, RFC 9002) as a sans-IO transport beside TCP, Multipath TCP and SCTP: one
-//! bulk stream over one path, without cryptography (the AEAD tag's bytes are counted) and
+//! bulk stream, or a stream per media frame, over one path or several, without cryptography (the AEAD tag's bytes are counted) and
 //! without a simulated handshake (the connection starts, as mpsim's TCP does, with the
 //! handshake done and its round trip as the first RTT sample). See docs/quic.md.
 //!
@@ -9,7 +9,10 @@
 //! * `rtt.rs`: RTT estimation (RFC 9002 §5);
 //! * `recovery.rs`: loss detection, probe timeout, persistent congestion and the window of
 //!   one packet number space (RFC 9002 §6-7), through mpsim's congestion controllers;
-//! * `conn.rs`: the connection: stream, flow control, ACK generation, retransmission;
+//! * `streams.rs`: the streams (RFC 9000 §2-4): writes mapped to streams, the stream whose
+//!   data goes next (priorities, RFC 9218), stream credit and MAX_STREAMS, per-stream delivery;
+//! * `conn.rs`: the connection: packets, connection flow control, ACK generation,
+//!   retransmission;
 //! * `qlog.rs`: the connection's qlog trace (`[metrics] qlog`);
 //! * `transport.rs`: the [`Transport`](crate::transport::Transport) implementation and the
 //!   flow summary.
@@ -20,6 +23,7 @@ pub mod qlog;
 pub mod ranges;
 pub mod recovery;
 pub mod rtt;
+pub mod streams;
 #[cfg(test)]
 mod tests;
 mod transport;

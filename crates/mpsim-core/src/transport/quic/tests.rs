@@ -626,3 +626,38 @@ fn reno_halves_the_congestion_window_not_the_flight() {
     assert_eq!(r.w.ssthresh, 10 * mss);
     assert_eq!(r.w.cwnd, 10 * mss);
 }
+
+#[test]
+fn a_stream_per_write_is_limited_by_max_streams_until_the_receiver_reads_streams_whole() {
+    // 120 one-packet frames: the first 100 streams may open, the rest wait for MAX_STREAMS
+    let mut q = conn_with(cfg(4_000_000), "reno").with_streams(true, true);
+    q.paths[0].rec.w.cwnd = 1 << 30;
+    for _ in 0..120 {
+        q.write_with(1000, 0);
+    }
+    let pkts = send(&mut q, SimTime::ZERO);
+    assert_eq!(pkts.len(), 100, "MAX_STREAMS: 100 streams");
+    assert!(pkts.iter().all(|h| h.len == 1000), "a packet carries one stream's frame");
+    // the frame header holds a stream ID of up to 2 bytes and no offset: 1 + 2 + 2 bytes
+    let mut tx = Tx::default();
+    let mut arrivals = Vec::new();
+    for h in pkts.iter().rev() {
+        arrivals.push(q.on_packet(at(50), 0, h, &mut tx));
+    }
+    // delivered newest first, each stream whole as soon as its own bytes are in
+    assert!(matches!(arrivals[0], Arrival::Message { end: 100_000 }));
+    assert!(arrivals.iter().all(|a| matches!(a, Arrival::Message { .. })));
+    let acks = take(&mut tx, true);
+    let limits: Vec<u64> = acks.iter().filter_map(|(a, _)| q.ack_record(a.ack).unwrap().max_streams).collect();
+    // the last packet says the sender is blocked on streams: the first stream read raises
+    // the limit at once, then steps of a quarter of the initial limit
+    assert!(pkts[99].blocked && !pkts[0].blocked);
+    assert_eq!(limits, [101, 126, 151, 176]);
+    // the ACKs back, the last first: it acknowledges every packet (the earlier ones, of the
+    // newest packets alone, would have the sender take the others for lost)
+    for (a, _) in acks.iter().rev() {
+        q.on_packet(at(100), 0, a, &mut tx);
+    }
+    q.poll_transmit(at(100), &mut tx);
+    assert_eq!(take(&mut tx, false).len(), 20, "the waiting streams open");
+}

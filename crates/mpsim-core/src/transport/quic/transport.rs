@@ -12,8 +12,8 @@ use crate::transport::{Arrival, CaptureSetup, ConnSnapshot, PathSample, Progress
 impl Transport for QuicConn {
     const KIND: &'static str = "quic";
 
-    fn write(&mut self, len: u64, _priority: u8) {
-        QuicConn::write(self, len);
+    fn write(&mut self, len: u64, priority: u8) {
+        QuicConn::write_with(self, len, priority);
     }
     fn on_packet(&mut self, now: SimTime, sub: usize, header: &Header, tx: &mut impl Sink) -> Arrival {
         match header {

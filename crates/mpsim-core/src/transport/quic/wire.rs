@@ -65,10 +65,10 @@ pub fn pn_len(pn: u64, largest_acked: Option<u64>) -> u32 {
     min_bits.div_ceil(8).min(4)
 }
 
-/// Bytes of a STREAM frame header carrying `len` bytes at `offset` of stream 0, with the
-/// Length field (type, stream id, offset when nonzero, length).
-pub fn stream_frame_header(offset: u64, len: u64) -> u32 {
-    1 + varint_len(0) + if offset > 0 { varint_len(offset) } else { 0 } + varint_len(len)
+/// Bytes of a STREAM frame header carrying `len` bytes at `offset` of stream `id`, with the
+/// Length field (type, stream id, offset when nonzero, length; the FIN bit is in the type).
+pub fn stream_frame_header(id: u64, offset: u64, len: u64) -> u32 {
+    1 + varint_len(id) + if offset > 0 { varint_len(offset) } else { 0 } + varint_len(len)
 }
 
 /// Bytes of an ACK frame (RFC 9000 §19.3) with `ranges` (largest first, inclusive) and an
@@ -85,9 +85,24 @@ pub fn ack_frame(ranges: &[(u64, u64)], ack_delay_us: u64) -> u32 {
     n
 }
 
-/// MAX_DATA (type, value) and MAX_STREAM_DATA (type, stream id, value).
+/// MAX_DATA (type, value) and MAX_STREAM_DATA of stream 0 (type, stream id, value).
 pub fn max_data_frames(max_data: u64, max_stream_data: u64) -> u32 {
-    1 + varint_len(max_data) + 1 + varint_len(0) + varint_len(max_stream_data)
+    max_data_frame(max_data) + max_stream_data_frame(0, max_stream_data)
+}
+
+/// MAX_DATA (type, value).
+pub fn max_data_frame(max_data: u64) -> u32 {
+    1 + varint_len(max_data)
+}
+
+/// MAX_STREAM_DATA (type, stream id, value).
+pub fn max_stream_data_frame(id: u64, max_stream_data: u64) -> u32 {
+    1 + varint_len(id) + varint_len(max_stream_data)
+}
+
+/// MAX_STREAMS for unidirectional streams (type 0x13, value).
+pub fn max_streams_frame(max_streams: u64) -> u32 {
+    1 + varint_len(max_streams)
 }
 
 /// STREAM_DATA_BLOCKED (type, stream id, limit).
@@ -121,6 +136,17 @@ mod tests {
         assert_eq!(ack_frame(&[(0, 10)], 0), 5);
         assert_eq!(ack_frame(&[(20, 30), (0, 10)], 0), 7);
         assert_eq!(ack_frame(&[], 0), 0);
+    }
+
+    #[test]
+    fn stream_frames_size_their_stream_id_and_offset() {
+        assert_eq!(stream_frame_header(0, 0, 1440), 1 + 1 + 2);
+        assert_eq!(stream_frame_header(0, 1440, 1440), 1 + 1 + 2 + 2);
+        // stream 66 needs a two-byte ID, offset 16,384 a four-byte one
+        assert_eq!(stream_frame_header(66, 16_384, 1440), 1 + 2 + 4 + 2);
+        assert_eq!(max_data_frames(1 << 20, 1 << 20), max_data_frame(1 << 20) + max_stream_data_frame(0, 1 << 20));
+        assert_eq!(max_stream_data_frame(6, 100), 1 + 1 + 2);
+        assert_eq!(max_streams_frame(125), 1 + 2);
     }
 
     #[test]
