@@ -1,4 +1,4 @@
-//! The event queue: two heaps keyed by (time, insertion sequence).
+//! The event queue: two lanes keyed by (time, insertion sequence), a calendar and a heap.
 //!
 //! Ties in time are broken by insertion order, so a run is deterministic. There is no global
 //! state: the simulation owns its queue and passes `now` to every component.
@@ -7,8 +7,8 @@ use crate::time::SimTime;
 
 /// A deterministic priority queue of events, keyed by (time, sequence), in two lanes.
 ///
-/// Events are pushed into one of two lanes, each its own heap, and a pop takes the earlier of
-/// the two heads. The lane changes nothing in the order events come out: the keys are unique
+/// Events are pushed into one of two lanes, the frequent one a [`Calendar`] (a heap while it
+/// holds few entries), the other a heap, and a pop takes the earlier of the two heads. The lane changes nothing in the order events come out: the keys are unique
 /// over both lanes. It keeps the heap that most pops and pushes touch small: the simulation
 /// puts its frequent events (a link's next packet) in one lane and the rest (timers, which
 /// mostly wait long, samples, applications) in the other, so the frequent lane holds about
