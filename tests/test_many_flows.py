@@ -50,7 +50,7 @@ def test_flows_columns_are_the_table_arrow_reads_from_the_flows_as_json_lines(pa
     import pyarrow.json as pj
 
     res = mpsim.run(str(ROOT / path), progress=False, **overrides)
-    lines = b"".join(json.dumps(f).encode() + b"\n" for f in json.loads(res._summary_text)["flows"])
+    lines = b"".join(json.dumps(f).encode() + b"\n" for f in json.loads(res._core_summary.json())["flows"])
     theirs = pj.read_json(pa.BufferReader(lines), read_options=pj.ReadOptions(block_size=max(len(lines), 1 << 20)))
     ours = res._flows_arrow
     assert ours.schema == theirs.schema
@@ -121,6 +121,84 @@ def test_a_run_of_many_flows_builds_no_python_object_per_flow(tmp_path):
     assert "summary" not in res.__dict__
     assert len(pd.read_parquet(tmp_path / "flows.parquet")) == 2000
     assert len(res.links) == 2 and "summary" not in res.__dict__
+
+
+class _Asked:
+    """The core's summary of a run, with the forms asked of it noted."""
+
+    def __init__(self, summary):
+        self.summary, self.asked = summary, []
+
+    def __getattr__(self, name):
+        self.asked.append(name)
+        return getattr(self.summary, name)
+
+
+def test_a_run_of_many_flows_makes_only_the_summary_forms_its_output_needs(tmp_path):
+    res = mpsim.run(many(1500), progress=False)
+    res._core_summary = spy = _Asked(res._core_summary)
+    res.save(tmp_path / "tables", "json,parquet")  # the short summary and the flows table: no full text
+    assert sorted(spy.asked) == ["brief", "flows_columns"]
+    brief = json.loads((tmp_path / "tables" / "summary.json").read_text())
+    assert brief["flows_omitted"] == 500 and len(brief["flows"]) == 1000
+    res = mpsim.run(many(1500), progress=False)
+    res._core_summary = spy = _Asked(res._core_summary)
+    res.save(tmp_path / "json", "json")  # every flow in summary.json: the text, and no columns
+    assert spy.asked == ["json"]
+    assert len(json.loads((tmp_path / "json" / "summary.json").read_text())["flows"]) == 1500
+    # a small run has no short summary; each form of the summary holds the same flows
+    small = mpsim.run(many(10), progress=False)
+    assert small._core_summary.brief() is None and len(small._core_summary) == 10
+    assert [f["flow"] for f in json.loads(small._core_summary.json())["flows"]] == list(small.flows["flow"])
+
+
+def test_a_result_of_many_flows_pickles_with_its_summary_and_tables(tmp_path):
+    import pickle
+
+    res = mpsim.run(many(1200), progress=False)
+    back = pickle.loads(pickle.dumps(res))
+    assert back.summary == res.summary and back.flows.equals(res.flows)
+    res.save(tmp_path / "a", "json,parquet")
+    back.save(tmp_path / "b", "json,parquet")
+    for name in ("summary.json", "flows.parquet", "links.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_run_reads_the_scenario_once_for_the_check_and_the_run(monkeypatch):
+    from mpsim import _core
+
+    calls = []
+
+    def noted(name, f):
+        def wrap(*args, **kw):
+            calls.append((name, type(args[0]).__name__))
+            return f(*args, **kw)
+
+        return wrap
+
+    for name in ("parse", "check", "run"):
+        monkeypatch.setattr(_core, name, noted(name, getattr(_core, name)))
+    res = mpsim.run(many(3), progress=False)
+    assert calls == [("parse", "str"), ("check", "Scenario"), ("run", "Scenario")]
+    assert len(res.flows) == 3 and res.run_info["estimate"]["events"] > 0
+    calls.clear()
+    mpsim.run(many(3), progress=False, memory_check=False, event_check=False)
+    assert calls == [("parse", "str"), ("run", "Scenario")]
+
+
+def test_a_parsed_scenario_runs_as_its_text_does():
+    from mpsim import _core
+    from mpsim.scenario import to_json
+
+    js = to_json(many(20), "<dict>")
+    parsed = _core.parse(js, "<dict>")
+    assert _core.check(parsed, "<dict>") == _core.check(js, "<dict>")
+    assert _core.run(parsed, "<dict>")["summary"].json() == _core.run(js, "<dict>")["summary"].json()
+    with pytest.raises(_core.ScenarioError) as e:
+        _core.parse(js.replace('"1Gbps"', '"fast"'), "x.toml")
+    assert e.value.args[0] == "x.toml" and "rate" in e.value.args[1]
+    with pytest.raises(TypeError):
+        _core.check(3, "<dict>")
 
 
 def test_files_of_many_flows_hold_one_flow_a_line_and_the_series_as_through_pandas(tmp_path):

@@ -4,10 +4,10 @@ Use the ``mpsim`` package instead of calling these directly: it reads TOML files
 overrides, converts errors to :class:`mpsim.ScenarioError` and builds DataFrames.
 """
 
-from typing import Any, Callable, NotRequired, TypedDict, final
+from typing import Any, Callable, TypedDict, final
 
 __all__ = [
-    "check", "run", "components", "read_link_trace", "ScenarioError", "PluginError", "SubflowView", "SchedContext", "Window",
+    "parse", "check", "run", "components", "Scenario", "RunSummary", "read_link_trace", "ScenarioError", "PluginError", "SubflowView", "SchedContext", "Window",
     "SubflowState", "AckContext", "LossContext", "CHUNK_ROWS", "__version__",
 ]
 
@@ -62,14 +62,28 @@ Columns = dict[str, tuple[str, bytes, bytes | None]]
 """A table as Arrow buffers: column name to (kind, values, offsets); kinds "f64", "u64",
 "str" (int32 offsets) and "large_str" (int64 offsets); see ``mpsim.stream.arrow_table``."""
 
+@final
+class Scenario:
+    """A scenario the core has read and validated (:func:`parse`); :func:`check` and
+    :func:`run` take it in place of the JSON text, so the scenario is read once for both."""
+
+@final
+class RunSummary:
+    """The summary of a run, kept in the core: each form is made when asked for."""
+
+    def json(self) -> str:
+        """The run summary as JSON text: only what the scenario and seed determine."""
+    def brief(self) -> str | None:
+        """With more than 1,000 flows: the summary as JSON text with the first 1,000 and
+        ``flows_omitted``; None with fewer."""
+    def flows_columns(self) -> list[tuple[str, tuple[Any, ...]]]:
+        """The summary's flows as Arrow columns: (name, (kind, rows, validity, ...)); see
+        ``mpsim.stream.arrow_column``."""
+    def __len__(self) -> int:
+        """The number of flows."""
+
 class RunOutput(TypedDict):
-    summary: str
-    """The run summary as JSON text: only what the scenario and seed determine."""
-    flows_columns: list[tuple[str, tuple[Any, ...]]]
-    """The summary's flows again as Arrow columns: (name, (kind, rows, validity, ...)); see
-    ``mpsim.stream.arrow_column``."""
-    summary_brief: NotRequired[str]
-    """With more than 1,000 flows: the summary with the first 1,000 and ``flows_omitted``."""
+    summary: RunSummary
     run_info: RunInfo
     flow_series: Columns | None
     """Per flow per sampling interval: columns time_s, flow, cwnd_bytes, ... (see the README)."""
@@ -84,22 +98,28 @@ class RunOutput(TypedDict):
     """One capture per flow if the scenario asked for them: (flow, pcap file bytes, packets
     written, packets left out beyond ``metrics.pcap_limit``)."""
 
-def check(scenario_json: str, origin: str, stream: bool = False) -> CheckInfo:
-    """Validates a scenario given as JSON; *origin* names it in errors. The estimate is that
+def parse(scenario_json: str, origin: str) -> Scenario:
+    """Reads and validates a scenario given as JSON; *origin* names it in errors.
+
+    Raises ScenarioError.
+    """
+
+def check(scenario: str | Scenario, origin: str, stream: bool = False) -> CheckInfo:
+    """Validates a scenario given as JSON (or made by :func:`parse`); *origin* names it in errors. The estimate is that
     of a run streaming its series and trace if *stream*.
 
     Raises ScenarioError.
     """
 
 def run(
-    scenario_json: str,
+    scenario: str | Scenario,
     origin: str,
     progress: Callable[[float], Any] | None = None,
     plugins: list[tuple[str, str, str, Callable[[], Any]]] | None = None,
     sink: Callable[[str, Columns], Any] | None = None,
     chunk_rows: int = ...,
 ) -> RunOutput:
-    """Runs a scenario given as JSON.
+    """Runs a scenario given as JSON (or made by :func:`parse`).
 
     *progress*, if given, is called now and then with the fraction done (0..1); if it
     raises, the run stops and the exception propagates. Ctrl-C raises KeyboardInterrupt.

@@ -201,14 +201,16 @@ def run(
     scenario_json = js  # the scenario as run, for scenario.json (without the plug-ins' renames)
     js, plugins = _plugins(d, origin, js, applied)
     name = d.get("name") if isinstance(d.get("name"), str) else None
+    # the core reads the scenario once, for the check and the run
+    try:
+        parsed = _core.parse(js, origin)
+    except _core.ScenarioError as e:
+        raise _core_error(e, applied) from None
     estimate = None
     if memory_check or event_check:
         import warnings
 
-        try:
-            estimate = {**_core.check(js, origin, stream is not None)["estimate"], "stream": stream is not None}
-        except _core.ScenarioError as e:
-            raise _core_error(e, applied) from None
+        estimate = {**_core.check(parsed, origin, stream is not None)["estimate"], "stream": stream is not None}
         if memory_check and (warning := resources.check_memory(estimate, origin)):
             warnings.warn(warning, resources.MemoryWarning, stacklevel=2)
         if event_check and (warning := resources.check_events(estimate, origin)):
@@ -219,7 +221,7 @@ def run(
     prog = Progress(progress, name or "simulating")
     sink = streaming.ParquetSink(stream_dir) if stream_dir is not None else None
     try:
-        raw = _core.run(js, origin, prog.callback(), plugins or None, sink)
+        raw = _core.run(parsed, origin, prog.callback(), plugins or None, sink)
     except _core.ScenarioError as e:
         raise _core_error(e, applied) from None
     finally:
@@ -308,13 +310,14 @@ class Result:
         self, raw: Mapping[str, Any], scenario: dict[str, Any], origin: str, stream_dir: str | os.PathLike[str] | None = None
     ) -> None:
         summary = raw["summary"]
-        # the summary is parsed when first used: a run of many flows is read, tabled and
-        # saved from the core's columns and lines without a Python object per flow
-        self._summary_text: str | None = summary if isinstance(summary, str) else None
-        if not isinstance(summary, str):
+        # the summary stays in the core until used: its JSON text, the short summary of a run
+        # of many flows and the flows as Arrow columns are each made only when asked for, so a
+        # run of many flows is read, tabled and saved without a Python object per flow
+        self._core_summary: _core.RunSummary | None = None
+        if isinstance(summary, Mapping):
             self.summary = dict(summary)
-        self._flows_columns: list[tuple[str, tuple[Any, ...]]] | None = raw.get("flows_columns")
-        self._summary_brief: str | None = raw.get("summary_brief")
+        else:
+            self._core_summary = summary
         self.run_info: dict[str, Any] = dict(raw.get("run_info") or {})
         self.scenario: dict[str, Any] = scenario
         self.origin: str = origin
@@ -332,24 +335,41 @@ class Result:
         # the scenario as the core read it (JSON), kept by `run` so `save` need not make it again
         self._scenario_json: str | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the core's summary does not pickle: a pickled result holds its forms made
+        state = dict(self.__dict__)
+        if self._core_summary is not None:
+            state.update(summary=self.summary, _summary_brief=self._summary_brief, _flows_arrow=self._flows_arrow,
+                         _core_summary=None)
+        return state
+
     # -- tables --
 
     @cached_property
     def summary(self) -> dict[str, Any]:
         """The run summary as a dict (see the class documentation)."""
-        return json.loads(self._summary_text) if self._summary_text is not None else {}
+        return json.loads(self._core_summary.json()) if self._core_summary is not None else {}
+
+    @cached_property
+    def _summary_brief(self) -> dict[str, Any] | None:
+        """With more than 1,000 flows, the summary with the first 1,000 and ``flows_omitted``
+        (what ``summary.json`` holds beside a flows table); None otherwise."""
+        if self._core_summary is None:
+            return None
+        brief = self._core_summary.brief()
+        return json.loads(brief) if brief is not None else None
 
     @cached_property
     def _flows_arrow(self) -> Any:
         """The flows of the summary as a pyarrow table (nested subflows and classes as lists
         of structs), built from the core's Arrow buffers; None without them."""
-        if self._flows_columns is None:
+        if self._core_summary is None:
             return None
         import pyarrow as pa
 
         from .stream import arrow_column
 
-        return pa.table({name: arrow_column(col) for name, col in self._flows_columns})
+        return pa.table({name: arrow_column(col) for name, col in self._core_summary.flows_columns()})
 
     @cached_property
     def flows(self) -> "pd.DataFrame":
@@ -416,7 +436,7 @@ class Result:
         import pandas as pd
 
         # the short summary of a run of many flows has every link: no need to read the rest
-        head = json.loads(self._summary_brief) if "summary" not in self.__dict__ and self._summary_brief else self.summary
+        head = self._summary_brief if "summary" not in self.__dict__ and self._summary_brief is not None else self.summary
         return pd.DataFrame(head.get("links", []))
 
     @cached_property
@@ -473,7 +493,7 @@ class Result:
         table written beside it, only the first 1,000 (``flows_omitted`` says how many more
         are in the table). More than :data:`LONG_LIST` flows are written one per line."""
         if with_table and self._summary_brief is not None:
-            return _dumps(json.loads(self._summary_brief))
+            return _dumps(self._summary_brief)
         return _dumps(self.summary)
 
     def save(self, out_dir: str | os.PathLike[str], formats: str | Iterable[str] = ("json", "csv")) -> list[Path]:

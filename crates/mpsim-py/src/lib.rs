@@ -30,8 +30,90 @@ fn scenario_error(e: CoreScenarioError) -> PyErr {
     ScenarioError::new_err((e.origin, e.key, e.message))
 }
 
-fn parse(json: &str, origin: &str) -> PyResult<Scenario> {
-    Scenario::from_json(json, origin).map_err(scenario_error)
+/// A scenario the core has read and validated (`parse`): `check` and `run` take it instead of
+/// the JSON text, so a scenario checked before its run is read once.
+#[pyclass(frozen, module = "mpsim._core", name = "Scenario")]
+struct ParsedScenario(Scenario);
+
+/// Reads and validates a scenario given as JSON; *origin* names it in errors.
+#[pyfunction]
+fn parse(scenario_json: &str, origin: &str) -> PyResult<ParsedScenario> {
+    Scenario::from_json(scenario_json, origin).map(ParsedScenario).map_err(scenario_error)
+}
+
+/// A scenario argument: one `parse` made, or JSON text read here.
+enum ScenarioArg<'a> {
+    Parsed(&'a Scenario),
+    Read(Box<Scenario>),
+}
+
+impl std::ops::Deref for ScenarioArg<'_> {
+    type Target = Scenario;
+    fn deref(&self) -> &Scenario {
+        match self {
+            ScenarioArg::Parsed(s) => s,
+            ScenarioArg::Read(s) => s,
+        }
+    }
+}
+
+fn scenario_arg<'a>(arg: &'a Bound<'_, PyAny>, origin: &str) -> PyResult<ScenarioArg<'a>> {
+    if let Ok(parsed) = arg.downcast::<ParsedScenario>() {
+        return Ok(ScenarioArg::Parsed(&parsed.get().0));
+    }
+    let text = arg.downcast::<pyo3::types::PyString>()?.to_str()?;
+    Ok(ScenarioArg::Read(Box::new(Scenario::from_json(text, origin).map_err(scenario_error)?)))
+}
+
+/// The summary of a run, kept in the core until asked for: its JSON text, the short summary
+/// of a run of many flows and the flows as Arrow columns are each made when asked for (a run
+/// of 100,000 flows saved as tables needs the last two only; a sweep, the text only).
+#[pyclass(frozen, module = "mpsim._core", name = "RunSummary")]
+struct RunSummary(Summary);
+
+fn to_json<T: serde::Serialize + ?Sized>(v: &T) -> PyResult<String> {
+    serde_json::to_string(v).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+#[pymethods]
+impl RunSummary {
+    /// The summary as JSON text: only what the scenario and seed determine.
+    fn json(&self) -> PyResult<String> {
+        to_json(&self.0)
+    }
+
+    /// With more than 1,000 flows, the summary as JSON text with the first 1,000 flows and
+    /// `flows_omitted`, how many more there are; None with fewer.
+    fn brief(&self) -> PyResult<Option<String>> {
+        let sum = &self.0;
+        if sum.flows.len() <= SUMMARY_FLOWS {
+            return Ok(None);
+        }
+        let brief = Summary {
+            scenario: sum.scenario.clone(),
+            seed: sum.seed,
+            duration_s: sum.duration_s,
+            warmup_s: sum.warmup_s,
+            flows: sum.flows[..SUMMARY_FLOWS].to_vec(),
+            flows_omitted: Some((sum.flows.len() - SUMMARY_FLOWS) as u64),
+            links: sum.links.clone(),
+            jain_index: sum.jain_index,
+            events: sum.events,
+            packets_delivered: sum.packets_delivered,
+            wall_s: sum.wall_s,
+        };
+        to_json(&brief).map(Some)
+    }
+
+    /// The flows as Arrow columns (see `columns`).
+    fn flows_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+        columns::flows_columns(py, &self.0.flows)
+    }
+
+    /// The number of flows.
+    fn __len__(&self) -> usize {
+        self.0.flows.len()
+    }
 }
 
 /// A table's columns as Arrow buffers, without a Python object per value: a dict of column
@@ -78,12 +160,12 @@ fn table_to_arrow<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict
     Ok(d)
 }
 
-/// Validates a scenario given as JSON; returns a short description of it and the estimated
-/// cost of running it (with its series and trace streamed if `stream`).
+/// Validates a scenario given as JSON (or made by `parse`); returns a short description of it
+/// and the estimated cost of running it (with its series and trace streamed if `stream`).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, origin, stream=false))]
-fn check(py: Python<'_>, scenario_json: &str, origin: &str, stream: bool) -> PyResult<PyObject> {
-    let s = parse(scenario_json, origin)?;
+#[pyo3(signature = (scenario, origin, stream=false))]
+fn check(py: Python<'_>, scenario: &Bound<'_, PyAny>, origin: &str, stream: bool) -> PyResult<PyObject> {
+    let s = scenario_arg(scenario, origin)?;
     let d = PyDict::new_bound(py);
     d.set_item("name", &s.name)?;
     d.set_item("duration_s", s.duration.as_secs_f64())?;
@@ -165,26 +247,26 @@ fn install(
     Ok(sim)
 }
 
-/// Runs a scenario given as JSON. `progress`, if given, is called with the fraction done;
+/// Runs a scenario given as JSON (or made by `parse`). `progress`, if given, is called with the fraction done;
 /// `plugins` are schedulers and controllers written in Python, installed before the run.
 /// `sink`, if given, receives the series and the trace while the run goes on, as
 /// `sink(table_name, columns, kinds)` with chunks of `chunk_rows` rows or more (columns: a
 /// dict of lists; kinds: "f64", "u64" or "str" per column); an exception it raises stops the
 /// run and propagates.
-/// Returns a dict: summary (JSON text), run_info (wall time), flow_series, link_series, trace
-/// (dicts of lists, or None for the trace when not recorded and for every one streamed).
+/// Returns a dict: summary (a `RunSummary`), run_info (wall time), flow_series, link_series,
+/// trace (dicts of lists, or None for the trace when not recorded and for every one streamed).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, origin, progress=None, plugins=None, sink=None, chunk_rows=mpsim_core::metrics::CHUNK_ROWS))]
+#[pyo3(signature = (scenario, origin, progress=None, plugins=None, sink=None, chunk_rows=mpsim_core::metrics::CHUNK_ROWS))]
 fn run(
     py: Python<'_>,
-    scenario_json: &str,
+    scenario: &Bound<'_, PyAny>,
     origin: &str,
     progress: Option<PyObject>,
     plugins: Option<Vec<Plugin>>,
     sink: Option<PyObject>,
     chunk_rows: usize,
 ) -> PyResult<PyObject> {
-    let s = parse(scenario_json, origin)?;
+    let s = scenario_arg(scenario, origin)?;
     let fault = Arc::new(Fault::default());
     let mut sim = install(py, &s, origin, Simulation::new(&s), plugins.unwrap_or_default(), &fault)?;
     // the first error of the sink; later chunks are dropped and the run stops at its next
@@ -244,33 +326,10 @@ fn run(
         return Err(e);
     }
     let d = PyDict::new_bound(py);
-    fn json<T: serde::Serialize + ?Sized>(v: &T) -> PyResult<String> {
-        serde_json::to_string(v).map_err(|e| PyValueError::new_err(e.to_string()))
-    }
-    d.set_item("summary", json(&out.summary)?)?;
-    // the flows again as Arrow columns, for a table built without a Python object per flow;
-    // and, for many flows, the summary with only the first ones
-    d.set_item("flows_columns", columns::flows_columns(py, &out.summary.flows)?)?;
-    if out.summary.flows.len() > SUMMARY_FLOWS {
-        let sum = &out.summary;
-        let brief = Summary {
-            scenario: sum.scenario.clone(),
-            seed: sum.seed,
-            duration_s: sum.duration_s,
-            warmup_s: sum.warmup_s,
-            flows: sum.flows[..SUMMARY_FLOWS].to_vec(),
-            flows_omitted: Some((sum.flows.len() - SUMMARY_FLOWS) as u64),
-            links: sum.links.clone(),
-            jain_index: sum.jain_index,
-            events: sum.events,
-            packets_delivered: sum.packets_delivered,
-            wall_s: sum.wall_s,
-        };
-        d.set_item("summary_brief", json(&brief)?)?;
-    }
+    let wall_s = out.summary.wall_s;
     // what the machine, not the scenario, determines: kept out of the summary
     let run_info = PyDict::new_bound(py);
-    run_info.set_item("wall_s", out.summary.wall_s)?;
+    run_info.set_item("wall_s", wall_s)?;
     d.set_item("run_info", run_info)?;
     let tables = [
         ("flow_series", Some(&out.flow_series)),
@@ -295,6 +354,7 @@ fn run(
         qlog.append((flow.as_str(), text.as_str()))?;
     }
     d.set_item("qlog", qlog)?;
+    d.set_item("summary", Bound::new(py, RunSummary(out.summary))?)?;
     Ok(d.into())
 }
 
@@ -350,7 +410,10 @@ fn read_link_trace(path: &str) -> PyResult<Vec<u64>> {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_class::<ParsedScenario>()?;
+    m.add_class::<RunSummary>()?;
     m.add_function(wrap_pyfunction!(read_link_trace, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(components, m)?)?;

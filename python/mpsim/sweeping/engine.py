@@ -243,7 +243,7 @@ def _run_task(scenario_json: str, origin: str, series: bool, timeout: float | No
         return {"error_type": "ScenarioError", "error": str(from_core(e))}
     except BaseException as e:  # noqa: BLE001 - a panic in the core is a BaseException
         return {"error_type": type(e).__name__, "error": str(e) or repr(e)}
-    out: dict[str, Any] = {"summary": str(raw["summary"]), "series": None, "wall_s": time.perf_counter() - start}
+    out: dict[str, Any] = {"summary": raw["summary"].json(), "series": None, "wall_s": time.perf_counter() - start}
     if series:  # Arrow tables: compact to send back and to hold until written
         from ..stream import arrow_table
 
