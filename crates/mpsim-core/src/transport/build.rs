@@ -30,7 +30,7 @@ impl Connection {
                 let dests = f.paths.iter().map(|&p| route(p)).map(|r| Destination::new(r.name, r.fwd, r.rev, c, c.rcv_buf)).collect();
                 Connection::Sctp(Box::new(SctpConn::new((**c).clone(), dests)))
             }
-            TransportSpec::Quic { scheduler, ecn, backup } => {
+            TransportSpec::Quic { scheduler, ecn, backup, path_status } => {
                 let cfg = QuicConfig {
                     max_datagram: f.tcp.mss + f.tcp.header - wire::IP_UDP,
                     max_ack_delay: Dur(wire::MAX_ACK_DELAY_NS),
@@ -51,7 +51,7 @@ impl Connection {
                     .collect();
                 let sched =
                     scheduler.as_deref().map(|n| Sched::by_name(n).unwrap_or_else(|| Sched::by_name("lowest_rtt").expect("built-in")));
-                Connection::Quic(Box::new(QuicConn::new(cfg, paths).with_scheduler(sched).with_backup(backup)))
+                Connection::Quic(Box::new(QuicConn::new(cfg, paths).with_scheduler(sched).with_backup(backup).with_path_status(path_status)))
             }
             TransportSpec::Tcp => {
                 let (sub, _) = subflows(f, false, s.seed, links, routes, route).into_iter().next().expect("a TCP flow has one path");

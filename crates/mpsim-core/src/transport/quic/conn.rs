@@ -18,6 +18,7 @@
 //! the sender validates them and reduces on a CE increase (`ecn.rs`, `recovery.rs`).
 
 use super::ecn::{EcnCounts, EcnSender};
+use super::path_status::PathStatus;
 use super::qlog::Qlog;
 use super::ranges::RangeSet;
 use super::recovery::{Recovery, Settled};
@@ -245,6 +246,8 @@ pub struct QuicConn {
     views: Vec<SubflowView>,
     /// Abandoned paths whose PATH_ABANDON is still to be sent.
     abandons: Vec<usize>,
+    /// Multipath QUIC's path status changes during the run (`path_status.rs`).
+    pub status: PathStatus,
 }
 
 impl QuicConn {
@@ -279,7 +282,17 @@ impl QuicConn {
             sched,
             views: Vec::new(),
             abandons: Vec::new(),
+            status: PathStatus::default(),
         }
+    }
+
+    /// Multipath QUIC's path status changes during the run (after [`QuicConn::with_backup`]:
+    /// the status a path starts with counts; ignored with one path).
+    pub fn with_path_status(mut self, changes: &[crate::scenario::PathStatusChange]) -> QuicConn {
+        if self.multipath() {
+            self.status = PathStatus::new(changes, &self.paths);
+        }
+        self
     }
 
     /// Multipath QUIC's backup paths (`backup[i]`: path i is one; ignored with one path).
@@ -600,6 +613,7 @@ impl QuicConn {
                 }
                 self.arm_loss_timer(p, tx);
             }
+            TimerKind::PathStatus => self.on_path_status(now, p, tx),
             TimerKind::DelAck => {
                 let rx = &mut self.paths[p].rx;
                 rx.timer_event = None;
@@ -739,6 +753,7 @@ impl QuicConn {
     /// room in its window for a full packet is hidden from the scheduler, which is asked again.
     fn poll_multipath(&mut self, now: SimTime, tx: &mut impl Sink) {
         let full = self.cfg.max_datagram;
+        self.arm_path_status(now, tx);
         for p in 0..self.paths.len() {
             if !self.paths[p].validated && self.paths[p].challenged_at.is_none() {
                 self.send_challenge(now, p, false, tx);
@@ -751,6 +766,7 @@ impl QuicConn {
             self.abandons.pop();
             self.send_abandon(now, j, gone, tx);
         }
+        self.send_path_status(now, tx);
         // the backup rule: backup paths carry data only while no regular path is in use
         let backups = !self.paths.iter().any(|p| p.active() && !p.backup);
         let mut sched = self.sched.take().expect("a multipath connection has a scheduler");

@@ -10,12 +10,15 @@
 //! * `recovery.rs`: loss detection, probe timeout, persistent congestion and the window of
 //!   one packet number space (RFC 9002 §6-7), through mpsim's congestion controllers;
 //! * `conn.rs`: the connection: stream, flow control, ACK generation, retransmission;
+//! * `path_status.rs`: Multipath QUIC's path status changes during a run
+//!   (PATH_STATUS_BACKUP, PATH_STATUS_AVAILABLE);
 //! * `qlog.rs`: the connection's qlog trace (`[metrics] qlog`);
 //! * `transport.rs`: the [`Transport`](crate::transport::Transport) implementation and the
 //!   flow summary.
 
 pub mod conn;
 pub mod ecn;
+pub mod path_status;
 pub mod qlog;
 pub mod ranges;
 pub mod recovery;
