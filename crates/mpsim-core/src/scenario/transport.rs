@@ -152,7 +152,9 @@ impl Reader<'_> {
                 let backup = match self.req_name(&ct, "status")?.as_str() {
                     "available" => false,
                     "backup" => true,
-                    other => return Err(self.e(&join(&ck, "status"), format!("'{other}' is not a path status; expected available or backup"))),
+                    other => {
+                        return Err(self.e(&join(&ck, "status"), format!("'{other}' is not a path status; expected available or backup")))
+                    }
                 };
                 changes.push(PathStatusChange { at: SimTime(at.0), path, backup });
             }

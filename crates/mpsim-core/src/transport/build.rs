@@ -51,7 +51,9 @@ impl Connection {
                     .collect();
                 let sched =
                     scheduler.as_deref().map(|n| Sched::by_name(n).unwrap_or_else(|| Sched::by_name("lowest_rtt").expect("built-in")));
-                Connection::Quic(Box::new(QuicConn::new(cfg, paths).with_scheduler(sched).with_backup(backup).with_path_status(path_status)))
+                Connection::Quic(Box::new(
+                    QuicConn::new(cfg, paths).with_scheduler(sched).with_backup(backup).with_path_status(path_status),
+                ))
             }
             TransportSpec::Tcp => {
                 let (sub, _) = subflows(f, false, s.seed, links, routes, route).into_iter().next().expect("a TCP flow has one path");
