@@ -262,3 +262,48 @@ def test_quic_priorities_put_a_media_streams_urgent_frames_first_and_can_be_turn
     fins = {f["stream_id"] for f in frames if f.get("fin")}
     assert len(fins) > 50 and fins <= ids  # the streams sent to their end by the end of the run
     assert all(f["offset"] < 150_000 for f in frames)
+
+
+def test_path_status_changes_reach_the_summary_and_the_qlog(tmp_path):
+    scen = {
+        "duration": "6s",
+        "link": [
+            {"name": "l0", "rate": "10Mbps", "delay": "10ms", "queue": "50pkt"},
+            {"name": "l1", "rate": "10Mbps", "delay": "10ms", "queue": "50pkt"},
+        ],
+        "path": [{"name": "p0", "links": ["l0"]}, {"name": "p1", "links": ["l1"]}],
+        "flow": [
+            {
+                "name": "mq",
+                "paths": ["p0", "p1"],
+                "transport": "quic",
+                "backup": ["p1"],
+                "quic": {
+                    "path_status": [
+                        {"at": "2s", "path": "p1", "status": "available"},
+                        {"at": "4s", "path": "p0", "status": "backup"},
+                    ]
+                },
+            }
+        ],
+    }
+    res = mpsim.run(scen, progress=False, qlog=tmp_path)
+    (f,) = res.summary["flows"]
+    assert f["quic"]["path_status"] == [
+        {"at_s": 2.0, "path": "p1", "status": "available"},
+        {"at_s": 4.0, "path": "p0", "status": "backup"},
+    ]
+    assert [s["backup"] for s in f["subflows"]] == [True, False]
+    records = [json.loads(r) for r in (tmp_path / "mq.sqlog").read_text().split("\x1e")[1:]]
+    sent = [(r["time"], r["data"]) for r in records if r.get("name") == "quic:packet_sent"]
+    frames = [(d["path_id"], fr) for _, d in sent for fr in d["frames"]]
+    # p1 announced itself backup (sequence number 0) beside its PATH_CHALLENGE, then available
+    # (1) on itself; p0 went backup with its first status frame (0)
+    assert (1, {"frame_type": "path_status_backup", "path_id": 1, "sequence_number": 0}) in frames
+    assert (1, {"frame_type": "path_status_available", "path_id": 1, "sequence_number": 1}) in frames
+    assert (0, {"frame_type": "path_status_backup", "path_id": 0, "sequence_number": 0}) in frames
+    # stream data follows the status: none on p1 before 2 s, none on p0 after 4 s
+    stream = [(t, d["path_id"]) for t, d in sent if any(fr["frame_type"] == "stream" for fr in d["frames"])]
+    assert not [t for t, p in stream if p == 1 and t < 2000]
+    assert not [t for t, p in stream if p == 0 and t > 4001]
+    assert any(p == 1 for _, p in stream) and any(p == 0 for _, p in stream)

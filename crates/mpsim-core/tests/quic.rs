@@ -311,3 +311,65 @@ fn with_priorities_the_urgent_frames_overtake_the_others_under_congestion() {
     let [i, p, b] = class_delays(false);
     assert!(i > 0.9 * p.min(b), "priorities off: I {i:.0} ms, P {p:.0} ms, B {b:.0} ms");
 }
+
+#[test]
+fn path_status_changes_make_a_backup_available_and_a_regular_path_backup() {
+    let status = r#"quic = { path_status = [{ at = "8s", path = "p1", status = "available" }, { at = "4s", path = "p1", status = "backup" }, { at = "12s", path = "p0", status = "backup" }] }"#;
+    let text = two_paths("lowest_rtt", "cubic", "10Mbps", "10ms", "0%", "", status).replace("\"60s\"", "\"16s\"");
+    let out = run_checked(&parse(&text));
+    let f = &out.summary.flows[0];
+    let q = f.quic.as_ref().unwrap();
+    // p1 is regular from the start: the change at 4 s makes it a backup, the one at 8 s
+    // available again (the list is applied in time order), and p0 a backup at 12 s
+    let applied: Vec<(f64, &str, &str)> = q.path_status.as_ref().unwrap().iter().map(|c| (c.at_s, c.path.as_str(), c.status)).collect();
+    assert_eq!(applied, vec![(4.0, "p1", "backup"), (8.0, "p1", "available"), (12.0, "p0", "backup")]);
+    assert_eq!((f.subflows[0].backup, f.subflows[1].backup), (true, false));
+    // per second of the run, the stream bytes each path carried: both at first, p0 alone
+    // while p1 is a backup, both again, then p1 alone
+    use mpsim_core::metrics::Column;
+    let tr = out.trace.as_ref().expect("the trace");
+    let (Some(Column::F64(time)), Some(Column::Str(path)), Some(Column::Str(ev)), Some(Column::U64(len))) =
+        (tr.column("time_s"), tr.column("path"), tr.column("event"), tr.column("len"))
+    else {
+        panic!("trace columns")
+    };
+    let per_second = |name: &str| -> Vec<u64> {
+        let mut v = vec![0u64; 16];
+        for i in (0..ev.len()).filter(|&i| path[i] == name && ev[i] == "send" && len[i] > 0) {
+            v[(time[i] as usize).min(15)] += 1;
+        }
+        v
+    };
+    let (p0, p1) = (per_second("p0"), per_second("p1"));
+    for s in [1, 2, 9, 10] {
+        assert!(p0[s] > 100 && p1[s] > 100, "second {s}: {} and {} packets", p0[s], p1[s]);
+    }
+    for s in [5, 6, 7] {
+        assert!(p0[s] > 100 && p1[s] == 0, "second {s}: {} and {} packets", p0[s], p1[s]);
+    }
+    for s in [13, 14, 15] {
+        assert!(p0[s] == 0 && p1[s] > 100, "second {s}: {} and {} packets", p0[s], p1[s]);
+    }
+    // without the changes both paths carry data to the end
+    let plain = run_checked(&parse(&two_paths("lowest_rtt", "cubic", "10Mbps", "10ms", "0%", "", "").replace("\"60s\"", "\"16s\"")));
+    assert!(plain.summary.flows[0].quic.as_ref().unwrap().path_status.is_none());
+}
+
+#[test]
+fn path_status_refuses_what_it_cannot_apply() {
+    let base = two_paths("lowest_rtt", "cubic", "10Mbps", "10ms", "0%", "", "");
+    for (status, expect) in [
+        (r#"[{ at = "1s", path = "p9", status = "backup" }]"#, "not a path of this flow"),
+        (r#"[{ at = "1s", path = "p1", status = "standby" }]"#, "not a path status"),
+        (r#"[{ at = "1s", path = "p1" }]"#, "status: missing"),
+        (r#"[{ at = "1s", path = "p1", status = "backup", when = "2s" }]"#, "unknown key"),
+        (r#""p1""#, "expected a list of status changes"),
+    ] {
+        let text = format!("{base}quic = {{ path_status = {status} }}\n");
+        let err = Scenario::from_toml(&text, "test").expect_err(status).to_string();
+        assert!(err.contains("quic.path_status") && err.contains(expect), "{status}: {err}");
+    }
+    let one = quic_one_link("10s", "", r#"quic = { path_status = [{ at = "1s", path = "p", status = "backup" }] }"#);
+    let err = Scenario::from_toml(&one, "test").expect_err("one path").to_string();
+    assert!(err.contains("only a Multipath QUIC flow"), "{err}");
+}

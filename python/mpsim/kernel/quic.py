@@ -69,10 +69,15 @@ def peer_missing() -> str:
 
 def with_schedulers(d: Mapping[str, Any], desc: dict[str, Any]) -> dict[str, Any]:
     """*desc* with each QUIC flow's ``scheduler`` as the scenario gives it (``lowest_rtt`` when
-    it names none; the emulator's description names schedulers of Multipath TCP flows only)."""
+    it names none; the emulator's description names schedulers of Multipath TCP flows only)
+    and its ``path_status`` changes (``quic.path_status``, none when it gives none)."""
     raw = {x.get("name"): x for x in d.get("flow", [])}
-    flows = [dict(f, scheduler=raw.get(f["name"], {}).get("scheduler", "lowest_rtt")) if f["transport"] == "quic" else f
-             for f in desc["flows"]]
+
+    def quic(f: Mapping[str, Any]) -> dict[str, Any]:
+        r = raw.get(f["name"], {})
+        return dict(f, scheduler=r.get("scheduler", "lowest_rtt"), path_status=list((r.get("quic") or {}).get("path_status", [])))
+
+    flows = [quic(f) if f["transport"] == "quic" else f for f in desc["flows"]]
     return {**desc, "flows": flows}
 
 
@@ -97,6 +102,8 @@ def unmappable(desc: Mapping[str, Any]) -> list[str]:
             out.append(f"{n}: scheduler {f['scheduler']} (noq sends on the lowest path ID with room: {SCHEDULER})")
         if any(f["backup"]):
             out.append(f"{n}: backup paths")
+        if f.get("path_status"):
+            out.append(f"{n}: path status changes (quic.path_status)")
         if f["stop_s"] is not None:
             out.append(f"{n}: stop")
         if f["start_s"] != 0:

@@ -10,7 +10,9 @@ pub mod trace;
 
 pub use series::{FlowColumns, FlowRow, LinkColumns, LinkRow, SubflowColumns, SubflowRow};
 pub use stream::{StreamedTable, TableSink, CHUNK_ROWS};
-pub use summary::{AqmSummary, ClassSummary, FlowSummary, LinkSummary, QuicSummary, SctpSummary, SubflowSummary, Summary};
+pub use summary::{
+    AqmSummary, ClassSummary, FlowSummary, LinkSummary, PathStatusApplied, QuicSummary, SctpSummary, SubflowSummary, Summary,
+};
 pub use table::{Column, Table};
 pub use trace::{trace_table, TraceKind, TraceRow};
 

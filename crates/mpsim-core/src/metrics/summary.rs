@@ -252,6 +252,21 @@ pub struct QuicSummary {
     /// in use to the end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub abandoned_s: Option<Vec<Option<f64>>>,
+    /// Multipath QUIC with `quic.path_status`: the status changes applied, in time order
+    /// (a change to the status a path has, or of an abandoned path, is not applied).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_status: Option<Vec<PathStatusApplied>>,
+}
+
+/// A Multipath QUIC path status change applied (`QuicSummary::path_status`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PathStatusApplied {
+    /// When, seconds.
+    pub at_s: f64,
+    /// The path's name.
+    pub path: String,
+    /// "backup" or "available", after the frame that announces it.
+    pub status: &'static str,
 }
 
 /// Figures only an SCTP association has (`FlowSummary::sctp`).

@@ -125,8 +125,17 @@ pub enum TransportSpec {
     Sctp(Box<crate::transport::sctp::SctpConfig>),
     /// A QUIC connection with one bulk stream (`transport = "quic"`): over one path
     /// (`path`), or Multipath QUIC over the flow's paths (`paths`) with its `scheduler`;
-    /// `ecn` and `priorities` from its `quic` table; `backup[i]`: path i is a backup path.
-    Quic { scheduler: Option<String>, ecn: bool, priorities: bool, backup: Vec<bool> },
+    /// `ecn`, `priorities` and `path_status` from its `quic` table; `backup[i]`: path i is a backup path.
+    Quic { scheduler: Option<String>, ecn: bool, priorities: bool, backup: Vec<bool>, path_status: Vec<PathStatusChange> },
+}
+
+/// A Multipath QUIC path's status changed during the run (`quic.path_status`): at `at`,
+/// path `path` (its index in the flow's `paths`) becomes a backup path or available.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PathStatusChange {
+    pub at: SimTime,
+    pub path: usize,
+    pub backup: bool,
 }
 
 impl TransportSpec {
@@ -331,6 +340,9 @@ pub const MAX_PATHS: usize = 100_000;
 pub const MAX_FLOWS: usize = 1_000_000;
 pub const MAX_LINKS_PER_PATH: usize = 1_000;
 pub const MAX_OUTAGES_PER_LINK: usize = 100_000;
+/// Most path status changes a QUIC flow's `quic.path_status` may list (each takes a timer
+/// numbered by a `u16`).
+pub const MAX_PATH_STATUS_CHANGES: usize = u16::MAX as usize;
 pub const MAX_SCRIPTED_DROPS: usize = 1_000_000;
 /// Frames in a media stream's pattern (`gop`, `frames` or a trace file).
 pub const MAX_MEDIA_FRAMES: usize = 1_000_000;

@@ -77,7 +77,7 @@ impl Reader<'_> {
         let (start, stop) = self.flow_times(&t, key, duration)?;
         let app = self.flow_app(&t, key, is_udp)?;
         let tcp = self.flow_tcp(&t, key, tcp_defaults, sctp.as_ref())?;
-        let (ecn, priorities) = self.quic_settings(&t, key, is_quic)?;
+        let (ecn, priorities, path_status) = self.quic_settings(&t, key, is_quic, &path_names)?;
         if is_quic && tcp.mss + tcp.header < crate::transport::quic::wire::MIN_IP_PACKET {
             return Err(self.e(
                 &join(key, "tcp"),
@@ -90,7 +90,7 @@ impl Reader<'_> {
         }
         let transport = match (sctp, scheduler) {
             (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
-            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler, ecn, priorities, backup },
+            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler, ecn, priorities, backup, path_status },
             (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),
             (None, None) if is_udp => TransportSpec::Udp,
             (None, None) => TransportSpec::Tcp,
@@ -107,24 +107,63 @@ impl Reader<'_> {
             tcp,
         })
     }
-    /// A QUIC flow's `quic` table: `ecn` (RFC 9000 §13.4; default false) and `priorities`
-    /// (strict priority across a media application's streams; default true). ECN is not a
-    /// `tcp` key on a QUIC flow, whose `tcp` table only sizes packets and buffers.
-    fn quic_settings(&self, t: &Table, key: &str, is_quic: bool) -> Result<(bool, bool), ScenarioError> {
+    /// A QUIC flow's `quic` table: `ecn` (RFC 9000 §13.4; default false), `priorities`
+    /// (strict priority across a media application's streams; default true) and
+    /// `path_status` (Multipath QUIC's status changes, in time order, given the flow's
+    /// `path_names`). ECN is not a `tcp` key on a QUIC flow, whose `tcp` table only sizes
+    /// packets and buffers.
+    fn quic_settings(
+        &self,
+        t: &Table,
+        key: &str,
+        is_quic: bool,
+        path_names: &[(String, String)],
+    ) -> Result<(bool, bool, Vec<PathStatusChange>), ScenarioError> {
         if is_quic && t.map.get("tcp").and_then(|v| v.get("ecn")).is_some() {
             return Err(self.e(&join(key, "tcp.ecn"), "a QUIC flow's ECN is `quic = { ecn = true }`, not a `tcp` key"));
         }
-        let Some(v) = t.map.get("quic") else { return Ok((false, true)) };
+        let Some(v) = t.map.get("quic") else { return Ok((false, true, Vec::new())) };
         let qk = join(key, "quic");
         if !is_quic {
             return Err(self.e(&qk, "only a QUIC flow (`transport = \"quic\"`) has a `quic` table"));
         }
-        let q = self.table(v, &qk, &["ecn", "priorities"])?;
+        let q = self.table(v, &qk, &["ecn", "priorities", "path_status"])?;
         let flag = |name: &str, default: bool| match q.map.get(name) {
             None => Ok(default),
             Some(b) => b.as_bool().ok_or_else(|| self.e(&join(&qk, name), format!("expected true or false, found {}", kind(b)))),
         };
-        Ok((flag("ecn", false)?, flag("priorities", true)?))
+        let (ecn, priorities) = (flag("ecn", false)?, flag("priorities", true)?);
+        let mut changes = Vec::new();
+        if let Some(sv) = q.map.get("path_status") {
+            let sk = join(&qk, "path_status");
+            let example = "expected a list of status changes like [{ at = \"10s\", path = \"lte\", status = \"available\" }]";
+            let arr = sv.as_array().ok_or_else(|| self.e(&sk, example))?;
+            self.at_most(arr.len(), MAX_PATH_STATUS_CHANGES, &sk, "status changes")?;
+            if path_names.len() < 2 {
+                return Err(self.e(&sk, "only a Multipath QUIC flow (`paths` with two or more) changes a path's status"));
+            }
+            for (j, cv) in arr.iter().enumerate() {
+                let ck = format!("{sk}[{j}]");
+                let ct = self.table(cv, &ck, &["at", "path", "status"])?;
+                let at = self.req(&ct, "at", units::duration)?;
+                let name = self.req_name(&ct, "path")?;
+                let path = path_names.iter().position(|(n, _)| *n == name).ok_or_else(|| {
+                    let names: Vec<&str> = path_names.iter().map(|(n, _)| n.as_str()).collect();
+                    self.e(&join(&ck, "path"), format!("'{name}' is not a path of this flow (its paths: {})", names.join(", ")))
+                })?;
+                let backup = match self.req_name(&ct, "status")?.as_str() {
+                    "available" => false,
+                    "backup" => true,
+                    other => {
+                        return Err(self.e(&join(&ck, "status"), format!("'{other}' is not a path status; expected available or backup")))
+                    }
+                };
+                changes.push(PathStatusChange { at: SimTime(at.0), path, backup });
+            }
+            // stable: changes at the same time keep their order
+            changes.sort_by_key(|c| c.at);
+        }
+        Ok((ecn, priorities, changes))
     }
 
     /// A flow's `path` or `paths`: the names (with the key each was read from), their indices

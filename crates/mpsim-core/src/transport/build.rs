@@ -30,7 +30,7 @@ impl Connection {
                 let dests = f.paths.iter().map(|&p| route(p)).map(|r| Destination::new(r.name, r.fwd, r.rev, c, c.rcv_buf)).collect();
                 Connection::Sctp(Box::new(SctpConn::new((**c).clone(), dests)))
             }
-            TransportSpec::Quic { scheduler, ecn, priorities, backup } => {
+            TransportSpec::Quic { scheduler, ecn, priorities, backup, path_status } => {
                 let cfg = QuicConfig {
                     max_datagram: f.tcp.mss + f.tcp.header - wire::IP_UDP,
                     max_ack_delay: Dur(wire::MAX_ACK_DELAY_NS),
@@ -54,7 +54,7 @@ impl Connection {
                 // a media application's frames each on a stream of their own; any other
                 // application's bytes on one stream
                 let per_frame = matches!(f.app, AppSpec::Media(_));
-                let conn = QuicConn::new(cfg, paths).with_scheduler(sched).with_backup(backup).with_streams(per_frame, *priorities);
+                let conn = QuicConn::new(cfg, paths).with_scheduler(sched).with_backup(backup).with_streams(per_frame, *priorities).with_path_status(path_status);
                 Connection::Quic(Box::new(conn))
             }
             TransportSpec::Tcp => {

@@ -52,6 +52,8 @@ pub enum TimerKind {
     Pace,
     /// A Multipath TCP subflow joins the connection.
     Join,
+    /// A Multipath QUIC path's status changes (`quic.path_status`); `sub` is the change's index.
+    PathStatus,
 }
 
 /// What a connection asks the simulation to do, in the order it must happen.

@@ -527,6 +527,7 @@ impl MptcpConn {
                 self.pace_pending = None;
                 self.poll_transmit(now, tx);
             }
+            TimerKind::PathStatus => {}
             TimerKind::Join => {
                 if !self.subs[i].joined && now >= self.subs[i].join_at {
                     self.subs[i].joined = true;

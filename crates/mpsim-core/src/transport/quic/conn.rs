@@ -19,6 +19,7 @@
 //! the sender validates them and reduces on a CE increase (`ecn.rs`, `recovery.rs`).
 
 use super::ecn::{EcnCounts, EcnSender};
+use super::path_status::PathStatus;
 use super::qlog::Qlog;
 use super::ranges::RangeSet;
 use super::recovery::{Recovery, Settled};
@@ -254,6 +255,8 @@ pub struct QuicConn {
     views: Vec<SubflowView>,
     /// Abandoned paths whose PATH_ABANDON is still to be sent.
     abandons: Vec<usize>,
+    /// Multipath QUIC's path status changes during the run (`path_status.rs`).
+    pub status: PathStatus,
 }
 
 impl QuicConn {
@@ -289,6 +292,7 @@ impl QuicConn {
             sched,
             views: Vec::new(),
             abandons: Vec::new(),
+            status: PathStatus::default(),
         }
     }
 
@@ -296,6 +300,15 @@ impl QuicConn {
     /// (else FIFO).
     pub fn with_streams(mut self, per_write: bool, priorities: bool) -> QuicConn {
         self.streams = Streams::new(per_write, priorities, self.cfg.rcv_buf);
+        self
+    }
+
+    /// Multipath QUIC's path status changes during the run (after [`QuicConn::with_backup`]:
+    /// the status a path starts with counts; ignored with one path).
+    pub fn with_path_status(mut self, changes: &[crate::scenario::PathStatusChange]) -> QuicConn {
+        if self.multipath() {
+            self.status = PathStatus::new(changes, &self.paths);
+        }
         self
     }
 
@@ -658,6 +671,7 @@ impl QuicConn {
                 }
                 self.arm_loss_timer(p, tx);
             }
+            TimerKind::PathStatus => self.on_path_status(now, p, tx),
             TimerKind::DelAck => {
                 let rx = &mut self.paths[p].rx;
                 rx.timer_event = None;
@@ -815,6 +829,7 @@ impl QuicConn {
     /// room in its window for a full packet is hidden from the scheduler, which is asked again.
     fn poll_multipath(&mut self, now: SimTime, tx: &mut impl Sink) {
         let full = self.cfg.max_datagram;
+        self.arm_path_status(now, tx);
         for p in 0..self.paths.len() {
             if !self.paths[p].validated && self.paths[p].challenged_at.is_none() {
                 self.send_challenge(now, p, false, tx);
@@ -827,6 +842,7 @@ impl QuicConn {
             self.abandons.pop();
             self.send_abandon(now, j, gone, tx);
         }
+        self.send_path_status(now, tx);
         // the backup rule: backup paths carry data only while no regular path is in use
         let backups = !self.paths.iter().any(|p| p.active() && !p.backup);
         let mut sched = self.sched.take().expect("a multipath connection has a scheduler");

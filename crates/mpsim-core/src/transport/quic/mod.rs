@@ -13,12 +13,15 @@
 //!   data goes next (priorities, RFC 9218), stream credit and MAX_STREAMS, per-stream delivery;
 //! * `conn.rs`: the connection: packets, connection flow control, ACK generation,
 //!   retransmission;
+//! * `path_status.rs`: Multipath QUIC's path status changes during a run
+//!   (PATH_STATUS_BACKUP, PATH_STATUS_AVAILABLE);
 //! * `qlog.rs`: the connection's qlog trace (`[metrics] qlog`);
 //! * `transport.rs`: the [`Transport`](crate::transport::Transport) implementation and the
 //!   flow summary.
 
 pub mod conn;
 pub mod ecn;
+pub mod path_status;
 pub mod qlog;
 pub mod ranges;
 pub mod recovery;

@@ -77,7 +77,9 @@ pub struct Recovery {
     pub pto_count: u32,
     pub w: Window,
     pub cc: Controller,
-    recovery_start: Option<SimTime>,
+    /// The largest packet number sent when the current recovery period began: packets
+    /// numbered above it were sent during the period (RFC 9002 §7.3.2).
+    recovery_start: Option<u64>,
     pub in_recovery: bool,
     /// One packet may go beyond the window as a recovery period begins (RFC 9002 §7.3.2:
     /// the retransmission of the lost data need not wait for the flight to drain).
@@ -184,9 +186,8 @@ impl Recovery {
         let prior_in_flight = self.bytes_in_flight;
         let mut largest_newly: Option<SimTime> = None;
         let mut grow_bytes = 0u64;
-        let mut leaves_recovery = false;
         let mut newly = 0u64;
-        let (mut newly_ect0, mut latest_sent) = (0u64, SimTime::ZERO);
+        let (mut newly_ect0, mut largest_newly_pn) = (0u64, 0u64);
         for &(lo, hi) in ranges {
             let (lo, hi) = (lo.max(self.base), hi.min(self.next_pn - 1));
             if lo > hi {
@@ -201,16 +202,15 @@ impl Recovery {
                 self.stats.packets_acked += 1;
                 newly += 1;
                 newly_ect0 += p.ect0 as u64;
-                latest_sent = latest_sent.max(p.sent_at);
+                largest_newly_pn = largest_newly_pn.max(pn);
                 if pn == largest {
                     largest_newly = Some(p.sent_at);
                 }
                 out.acked.extend(p.stream);
                 // RFC 9002 §7.3.2: packets sent before the recovery period began do not grow
-                // the window; one sent after it ends the period
-                if self.recovery_start.is_none_or(|r| p.sent_at > r) {
+                // the window
+                if self.sent_in_period(pn) {
                     grow_bytes += p.size as u64;
-                    leaves_recovery = true;
                 }
             }
         }
@@ -221,11 +221,11 @@ impl Recovery {
         // acknowledged packet was sent in the current recovery period; packets it acknowledges
         // then neither grow the window nor end the new period
         match self.ecn.on_ack(ecn, newly_ect0, advances) {
-            EcnVerdict::Congestion if self.recovery_start.is_none_or(|r| latest_sent > r) => {
+            EcnVerdict::Congestion if self.sent_in_period(largest_newly_pn) => {
                 self.ecn.reductions += 1;
                 self.congestion_event(now, prior_in_flight, sibs, me);
                 self.w.cwnd = self.w.cwnd.max(self.min_window());
-                (grow_bytes, leaves_recovery) = (0, false);
+                grow_bytes = 0;
             }
             EcnVerdict::Failed => out.ecn_failed = true,
             _ => {}
@@ -237,7 +237,9 @@ impl Recovery {
             out.rtt_sample = true;
         }
         self.detect_lost(now, &mut out, sibs, me);
-        if self.in_recovery && leaves_recovery {
+        // the acknowledgement of a packet sent during the period ends it: judged after loss
+        // detection, so a period this very ACK began (its packets all sent before) goes on
+        if self.in_recovery && self.sent_in_period(largest_newly_pn) {
             self.in_recovery = false;
             self.w = self.cc.on_recovery_exit(self.w);
             self.w.cwnd = self.w.cwnd.max(self.min_window());
@@ -301,8 +303,8 @@ impl Recovery {
     /// recovery period, and persistent congestion when the lost packets span more than three
     /// PTOs with nothing between them acknowledged.
     fn on_lost(&mut self, now: SimTime, lost: &[(u64, SimTime)], in_flight: u64, sibs: &[SubflowState], me: usize) {
-        let last_sent = lost.iter().map(|l| l.1).max().expect("some loss");
-        if self.recovery_start.is_none_or(|r| last_sent > r) {
+        let largest_lost = lost.iter().map(|l| l.0).max().expect("some loss");
+        if self.sent_in_period(largest_lost) {
             self.stats.congestion_events += 1;
             self.congestion_event(now, in_flight, sibs, me);
         }
@@ -336,11 +338,19 @@ impl Recovery {
     /// RFC 9002 §7.3.2's OnCongestionEvent: a recovery period begins now, with the
     /// controller's fast-retransmit reaction (`in_flight`: bytes in flight before the ACK).
     fn congestion_event(&mut self, now: SimTime, in_flight: u64, sibs: &[SubflowState], me: usize) {
-        self.recovery_start = Some(now);
+        // a packet was sent: the event is about one
+        self.recovery_start = Some(self.next_pn - 1);
         self.in_recovery = true;
         self.recovery_send = true;
         let ctx = self.loss_context(now, in_flight, sibs, me);
         self.w = self.cc.on_congestion(self.w, CongestionEvent::FastRetransmit, &ctx);
+    }
+
+    /// Packet `pn` was sent after the current recovery period began (or there is none):
+    /// RFC 9002 §7.3.2's InCongestionRecovery, by packet number, so a packet sent at the
+    /// instant the period began counts as sent in it.
+    fn sent_in_period(&self, pn: u64) -> bool {
+        self.recovery_start.is_none_or(|r| pn > r)
     }
 
     /// RFC 9002's kMinimumWindow: two datagrams.

@@ -661,3 +661,31 @@ fn a_stream_per_write_is_limited_by_max_streams_until_the_receiver_reads_streams
     q.poll_transmit(at(100), &mut tx);
     assert_eq!(take(&mut tx, false).len(), 20, "the waiting streams open");
 }
+
+#[test]
+fn a_recovery_period_ends_only_with_a_packet_sent_in_it() {
+    use super::recovery::Recovery;
+    use crate::cc::Window;
+    use crate::net::Ecn;
+    let mss = 1472u64;
+    let w = Window { cwnd: 20 * mss, ssthresh: u64::MAX, mss };
+    let mut r = Recovery::new(RTT, w, Controller::by_name("reno").unwrap(), ms(25));
+    for _ in 0..20 {
+        r.on_sent(SimTime::ZERO, mss as u32, None, false, Ecn::NotEct);
+    }
+    // the loss found on this ACK begins the period: the packets it acknowledges were sent
+    // before, so the period goes on (RFC 9002 §7.3.2)
+    r.on_ack(at(100), &[(3, 5)], Dur::ZERO, None, &[], 0);
+    assert!(r.in_recovery, "the ACK that began the period ended it");
+    assert_eq!(r.stats.congestion_events, 1);
+    // a packet sent at the very instant the period began is sent in it
+    let pn = r.on_sent(at(100), mss as u32, None, false, Ecn::NotEct);
+    // more packets sent before the period: acknowledged, the period goes on
+    r.on_ack(at(150), &[(6, 8), (3, 5)], Dur::ZERO, None, &[], 0);
+    assert!(r.in_recovery);
+    let cwnd = r.w.cwnd;
+    r.on_ack(at(200), &[(pn, pn), (3, 8)], Dur::ZERO, None, &[], 0);
+    assert!(!r.in_recovery, "the packet sent as the period began did not end it");
+    assert_eq!(r.stats.congestion_events, 1);
+    assert!(r.w.cwnd >= cwnd);
+}

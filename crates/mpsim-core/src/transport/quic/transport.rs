@@ -4,7 +4,7 @@
 use super::QuicConn;
 use crate::cc::Controller;
 use crate::metrics::pcap::CaptureKind;
-use crate::metrics::{FlowSummary, QuicSummary, SubflowSummary};
+use crate::metrics::{FlowSummary, PathStatusApplied, QuicSummary, SubflowSummary};
 use crate::net::Header;
 use crate::time::{Dur, SimTime};
 use crate::transport::{Arrival, CaptureSetup, ConnSnapshot, PathSample, Progress, Sink, TimerKind, Transport};
@@ -144,6 +144,14 @@ impl Transport for QuicConn {
             max_data_updates: self.stats.max_data_updates,
             max_datagram: self.cfg.max_datagram,
             abandoned_s: (ps.len() > 1).then(|| ps.iter().map(|p| p.abandoned_at.map(|t| t.as_secs_f64())).collect()),
+            path_status: self.status.any().then(|| {
+                let name = |b: bool| if b { "backup" } else { "available" };
+                self.status
+                    .applied
+                    .iter()
+                    .map(|&(at, p, b)| PathStatusApplied { at_s: at.as_secs_f64(), path: ps[p].name.clone(), status: name(b) })
+                    .collect()
+            }),
             ecn_state: self.cfg.ecn.then(|| ps.iter().map(|p| p.rec.ecn.state.map_or("off", |e| e.name())).collect()),
         });
     }

@@ -24,11 +24,12 @@ pub const ACK_PACKET_PN_LEN: u32 = 2;
 /// Most ACK ranges one ACK frame carries (older ranges were reported by earlier ACKs).
 pub const MAX_ACK_RANGES: usize = 32;
 
-/// Multipath QUIC's PATH_ABANDON and PATH_STATUS_BACKUP frame types and the
+/// Multipath QUIC's PATH_ABANDON, PATH_STATUS_BACKUP and PATH_STATUS_AVAILABLE frame types and the
 /// PATH_UNSTABLE_OR_POOR error code (the codepoints of draft-ietf-quic-multipath-21, which
 /// keeps draft-19's frame layouts): two-byte variable-length integers.
 pub const PATH_ABANDON: u64 = 0x3e75;
 pub const PATH_STATUS_BACKUP: u64 = 0x3e76;
+pub const PATH_STATUS_AVAILABLE: u64 = 0x3e77;
 pub const PATH_UNSTABLE_OR_POOR: u64 = 0x3e76;
 /// Consecutive probe timeouts without an ACK after which a path is abandoned.
 pub const ABANDON_PTOS: u32 = 3;
@@ -38,8 +39,10 @@ pub fn path_abandon_frame(path: u64) -> u32 {
     varint_len(PATH_ABANDON) + varint_len(path) + varint_len(PATH_UNSTABLE_OR_POOR)
 }
 
-/// PATH_STATUS_BACKUP (type, path identifier, path status sequence number).
+/// PATH_STATUS_BACKUP or PATH_STATUS_AVAILABLE (type, path identifier, path status
+/// sequence number): both types take two bytes.
 pub fn path_status_frame(path: u64, seq: u64) -> u32 {
+    debug_assert_eq!(varint_len(PATH_STATUS_BACKUP), varint_len(PATH_STATUS_AVAILABLE));
     varint_len(PATH_STATUS_BACKUP) + varint_len(path) + varint_len(seq)
 }
 

@@ -685,7 +685,7 @@ impl SctpConn {
                 }
             }
             // an association arms no receiver-feedback, pacing or join timers
-            TimerKind::Feedback | TimerKind::Pace | TimerKind::Join => {}
+            TimerKind::Feedback | TimerKind::Pace | TimerKind::Join | TimerKind::PathStatus => {}
         }
         if self.check {
             self.check_invariants();

@@ -100,7 +100,7 @@ impl TcpConn {
                 }
             }
             // plain TCP runs no receiver logic, no scheduler and has no subflows to join
-            TimerKind::Feedback | TimerKind::Pace | TimerKind::Join => {}
+            TimerKind::Feedback | TimerKind::Pace | TimerKind::Join | TimerKind::PathStatus => {}
         }
     }
 }
