@@ -1,6 +1,7 @@
 //! A flow's TCP settings as the scenario gives them, and the sender's and receiver's
 //! configurations made from them.
 
+use super::delack::WindowGrowth;
 use super::{defaults, DelayedAck, ReceiverConfig, RtoMode, SenderConfig};
 use crate::time::Dur;
 
@@ -165,6 +166,8 @@ impl TcpConfig {
             sack: self.sack,
             linux_delack: self.delayed_ack == DelayedAck::Linux,
             handshake_rtt: Some(handshake),
+            // the window the flow's receive buffer gives, which a subflow offers as well
+            window_growth: Some(WindowGrowth { window_clamp: self.rcv_buf.min(self.max_window()), mss: self.mss }),
         }
     }
 
