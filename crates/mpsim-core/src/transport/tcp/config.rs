@@ -166,8 +166,8 @@ impl TcpConfig {
             sack: self.sack,
             linux_delack: self.delayed_ack == DelayedAck::Linux,
             handshake_rtt: Some(handshake),
-            // the window the flow's receive buffer gives, which a subflow offers as well
-            window_growth: Some(WindowGrowth { window_clamp: self.rcv_buf.min(self.max_window()), mss: self.mss }),
+            // from the flow's receive buffer, which a subflow's window follows as well
+            window_growth: Some(WindowGrowth::linux(self.rcv_buf, self.max_window(), self.mss)),
         }
     }
 

@@ -61,10 +61,15 @@ const GROW_MIN_LEN: u32 = 128;
 /// `__tcp_grow_window`) up to `window_clamp`. The testbed's receivers measured it: 4,198,848 B
 /// at the start with a 4 MiB buffer, 2,976 B (twice the MSS) per segment, 5,308,416 B at the
 /// end, the ratio 0.633 (`benches/results/slow_start_exit.md`).
+///
+/// In the simulator the receive buffer (`tcp.rcv_buf`) is the memory's share offered as
+/// window (as `mpsim kernel` sets it from the kernel's window), so the buffer asked for is
+/// that share at the default ratio over the measured one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WindowGrowth {
-    /// Linux's `window_clamp`: the window the receiver offers once grown (in the simulator, the
-    /// receive buffer as the window it gives, at most what the window scale carries).
+    /// `rcv_ssthresh` at the start.
+    pub start: u64,
+    /// Linux's `window_clamp`: the window the receiver offers once grown.
     pub window_clamp: u64,
     /// The receiver's MSS (Linux's `advmss`).
     pub mss: u32,
@@ -76,14 +81,17 @@ impl WindowGrowth {
     /// The ratio measured on the testbed's receivers (0.633), in 256ths.
     pub const MEASURED_RATIO: u64 = 162;
 
-    /// `rcv_ssthresh` at the start: the clamp's memory at the default ratio.
-    pub fn start(&self) -> u64 {
-        self.window_clamp / Self::MEASURED_RATIO * Self::DEFAULT_RATIO
+    /// The growth for a receive buffer offering `rcv_buf` bytes as window, at most
+    /// `max_window` (what the window scale carries), with segments of `mss` bytes.
+    pub fn linux(rcv_buf: u64, max_window: u64, mss: u32) -> WindowGrowth {
+        let window_clamp = rcv_buf.min(max_window);
+        let start = (rcv_buf / Self::MEASURED_RATIO * Self::DEFAULT_RATIO).min(window_clamp);
+        WindowGrowth { start, window_clamp, mss }
     }
 
     /// Segments of `mss` bytes that grow the window, each acknowledged at once.
     pub fn segments(&self) -> u64 {
-        (self.window_clamp - self.start()).div_ceil(2 * self.mss as u64)
+        (self.window_clamp - self.start).div_ceil(2 * self.mss as u64)
     }
 }
 
@@ -132,7 +140,7 @@ impl LinuxDelack {
     /// `ato_min`: the floor of the timeout; `srtt`: the handshake's RTT, if known; `growth`:
     /// the offered window's growth, None to leave it out.
     pub fn new(ato_min: Dur, srtt: Option<Dur>, growth: Option<WindowGrowth>) -> LinuxDelack {
-        let rcv_ssthresh = growth.map_or(0, |g| g.start());
+        let rcv_ssthresh = growth.map_or(0, |g| g.start);
         LinuxDelack { ato_min, srtt, quick: 0, growth, rcv_ssthresh, ato: Dur::ZERO, last_rcv: None }
     }
 
@@ -267,8 +275,8 @@ mod tests {
     fn the_window_grows_from_the_buffer_asked_for_to_the_clamp_by_two_segments_each() {
         // the testbed's 20 + 50 ms row: 4 MiB asked for, window_clamp 5,308,416 B measured,
         // rcv_ssthresh from 4,198,848 B by 2,976 B (twice the advertised MSS of 1,488 B)
-        let g = WindowGrowth { window_clamp: 5_308_416, mss: 1488 };
-        assert_eq!(g.start(), 4_194_304);
+        let g = WindowGrowth::linux(5_308_416, u64::MAX, 1488);
+        assert_eq!(g.start, 4_194_304);
         assert_eq!(g.segments(), 375); // (5,308,416 - 4,194,304) / 2,976 = 374.4
         let mut d = LinuxDelack::new(Dur::from_millis(40), Some(Dur::from_millis(20)), Some(g));
         let mut grown = 0;
@@ -283,17 +291,22 @@ mod tests {
         }
         assert_eq!(grown, 375);
         assert_eq!(d.rcv_ssthresh(), Some(5_308_416));
+        // a window the window scale holds below the memory: the start as for the memory,
+        // at most the clamp (a 256 KB buffer, scale 2: 324,000 B of memory, 262,140 B window)
+        let s = WindowGrowth::linux(324_000, 262_140, 1488);
+        assert_eq!((s.start, s.window_clamp, s.segments()), (256_000, 262_140, 3));
+        assert_eq!(WindowGrowth::linux(324_000, 200_000, 1488).segments(), 0);
         // short segments do not grow it
         let mut d = LinuxDelack::new(Dur::from_millis(40), None, Some(g));
         d.on_data(ms(0), 100);
-        assert_eq!(d.rcv_ssthresh(), Some(g.start()));
+        assert_eq!(d.rcv_ssthresh(), Some(g.start));
     }
 
     #[test]
     fn each_growth_sets_the_low_bit_of_quick_so_the_start_s_quick_acks_wait_for_its_end() {
         // a clamp that grows for 40 segments of 850 B: (324,000 - 256,000) / 1,700
-        let g = WindowGrowth { window_clamp: 324_000, mss: 850 };
-        assert_eq!((g.start(), g.segments()), (256_000, 40));
+        let g = WindowGrowth::linux(324_000, u64::MAX, 850);
+        assert_eq!((g.start, g.segments()), (256_000, 40));
         let mut d = LinuxDelack::new(Dur::from_millis(40), Some(Dur::from_millis(3)), Some(g));
         let mut quick = 0;
         for k in 0..100u64 {
