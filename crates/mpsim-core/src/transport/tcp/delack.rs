@@ -55,8 +55,8 @@ const GROW_MIN_LEN: u32 = 128;
 /// in 256ths): `tcp_select_initial_window` and `tcp_init_buffer_space` start the socket at
 /// the default ratio, 128 (half the doubled `SO_RCVBUF`, i.e. the buffer asked for), and the
 /// first segment's true size (`tcp_measure_rcv_mss`) sets the measured ratio, which raises
-/// `window_clamp` to that share of the buffer (`tcp_set_window_clamp`) but leaves
-/// `rcv_ssthresh` where it was. `tcp_grow_window` then adds `max(2·advmss, 2·len)` per
+/// `window_clamp` to that share of the buffer (`tcp_set_window_clamp`) while `rcv_ssthresh`
+/// stays at the window offered so far. `tcp_grow_window` then adds `max(2·advmss, 2·len)` per
 /// segment (the true size of a full segment is within what the ratio allows, so no
 /// `__tcp_grow_window`) up to `window_clamp`. The testbed's receivers measured it: 4,198,848 B
 /// at the start with a 4 MiB buffer, 2,976 B (twice the MSS) per segment, 5,308,416 B at the
