@@ -166,8 +166,9 @@ impl TcpConfig {
             sack: self.sack,
             linux_delack: self.delayed_ack == DelayedAck::Linux,
             handshake_rtt: Some(handshake),
-            // from the flow's receive buffer, which a subflow's window follows as well
-            window_growth: Some(WindowGrowth::linux(self.rcv_buf, self.max_window(), self.mss)),
+            // from the flow's receive buffer, which a subflow's window follows as well; not
+            // capped by the window scale, as Linux's window_clamp is not
+            window_growth: Some(WindowGrowth::linux(self.rcv_buf, self.mss)),
         }
     }
 

@@ -918,7 +918,7 @@ mod tests {
 
     #[test]
     fn linux_receivers_ack_every_segment_while_the_window_grows_then_every_second() {
-        let growth = WindowGrowth::linux(324_000, u64::MAX, 1000);
+        let growth = WindowGrowth::linux(324_000, 1000);
         let phase = growth.segments(); // (324,000 - 256,000) / 2,000 = 34
         assert_eq!(phase, 34);
         let cfg = ReceiverConfig {
