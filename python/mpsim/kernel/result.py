@@ -27,7 +27,7 @@ SCHEMA = "mpsim-kernel/1"
 _WHY = {
     "scheduler": "the kernel schedules with upstream Linux's default scheduler; linux_upstream is mpsim's model of it",
     "join_delay": "the kernel's extra subflows join after the first path's handshake, the ADD_ADDR and their own MP_JOIN",
-    "tcp.delayed_ack": "the kernel's receivers acknowledge as Linux does (quick ACKs at the start, pushed segments at once)",
+    "tcp.delayed_ack": "the kernel's receivers acknowledge as Linux does (quick ACKs at the start and while the offered window grows, pushed segments at once)",
     "tcp.ssthresh": "Linux's Reno sets ssthresh to half the congestion window on a loss, not half the bytes in flight "
                     "(tcp_reno_ssthresh)",
     "tcp.header": "the kernel's bytes per packet: IPv4 20 + TCP 20 + timestamps 12 (MPTCP: + the 28 B DSS option, "

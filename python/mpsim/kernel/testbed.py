@@ -917,7 +917,7 @@ def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None]
       linger time, 64 KB bursts, neither opportunistic retransmission nor penalisation), and
       their extra subflows join after their own MP_JOIN exchange (``join_delay = "linux"``).
     - Receivers acknowledge as Linux's do (``tcp.delayed_ack = "linux"``: quick ACKs at the
-      start, then every second segment or 40 ms).
+      start and while the window they offer grows, then every second segment or 40 ms).
     - A loss sets ssthresh from half the congestion window, as Linux's Reno does
       (``tcp.ssthresh = "cwnd"``; mpsim's default halves the bytes in flight, as RFC 5681).
     - Headers are the kernel's: IPv4, TCP, timestamps, and for Multipath TCP the DSS option.

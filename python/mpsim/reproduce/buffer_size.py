@@ -34,7 +34,7 @@ SWEEP_BUFFERS = ("1.5KB", "3KB", "5KB", "10KB", "20KB", "45KB")
 #: The stack options of experiment 2's stack section: short name, label, what it sets.
 STACK_OPTIONS = (
     ("nosack", "no SACK", "`tcp.sack = false`: NewReno recovery, no RACK, TLP or D-SACK (every flow)"),
-    ("delack", "Linux delayed ACK", '`tcp.delayed_ack = "linux"`: quick ACKs, then every second segment, ATO from 40 ms (every flow)'),
+    ("delack", "Linux delayed ACK", '`tcp.delayed_ack = "linux"`: quick ACKs at the start and while the offered window grows, then every second segment, ATO from 40 ms (every flow)'),
     ("cubic", "CUBIC single-path", '`cc = "cubic"` for single-path TCP (Linux\'s default); MPTCP keeps OLIA'),
     ("join", "join delay", '`join_delay = "linux"`: path 2\'s subflow joins after its MP_JOIN exchange, two of its round trips'),
 )

@@ -1,6 +1,7 @@
 //! A flow's TCP settings as the scenario gives them, and the sender's and receiver's
 //! configurations made from them.
 
+use super::delack::WindowGrowth;
 use super::{defaults, DelayedAck, ReceiverConfig, RtoMode, SenderConfig};
 use crate::time::Dur;
 
@@ -165,6 +166,9 @@ impl TcpConfig {
             sack: self.sack,
             linux_delack: self.delayed_ack == DelayedAck::Linux,
             handshake_rtt: Some(handshake),
+            // from the flow's receive buffer, which a subflow's window follows as well; not
+            // capped by the window scale, as Linux's window_clamp is not
+            window_growth: Some(WindowGrowth::linux(self.rcv_buf, self.mss)),
         }
     }
 
@@ -194,5 +198,16 @@ mod tests {
         // never less than a segment
         c.snd_buf = c.mss as u64;
         assert_eq!(c.snd_buf_payload(), c.mss as u64);
+    }
+
+    #[test]
+    fn a_subflow_s_window_grows_from_the_flow_s_buffer_beyond_the_window_field() {
+        // the matched runs' default buffer: 5,064,000 B of window at scale 6 (4,194,240 B)
+        let c = TcpConfig { rcv_buf: 5_064_000, window_scale: Some(6), ..TcpConfig::default() };
+        for multipath in [false, true] {
+            let r = c.receiver(multipath, Dur::from_millis(20));
+            let g = r.window_growth.unwrap();
+            assert_eq!((g.start, g.window_clamp, g.mss), (4_001_152, 5_064_000, 1460), "multipath {multipath}");
+        }
     }
 }

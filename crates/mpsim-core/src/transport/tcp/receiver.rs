@@ -17,7 +17,7 @@
 //! (RFC 9293 §3.8.6: do not shrink the window), as real stacks behave.
 
 use super::defaults;
-use super::delack::LinuxDelack;
+use super::delack::{LinuxDelack, WindowGrowth};
 use crate::net::{AckHeader, Ecn, SackBlock, MAX_SACK_BLOCKS};
 use crate::time::{Dur, SimTime};
 use std::collections::BTreeMap;
@@ -46,6 +46,9 @@ pub struct ReceiverConfig {
     /// the floor of the adaptive timeout and `handshake_rtt` as the receiver's RTT.
     pub linux_delack: bool,
     pub handshake_rtt: Option<Dur>,
+    /// Under Linux's delayed ACKs, the offered window's growth and the quick ACKs it brings
+    /// (`delack.rs`); None leaves it out.
+    pub window_growth: Option<WindowGrowth>,
 }
 
 impl Default for ReceiverConfig {
@@ -59,6 +62,7 @@ impl Default for ReceiverConfig {
             sack: true,
             linux_delack: false,
             handshake_rtt: None,
+            window_growth: None,
         }
     }
 }
@@ -213,7 +217,7 @@ pub struct TcpReceiver {
 impl TcpReceiver {
     pub fn new(cfg: ReceiverConfig) -> TcpReceiver {
         let right_edge = cfg.buffer.min(cfg.max_window);
-        let linux = cfg.linux_delack.then(|| LinuxDelack::new(cfg.delack_timeout, cfg.handshake_rtt));
+        let linux = cfg.linux_delack.then(|| LinuxDelack::new(cfg.delack_timeout, cfg.handshake_rtt, cfg.window_growth));
         TcpReceiver {
             cfg,
             rcv_nxt: 0,
@@ -332,7 +336,7 @@ impl TcpReceiver {
         let delivered = self.rcv_nxt - before;
         let (every, timeout) = match self.linux.as_mut() {
             Some(l) => {
-                l.on_data(now);
+                l.on_data(now, len);
                 (if l.quick() { 1 } else { 2 }, l.timeout())
             }
             None => (self.cfg.ack_every, self.cfg.delack_timeout),
@@ -942,5 +946,33 @@ mod tests {
         let now = SimTime(40 * 1_200_000);
         assert!(!r.on_segment(now, 40_000, 1000).ack_now);
         assert_eq!(r.delack_deadline(), Some(now + Dur::from_millis(40)));
+    }
+
+    #[test]
+    fn linux_receivers_ack_every_segment_while_the_window_grows_then_every_second() {
+        let growth = WindowGrowth::linux(324_000, 1000);
+        let phase = growth.segments(); // (324,000 - 256,000) / 2,000 = 34
+        assert_eq!(phase, 34);
+        let cfg = ReceiverConfig {
+            buffer: u64::MAX / 4,
+            delack_timeout: Dur::from_millis(40),
+            linux_delack: true,
+            handshake_rtt: Some(Dur::from_millis(3)),
+            window_growth: Some(growth),
+            ..ReceiverConfig::default()
+        };
+        let mut r = TcpReceiver::new(cfg);
+        let mut acks = Vec::new();
+        for k in 0..120u64 {
+            if r.on_segment(SimTime(k * 1_200_000), k * 1000, 1000).ack_now {
+                r.make_ack();
+                acks.push(k);
+            }
+        }
+        // every segment while the window grows, then the start's 16 quick ACKs, then every
+        // second segment
+        let quick = phase + QUICK;
+        assert_eq!(&acks[..quick as usize], &(0..quick).collect::<Vec<_>>()[..]);
+        assert_eq!(&acks[quick as usize..], &(quick + 1..120).step_by(2).collect::<Vec<_>>()[..]);
     }
 }
