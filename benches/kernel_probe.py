@@ -142,7 +142,10 @@ def capture(name: str, cc: str, out: str, ss_every: str = "0.05", pcap: str = "y
     _run_with(name, cc, start)
 
 
-def rcvmem(name: str, cc: str | None = None, out: str | None = None, every: str = "0.1") -> None:
+def _ss_memory(name: str, cc: str | None, out: str | None, every: str, side: str, skip_s: float):
+    """Runs NAME with CC sampling `ss -tinmMH` every EVERY s in SIDE's namespace into
+    OUT/ss_SIDE.txt (with CC None, NAME is the OUT of a run already made), then yields
+    (socket (local, peer, ...), its detail line) for every sample from SKIP_S s on."""
     if out is None:  # summarise a run already made
         out, cc = name, None
     o = Path(out)
@@ -150,15 +153,13 @@ def rcvmem(name: str, cc: str | None = None, out: str | None = None, every: str 
         o.mkdir(parents=True, exist_ok=True)
 
         def start(tb):
-            with open(o / "ss_server.txt", "w") as f:
-                return [subprocess.Popen(["ip", "netns", "exec", tb.ns["server"], "sh", "-c",
+            with open(o / f"ss_{side}.txt", "w") as f:
+                return [subprocess.Popen(["ip", "netns", "exec", tb.ns[side], "sh", "-c",
                         f"while true; do echo T $(date +%s.%N); ss -tinmMH; sleep {every}; done"], stdout=f)]
 
         _run_with(name, cc, start)
-    # per socket (local address:port), from 2 s on: skmem r (memory held), rb, rcv_wnd
-    t0, t, rows = None, 0.0, collections.defaultdict(list)
-    key = None
-    for line in (o / "ss_server.txt").read_text().splitlines():
+    t0, t, key = None, 0.0, None
+    for line in (o / f"ss_{side}.txt").read_text().splitlines():
         if line.startswith("T "):
             t = float(line.split()[1])
             t0 = t0 or t
@@ -167,13 +168,22 @@ def rcvmem(name: str, cc: str | None = None, out: str | None = None, every: str 
         if m:
             key = (m.group(1), m.group(2), m.group(3))
             continue
-        if key is None or t0 is None or t - t0 < 2:
-            continue
-        g = lambda k: int(x.group(1)) if (x := re.search(k, line)) else None  # noqa: E731, B023
-        r_, rb, ooo = g(r"skmem:\(r(\d+)"), g(r",rb(\d+)"), g(r"rcv_ooopack:(\d+)")
-        if r_ is not None:
-            rows[key].append((r_, rb, g(r"rcv_ssthresh:(\d+)"), ooo))
+        if key is not None and t0 is not None and t - t0 >= skip_s:
+            yield key, line
         key = None
+
+
+def _field(pattern: str, line: str) -> int | None:
+    return int(x.group(1)) if (x := re.search(pattern, line)) else None
+
+
+def rcvmem(name: str, cc: str | None = None, out: str | None = None, every: str = "0.1") -> None:
+    # per socket (local address:port), from 2 s on: skmem r (memory held), rb, rcv_wnd
+    rows = collections.defaultdict(list)
+    for key, line in _ss_memory(name, cc, out, every, "server", 2):
+        r_, rb, ooo = _field(r"skmem:\(r(\d+)", line), _field(r",rb(\d+)", line), _field(r"rcv_ooopack:(\d+)", line)
+        if r_ is not None:
+            rows[key].append((r_, rb, _field(r"rcv_ssthresh:(\d+)", line), ooo))
     for k, v in rows.items():
         rs = sorted(x[0] for x in v)
         ssth = [x[2] for x in v if x[2] is not None]
@@ -183,38 +193,13 @@ def rcvmem(name: str, cc: str | None = None, out: str | None = None, every: str 
 
 
 def sndmem(name: str, cc: str | None = None, out: str | None = None, every: str = "0.05") -> None:
-    if out is None:  # summarise a run already made
-        out, cc = name, None
-    o = Path(out)
-    if cc is not None:
-        o.mkdir(parents=True, exist_ok=True)
-
-        def start(tb):
-            with open(o / "ss_client.txt", "w") as f:
-                return [subprocess.Popen(["ip", "netns", "exec", tb.ns["client"], "sh", "-c",
-                        f"while true; do echo T $(date +%s.%N); ss -tinmMH; sleep {every}; done"], stdout=f)]
-
-        _run_with(name, cc, start)
     # per socket (the MPTCP one and each subflow), from 5 s on: skmem tb (the send buffer) and
     # w (bytes charged to it)
-    t0, t, rows = None, 0.0, collections.defaultdict(list)
-    key = None
-    for line in (o / "ss_client.txt").read_text().splitlines():
-        if line.startswith("T "):
-            t = float(line.split()[1])
-            t0 = t0 or t
-            continue
-        m = re.match(r"(\S+)\s+ESTAB\s+\d+\s+\d+\s+(\S+)\s+(\S+)", line)
-        if m:
-            key = (m.group(1), m.group(2), m.group(3))
-            continue
-        if key is None or t0 is None or t - t0 < 5:
-            continue
-        g = lambda k: int(x.group(1)) if (x := re.search(k, line)) else None  # noqa: E731, B023
-        tb, w = g(r",tb(\d+)"), g(r",w(\d+)")
+    rows = collections.defaultdict(list)
+    for key, line in _ss_memory(name, cc, out, every, "client", 5):
+        tb, w = _field(r",tb(\d+)", line), _field(r",w(\d+)", line)
         if tb is not None:
             rows[key].append((tb, w))
-        key = None
     for k, v in rows.items():
         tbs = [x[0] for x in v]
         full = sum(1 for tb, w in v if w * 3 >= 2 * tb)
