@@ -710,15 +710,20 @@ impl QuicConn {
     /// PATH_ABANDON for `gone` in a packet of its own on path `p` (ack-eliciting; beyond the
     /// window, as a probe).
     fn send_abandon(&mut self, now: SimTime, p: usize, gone: usize, tx: &mut impl Sink) {
+        let frame = json!({"frame_type": "path_abandon", "path_id": gone, "error_code": "path_unstable_or_poor"});
+        self.send_control_frame(now, p, wire::path_abandon_frame(gone as u64), frame, tx);
+    }
+
+    /// A packet of its own on path `p` carrying one control frame of `frame_len` bytes
+    /// (`frame`: its form in qlog; such packets are rare).
+    pub(super) fn send_control_frame(&mut self, now: SimTime, p: usize, frame_len: u32, frame: serde_json::Value, tx: &mut impl Sink) {
         let path = &mut self.paths[p];
         let pn_len = wire::pn_len(path.rec.peek_pn(), path.rec.largest_acked);
-        let size = SHORT_HEADER + pn_len + wire::path_abandon_frame(gone as u64) + AEAD_TAG;
+        let size = SHORT_HEADER + pn_len + frame_len + AEAD_TAG;
         let ecn = path.rec.ecn.codepoint();
         let pn = path.rec.on_sent(now, size, None, false, ecn);
         if let Some(q) = &mut self.qlog {
-            let frames = vec![json!({"frame_type": "path_abandon", "path_id": gone, "error_code": "path_unstable_or_poor"})];
-            let data =
-                json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
+            let data = json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": [frame]});
             q.event(now, "quic:packet_sent", data);
         }
         let header =

@@ -8,8 +8,7 @@
 //! path in use (regular before backup), as PATH_ABANDON does.
 
 use super::conn::{QuicConn, QuicPath};
-use super::wire::{self, AEAD_TAG, IP_UDP, SHORT_HEADER};
-use crate::net::{Header, QuicHeader};
+use super::wire;
 use crate::scenario::PathStatusChange;
 use crate::time::SimTime;
 use crate::transport::{Action, Sink, TimerKind};
@@ -93,20 +92,8 @@ impl QuicConn {
     }
 
     fn send_status_frame(&mut self, now: SimTime, on: usize, path: usize, backup: bool, seq: u64, tx: &mut impl Sink) {
-        let p = &mut self.paths[on];
-        let pn_len = wire::pn_len(p.rec.peek_pn(), p.rec.largest_acked);
-        let size = SHORT_HEADER + pn_len + wire::path_status_frame(path as u64, seq) + AEAD_TAG;
-        let ecn = p.rec.ecn.codepoint();
-        let pn = p.rec.on_sent(now, size, None, false, ecn);
-        if let Some(q) = &mut self.qlog {
-            let kind = if backup { "path_status_backup" } else { "path_status_available" };
-            let frames = vec![json!({"frame_type": kind, "path_id": path, "sequence_number": seq})];
-            let data =
-                json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": on, "raw": {"length": size}, "frames": frames});
-            q.event(now, "quic:packet_sent", data);
-        }
-        let header =
-            QuicHeader { pn, offset: 0, sent_at: now, len: 0, ack: 0, path: on as u8, is_ack: false, retx: false, blocked: false, ecn };
-        tx.push(Action::Packet { sub: on as u8, route: self.paths[on].fwd, size: size + IP_UDP, header: Header::Quic(header) });
+        let kind = if backup { "path_status_backup" } else { "path_status_available" };
+        let frame = json!({"frame_type": kind, "path_id": path, "sequence_number": seq});
+        self.send_control_frame(now, on, wire::path_status_frame(path as u64, seq), frame, tx);
     }
 }
