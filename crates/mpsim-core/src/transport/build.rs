@@ -54,7 +54,11 @@ impl Connection {
                 // a media application's frames each on a stream of their own; any other
                 // application's bytes on one stream
                 let per_frame = matches!(f.app, AppSpec::Media(_));
-                let conn = QuicConn::new(cfg, paths).with_scheduler(sched).with_backup(backup).with_streams(per_frame, *priorities).with_path_status(path_status);
+                let conn = QuicConn::new(cfg, paths)
+                    .with_scheduler(sched)
+                    .with_backup(backup)
+                    .with_streams(per_frame, *priorities)
+                    .with_path_status(path_status);
                 Connection::Quic(Box::new(conn))
             }
             TransportSpec::Tcp => {

@@ -723,7 +723,8 @@ impl QuicConn {
         let ecn = path.rec.ecn.codepoint();
         let pn = path.rec.on_sent(now, size, None, false, ecn);
         if let Some(q) = &mut self.qlog {
-            let data = json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": [frame]});
+            let data =
+                json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": [frame]});
             q.event(now, "quic:packet_sent", data);
         }
         let header =
