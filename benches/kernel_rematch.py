@@ -22,12 +22,13 @@ import pandas as pd
 
 import mpsim
 from mpsim.kernel.report import matched_overrides
+from mpsim.scenario import parse_value
 
 DATA = Path(__file__).resolve().parents[1] / "docs" / "reports" / "kernel-results"
 SCEN = Path(__file__).resolve().parents[1] / "scenarios" / "kernel"
 
 
-def matched(row: str, repeat: int, seed: int, changed: dict, extra: dict[str, str], flows: list[str]) -> dict[str, float]:
+def matched(row: str, repeat: int, seed: int, changed: dict, extra: dict[str, object], flows: list[str]) -> dict[str, float]:
     """Goodput per flow (Mbit/s) of the matched mpsim run of one repeat of a row."""
     sc, cc = row.split("/")
     ov: dict[str, object] = {"flow.*.cc": cc, "seed": seed}
@@ -45,7 +46,7 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
-    extra = dict(kv.split("=", 1) for kv in argv[0].split(",")) if argv[0] != "-" else {}
+    extra = {k: parse_value(v) for k, v in (kv.split("=", 1) for kv in argv[0].split(","))} if argv[0] != "-" else {}
     changed = json.loads((DATA / "emulator.json").read_text())["changed"]
     runs = pd.read_csv(DATA / "runs.csv")
     rows = argv[1:] or list(changed)
