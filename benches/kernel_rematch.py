@@ -2,6 +2,7 @@
 
     .venv/bin/python benches/kernel_rematch.py "tcp.ssthresh=cwnd" [SCENARIO/CC ...]
     .venv/bin/python benches/kernel_rematch.py - [SCENARIO/CC ...]     # no settings added
+    .venv/bin/python benches/kernel_rematch.py --seeds N SETTINGS [SCENARIO/CC ...]
 
 For every row of docs/reports/kernel-results/ (or the rows named), mpsim runs as the table's
 matched runs did (each repeat's seed and the settings `mpsim kernel` took from that kernel
@@ -10,6 +11,10 @@ comma-separated; a `tcp.` key is applied to every flow; `-` for none). Prints a 
 table: the kernel's median, the matched mpsim median the table saved, mpsim's median both
 ways now and the ratios mpsim / kernel. No root needed: the kernel
 side is the saved one. benches/results/reno_ssthresh.md was made with it.
+
+With `--seeds N`, each row's first repeat is run with seeds 1..N instead (its settings; for
+a row whose outcome depends on the seed more than three repeats show): per flow, mpsim's
+median, range and number of seeds below 0.9 of the kernel's median, both ways.
 """
 
 from __future__ import annotations
@@ -22,12 +27,13 @@ import pandas as pd
 
 import mpsim
 from mpsim.kernel.report import matched_overrides
+from mpsim.scenario import parse_value
 
 DATA = Path(__file__).resolve().parents[1] / "docs" / "reports" / "kernel-results"
 SCEN = Path(__file__).resolve().parents[1] / "scenarios" / "kernel"
 
 
-def matched(row: str, repeat: int, seed: int, changed: dict, extra: dict[str, str], flows: list[str]) -> dict[str, float]:
+def matched(row: str, repeat: int, seed: int, changed: dict, extra: dict[str, object], flows: list[str]) -> dict[str, float]:
     """Goodput per flow (Mbit/s) of the matched mpsim run of one repeat of a row."""
     sc, cc = row.split("/")
     ov: dict[str, object] = {"flow.*.cc": cc, "seed": seed}
@@ -45,10 +51,15 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
-    extra = dict(kv.split("=", 1) for kv in argv[0].split(",")) if argv[0] != "-" else {}
+    seeds = 0
+    if argv[0] == "--seeds":
+        seeds, argv = int(argv[1]), argv[2:]
+    extra = {k: parse_value(v) for k, v in (kv.split("=", 1) for kv in argv[0].split(","))} if argv[0] != "-" else {}
     changed = json.loads((DATA / "emulator.json").read_text())["changed"]
     runs = pd.read_csv(DATA / "runs.csv")
     rows = argv[1:] or list(changed)
+    if seeds:
+        return by_seed(rows, seeds, extra, argv[0], changed, runs)
     print(f"| scenario / cc | flow | kernel median | mpsim matched, saved | ratio | mpsim matched | ratio | mpsim matched + {argv[0]} | ratio |")
     print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
@@ -67,6 +78,30 @@ def main(argv: list[str]) -> int:
             saved = rr[rr.flow == f].mpsim_goodput_bps.median() / 1e6
             b, n = pd.Series(base[f]).median(), pd.Series(new[f]).median()
             print(f"| {row} | {f} | {k:.2f} | {saved:.2f} | {saved / k:.3f} | {b:.2f} | {b / k:.3f} | {n:.2f} | {n / k:.3f} |")
+    return 0
+
+
+def by_seed(rows: list[str], seeds: int, extra: dict[str, object], label: str, changed: dict, runs: pd.DataFrame) -> int:
+    """Each row's first repeat with seeds 1..`seeds`, as saved and with `extra`."""
+    print(f"| scenario / cc | flow | kernel median | mpsim, seeds 1-{seeds}: median (min-max), below 0.9 | ratio | + {label}: median (min-max), below 0.9 | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for row in rows:
+        sc, cc = row.split("/")
+        rr = runs[(runs.scenario == sc) & (runs.cc == cc)]
+        flows = list(rr.flow.unique())
+        rep = int(sorted(rr.repeat.unique())[0])
+        got: list[dict[str, list[float]]] = [{}, {}]
+        for seed in range(1, seeds + 1):
+            for out, ex in zip(got, ({}, extra)):
+                for f, g in matched(row, rep, seed, changed, ex, flows).items():
+                    out.setdefault(f, []).append(g)
+        for f in flows:
+            k = rr[rr.flow == f].kernel_goodput_bps.median() / 1e6
+            cells = []
+            for out in got:
+                v = pd.Series(out[f])
+                cells.append(f"{v.median():.2f} ({v.min():.2f}-{v.max():.2f}), {int((v < 0.9 * k).sum())} | {v.median() / k:.3f}")
+            print(f"| {row} | {f} | {k:.2f} | " + " | ".join(cells) + " |")
     return 0
 
 
