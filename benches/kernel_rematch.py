@@ -66,19 +66,27 @@ def main(argv: list[str]) -> int:
         sc, cc = row.split("/")
         rr = runs[(runs.scenario == sc) & (runs.cc == cc)]
         flows = list(rr.flow.unique())
-        base: dict[str, list[float]] = {}
-        new: dict[str, list[float]] = {}
-        for rep in sorted(rr.repeat.unique()):
-            seed = int(rr[rr.repeat == rep].seed.iloc[0])
-            for out, ex in ((base, {}), (new, extra)):
-                for f, g in matched(row, int(rep), seed, changed, ex, flows).items():
-                    out.setdefault(f, []).append(g)
+        pairs = [(int(rep), int(rr[rr.repeat == rep].seed.iloc[0])) for rep in sorted(rr.repeat.unique())]
+        base, new = goodputs(row, pairs, changed, extra, flows)
         for f in flows:
             k = rr[rr.flow == f].kernel_goodput_bps.median() / 1e6
             saved = rr[rr.flow == f].mpsim_goodput_bps.median() / 1e6
             b, n = pd.Series(base[f]).median(), pd.Series(new[f]).median()
             print(f"| {row} | {f} | {k:.2f} | {saved:.2f} | {saved / k:.3f} | {b:.2f} | {b / k:.3f} | {n:.2f} | {n / k:.3f} |")
     return 0
+
+
+def goodputs(row: str, pairs: list[tuple[int, int]], changed: dict, extra: dict[str, object],
+             flows: list[str]) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Per flow, the matched runs' goodputs (Mbit/s) for each (repeat, seed) pair: as saved,
+    and with `extra`."""
+    base: dict[str, list[float]] = {}
+    new: dict[str, list[float]] = {}
+    for rep, seed in pairs:
+        for out, ex in ((base, {}), (new, extra)):
+            for f, g in matched(row, rep, seed, changed, ex, flows).items():
+                out.setdefault(f, []).append(g)
+    return base, new
 
 
 def by_seed(rows: list[str], seeds: int, extra: dict[str, object], label: str, changed: dict, runs: pd.DataFrame) -> int:
@@ -90,11 +98,7 @@ def by_seed(rows: list[str], seeds: int, extra: dict[str, object], label: str, c
         rr = runs[(runs.scenario == sc) & (runs.cc == cc)]
         flows = list(rr.flow.unique())
         rep = int(sorted(rr.repeat.unique())[0])
-        got: list[dict[str, list[float]]] = [{}, {}]
-        for seed in range(1, seeds + 1):
-            for out, ex in zip(got, ({}, extra)):
-                for f, g in matched(row, rep, seed, changed, ex, flows).items():
-                    out.setdefault(f, []).append(g)
+        got = goodputs(row, [(rep, seed) for seed in range(1, seeds + 1)], changed, extra, flows)
         for f in flows:
             k = rr[rr.flow == f].kernel_goodput_bps.median() / 1e6
             cells = []
