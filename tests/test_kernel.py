@@ -155,6 +155,17 @@ def test_a_window_at_the_field_limit_gets_the_buffer_behind_it():
     assert any("tcp.window_scale" in p for p in K.unmappable(K.describe(d, origin)))
 
 
+def test_the_receive_memory_ratio_is_one_figure_in_rust_and_python():
+    """Linux's measured share of receive memory offered as window lives twice: the testbed's
+    `KERNEL_RCV_SCALING` (which buffer mpsim is given) and the core's
+    `WindowGrowth::MEASURED_RATIO` in 256ths (where the receiver's window growth starts). They
+    must be the same measurement."""
+    src = (ROOT / "crates" / "mpsim-core" / "src" / "transport" / "tcp" / "delack.rs").read_text()
+    m = re.search(r"pub const MEASURED_RATIO: u64 = (\d+);", src)
+    assert m, "WindowGrowth::MEASURED_RATIO not found in delack.rs"
+    assert int(m.group(1)) == round(K.KERNEL_RCV_SCALING * 256)
+
+
 @needs_kernel
 def test_emulator_rate_and_delay_on_one_path():
     """Measured from the end hosts: rate within 1 %, delay within 1 ms (mean and median of
