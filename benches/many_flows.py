@@ -16,6 +16,9 @@ timed apart (a generated matrix has next to nothing to read).
 
     python benches/many_flows.py [--only hand10k hand100k generated] [--out benches/results/many_flows.md]
 
+The results file's heading and table are made again; whatever follows the table in an
+existing file (the findings written about it) is kept.
+
 `--steps N` instead times, N times in this process, the steps of running the generated
 scenario and saving it as json,parquet (`time.process_time` around each: importing mpsim,
 pandas and pyarrow; `mpsim.run`, the check and the core's run with its output; building the
@@ -161,8 +164,23 @@ def main() -> None:
         lines.append(f"| {n:,} {label} | {fmt} | {m['cpu']:.2f} | {m['core']:.2f} | {m['cpu'] / m['core']:.2f} | "
                      f"{(m['cpu'] - m['toml']) / m['core']:.2f} | {m['loop']:.2f} | {m['toml']:.2f} | "
                      f"{m['peak'] / 1e6:,.0f} | {m['core_peak'] / 1e6:,.0f} | {m['bytes']:,} | {m['summary']:,} |")
-    Path(args.out).write_text("\n".join(lines) + "\n")
-    print("wrote", args.out)
+    out = Path(args.out)
+    tail = written_by_hand(out.read_text()) if out.exists() else []
+    out.write_text("\n".join(lines + tail) + "\n")
+    print("wrote", args.out, f"(the {len(tail)} lines after its table kept)" if tail else "")
+
+
+def written_by_hand(text: str) -> list[str]:
+    """The lines after the generated table of an existing results file: what was written about
+    it by hand, kept when the table is made again."""
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("| flows |")]
+    if not starts:
+        return []
+    i = starts[0]
+    while i < len(lines) and lines[i].startswith("|"):
+        i += 1
+    return lines[i:]
 
 
 if __name__ == "__main__":
