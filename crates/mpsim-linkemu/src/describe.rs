@@ -70,7 +70,7 @@ pub fn describe(s: &Scenario) -> Value {
                 "paths": f.paths.iter().map(|&i| s.paths[i].name.clone()).collect::<Vec<_>>(),
                 "multipath": f.mptcp().is_some(),
                 "scheduler": f.scheduler(),
-                "backup": f.mptcp().map_or_else(|| vec![false; f.paths.len()], |m| m.backup.clone()),
+                "backup": f.backup(),
                 "cc": f.cc,
                 "transport": f.transport.key(),
                 "background": f.background,

@@ -257,6 +257,15 @@ impl FlowSpec {
             _ => None,
         }
     }
+    /// Per path of the flow: a backup path (`backup = [...]`) of a Multipath TCP or QUIC flow;
+    /// all false for other transports.
+    pub fn backup(&self) -> Vec<bool> {
+        match &self.transport {
+            TransportSpec::Mptcp(m) => m.backup.clone(),
+            TransportSpec::Quic { backup, .. } => backup.clone(),
+            _ => vec![false; self.paths.len()],
+        }
+    }
     /// The scheduler of a Multipath TCP flow.
     pub fn scheduler(&self) -> Option<&str> {
         self.mptcp().map(|m| m.scheduler.as_str())
