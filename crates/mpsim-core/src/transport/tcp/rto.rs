@@ -215,6 +215,10 @@ impl RtoEstimator {
     }
 
     fn backed_off_rto(&self) -> Dur {
+        if self.backoff == 0 {
+            // (the shift and the cap below change nothing: `base_rto` is within `max_rto`)
+            return self.base_rto();
+        }
         let base = self.base_rto().0;
         let shifted = base.checked_shl(self.backoff.min(32)).unwrap_or(u64::MAX);
         Dur(shifted.min(self.max_rto.0.max(base)))
