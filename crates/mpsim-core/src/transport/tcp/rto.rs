@@ -86,6 +86,9 @@ pub struct RtoEstimator {
     initial_rto: Dur,
     /// 8·SRTT (Linux) or SRTT (RFC), in ns; None before the first sample.
     srtt: Option<u64>,
+    /// SRTT itself (`srtt` scaled back in Linux's mode), worked out again on each sample: it
+    /// is read several times per ACK.
+    smoothed: Option<Dur>,
     /// Linux: mdev_us (≈ 4·mean deviation). RFC: RTTVAR.
     mdev: u64,
     /// Linux only: the largest mdev of this round, and the variance term of the RTO.
@@ -107,6 +110,7 @@ impl RtoEstimator {
             max_rto,
             initial_rto,
             srtt: None,
+            smoothed: None,
             mdev: 0,
             mdev_max: 0,
             rttvar: 0,
@@ -130,6 +134,10 @@ impl RtoEstimator {
             RtoMode::Linux => self.linux_sample(r.0.max(1), snd_una, snd_nxt),
             RtoMode::Rfc6298 => self.rfc_sample(r.0),
         }
+        self.smoothed = self.srtt.map(|s| match self.mode {
+            RtoMode::Linux => Dur(s >> 3),
+            RtoMode::Rfc6298 => Dur(s),
+        });
         self.rto = self.backed_off_rto();
     }
 
@@ -183,10 +191,7 @@ impl RtoEstimator {
 
     /// Smoothed RTT.
     pub fn srtt(&self) -> Option<Dur> {
-        self.srtt.map(|s| match self.mode {
-            RtoMode::Linux => Dur(s >> 3),
-            RtoMode::Rfc6298 => Dur(s),
-        })
+        self.smoothed
     }
 
     /// The mean deviation of the RTT (RFC 6298's RTTVAR; Linux's mdev/4).
