@@ -134,10 +134,7 @@ impl RtoEstimator {
             RtoMode::Linux => self.linux_sample(r.0.max(1), snd_una, snd_nxt),
             RtoMode::Rfc6298 => self.rfc_sample(r.0),
         }
-        self.smoothed = self.srtt.map(|s| match self.mode {
-            RtoMode::Linux => Dur(s >> 3),
-            RtoMode::Rfc6298 => Dur(s),
-        });
+        self.smoothed = self.scaled_srtt();
         self.rto = self.backed_off_rto();
     }
 
@@ -190,8 +187,18 @@ impl RtoEstimator {
     }
 
     /// Smoothed RTT.
+    #[inline]
     pub fn srtt(&self) -> Option<Dur> {
+        debug_assert_eq!(self.smoothed, self.scaled_srtt());
         self.smoothed
+    }
+
+    /// SRTT worked out from the estimator's own figure (kept in `smoothed`).
+    fn scaled_srtt(&self) -> Option<Dur> {
+        self.srtt.map(|s| match self.mode {
+            RtoMode::Linux => Dur(s >> 3),
+            RtoMode::Rfc6298 => Dur(s),
+        })
     }
 
     /// The mean deviation of the RTT (RFC 6298's RTTVAR; Linux's mdev/4).
@@ -375,6 +382,31 @@ mod tests {
             assert_eq!(e.rto(), e.max_rto);
             e.reset_backoff();
             assert_eq!(e.rto(), base);
+        }
+    }
+
+    /// The SRTT kept for reading and the RTO worked out once per change follow the
+    /// estimator's own figures through random samples and backoffs, in both modes.
+    #[test]
+    fn the_kept_srtt_and_rto_follow_every_sample_and_backoff() {
+        for mut e in [linux(), rfc()] {
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            for i in 0..5_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if x % 10 == 0 {
+                    e.back_off();
+                } else {
+                    e.reset_backoff();
+                    e.on_sample(Dur(MS + x % (400 * MS)), i * 1460, (i + 10) * 1460);
+                }
+                let own = e.srtt.map(|s| if e.mode == RtoMode::Linux { s >> 3 } else { s });
+                assert_eq!(e.smoothed.map(|d| d.0), own, "{:?} after step {i}", e.mode);
+                assert_eq!(e.rto, e.backed_off_rto(), "{:?} after step {i}", e.mode);
+                let capped = e.base_rto().0.checked_shl(e.backoff).unwrap_or(u64::MAX).min(e.max_rto.0.max(e.base_rto().0));
+                assert_eq!(e.rto.0, capped, "{:?} after step {i}", e.mode);
+            }
         }
     }
 }
