@@ -395,7 +395,7 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                if x % 10 == 0 {
+                if x.is_multiple_of(10) {
                     e.back_off();
                 } else {
                     e.reset_backoff();
