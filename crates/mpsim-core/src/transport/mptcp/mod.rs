@@ -75,22 +75,23 @@ pub struct Reinject {
 /// The DSN carried by subflow bytes at `seq`, from a subflow's mappings (oldest first).
 #[inline(always)]
 pub fn dsn_of(map: &VecDeque<Mapping>, seq: u64) -> Option<u64> {
-    // new data is sent from the newest mappings: look at the last two before searching (a
-    // chunk often waits behind a window with room for less than a segment while the next
-    // one is handed over)
-    let n = map.len();
-    for k in [n.wrapping_sub(1), n.wrapping_sub(2)] {
-        if let Some(m) = map.get(k).filter(|m| m.seq <= seq && seq < m.seq + m.len as u64) {
-            return Some(m.dsn + (seq - m.seq));
-        }
+    // new data is sent from the newest mappings: look at the last one, then the one before
+    // it (a chunk often waits behind a window with room for less than a segment while the
+    // next one is handed over), before searching
+    if let Some(m) = map.back().filter(|m| m.seq <= seq && seq < m.seq + m.len as u64) {
+        return Some(m.dsn + (seq - m.seq));
     }
     dsn_by_search(map, seq)
 }
 
-/// [`dsn_of`] for bytes that are not in the newest two mappings (a retransmission, a
-/// reinjection): a binary search.
+/// [`dsn_of`] for bytes that are not in the newest mapping: the one before it, else (a
+/// retransmission, a reinjection) a binary search. Out of line: inlined, the look at the
+/// mapping before the newest was worked out ahead of every round of sending.
 #[inline(never)]
 fn dsn_by_search(map: &VecDeque<Mapping>, seq: u64) -> Option<u64> {
+    if let Some(m) = map.get(map.len().wrapping_sub(2)).filter(|m| m.seq <= seq && seq < m.seq + m.len as u64) {
+        return Some(m.dsn + (seq - m.seq));
+    }
     let i = map.partition_point(|m| m.seq + m.len as u64 <= seq);
     map.get(i).filter(|m| m.seq <= seq).map(|m| m.dsn + (seq - m.seq))
 }

@@ -86,6 +86,9 @@ pub struct RtoEstimator {
     initial_rto: Dur,
     /// 8·SRTT (Linux) or SRTT (RFC), in ns; None before the first sample.
     srtt: Option<u64>,
+    /// SRTT itself (`srtt` scaled back in Linux's mode), worked out again on each sample: it
+    /// is read several times per ACK.
+    smoothed: Option<Dur>,
     /// Linux: mdev_us (≈ 4·mean deviation). RFC: RTTVAR.
     mdev: u64,
     /// Linux only: the largest mdev of this round, and the variance term of the RTO.
@@ -107,6 +110,7 @@ impl RtoEstimator {
             max_rto,
             initial_rto,
             srtt: None,
+            smoothed: None,
             mdev: 0,
             mdev_max: 0,
             rttvar: 0,
@@ -130,6 +134,7 @@ impl RtoEstimator {
             RtoMode::Linux => self.linux_sample(r.0.max(1), snd_una, snd_nxt),
             RtoMode::Rfc6298 => self.rfc_sample(r.0),
         }
+        self.smoothed = self.scaled_srtt();
         self.rto = self.backed_off_rto();
     }
 
@@ -182,7 +187,14 @@ impl RtoEstimator {
     }
 
     /// Smoothed RTT.
+    #[inline]
     pub fn srtt(&self) -> Option<Dur> {
+        debug_assert_eq!(self.smoothed, self.scaled_srtt());
+        self.smoothed
+    }
+
+    /// SRTT worked out from the estimator's own figure (kept in `smoothed`).
+    fn scaled_srtt(&self) -> Option<Dur> {
         self.srtt.map(|s| match self.mode {
             RtoMode::Linux => Dur(s >> 3),
             RtoMode::Rfc6298 => Dur(s),
@@ -215,6 +227,10 @@ impl RtoEstimator {
     }
 
     fn backed_off_rto(&self) -> Dur {
+        if self.backoff == 0 {
+            // (the shift and the cap below change nothing: `base_rto` is within `max_rto`)
+            return self.base_rto();
+        }
         let base = self.base_rto().0;
         let shifted = base.checked_shl(self.backoff.min(32)).unwrap_or(u64::MAX);
         Dur(shifted.min(self.max_rto.0.max(base)))
@@ -366,6 +382,31 @@ mod tests {
             assert_eq!(e.rto(), e.max_rto);
             e.reset_backoff();
             assert_eq!(e.rto(), base);
+        }
+    }
+
+    /// The SRTT kept for reading and the RTO worked out once per change follow the
+    /// estimator's own figures through random samples and backoffs, in both modes.
+    #[test]
+    fn the_kept_srtt_and_rto_follow_every_sample_and_backoff() {
+        for mut e in [linux(), rfc()] {
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            for i in 0..5_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if x.is_multiple_of(10) {
+                    e.back_off();
+                } else {
+                    e.reset_backoff();
+                    e.on_sample(Dur(MS + x % (400 * MS)), i * 1460, (i + 10) * 1460);
+                }
+                let own = e.srtt.map(|s| if e.mode == RtoMode::Linux { s >> 3 } else { s });
+                assert_eq!(e.smoothed.map(|d| d.0), own, "{:?} after step {i}", e.mode);
+                assert_eq!(e.rto, e.backed_off_rto(), "{:?} after step {i}", e.mode);
+                let capped = e.base_rto().0.checked_shl(e.backoff).unwrap_or(u64::MAX).min(e.max_rto.0.max(e.base_rto().0));
+                assert_eq!(e.rto.0, capped, "{:?} after step {i}", e.mode);
+            }
         }
     }
 }

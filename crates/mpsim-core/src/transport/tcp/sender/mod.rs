@@ -342,6 +342,8 @@ pub struct TcpSender {
     /// The delivery-rate estimator and pacing, for a controller that runs on rate samples
     /// (`rate.rs`); None for the others, which then pay nothing for it.
     rate: Option<Box<RateEstimator>>,
+    /// The controller's `wants_deliveries`, read once (it is asked on every ACK).
+    deliveries: bool,
     pub stats: SenderStats,
 }
 
@@ -407,6 +409,7 @@ impl TcpSender {
             recovery_target: w,
             undo: None,
             rate: cc.wants_rate_samples().then(Box::default),
+            deliveries: cc.wants_deliveries(),
             cc,
             stats: SenderStats::default(),
         }
@@ -415,6 +418,7 @@ impl TcpSender {
     /// Replaces the congestion controller (before the first segment is sent).
     pub fn set_controller(&mut self, cc: Controller) {
         self.rate = cc.wants_rate_samples().then(Box::default);
+        self.deliveries = cc.wants_deliveries();
         self.cc = cc;
     }
 
@@ -844,9 +848,12 @@ impl TcpSender {
         c.orig_acked |= sack_orig;
         let rtt = c.newest_sent.max(sack_newest).map(|sent| now.since(sent));
         if let Some(r) = rtt {
-            self.take_rtt_sample(now, r, ack_advanced);
+            self.take_rtt_sample(now, r);
         }
-        if self.cc.wants_deliveries() {
+        if ack_advanced {
+            self.restart_rto(now);
+        }
+        if self.deliveries {
             let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
             self.cc.on_delivery(&ctx);
         }
@@ -965,6 +972,9 @@ impl TcpSender {
                 self.judge_timeout_by_ack(now, ack, min_rtt);
             }
             let mut retx_acked = false;
+            // the send time of the newest never-retransmitted segment acknowledged, valid
+            // once `orig_acked` is set (a plain maximum: cheaper than one of options)
+            let mut newest = SimTime::ZERO;
             // (read once: the loop calls out of line, which would have it read per segment)
             let rated = self.rate.is_some();
             while let Some(s) = self.segs.front_mut() {
@@ -997,13 +1007,11 @@ impl TcpSender {
                         retx_acked = true;
                     } else {
                         c.orig_acked = true;
-                        c.newest_sent = c.newest_sent.max(Some(s.sent_at));
+                        newest = newest.max(s.sent_at);
                     }
                 }
             }
-            if retx_acked {
-                c.newest_sent = None;
-            }
+            c.newest_sent = (c.orig_acked && !retx_acked).then_some(newest);
             if !self.rack_order.is_empty() {
                 self.rack_order.drop_acked(self.segs_dropped);
             }
@@ -1020,8 +1028,7 @@ impl TcpSender {
             if self.rtx_scan_seq < ack {
                 self.rtx_scan_seq = ack;
             }
-            // RFC 6298 §5.2/5.3: restart the timer, or stop it when all is acknowledged
-            self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rtt.rto());
+            // (the retransmission timer restarts after this ACK's RTT sample: `restart_rto`)
         } else if ack == self.snd_una && self.snd_nxt > self.snd_una {
             self.dupacks += 1;
             if !self.sack_on {
@@ -1036,16 +1043,19 @@ impl TcpSender {
 
     /// An RTT sample `r` from newly acknowledged data never retransmitted.
     #[inline]
-    fn take_rtt_sample(&mut self, now: SimTime, r: Dur, ack_advanced: bool) {
+    fn take_rtt_sample(&mut self, now: SimTime, r: Dur) {
         self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
         self.rtt.reset_backoff();
         self.cc.on_rtt_sample(r, now);
-        // the timer restarts only when new data is cumulatively acknowledged (RFC 6298
-        // §5.3), never on SACK alone: otherwise a lost retransmission could hide behind a
-        // stream of SACKs for new data and never time out
-        if ack_advanced && self.snd_una < self.snd_nxt {
-            self.rto_deadline = Some(now + self.rtt.rto());
-        }
+    }
+
+    /// New data was cumulatively acknowledged: the retransmission timer restarts with the RTO
+    /// after this ACK's sample, or stops when all is acknowledged (RFC 6298 §5.2/5.3). Never
+    /// on SACK alone: otherwise a lost retransmission could hide behind a stream of SACKs
+    /// for new data and never time out.
+    #[inline]
+    fn restart_rto(&mut self, now: SimTime) {
+        self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rtt.rto());
     }
 
     /// Marks the segments this ACK shows lost: by SACK (RFC 6675), by NewReno's partial ACK
