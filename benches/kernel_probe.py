@@ -38,8 +38,9 @@
         retransmissions; per receiving device, which process wrote the ACKs (the receiving
         program, from its read; or whichever process the packet's arrival interrupted)
     .venv/bin/python benches/kernel_probe.py stalls OUT
-        from OUT/trace.txt, per client socket from 5 s on: entries into CWR (ECN) and into
-        Recovery or Loss, time spent in CWR, mean and largest cwnd; per client device (path),
+        from OUT/trace.txt, per client socket: when slow start ended and the largest cwnd; from
+        5 s on, entries into CWR (ECN) and into Recovery or Loss, time spent in CWR, mean and
+        largest cwnd; per client device (path),
         the gaps over 50 ms between data packets written to it, and the application's writes
         that fell inside them
     .venv/bin/python benches/kernel_probe.py mpsim-phase SCENARIO CC OFFSET_MS [SEEDS]
@@ -331,7 +332,9 @@ def stalls(out: str, skip_s: float = 5.0) -> None:
         kv = dict(x.split("=", 1) for x in rest.split() if "=" in x)
         if kind == "tcp_probe":
             t0 = t0 if t0 is not None else t
-            probes[kv["src"].rsplit(":", 1)[0]].append((t, int(kv["snd_cwnd"])))
+            ssthresh = int(kv["ssthresh"])
+            probes[kv["src"].rsplit(":", 1)[0]].append((t, int(kv["snd_cwnd"]), ssthresh if ssthresh < 2**31 - 1 else None,
+                                                          int(kv["srtt"]) / 1e3))
         elif kind == "tcp_cong_state_set":
             states[kv["saddr"]].append((t, int(kv["cong_state"])))
         elif kind == "net_dev_xmit" and int(kv["len"]) >= 1000 and "c" in kv["dev"][-2:]:
@@ -341,6 +344,11 @@ def stalls(out: str, skip_s: float = 5.0) -> None:
     if t0 is None:
         return
     for addr, v in sorted(probes.items()):
+        first = next((x for x in v if x[2] is not None), None)
+        print(f"{addr}: first ACK at {v[0][0] - t0:.3f} s (smoothed RTT {v[0][3]:.1f} ms), "
+              + (f"slow start ended {(first[0] - v[0][0]) * 1e3:.0f} ms later with cwnd {first[1]} "
+                 f"(smoothed RTT {first[3]:.1f} ms)" if first else "slow start never ended")
+              + f", largest cwnd {max(x[1] for x in v)}")
         v = [x for x in v if x[0] - t0 >= skip_s]
         s = [x for x in states[addr] if x[0] - t0 >= skip_s]
         in_cwr, since = 0.0, None
@@ -349,7 +357,7 @@ def stalls(out: str, skip_s: float = 5.0) -> None:
                 since = t
             elif c != 2 and since is not None:
                 in_cwr, since = in_cwr + t - since, None
-        print(f"{addr}: cwnd mean {st.mean(x[1] for x in v):.1f}, largest {max(x[1] for x in v)}; "
+        print(f"  from {skip_s:g} s: cwnd mean {st.mean(x[1] for x in v):.1f}, largest {max(x[1] for x in v)}; "
               f"{sum(c == 2 for _, c in s)} entries into CWR ({in_cwr:.2f} s in it), "
               f"{sum(c in (3, 4) for _, c in s)} into Recovery or Loss")
     for dev, ts in sorted(xmit.items()):
