@@ -8,7 +8,8 @@ headers).
     sudo python benches/kernel_aqm.py [--trace ../shared/traces/Verizon-LTE-short.down]
         [--duration 30] [--repeat 3] [--out benches/results/kernel_aqm.md]
 
-The trace drives the data direction, its partner (.up for .down) the ACKs; 20 ms each way.
+The trace drives the data direction, its partner (.up for .down) the ACKs; 20 ms each way;
+on both sides the traces begin with the run (the emulator's time zero is the endpoints' start).
 Drop-tail: a queue of one bandwidth-delay product at the trace's mean rate and the 40 ms base
 RTT. CoDel: RFC 8289's defaults in both directions, a 1,000-packet hard limit. CoDel with
 ECN: the same with `ecn = true` and `tcp.ecn = true` (the kernel's `tcp_ecn` = 1 on both

@@ -37,6 +37,17 @@
         acknowledged per ACK, mean cwnd, how often in flight reached cwnd, recovery episodes,
         retransmissions; per receiving device, which process wrote the ACKs (the receiving
         program, from its read; or whichever process the packet's arrival interrupted)
+    .venv/bin/python benches/kernel_probe.py stalls OUT
+        from OUT/trace.txt, per client socket: when slow start ended and the largest cwnd; from
+        5 s on, entries into CWR (ECN) and into Recovery or Loss, time spent in CWR, mean and
+        largest cwnd; per client device (path),
+        the gaps over 50 ms between data packets written to it, and the application's writes
+        that fell inside them
+    .venv/bin/python benches/kernel_probe.py mpsim-phase SCENARIO CC OFFSET_MS [SEEDS]
+        mpsim as `mpsim kernel` configures it with every trace started OFFSET_MS into itself
+        (rotated copies beside the scenario), seeds 1..SEEDS (default 3): goodput per path,
+        each subflow's first ssthresh (slow start's end) and largest window, the connection
+        send buffer `linux_upstream` sizes from them
     sudo .venv/bin/python benches/kernel_probe.py lowat SCENARIO CC N FLOW=BYTES
         N kernel runs (with mpsim beside) with SO_RCVLOWAT on FLOW's receiving socket: a reader
         that waits for BYTES never empties the socket after a lone pushed segment
@@ -311,6 +322,98 @@ def acks(out: str) -> None:
               ", ".join(f"{ln} B by {comm}: {k}" for (ln, comm), k in sorted(c.items(), key=lambda x: -x[1]) if k >= 20))
 
 
+def stalls(out: str, skip_s: float = 5.0) -> None:
+    probes: dict[str, list] = collections.defaultdict(list)
+    states: dict[str, list] = collections.defaultdict(list)
+    xmit: dict[str, list[float]] = collections.defaultdict(list)
+    writes: list[float] = []
+    t0 = None
+    for _, t, kind, rest in _trace_events(out):
+        kv = dict(x.split("=", 1) for x in rest.split() if "=" in x)
+        if kind == "tcp_probe":
+            t0 = t0 if t0 is not None else t
+            ssthresh = int(kv["ssthresh"])
+            probes[kv["src"].rsplit(":", 1)[0]].append((t, int(kv["snd_cwnd"]), ssthresh if ssthresh < 2**31 - 1 else None,
+                                                          int(kv["srtt"]) / 1e3))
+        elif kind == "tcp_cong_state_set":
+            states[kv["saddr"]].append((t, int(kv["cong_state"])))
+        elif kind == "net_dev_xmit" and int(kv["len"]) >= 1000 and "c" in kv["dev"][-2:]:
+            xmit[kv["dev"]].append(t)  # data the client wrote into a path's device
+        elif kind == "sock_send_length" and ("IPPROTO_MPTCP" in rest or "IPPROTO_TCP" in rest):
+            writes.append(t)
+    if t0 is None:
+        return
+    for addr, v in sorted(probes.items()):
+        first = next((x for x in v if x[2] is not None), None)
+        print(f"{addr}: first ACK at {v[0][0] - t0:.3f} s (smoothed RTT {v[0][3]:.1f} ms), "
+              + (f"slow start ended {(first[0] - v[0][0]) * 1e3:.0f} ms later with cwnd {first[1]} "
+                 f"(smoothed RTT {first[3]:.1f} ms)" if first else "slow start never ended")
+              + f", largest cwnd {max(x[1] for x in v)}")
+        v = [x for x in v if x[0] - t0 >= skip_s]
+        s = [x for x in states[addr] if x[0] - t0 >= skip_s]
+        in_cwr, since = 0.0, None
+        for t, c in s:  # tcp_ca_state: 0 Open, 1 Disorder, 2 CWR, 3 Recovery, 4 Loss
+            if c == 2 and since is None:
+                since = t
+            elif c != 2 and since is not None:
+                in_cwr, since = in_cwr + t - since, None
+        print(f"  from {skip_s:g} s: cwnd mean {st.mean(x[1] for x in v):.1f}, largest {max(x[1] for x in v)}; "
+              f"{sum(c == 2 for _, c in s)} entries into CWR ({in_cwr:.2f} s in it), "
+              f"{sum(c in (3, 4) for _, c in s)} into Recovery or Loss")
+    for dev, ts in sorted(xmit.items()):
+        ts = [t for t in ts if t - t0 >= skip_s]
+        gaps = [(a, b) for a, b in zip(ts, ts[1:]) if b - a > 0.05]
+        inside = sum(1 for w in writes if any(a < w < b for a, b in gaps))
+        print(f"device {dev}: {len(ts)} data packets, {len(gaps)} gaps over 50 ms "
+              f"({sum(b - a for a, b in gaps):.2f} s, the longest {max((b - a for a, b in gaps), default=0) * 1e3:.0f} ms); "
+              f"application writes inside them: {inside}")
+
+
+def _rotate(src: Path, dst: Path, offset_ms: int) -> None:
+    """A Mahimahi trace started OFFSET_MS into itself: the opportunities from there on, then
+    those before it one period later (the period is the last timestamp)."""
+    ts = [int(x) for x in src.read_text().split()]
+    period = ts[-1]
+    dst.write_text("".join(f"{t - offset_ms}\n" for t in ts if t >= offset_ms) +
+                   "".join(f"{t + period - offset_ms}\n" for t in ts if t < offset_ms))
+
+
+def mpsim_phase(name: str, cc: str, offset_ms: str, seeds: str = "3") -> None:
+    src = _path(name)
+    work = src.parent / f"phase{int(offset_ms)}ms"
+    work.mkdir(exist_ok=True)
+    d, _ = _load(name, cc)
+    for lk in d["link"]:
+        for key in ("trace", "reverse_trace"):
+            if key in lk:
+                _rotate(src.parent / lk[key], work / Path(lk[key]).name, int(offset_ms))
+    (work / src.name).write_text(src.read_text())
+    d, desc = _load(str(work / src.name), cc)
+    mss = desc["flows"][0]["tcp"]["mss"]
+    for seed in range(1, int(seeds) + 1):
+        r = run(d, overrides={**K.mpsim_overrides(desc), "seed": seed, "metrics.interval": "10ms", "metrics.trace": True},
+                progress=False)
+        s, t = r.subflow_series, r.trace
+        parts = []
+        for p, g in s.groupby("path"):
+            first = g[g.ssthresh_bytes < float("inf")].head(1)
+            exit_ = (f"slow start ended at {first.time_s.iloc[0]:.2f} s with cwnd {first.cwnd_bytes.iloc[0] / mss:.0f}"
+                     if len(first) else "slow start never ended")
+            ts = sorted(t[t.event.isin(["send", "retx"]) & (t.path == p) & (t.time_s >= 5)].time_s)
+            gaps = [b - a for a, b in zip(ts, ts[1:]) if b - a > 0.05]
+            parts.append(f"{p} {exit_}, largest {g.cwnd_bytes.max() / mss:.0f}, "
+                         f"{len(gaps)} gaps over 50 ms from 5 s ({sum(gaps):.2f} s)")
+        buf = linux_sndbuf(int(g.cwnd_bytes.max()) for _, g in s.groupby("path"))
+        gp = ", ".join(f"{x.path} {x.goodput_bps / 1e6:.2f}" for x in r.subflows.itertuples())
+        print(f"seed {seed}: {gp} Mbit/s; " + "; ".join(parts) + f"; connection send buffer {buf} B")
+
+
+def linux_sndbuf(peak_cwnds, mss: int = 1460) -> int:
+    """`linux_upstream`'s connection send buffer for subflows whose largest windows (bytes) are
+    given: 4,096 B plus 2 · max(10, segments) · 2,304 B each (sched/linux_upstream.rs)."""
+    return 4096 + sum(2 * max(10, c // mss) * 2304 for c in peak_cwnds)
+
+
 def lowat(name: str, cc: str, n: str, *flows: str) -> None:
     _with_rcvlowat(_lowat_args(flows))
     r = K.compare(_path(name), repeat=int(n), overrides={"flow.*.cc": cc})
@@ -569,7 +672,7 @@ def ssexit_mpsim(name: str, cc: str, seeds: str = "3", *sets: str) -> None:
 
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:] or ["-h"]
-    fns = {"capture": capture, "trace": trace, "acks": acks, "lowat": lowat, "psh": psh, "bursts": bursts, "mpsim-bursts": mpsim_bursts, "mpsim-acks": mpsim_acks, "windows": windows, "ss": ss, "rcvmem": rcvmem, "sndmem": sndmem, "pcap": pcap, "starts": lambda a, b, c: starts(a, b, int(c)), "slowstart": slowstart, "ssexit": ssexit, "ssexit-mpsim": ssexit_mpsim}
+    fns = {"capture": capture, "trace": trace, "acks": acks, "lowat": lowat, "psh": psh, "bursts": bursts, "mpsim-bursts": mpsim_bursts, "mpsim-acks": mpsim_acks, "windows": windows, "ss": ss, "rcvmem": rcvmem, "sndmem": sndmem, "pcap": pcap, "starts": lambda a, b, c: starts(a, b, int(c)), "slowstart": slowstart, "ssexit": ssexit, "ssexit-mpsim": ssexit_mpsim, "stalls": stalls, "mpsim-phase": mpsim_phase}
     if cmd not in fns:
         print(__doc__)
         sys.exit(2)

@@ -107,6 +107,37 @@ def test_the_emulator_reads_a_traced_link_from_the_scenarios_folder(tmp_path):
     assert '"file":"c6.down"' in r.stdout
 
 
+def test_the_emulators_time_zero_is_the_runs_start(monkeypatch, tmp_path):
+    """Traces and schedules begin with the run, as a simulation's links begin at its time 0:
+    the emulator's time zero is the t0 at which both endpoints start, not its own start some
+    seconds before (a cellular trace's first seconds differ from its later ones)."""
+    from mpsim.scenario import load
+
+    d, origin = load(SCEN / "mptcp_2x10m.toml")
+    desc = K.describe(d, origin)
+    seen = {}
+
+    class Started(Exception):
+        pass
+
+    class Recorded(K.Testbed):  # no namespaces, no emulator: the configuration it would get
+        def _setup(self):
+            seen["emulator"] = self.emulator_config()
+
+        def close(self):
+            pass
+
+        def spawn(self, side, args):
+            seen["endpoint"] = json.loads(Path(args[1]).read_text())
+            raise Started
+
+    monkeypatch.setattr(K, "Testbed", Recorded)
+    with pytest.raises(Started):
+        K._run_kernel_once(d, desc, 1, tmp_path)
+    assert seen["emulator"]["origin_ns"] == seen["endpoint"]["t0_ns"]
+    assert seen["endpoint"]["t0_ns"] > time.monotonic_ns()
+
+
 @needs_emulator
 def test_mpsim_side_is_configured_as_the_kernel():
     from mpsim.scenario import apply_overrides, load

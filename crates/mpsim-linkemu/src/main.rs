@@ -6,10 +6,14 @@
 //! it (defaults filled in, units resolved): what the kernel runner maps onto Linux.
 //!
 //! The configuration is JSON: `{"scenario": {...}, "seed": N, "bin_ms": 100,
-//! "paths": [{"path": "p0", "client_tun": "mpk0c", "server_tun": "mpk0s"}, ...]}`, where
-//! `scenario` is an mpsim scenario (the same keys as a scenario file) whose links give each
-//! path its rate, delay, queue and loss. The emulator creates the TUN devices, prints `ready`
-//! and the CLOCK_MONOTONIC time of its time zero on standard output, and forwards packets
+//! "paths": [{"path": "p0", "client_tun": "mpk0c", "server_tun": "mpk0s"}, ...],
+//! "origin_ns": T}`, where `scenario` is an mpsim scenario (the same keys as a scenario file)
+//! whose links give each path its rate, delay, queue and loss, and `origin_ns` (optional) the
+//! CLOCK_MONOTONIC time of the emulator's time zero: the run's start, where traces and
+//! schedules begin, as a simulation's links begin at its time 0 (default: when the emulator
+//! starts; a packet that arrives before a later time zero is taken in at time zero). The
+//! emulator creates the TUN devices, prints `ready` and the CLOCK_MONOTONIC time of its time
+//! zero on standard output, and forwards packets
 //! until it receives SIGINT, SIGTERM or SIGHUP, its standard input is closed (the process
 //! that started it is gone), or the duration has passed. It then writes its report (per-path
 //! counters, delivered bytes per bin, lateness of deliveries, CPU time) as JSON. The TUN
@@ -62,6 +66,14 @@ fn parse_args() -> Result<Args, String> {
     Ok(a)
 }
 
+/// The emulator's time zero: the configuration's `origin_ns`, else `now`.
+fn origin(cfg: &Value, now: u64) -> Result<u64, String> {
+    match cfg.get("origin_ns") {
+        None => Ok(now),
+        Some(v) => v.as_u64().ok_or_else(|| format!("config: `origin_ns` must be a CLOCK_MONOTONIC time in ns, not {v}")),
+    }
+}
+
 fn ports(cfg: &Value, s: &Scenario) -> Result<Vec<PathPort>, String> {
     let list = cfg.get("paths").and_then(|v| v.as_array()).ok_or("config: `paths` must be a list")?;
     let mut out = Vec::new();
@@ -107,7 +119,7 @@ fn run(a: &Args) -> Result<(), String> {
         sys::epoll_add(ep, p.server_fd, 2 * i as u64 + 1).map_err(|e| e.to_string())?;
     }
     let realtime = a.realtime && sys::realtime();
-    let origin = sys::now_ns();
+    let origin = origin(&cfg, sys::now_ns())?;
     let mut emu = Emulator::new(&s, seed, ports, origin, bin_ns);
     {
         let mut out = std::io::stdout().lock();
@@ -203,5 +215,19 @@ fn main() -> ExitCode {
             eprintln!("mpsim-linkemu: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::origin;
+    use serde_json::json;
+
+    #[test]
+    fn time_zero_is_the_configured_origin_else_the_start() {
+        assert_eq!(origin(&json!({"seed": 1}), 7), Ok(7));
+        assert_eq!(origin(&json!({"origin_ns": 5_000_000_000u64}), 7), Ok(5_000_000_000));
+        let e = origin(&json!({"origin_ns": "soon"}), 7).unwrap_err();
+        assert!(e.contains("origin_ns"), "{e}");
     }
 }

@@ -244,10 +244,14 @@ def _die_with_parent() -> None:
 class Testbed:
     """Two namespaces joined by emulated paths; removes everything on exit."""
 
-    def __init__(self, desc: Mapping[str, Any], scenario: Mapping[str, Any], seed: int, workdir: Path) -> None:
+    def __init__(self, desc: Mapping[str, Any], scenario: Mapping[str, Any], seed: int, workdir: Path,
+                 origin_ns: int | None = None) -> None:
         self.desc = desc
         self.scenario = scenario
         self.seed = seed
+        # CLOCK_MONOTONIC time of the emulator's time zero, where its traces and schedules begin
+        # (None: when it starts)
+        self.origin_ns = origin_ns
         self.workdir = workdir
         tag = f"{os.getpid() % 100000}{int(time.time() * 1000) % 100}"
         self.ns = {"client": f"mpk{tag}c", "server": f"mpk{tag}s"}
@@ -298,14 +302,8 @@ class Testbed:
                 # /proc/sys/net shows the namespace of the process reading it (no procps needed)
                 _sh("sh", "-c", f"printf '%s' '{v}' > /proc/sys/{k.replace('.', '/')}", ns=ns)
             _sh("ip", "link", "set", "lo", "up", ns=ns)
-        cfg = {
-            "scenario": self.scenario,
-            "seed": self.seed,
-            "bin_ms": int(BIN_S * 1000),
-            "paths": [{"path": p, "client_tun": c, "server_tun": s} for p, (c, s) in self.tuns.items()],
-        }
         cfg_file = self.workdir / "emulator-config.json"
-        cfg_file.write_text(json.dumps(cfg))
+        cfg_file.write_text(json.dumps(self.emulator_config()))
         emu = find_emulator()
         assert emu is not None
         self.emu = subprocess.Popen([str(emu), "--config", str(cfg_file), "--report", str(self.report_file)],
@@ -336,6 +334,18 @@ class Testbed:
             for p in mp[0]["paths"][1:]:
                 _sh("ip", "mptcp", "endpoint", "add", self.server_addr(p), "dev", self.tuns[p][1], "signal",
                     ns=self.ns["server"])
+
+    def emulator_config(self) -> dict[str, Any]:
+        """The link emulator's configuration (crates/mpsim-linkemu/src/main.rs)."""
+        cfg: dict[str, Any] = {
+            "scenario": self.scenario,
+            "seed": self.seed,
+            "bin_ms": int(BIN_S * 1000),
+            "paths": [{"path": p, "client_tun": c, "server_tun": s} for p, (c, s) in self.tuns.items()],
+        }
+        if self.origin_ns is not None:
+            cfg["origin_ns"] = self.origin_ns
+        return cfg
 
     def sysctl(self, key: str, side: str = "client") -> str:
         p = _sh("cat", f"/proc/sys/{key.replace('.', '/')}", ns=self.ns[side], check=False)
@@ -728,7 +738,11 @@ def parse_bbr(detail: str) -> dict[str, float | None]:
 def _run_kernel_once(d: dict[str, Any], desc: dict[str, Any], seed: int, workdir: Path, ss_interval: float = 1.0) -> dict[str, Any]:
     duration = desc["duration_s"]
     flows = desc["flows"]
-    with Testbed(desc, d, seed, workdir) as tb:
+    # both endpoints read CLOCK_MONOTONIC, which namespaces share: they start together at t0,
+    # the emulator's time zero, so that traces and schedules begin with the run as in mpsim
+    # (the testbed's setup and the endpoints' start take place in the seconds before)
+    t0 = time.monotonic_ns() + int(4e9)
+    with Testbed(desc, d, seed, workdir, origin_ns=t0) as tb:
         fcfg = []
         for k, f in enumerate(flows):
             fcfg.append({
@@ -740,8 +754,6 @@ def _run_kernel_once(d: dict[str, Any], desc: dict[str, Any], seed: int, workdir
         scfg = workdir / "sender.json"
         rout, sout = workdir / "receiver-out.json", workdir / "sender-out.json"
         base = {"flows": fcfg, "duration_s": duration, "grace_s": 3.0, "ss_interval_s": ss_interval}
-        # both endpoints read CLOCK_MONOTONIC, which namespaces share: they start together at t0
-        t0 = time.monotonic_ns() + int(3e9)
         rcfg.write_text(json.dumps({**base, "t0_ns": t0}))
         recv = tb.spawn("server", ["receiver", str(rcfg), str(rout)])
         line = recv.stdout.readline() if recv.stdout else ""
