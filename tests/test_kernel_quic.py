@@ -7,9 +7,11 @@ side-by-side runs need root, /dev/net/tun, iproute2, the emulator and the peer
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -193,3 +195,38 @@ def test_without_the_peer_the_command_says_why_in_one_line(tmp_path):
     assert r.stderr.startswith("error: the QUIC side ") and len(r.stderr.strip().splitlines()) == 1, r.stderr
     h = subprocess.run([sys.executable, "-m", "mpsim", "kernel", "--help"], capture_output=True, text=True).stdout
     assert "mpsim-quicpeer" in h and "mpsim/real" in h
+
+
+def test_the_client_starts_at_the_emulators_time_zero(monkeypatch, tmp_path):
+    """Traces and schedules begin with the run, as in mpsim: the emulator's time zero is a t0
+    after the testbed's setup, and the client (which starts sending at once) is started then."""
+    d, origin = load(SCEN / "quic_10m.toml")
+    desc = Q.with_schedulers(d, K.describe(d, origin))
+    seen: dict[str, object] = {"slept": 0.0}
+
+    class Started(Exception):
+        pass
+
+    class Recorded(K.Testbed):  # no namespaces, no emulator: the configuration it would get
+        def _setup(self):
+            seen["emulator"] = self.emulator_config()
+
+        def close(self):
+            pass
+
+    class Listening:
+        stdout = io.StringIO("listening\n")
+
+    def spawn(tb, side, args):
+        if args[0] == "server":
+            return Listening()
+        seen["client_at"] = time.monotonic_ns() + int(seen["slept"] * 1e9)
+        raise Started
+
+    monkeypatch.setattr(Q, "Testbed", Recorded)
+    monkeypatch.setattr(Q, "_spawn", spawn)
+    monkeypatch.setattr(Q.time, "sleep", lambda s: seen.update(slept=seen["slept"] + s))
+    with pytest.raises(Started):
+        Q.run_once(d, desc, 1, tmp_path)
+    t0 = seen["emulator"]["origin_ns"]
+    assert t0 <= seen["client_at"] < t0 + int(0.1e9)

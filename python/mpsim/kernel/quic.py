@@ -201,7 +201,10 @@ def run_once(d: dict[str, Any], desc: dict[str, Any], seed: int, workdir: Path) 
     f = desc["flows"][0]
     dur = desc["duration_s"]
     qlog = workdir / "qlog"
-    with Testbed(desc, d, seed, workdir) as tb:
+    # the client starts at t0, the emulator's time zero, so that traces and schedules begin with
+    # the run as in mpsim (the testbed's setup and the server's start take place before it)
+    t0 = time.monotonic_ns() + int(4e9)
+    with Testbed(desc, d, seed, workdir, origin_ns=t0) as tb:
         cert, sout, cout = workdir / "cert.der", workdir / "server.json", workdir / "client.json"
         server = _spawn(tb, "client", ["server", "--listen", f"0.0.0.0:{PORT}", "--cert", str(cert), "--out", str(sout),
                                        "--qlog", str(qlog), *peer_args(f, dur + TAIL_S)])
@@ -210,6 +213,7 @@ def run_once(d: dict[str, Any], desc: dict[str, Any], seed: int, workdir: Path) 
             raise RuntimeError(f"the QUIC server did not start: {server.stderr.read() if server.stderr else ''}")
         # one --server per path: the bulk sender's address on that path, in path order
         servers = [x for p in f["paths"] for x in ("--server", f"{tb.client_addr(p)}:{PORT}")]
+        time.sleep(max(0.0, (t0 - time.monotonic_ns()) / 1e9))
         client = _spawn(tb, "server", ["client", *servers, "--cert", str(cert), "--out", str(cout), "--qlog", str(qlog),
                                        *peer_args(f, dur)])
         t_start = time.monotonic_ns()
