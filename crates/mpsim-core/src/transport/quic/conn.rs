@@ -782,6 +782,21 @@ impl QuicConn {
         Some((chunk.offset, chunk.len as u32, false))
     }
 
+    /// The priority of the stream whose data goes next (schedulers that place urgent data, as
+    /// PO-MPTCP, read it): of the lost data at the head of the queue if any (it goes first),
+    /// else of the stream whose new data goes next; 0 with one stream. Called after
+    /// [`QuicConn::has_frame`], which drops lost ranges acknowledged since.
+    pub(super) fn next_priority(&self) -> u8 {
+        if !self.streams.per_write {
+            return 0;
+        }
+        let k = match self.rtx.front() {
+            Some(&(s, _)) => Some(self.streams.index_of(s)),
+            None => self.streams.next_stream(),
+        };
+        k.map_or(0, |k| self.streams.streams[k].priority)
+    }
+
     /// Whether new data waits for flow-control credit (the connection's; with a stream per
     /// write, also a stream's or MAX_STREAMS).
     fn fc_blocked(&self) -> bool {
@@ -861,12 +876,7 @@ impl QuicConn {
             self.views.clear();
             self.views.extend(self.paths.iter().map(QuicPath::view));
             let unscheduled = self.written - self.next_offset;
-            // the priority of the stream whose new data goes next (schedulers that place
-            // urgent data, as PO-MPTCP, read it); 0 with one stream
-            let next_priority = match self.streams.per_write {
-                true => self.streams.next_stream().map_or(0, |k| self.streams.streams[k].priority),
-                false => 0,
-            };
+            let next_priority = self.next_priority();
             let (mut chosen, mut copies) = (None, 0);
             for _ in 0..self.paths.len() {
                 let ctx = SchedContext {

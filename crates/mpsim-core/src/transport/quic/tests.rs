@@ -689,3 +689,47 @@ fn a_recovery_period_ends_only_with_a_packet_sent_in_it() {
     assert_eq!(r.stats.congestion_events, 1);
     assert!(r.w.cwnd >= cwnd);
 }
+
+#[test]
+fn the_scheduler_is_told_the_priority_of_lost_data_that_goes_next() {
+    // an urgent frame (3 packets) then an ordinary one; the urgent frame's first packet is
+    // lost: while it waits to go again, the data that goes next is urgent, though the next
+    // new data is not
+    let mut q = conn_with(cfg(4_000_000), "reno").with_streams(true, true);
+    q.write_with(3 * 1400, 1);
+    q.write_with(20 * 1400, 0);
+    let pkts = send(&mut q, SimTime::ZERO);
+    q.write_with(1400, 0);
+    let mut tx = Tx::default();
+    for h in &pkts[1..] {
+        q.on_packet(at(50), 0, h, &mut tx);
+    }
+    for (a, _) in take(&mut tx, true) {
+        q.on_packet(at(100), 0, &a, &mut tx);
+    }
+    assert_eq!(q.rtx.front().map(|r| r.0), Some(0), "the urgent frame's first packet is lost");
+    assert_eq!(q.streams.streams[q.streams.next_stream().unwrap()].priority, 0);
+    assert_eq!(q.next_priority(), 1);
+}
+
+#[test]
+fn po_mptcp_places_an_urgent_stream_on_the_best_path_and_ordinary_ones_as_its_standard_scheduler() {
+    // PO-MPTCP over in-order: ordinary data fills path 0 first, urgent data takes the path of
+    // lowest RTT (path 1, 40 ms against 100 ms)
+    let mut q = two_paths("po_mptcp_in_order", "reno", ms(40)).with_streams(true, true);
+    let mut tx = Tx::default();
+    q.poll_transmit(SimTime::ZERO, &mut tx);
+    let ch = take_routed(&mut tx, false).into_iter().find(|p| p.1 == 1).unwrap();
+    q.on_packet(at(20), 1, &ch.0, &mut tx);
+    let resp = take_routed(&mut tx, true);
+    q.on_packet(at(40), 1, &resp[0].0, &mut tx);
+    q.write_with(20 * 1400, 0);
+    q.write_with(5 * 1400, 1);
+    q.poll_transmit(at(40), &mut tx);
+    let sent = take_routed(&mut tx, false);
+    let urgent = |h: &QuicHeader| h.offset >= 20 * 1400;
+    assert_eq!(sent.iter().filter(|p| urgent(&p.0)).count(), 5);
+    assert!(sent.iter().filter(|p| urgent(&p.0)).all(|p| p.1 == 1), "urgent data on the lowest RTT");
+    assert!(sent.iter().take(5).all(|p| urgent(&p.0)), "urgent stream first");
+    assert_eq!(sent.iter().filter(|p| !urgent(&p.0) && p.1 == 0).count(), 10, "ordinary data fills path 0");
+}
