@@ -100,15 +100,16 @@ pub struct Progress {
 }
 
 /// What arrived for the receiving application with a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Arrival {
     /// Nothing new for the application (an ACK, a duplicate, data out of order).
     Nothing,
     /// The in-order byte stream grew to `upto` bytes.
     Stream { upto: u64 },
-    /// A write carried on a stream of its own (QUIC's stream per media frame) reached the
-    /// receiving application whole; it ends at `end` in the sequence of the writes.
-    Message { end: u64 },
+    /// Writes carried on streams of their own (QUIC's stream per media frame) reached the
+    /// receiving application whole (one packet may complete several); each ends at its `ends`
+    /// in the sequence of the writes.
+    Messages { ends: Vec<u64> },
     /// A datagram sent at `sent_at`.
     Datagram { sent_at: SimTime },
 }
