@@ -256,6 +256,9 @@ pub struct QuicConn {
     frame_base: u32,
     /// The frames of the packet being built (kept for its capacity).
     pkt: Vec<Frame>,
+    /// Receiver: ends of the further streams the last packet completed, beyond the one its
+    /// [`Arrival::Message`] gave (taken by [`QuicConn::take_message`]).
+    messages: Vec<u64>,
     pub stats: ConnStats,
     pub check: bool,
     /// The qlog trace, when the scenario asks for one.
@@ -299,6 +302,7 @@ impl QuicConn {
             frame_log: VecDeque::new(),
             frame_base: 0,
             pkt: Vec::new(),
+            messages: Vec::new(),
             stats: ConnStats::default(),
             check: false,
             qlog: None,
@@ -406,6 +410,12 @@ impl QuicConn {
         self.acks.get(id.wrapping_sub(self.ack_base) as usize)
     }
 
+    /// The end of a further stream the last packet completed (after its
+    /// [`Arrival::Message`]), one per call.
+    pub fn take_message(&mut self) -> Option<u64> {
+        (!self.messages.is_empty()).then(|| self.messages.remove(0))
+    }
+
     /// The STREAM frames of a data packet (connection offset and length of each), the first
     /// one the header's and the others from the log.
     pub fn stream_frames(&self, h: &QuicHeader) -> Vec<StreamRange> {
@@ -486,6 +496,7 @@ impl QuicConn {
     /// Bytes `[off, off + len)` of a STREAM frame arrived: the receiver holds them, the
     /// application reads what its stream has in order (into `arrival`). Returns the bytes new
     /// to the receiver.
+    #[inline]
     fn receive_frame(&mut self, off: u64, len: u32, arrival: &mut Arrival) -> u64 {
         let fresh = self.rx_data.insert(off, off + len as u64);
         let (read, delivery) = self.streams.on_received(off, &self.rx_data);
@@ -494,8 +505,8 @@ impl QuicConn {
             Delivery::Nothing => {}
             Delivery::Prefix(upto) => *arrival = Arrival::Stream { upto },
             Delivery::Whole(end) => match arrival {
-                Arrival::Messages { ends } => ends.push(end),
-                _ => *arrival = Arrival::Messages { ends: vec![end] },
+                Arrival::Message { .. } => self.messages.push(end),
+                _ => *arrival = Arrival::Message { end },
             },
         }
         fresh
@@ -795,6 +806,7 @@ impl QuicConn {
     }
 
     /// Bytes of STREAM frame `f` on the wire: its header and data.
+    #[inline]
     fn frame_bytes(&self, f: Frame) -> u32 {
         self.streams.frame_header(self.streams.index_of(f.0), f.0, f.1 as u64) + f.1
     }
@@ -852,17 +864,15 @@ impl QuicConn {
     /// The frames of the next packet on path `p`, from its first frame `first`: with a stream
     /// per write, as long as room is left, more frames as [`QuicConn::next_frame`] picks them
     /// (the rest of a lost range, the next stream's data: RFC 9000 §12.4), each with its own
-    /// header. The one stream of a bulk flow fills a packet with one frame.
+    /// header. (The one stream of a bulk flow fills a packet with one frame.)
     fn fill(&mut self, p: usize, first: Frame) -> Vec<Frame> {
         let mut pkt = std::mem::take(&mut self.pkt);
         pkt.clear();
         pkt.push(first);
-        if self.streams.per_write {
-            let mut used = self.frame_bytes(first);
-            while let Some(f) = self.next_frame(p, used) {
-                used += self.frame_bytes(f);
-                pkt.push(f);
-            }
+        let mut used = self.frame_bytes(first);
+        while let Some(f) = self.next_frame(p, used) {
+            used += self.frame_bytes(f);
+            pkt.push(f);
         }
         pkt
     }
@@ -930,9 +940,7 @@ impl QuicConn {
         let full = self.cfg.max_datagram;
         while self.paths[p].rec.can_send(full) {
             let Some(frame) = self.next_frame(p, 0) else { break };
-            let pkt = self.fill(p, frame);
-            self.transmit(now, p, &pkt, false, tx);
-            self.pkt = pkt;
+            self.send_from(now, p, frame, false, tx);
         }
         let blocked = self.fc_blocked() && self.paths[p].rec.can_send(full) && self.rtx.is_empty();
         match (blocked, self.blocked_since) {
@@ -1010,20 +1018,21 @@ impl QuicConn {
             }
             let Some(i) = chosen else { break };
             let frame = self.next_frame(i, 0).expect("a frame to send");
-            let pkt = self.fill(i, frame);
-            self.transmit(now, i, &pkt, false, tx);
+            self.send_from(now, i, frame, false, tx);
             // the redundant scheduler's copies, on the paths it names that have room
             let mut m = copies & !(1 << i);
-            while m != 0 {
-                let j = m.trailing_zeros() as usize;
-                m &= m - 1;
-                if j < self.paths.len() && self.paths[j].active() && (backups || !self.paths[j].backup) && self.paths[j].rec.can_send(full)
-                {
-                    let copy = self.fit(j, &pkt);
-                    self.transmit(now, j, &copy, false, tx);
+            if m != 0 {
+                let pkt = if self.streams.per_write { self.pkt.clone() } else { vec![frame] };
+                while m != 0 {
+                    let j = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let ok = self.paths.get(j).is_some_and(|q| q.active() && (backups || !q.backup) && q.rec.can_send(full));
+                    if ok {
+                        let copy = self.fit(j, &pkt);
+                        self.transmit(now, j, &copy, false, tx);
+                    }
                 }
             }
-            self.pkt = pkt;
         }
         self.sched = Some(sched);
         let room = self.paths.iter().any(|p| p.active() && (backups || !p.backup) && p.rec.can_send(full));
@@ -1088,18 +1097,23 @@ impl QuicConn {
         if !self.paths[p].validated {
             return self.send_challenge(now, p, true, tx);
         }
-        let pkt = match self.next_frame(p, 0) {
-            Some(frame) => self.fill(p, frame),
-            None => {
-                let mut pkt = std::mem::take(&mut self.pkt);
-                pkt.clear();
-                if let Some((off, len)) = self.paths[p].rec.oldest_outstanding_stream() {
-                    pkt.push((off, len.min(self.room(p, off, 0) as u32), true));
-                }
-                pkt
-            }
-        };
-        self.transmit(now, p, &pkt, true, tx);
+        match self.next_frame(p, 0) {
+            Some(frame) => self.send_from(now, p, frame, true, tx),
+            None => match self.paths[p].rec.oldest_outstanding_stream() {
+                Some((off, len)) => self.transmit(now, p, &[(off, len.min(self.room(p, off, 0) as u32), true)], true, tx),
+                None => self.transmit(now, p, &[], true, tx),
+            },
+        }
+    }
+
+    /// Sends the packet that starts with frame `first` on path `p`, with the further frames
+    /// [`QuicConn::fill`] adds (with a stream per write; they stay in `pkt`).
+    fn send_from(&mut self, now: SimTime, p: usize, first: Frame, probe: bool, tx: &mut impl Sink) {
+        if !self.streams.per_write {
+            return self.transmit(now, p, &[first], probe, tx);
+        }
+        let pkt = self.fill(p, first);
+        self.transmit(now, p, &pkt, probe, tx);
         self.pkt = pkt;
     }
 
@@ -1109,11 +1123,11 @@ impl QuicConn {
         let pn_len = wire::pn_len(self.paths[p].rec.peek_pn(), self.paths[p].rec.largest_acked);
         let first = frames.first().copied();
         let (offset, len, _) = first.unwrap_or((0, 0, false));
-        let retx = frames.iter().any(|f| f.2);
-        let (mut bytes, mut data) = (0, 0u64);
+        let (mut bytes, mut data, mut retx) = (0, 0u64, false);
         for &f in frames {
             bytes += self.frame_bytes(f);
             data += f.1 as u64;
+            retx |= f.2;
         }
         let mut size = SHORT_HEADER + pn_len + bytes.max(1) + AEAD_TAG; // a PING: 1 byte
                                                                         // STREAM_DATA_BLOCKED, when it fits

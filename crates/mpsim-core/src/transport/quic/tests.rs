@@ -642,8 +642,9 @@ fn a_stream_per_write_is_limited_by_max_streams_until_the_receiver_reads_streams
     let mut tx = Tx::default();
     let mut ends = Vec::new();
     for h in pkts.iter().rev() {
-        if let Arrival::Messages { ends: e } = q.on_packet(at(50), 0, h, &mut tx) {
-            ends.extend(e);
+        if let Arrival::Message { end } = q.on_packet(at(50), 0, h, &mut tx) {
+            ends.push(end);
+            ends.extend(std::iter::from_fn(|| q.take_message()));
         }
     }
     // delivered newest first, each stream whole as soon as its own bytes are in
@@ -780,9 +781,10 @@ fn small_frames_share_a_packet_each_with_its_own_header() {
     assert_eq!((frames[0]["fin"].as_bool(), frames[1]["fin"].as_bool(), frames[2]["fin"].as_bool()), (Some(true), Some(true), None));
     assert_eq!(sent[1]["data"]["frames"][0]["offset"], 634);
     // the receiver reads both whole streams of the first packet at once
-    let got = q.on_packet(at(50), 0, &h, &mut tx);
-    assert_eq!(got, Arrival::Messages { ends: vec![300, 800] });
-    assert_eq!(q.on_packet(at(50), 0, &pkts[1].0, &mut tx), Arrival::Messages { ends: vec![2800] });
+    assert_eq!(q.on_packet(at(50), 0, &h, &mut tx), Arrival::Message { end: 300 });
+    assert_eq!((q.take_message(), q.take_message()), (Some(800), None));
+    assert_eq!(q.on_packet(at(50), 0, &pkts[1].0, &mut tx), Arrival::Message { end: 2800 });
+    assert_eq!(q.take_message(), None);
 }
 
 #[test]
@@ -801,7 +803,8 @@ fn each_frame_of_a_lost_packet_is_sent_again() {
     assert!(again[0].retx && again[0].pn > pkts.last().unwrap().pn);
     assert_eq!(q.stream_frames(&again[0]), vec![(0, 300), (300, 500), (800, 634)]);
     let mut tx = Tx::default();
-    assert_eq!(q.on_packet(at(150), 0, &again[0], &mut tx), Arrival::Messages { ends: vec![300, 800, 2800] });
+    assert_eq!(q.on_packet(at(150), 0, &again[0], &mut tx), Arrival::Message { end: 300 });
+    assert_eq!(std::iter::from_fn(|| q.take_message()).collect::<Vec<_>>(), [800, 2800]);
     // acknowledged (after max_ack_delay), the whole of it leaves the send buffer
     q.on_timer(at(175), 0, TimerKind::DelAck, &mut tx);
     for (a, _) in take(&mut tx, true) {
