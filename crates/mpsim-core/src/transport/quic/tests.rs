@@ -812,3 +812,23 @@ fn each_frame_of_a_lost_packet_is_sent_again() {
     }
     assert_eq!(q.unacked(), 0);
 }
+
+#[test]
+fn a_redundant_copy_carries_every_frame_of_the_packet() {
+    let mut q = two_paths("redundant", "reno", ms(40)).with_streams(true, false);
+    let mut tx = Tx::default();
+    q.poll_transmit(SimTime::ZERO, &mut tx);
+    let ch = take_routed(&mut tx, false).into_iter().find(|p| p.1 == 1).unwrap();
+    q.on_packet(at(20), 1, &ch.0, &mut tx);
+    let resp = take_routed(&mut tx, true);
+    q.on_packet(at(40), 1, &resp[0].0, &mut tx);
+    for len in [300, 500, 2000] {
+        q.write_with(len, 0);
+    }
+    q.poll_transmit(at(40), &mut tx);
+    let sent = take_routed(&mut tx, false);
+    let frames = |k: u8| sent.iter().filter(|p| p.1 == k).map(|p| q.stream_frames(&p.0)).collect::<Vec<_>>();
+    assert_eq!(frames(0)[0], vec![(0, 300), (300, 500), (800, 634)]);
+    assert_eq!(frames(0), frames(1), "each packet and its copy carry the same frames");
+    assert_eq!(q.paths[1].stats.bytes_sent, 2800);
+}
