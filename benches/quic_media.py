@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The PO-MPTCP reproduction's video over Multipath QUIC, stream priorities on and off, beside
-Multipath TCP (lowest RTT, and PO-MPTCP over it) on the same paths.
+"""The PO-MPTCP reproduction's video over Multipath QUIC, stream priorities on and off and
+PO-MPTCP as its scheduler, beside Multipath TCP (lowest RTT, and PO-MPTCP over it) on the same
+paths.
 
     python benches/quic_media.py                 # prints the table of benches/results/quic_media.md
     python benches/quic_media.py --seeds 2 --losses 2%
@@ -10,7 +11,8 @@ The scenario is the reproduction's (scenarios/po_mptcp/wifi_wimax.toml: two wire
 traffic, a 9.5 Mbit/s video of 25 frames/s, GOP IBBPBBPBBPBB, I frames of priority 1, a 1 s
 playback deadline, 256 KB buffers, LIA), 60 s, with uniform loss on both paths. The QUIC flow
 carries each frame on a stream of its own; `quic.priorities = false` sends the streams in the
-order they were written. Figures are means over seeds 1..N of the video flow's summary: mean
+order they were written; the `QUIC po_mptcp` case runs the PO-MPTCP scheduler (priorities on),
+which is told the priority of the data that goes next. Figures are means over seeds 1..N of the video flow's summary: mean
 delay per frame class (production to delivery to the receiving application), frames late
 (delivered after the deadline) as a share of those produced, and the PSNR the reproduction
 computes (from throughput against the stream's rate).
@@ -35,6 +37,7 @@ CASES = {
     "MPTCP po_mptcp": {"scheduler": "po_mptcp"},
     "QUIC priorities on": {"scheduler": "lowest_rtt", "transport": "quic"},
     "QUIC priorities off": {"scheduler": "lowest_rtt", "transport": "quic", "quic": {"priorities": False}},
+    "QUIC po_mptcp": {"scheduler": "po_mptcp", "transport": "quic"},
 }
 CLASSES = ("I", "P", "B")
 

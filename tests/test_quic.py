@@ -264,6 +264,20 @@ def test_quic_priorities_put_a_media_streams_urgent_frames_first_and_can_be_turn
     assert all(f["offset"] < 150_000 for f in frames)
 
 
+def test_a_media_packet_carries_the_end_of_one_frame_and_the_start_of_the_next(tmp_path):
+    _video_over_quic(False, qlog=tmp_path)
+    records = [json.loads(r) for r in (tmp_path / "v.sqlog").read_text().split("\x1e")[1:]]
+    sent = [r["data"] for r in records if r.get("name") == "quic:packet_sent"]
+    multi = [(d, [f for f in d["frames"] if f["frame_type"] == "stream"]) for d in sent]
+    multi = [(d, fs) for d, fs in multi if len(fs) > 1]
+    for d, fs in multi:
+        assert sum(f["length"] for f in fs) < d["raw"]["length"] <= 1472
+    # new data in the order written: the end of one frame (FIN), then the start of the next
+    # (other packets carry lost ranges again, of one stream or several)
+    nxt = [fs for _, fs in multi if fs[0].get("fin") and fs[1]["stream_id"] == fs[0]["stream_id"] + 4 and fs[1]["offset"] == 0]
+    assert len(nxt) > 50
+
+
 def test_path_status_changes_reach_the_summary_and_the_qlog(tmp_path):
     scen = {
         "duration": "6s",

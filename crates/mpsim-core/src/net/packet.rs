@@ -287,7 +287,8 @@ pub struct SctpControlHeader {
 }
 
 /// A QUIC packet (RFC 9000): from the sender, a STREAM frame of `len` bytes at stream
-/// `offset` (or a PING when `len` is 0); from the receiver, an ACK packet whose ACK ranges,
+/// `offset` (or a PING when `len` is 0), and with `more` further STREAM frames kept in the
+/// connection's log under `ack` (the wire size counts them); from the receiver, an ACK packet whose ACK ranges,
 /// ack delay and flow-control credit stay in the connection's log under `ack` (its wire size
 /// counts them), `offset` then being the largest packet number acknowledged.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -305,6 +306,8 @@ pub struct QuicHeader {
     pub retx: bool,
     /// The packet carries STREAM_DATA_BLOCKED: the sender waits for credit.
     pub blocked: bool,
+    /// The packet carries further STREAM frames (under `ack` in the connection's log).
+    pub more: bool,
     /// The IP header's ECN codepoint (ECT(0) with `quic.ecn`, CE once marked).
     pub ecn: Ecn,
 }

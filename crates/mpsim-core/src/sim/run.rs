@@ -170,7 +170,12 @@ impl Simulation {
         let fl = &mut self.flows[f];
         match fl.conn.on_packet(now, sub, header, &mut Wire { net: &mut self.net, flow: f as u32 }) {
             Arrival::Stream { upto } => fl.app_delivered(now, upto),
-            Arrival::Message { end } => fl.message_delivered(now, end),
+            Arrival::Message { end } => {
+                fl.message_delivered(now, end);
+                while let Some(end) = fl.conn.take_message() {
+                    fl.message_delivered(now, end);
+                }
+            }
             Arrival::Datagram { sent_at } => fl.datagram_delivered(now, sent_at),
             Arrival::Nothing => {}
         }

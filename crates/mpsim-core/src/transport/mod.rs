@@ -107,7 +107,8 @@ pub enum Arrival {
     /// The in-order byte stream grew to `upto` bytes.
     Stream { upto: u64 },
     /// A write carried on a stream of its own (QUIC's stream per media frame) reached the
-    /// receiving application whole; it ends at `end` in the sequence of the writes.
+    /// receiving application whole; it ends at `end` in the sequence of the writes. A packet
+    /// that completes several gives the others by [`Transport::take_message`].
     Message { end: u64 },
     /// A datagram sent at `sent_at`.
     Datagram { sent_at: SimTime },
@@ -237,6 +238,11 @@ pub trait Transport {
     /// Captures the close of a finite transfer once `header` has acknowledged all of it
     /// (`total` bytes): FIN and DATA_FIN for TCP and Multipath TCP.
     fn capture_close(&self, _cap: &mut Capture, _now: SimTime, _header: &Header, _total: Option<u64>) {}
+    /// After an [`Arrival::Message`]: the end of a further write the same packet delivered
+    /// whole, one per call (QUIC: a packet with several STREAM frames may complete several).
+    fn take_message(&mut self) -> Option<u64> {
+        None
+    }
 }
 
 /// The transports, one line each: `Variant(connection type)`. Makes the [`Connection`] enum
@@ -264,6 +270,9 @@ macro_rules! transports {
             }
             pub fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
                 match self { $(Connection::$variant(c) => Transport::poll_transmit(mut_of::<$conn>(c), now, tx)),+ }
+            }
+            pub fn take_message(&mut self) -> Option<u64> {
+                match self { $(Connection::$variant(c) => Transport::take_message(mut_of::<$conn>(c))),+ }
             }
             #[inline]
             pub fn written(&self) -> u64 {

@@ -22,7 +22,7 @@ use super::ecn::{EcnCounts, EcnSender};
 use super::path_status::PathStatus;
 use super::qlog::Qlog;
 use super::ranges::RangeSet;
-use super::recovery::{Recovery, Settled};
+use super::recovery::{Recovery, Settled, StreamRange};
 use super::streams::{Delivery, Streams};
 use super::wire::{self, ACK_PACKET_PN_LEN, AEAD_TAG, IP_UDP, MAX_ACK_RANGES, SHORT_HEADER};
 use crate::cc::SubflowState;
@@ -85,8 +85,12 @@ pub const CHALLENGE: u32 = 1;
 /// PATH_CHALLENGE and PATH_RESPONSE frames: type and 8 bytes of data (RFC 9000 §19.17-18).
 const PATH_VALIDATION_FRAME: u32 = 1 + 8;
 
-/// ACK packets whose frames are kept for their header to find.
+/// ACK packets whose frames are kept for their header to find, and likewise data packets'
+/// STREAM frames beyond the first.
 const ACK_LOG: usize = 1 << 14;
+
+/// A STREAM frame to send: connection offset, length, and whether its data was sent before.
+type Frame = (u64, u32, bool);
 
 /// Counters of one path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -246,6 +250,15 @@ pub struct QuicConn {
     advertised: u64,
     acks: VecDeque<AckRecord>,
     ack_base: u32,
+    /// The STREAM frames beyond the first of data packets that carry several (RFC 9000 §12.4),
+    /// for the receiver to read under the header's `ack`.
+    frame_log: VecDeque<Box<[StreamRange]>>,
+    frame_base: u32,
+    /// The frames of the packet being built (kept for its capacity).
+    pkt: Vec<Frame>,
+    /// Receiver: ends of the further streams the last packet completed, beyond the one its
+    /// [`Arrival::Message`] gave (taken by [`QuicConn::take_message`]).
+    messages: Vec<u64>,
     pub stats: ConnStats,
     pub check: bool,
     /// The qlog trace, when the scenario asks for one.
@@ -286,6 +299,10 @@ impl QuicConn {
             advertised: limit,
             acks: VecDeque::new(),
             ack_base: 0,
+            frame_log: VecDeque::new(),
+            frame_base: 0,
+            pkt: Vec::new(),
+            messages: Vec::new(),
             stats: ConnStats::default(),
             check: false,
             qlog: None,
@@ -393,6 +410,22 @@ impl QuicConn {
         self.acks.get(id.wrapping_sub(self.ack_base) as usize)
     }
 
+    /// The end of a further stream the last packet completed (after its
+    /// [`Arrival::Message`]), one per call.
+    pub fn take_message(&mut self) -> Option<u64> {
+        (!self.messages.is_empty()).then(|| self.messages.remove(0))
+    }
+
+    /// The STREAM frames of a data packet (connection offset and length of each), the first
+    /// one the header's and the others from the log.
+    pub fn stream_frames(&self, h: &QuicHeader) -> Vec<StreamRange> {
+        let mut out = vec![(h.offset, h.len)];
+        if h.more {
+            out.extend(self.frame_log.get(h.ack.wrapping_sub(self.frame_base) as usize).into_iter().flat_map(|m| m.iter()));
+        }
+        out
+    }
+
     pub fn on_packet(&mut self, now: SimTime, sub: usize, h: &QuicHeader, tx: &mut impl Sink) -> Arrival {
         let arrival = if h.is_ack { self.on_ack_packet(now, sub, h, tx) } else { self.on_data_packet(now, sub, h, tx) };
         if self.check {
@@ -423,19 +456,22 @@ impl QuicConn {
             rx.largest_at = now;
         }
         rx.unacked += 1;
-        let mut got = Delivery::Nothing;
+        let mut arrival = Arrival::Nothing;
         if h.len > 0 {
-            let end = h.offset + h.len as u64;
-            let fresh = self.rx_data.insert(h.offset, end);
+            let out_of_order = h.offset > self.delivered;
+            let mut fresh = self.receive_frame(h.offset, h.len, &mut arrival);
+            if h.more {
+                let more = self.frame_log.get(h.ack.wrapping_sub(self.frame_base) as usize).cloned().unwrap_or_default();
+                for &(off, len) in more.iter() {
+                    fresh += self.receive_frame(off, len, &mut arrival);
+                }
+            }
             self.paths[p].stats.bytes_received += fresh;
             if fresh == 0 {
                 self.stats.duplicate_packets += 1;
-            } else if h.offset > self.delivered {
+            } else if out_of_order {
                 self.stats.out_of_order_packets += 1;
             }
-            let (read, delivery) = self.streams.on_received(h.offset, &self.rx_data);
-            self.delivered += read;
-            got = delivery;
             self.stats.max_buffered = self.stats.max_buffered.max(self.rcv_buffered());
         }
         // the application reads what is in order at once: credit grows with it
@@ -443,7 +479,7 @@ impl QuicConn {
         let credit_due = limit >= self.advertised + self.cfg.rcv_buf / 4 || (h.blocked && limit > self.advertised);
         let rx = &self.paths[p].rx;
         // RFC 9000 §8.2.2: a PATH_CHALLENGE is answered at once, on the path it came on
-        let challenge = h.ack == CHALLENGE;
+        let challenge = h.ack == CHALLENGE && !h.more;
         // RFC 9000 §13.2.1: a packet marked CE is acknowledged at once
         let ce = h.ecn == Ecn::Ce;
         if !new_pn || reordered || gap || rx.unacked >= 2 || credit_due || h.blocked || challenge || ce {
@@ -454,11 +490,26 @@ impl QuicConn {
             rx.ack_at = Some(at);
             arm(tx, &mut rx.timer_event, Some(at), p, TimerKind::DelAck);
         }
-        match got {
-            Delivery::Nothing => Arrival::Nothing,
-            Delivery::Prefix(upto) => Arrival::Stream { upto },
-            Delivery::Whole(end) => Arrival::Message { end },
+        arrival
+    }
+
+    /// Bytes `[off, off + len)` of a STREAM frame arrived: the receiver holds them, the
+    /// application reads what its stream has in order (into `arrival`). Returns the bytes new
+    /// to the receiver.
+    #[inline]
+    fn receive_frame(&mut self, off: u64, len: u32, arrival: &mut Arrival) -> u64 {
+        let fresh = self.rx_data.insert(off, off + len as u64);
+        let (read, delivery) = self.streams.on_received(off, &self.rx_data);
+        self.delivered += read;
+        match delivery {
+            Delivery::Nothing => {}
+            Delivery::Prefix(upto) => *arrival = Arrival::Stream { upto },
+            Delivery::Whole(end) => match arrival {
+                Arrival::Message { .. } => self.messages.push(end),
+                _ => *arrival = Arrival::Message { end },
+            },
         }
+        fresh
     }
 
     /// Sends an ACK packet on path `p`: the ranges received (most recent first), the delay
@@ -525,6 +576,7 @@ impl QuicConn {
             is_ack: true,
             retx: false,
             blocked: false,
+            more: false,
             ecn: Ecn::NotEct,
         };
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].rev, size, header: Header::Quic(header) });
@@ -727,31 +779,54 @@ impl QuicConn {
                 json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": [frame]});
             q.event(now, "quic:packet_sent", data);
         }
-        let header =
-            QuicHeader { pn, offset: 0, sent_at: now, len: 0, ack: 0, path: p as u8, is_ack: false, retx: false, blocked: false, ecn };
+        let header = QuicHeader {
+            pn,
+            offset: 0,
+            sent_at: now,
+            len: 0,
+            ack: 0,
+            path: p as u8,
+            is_ack: false,
+            retx: false,
+            blocked: false,
+            more: false,
+            ecn,
+        };
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }
 
-    /// The most stream bytes a packet numbered `pn` on path `p` can carry at `offset`.
-    fn room(&self, p: usize, offset: u64) -> u64 {
+    /// The most stream bytes the next packet on path `p` can carry in a STREAM frame at
+    /// `offset`, after `used` bytes of frames before it.
+    fn room(&self, p: usize, offset: u64, used: u32) -> u64 {
         let pn_len = wire::pn_len(self.paths[p].rec.peek_pn(), self.paths[p].rec.largest_acked);
         let blocked = if self.fc_blocked() { wire::blocked_frame(self.peer_limit) } else { 0 };
         let header = self.streams.frame_header(self.streams.index_of(offset), offset, self.cfg.max_datagram as u64);
-        let fixed = SHORT_HEADER + pn_len + AEAD_TAG + header + blocked;
+        let fixed = SHORT_HEADER + pn_len + AEAD_TAG + header + blocked + used;
         self.cfg.max_datagram.saturating_sub(fixed) as u64
     }
 
-    /// The next stream frame to send on path `p`: lost data first (less what was
-    /// acknowledged since), then new data of the stream `streams.rs` picks, within the peer's
-    /// limits. True if it is a retransmission.
-    fn next_frame(&mut self, p: usize) -> Option<(u64, u32, bool)> {
+    /// Bytes of STREAM frame `f` on the wire: its header and data.
+    #[inline]
+    fn frame_bytes(&self, f: Frame) -> u32 {
+        self.streams.frame_header(self.streams.index_of(f.0), f.0, f.1 as u64) + f.1
+    }
+
+    /// The next stream frame to send on path `p` in a packet holding `used` bytes of frames
+    /// already: lost data first (less what was acknowledged since), then new data of the
+    /// stream `streams.rs` picks, within the peer's limits; None when there is none or no room
+    /// for a byte of it.
+    fn next_frame(&mut self, p: usize, used: u32) -> Option<Frame> {
         while let Some(&(s, e)) = self.rtx.front() {
             match self.acked.first_gap(s, e) {
                 None => {
                     self.rtx.pop_front();
                 }
                 Some((gs, ge)) => {
-                    let len = (ge - gs).min(self.room(p, gs));
+                    let room = self.room(p, gs, used);
+                    if room == 0 {
+                        return None;
+                    }
+                    let len = (ge - gs).min(room);
                     if gs + len >= e {
                         self.rtx.pop_front();
                     } else {
@@ -766,7 +841,7 @@ impl QuicConn {
             let limit = self.written.min(self.peer_limit);
             return (self.next_offset < limit).then(|| {
                 let off = self.next_offset;
-                let len = (limit - off).min(self.room(p, off));
+                let len = (limit - off).min(self.room(p, off, used));
                 self.next_offset += len;
                 (off, len as u32, false)
             });
@@ -776,10 +851,63 @@ impl QuicConn {
         }
         let k = self.streams.next_stream()?;
         let off = self.streams.streams[k].sent;
-        let len = (self.peer_limit - self.next_offset).min(self.room(p, off));
+        let room = self.room(p, off, used);
+        if room == 0 {
+            return None;
+        }
+        let len = (self.peer_limit - self.next_offset).min(room);
         let chunk = self.streams.take(k, len);
         self.next_offset += chunk.len;
         Some((chunk.offset, chunk.len as u32, false))
+    }
+
+    /// The frames of the next packet on path `p`, from its first frame `first`: with a stream
+    /// per write, as long as room is left, more frames as [`QuicConn::next_frame`] picks them
+    /// (the rest of a lost range, the next stream's data: RFC 9000 §12.4), each with its own
+    /// header. (The one stream of a bulk flow fills a packet with one frame.)
+    fn fill(&mut self, p: usize, first: Frame) -> Vec<Frame> {
+        let mut pkt = std::mem::take(&mut self.pkt);
+        pkt.clear();
+        pkt.push(first);
+        let mut used = self.frame_bytes(first);
+        while let Some(f) = self.next_frame(p, used) {
+            used += self.frame_bytes(f);
+            pkt.push(f);
+        }
+        pkt
+    }
+
+    /// The frames of `frames` that fit in a packet on path `p` (a copy of a packet sent on
+    /// another path, whose packet number may take more bytes): the last one cut short.
+    fn fit(&self, p: usize, frames: &[Frame]) -> Vec<Frame> {
+        let (mut out, mut used) = (Vec::new(), 0);
+        for &(off, len, retx) in frames {
+            let l = (len as u64).min(self.room(p, off, used)) as u32;
+            if l == 0 {
+                break;
+            }
+            out.push((off, l, retx));
+            used += self.frame_bytes((off, l, retx));
+            if l < len {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The priority of the stream whose data goes next (schedulers that place urgent data, as
+    /// PO-MPTCP, read it): of the lost data at the head of the queue if any (it goes first),
+    /// else of the stream whose new data goes next; 0 with one stream. Called after
+    /// [`QuicConn::has_frame`], which drops lost ranges acknowledged since.
+    pub(super) fn next_priority(&self) -> u8 {
+        if !self.streams.per_write {
+            return 0;
+        }
+        let k = match self.rtx.front() {
+            Some(&(s, _)) => Some(self.streams.index_of(s)),
+            None => self.streams.next_stream(),
+        };
+        k.map_or(0, |k| self.streams.streams[k].priority)
     }
 
     /// Whether new data waits for flow-control credit (the connection's; with a stream per
@@ -811,8 +939,8 @@ impl QuicConn {
         let p = 0;
         let full = self.cfg.max_datagram;
         while self.paths[p].rec.can_send(full) {
-            let Some(frame) = self.next_frame(p) else { break };
-            self.transmit(now, p, Some(frame), false, tx);
+            let Some(frame) = self.next_frame(p, 0) else { break };
+            self.send_from(now, p, frame, false, tx);
         }
         let blocked = self.fc_blocked() && self.paths[p].rec.can_send(full) && self.rtx.is_empty();
         match (blocked, self.blocked_since) {
@@ -861,12 +989,7 @@ impl QuicConn {
             self.views.clear();
             self.views.extend(self.paths.iter().map(QuicPath::view));
             let unscheduled = self.written - self.next_offset;
-            // the priority of the stream whose new data goes next (schedulers that place
-            // urgent data, as PO-MPTCP, read it); 0 with one stream
-            let next_priority = match self.streams.per_write {
-                true => self.streams.next_stream().map_or(0, |k| self.streams.streams[k].priority),
-                false => 0,
-            };
+            let next_priority = self.next_priority();
             let (mut chosen, mut copies) = (None, 0);
             for _ in 0..self.paths.len() {
                 let ctx = SchedContext {
@@ -894,17 +1017,20 @@ impl QuicConn {
                 }
             }
             let Some(i) = chosen else { break };
-            let frame = self.next_frame(i).expect("a frame to send");
-            self.transmit(now, i, Some(frame), false, tx);
+            let frame = self.next_frame(i, 0).expect("a frame to send");
+            self.send_from(now, i, frame, false, tx);
             // the redundant scheduler's copies, on the paths it names that have room
             let mut m = copies & !(1 << i);
-            while m != 0 {
-                let j = m.trailing_zeros() as usize;
-                m &= m - 1;
-                if j < self.paths.len() && self.paths[j].active() && (backups || !self.paths[j].backup) && self.paths[j].rec.can_send(full)
-                {
-                    let len = (frame.1 as u64).min(self.room(j, frame.0)) as u32;
-                    self.transmit(now, j, Some((frame.0, len, frame.2)), false, tx);
+            if m != 0 {
+                let pkt = if self.streams.per_write { self.pkt.clone() } else { vec![frame] };
+                while m != 0 {
+                    let j = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let ok = self.paths.get(j).is_some_and(|q| q.active() && (backups || !q.backup) && q.rec.can_send(full));
+                    if ok {
+                        let copy = self.fit(j, &pkt);
+                        self.transmit(now, j, &copy, false, tx);
+                    }
                 }
             }
         }
@@ -958,6 +1084,7 @@ impl QuicConn {
             is_ack: false,
             retx: false,
             blocked: false,
+            more: false,
             ecn,
         };
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].fwd, size: size + IP_UDP, header: Header::Quic(header) });
@@ -970,58 +1097,89 @@ impl QuicConn {
         if !self.paths[p].validated {
             return self.send_challenge(now, p, true, tx);
         }
-        let frame = self.next_frame(p).or_else(|| {
-            let (off, len) = self.paths[p].rec.oldest_outstanding_stream()?;
-            Some((off, len.min(self.room(p, off) as u32), true))
-        });
-        self.transmit(now, p, frame, true, tx);
+        match self.next_frame(p, 0) {
+            Some(frame) => self.send_from(now, p, frame, true, tx),
+            None => match self.paths[p].rec.oldest_outstanding_stream() {
+                Some((off, len)) => self.transmit(now, p, &[(off, len.min(self.room(p, off, 0) as u32), true)], true, tx),
+                None => self.transmit(now, p, &[], true, tx),
+            },
+        }
     }
 
-    /// Sends one packet on path `p` with `frame` (a PING without one).
-    fn transmit(&mut self, now: SimTime, p: usize, frame: Option<(u64, u32, bool)>, probe: bool, tx: &mut impl Sink) {
+    /// Sends the packet that starts with frame `first` on path `p`, with the further frames
+    /// [`QuicConn::fill`] adds (with a stream per write; they stay in `pkt`).
+    fn send_from(&mut self, now: SimTime, p: usize, first: Frame, probe: bool, tx: &mut impl Sink) {
+        if !self.streams.per_write {
+            return self.transmit(now, p, &[first], probe, tx);
+        }
+        let pkt = self.fill(p, first);
+        self.transmit(now, p, &pkt, probe, tx);
+        self.pkt = pkt;
+    }
+
+    /// Sends one packet on path `p` with STREAM `frames` (a PING without any).
+    fn transmit(&mut self, now: SimTime, p: usize, frames: &[Frame], probe: bool, tx: &mut impl Sink) {
         let blocked = self.fc_blocked();
-        let path = &mut self.paths[p];
-        let pn_len = wire::pn_len(path.rec.peek_pn(), path.rec.largest_acked);
-        let (offset, len, retx) = frame.unwrap_or((0, 0, false));
-        let chunk = frame.map(|_| self.streams.chunk(offset, len as u64));
-        let frames = match chunk {
-            Some(c) => self.streams.frame_header(c.stream, offset, len as u64) + len,
-            None => 1, // PING
-        };
-        let mut size = SHORT_HEADER + pn_len + frames + AEAD_TAG;
-        // STREAM_DATA_BLOCKED, when it fits
+        let pn_len = wire::pn_len(self.paths[p].rec.peek_pn(), self.paths[p].rec.largest_acked);
+        let first = frames.first().copied();
+        let (offset, len, _) = first.unwrap_or((0, 0, false));
+        let (mut bytes, mut data, mut retx) = (0, 0u64, false);
+        for &f in frames {
+            bytes += self.frame_bytes(f);
+            data += f.1 as u64;
+            retx |= f.2;
+        }
+        let mut size = SHORT_HEADER + pn_len + bytes.max(1) + AEAD_TAG; // a PING: 1 byte
+                                                                        // STREAM_DATA_BLOCKED, when it fits
         let blocked = blocked && size + wire::blocked_frame(self.peer_limit) <= self.cfg.max_datagram;
         if blocked {
             size += wire::blocked_frame(self.peer_limit);
         }
+        let path = &mut self.paths[p];
         let ecn = path.rec.ecn.codepoint();
-        let pn = path.rec.on_sent(now, size, frame.map(|f| (f.0, f.1)), probe, ecn);
-        path.stats.bytes_sent += len as u64;
+        let pn = path.rec.on_sent(now, size, first.map(|f| (f.0, f.1)), probe, ecn);
+        path.stats.bytes_sent += data;
         path.stats.retransmits += retx as u64;
+        let more = frames.len() > 1;
+        let mut id = 0;
+        if more {
+            let rest: Box<[StreamRange]> = frames[1..].iter().map(|f| (f.0, f.1)).collect();
+            path.rec.add_frames(pn, rest.clone());
+            id = self.frame_base.wrapping_add(self.frame_log.len() as u32);
+            self.frame_log.push_back(rest);
+            if self.frame_log.len() > ACK_LOG {
+                self.frame_log.pop_front();
+                self.frame_base = self.frame_base.wrapping_add(1);
+            }
+        }
         if let Some(q) = &mut self.qlog {
-            let mut frames = vec![match chunk {
-                Some(c) => {
+            let mut logged: Vec<serde_json::Value> = frames
+                .iter()
+                .map(|&(off, len, _)| {
+                    let c = self.streams.chunk(off, len as u64);
                     let s = &self.streams.streams[c.stream];
-                    let mut f = json!({"frame_type": "stream", "stream_id": s.id, "offset": offset - s.start, "length": len});
+                    let mut f = json!({"frame_type": "stream", "stream_id": s.id, "offset": off - s.start, "length": len});
                     if c.fin {
                         f["fin"] = json!(true);
                     }
                     f
-                }
-                None => json!({"frame_type": "ping"}),
-            }];
+                })
+                .collect();
+            if frames.is_empty() {
+                logged.push(json!({"frame_type": "ping"}));
+            }
             if blocked {
-                frames.push(json!({"frame_type": "stream_data_blocked", "stream_id": 0, "maximum": self.peer_limit}));
+                logged.push(json!({"frame_type": "stream_data_blocked", "stream_id": 0, "maximum": self.peer_limit}));
             }
             let mut data =
-                json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
+                json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": logged});
             if probe {
                 data["trigger"] = json!("pto_probe");
             }
             q.event(now, "quic:packet_sent", data);
         }
         let path = &mut self.paths[p];
-        let header = QuicHeader { pn, offset, sent_at: now, len, ack: 0, path: p as u8, is_ack: false, retx, blocked, ecn };
+        let header = QuicHeader { pn, offset, sent_at: now, len, ack: id, path: p as u8, is_ack: false, retx, blocked, more, ecn };
         tx.push(Action::Packet { sub: p as u8, route: path.fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }
 

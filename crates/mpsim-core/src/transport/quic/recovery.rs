@@ -27,7 +27,9 @@ struct Sent {
     sent_at: SimTime,
     /// Bytes counted in flight (the QUIC packet: the UDP payload).
     size: u32,
+    /// The packet's first STREAM frame; `more`: further frames, in [`Recovery`]'s `more`.
     stream: Option<StreamRange>,
+    more: bool,
     state: State,
     /// Sent ECT(0).
     ect0: bool,
@@ -64,6 +66,9 @@ pub struct RecoveryStats {
 pub struct Recovery {
     pub rtt: RttEstimator,
     sent: VecDeque<Sent>,
+    /// The STREAM frames beyond the first of outstanding packets that carry several, by
+    /// packet number (ascending; emptied as they are settled).
+    more: VecDeque<(u64, Box<[StreamRange]>)>,
     /// Packet number of `sent[0]`.
     base: u64,
     pub next_pn: u64,
@@ -96,6 +101,7 @@ impl Recovery {
         Recovery {
             rtt: RttEstimator::new(handshake_rtt),
             sent: VecDeque::new(),
+            more: VecDeque::new(),
             base: 0,
             next_pn: 0,
             largest_acked: None,
@@ -131,7 +137,7 @@ impl Recovery {
     pub fn on_sent(&mut self, now: SimTime, size: u32, stream: Option<StreamRange>, probe: bool, ecn: Ecn) -> u64 {
         let pn = self.next_pn;
         self.next_pn += 1;
-        self.sent.push_back(Sent { sent_at: now, size, stream, state: State::Outstanding, ect0: ecn == Ecn::Ect0 });
+        self.sent.push_back(Sent { sent_at: now, size, stream, more: false, state: State::Outstanding, ect0: ecn == Ecn::Ect0 });
         self.ecn.on_sent(ecn);
         self.bytes_in_flight += size as u64;
         self.ack_eliciting_in_flight += 1;
@@ -142,7 +148,25 @@ impl Recovery {
         pn
     }
 
-    /// The stream frame of the oldest outstanding packet (what a probe resends when there
+    /// The packet just sent (numbered `pn`, by [`Recovery::on_sent`]) carries `frames` beside its
+    /// first STREAM frame (several STREAM frames in one packet, RFC 9000 §12.4).
+    pub fn add_frames(&mut self, pn: u64, frames: Box<[StreamRange]>) {
+        debug_assert_eq!(pn + 1, self.next_pn);
+        self.sent.back_mut().expect("the packet just sent").more = true;
+        self.more.push_back((pn, frames));
+    }
+
+    /// Appends the frames of packet `pn` beyond its first (taking them) to `out`.
+    fn take_more(&mut self, pn: u64, out: &mut Vec<StreamRange>) {
+        let i = self.more.partition_point(|m| m.0 < pn);
+        debug_assert_eq!(self.more[i].0, pn);
+        out.extend(std::mem::take(&mut self.more[i].1).iter());
+        while self.more.front().is_some_and(|m| m.1.is_empty()) {
+            self.more.pop_front();
+        }
+    }
+
+    /// The first stream frame of the oldest outstanding packet (what a probe resends when there
     /// is nothing else).
     pub fn oldest_outstanding_stream(&self) -> Option<StreamRange> {
         self.sent.iter().find(|p| p.state == State::Outstanding).and_then(|p| p.stream)
@@ -207,6 +231,9 @@ impl Recovery {
                     largest_newly = Some(p.sent_at);
                 }
                 out.acked.extend(p.stream);
+                if p.more {
+                    self.take_more(pn, &mut out.acked);
+                }
                 // RFC 9002 §7.3.2: packets sent before the recovery period began do not grow
                 // the window
                 if self.sent_in_period(pn) {
@@ -287,6 +314,9 @@ impl Recovery {
                 let p = self.settle(i, State::Lost);
                 self.stats.packets_lost += 1;
                 out.lost.extend(p.stream);
+                if p.more {
+                    self.take_more(pn, &mut out.lost);
+                }
                 out.lost_packets.push((pn, p.size));
                 lost.push((pn, p.sent_at));
             } else {
@@ -377,6 +407,9 @@ impl Recovery {
                 let p = self.settle(i, State::Lost);
                 self.stats.packets_lost += 1;
                 out.lost.extend(p.stream);
+                if p.more {
+                    self.take_more(self.base + i as u64, &mut out.lost);
+                }
                 out.lost_packets.push((self.base + i as u64, p.size));
             }
         }

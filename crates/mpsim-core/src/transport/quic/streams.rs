@@ -209,6 +209,7 @@ impl Streams {
 
     /// Bytes `[off, end)` of the stream holding `off` arrived; `held` is every byte the
     /// receiver holds. Returns how many bytes the application newly read and what it got.
+    #[inline]
     pub fn on_received(&mut self, off: u64, held: &RangeSet) -> (u64, Delivery) {
         let k = self.index_of(off);
         let s = &mut self.streams[k];

@@ -27,6 +27,9 @@ impl Transport for QuicConn {
     fn poll_transmit(&mut self, now: SimTime, tx: &mut impl Sink) {
         QuicConn::poll_transmit(self, now, tx);
     }
+    fn take_message(&mut self) -> Option<u64> {
+        QuicConn::take_message(self)
+    }
     #[inline]
     fn written(&self) -> u64 {
         QuicConn::written(self)
