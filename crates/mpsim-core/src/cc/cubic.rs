@@ -327,13 +327,17 @@ impl CongestionControl for Cubic {
         // the data sent so far, as delivered and in flight before this ACK (`snd_nxt`)
         let sent = self.hystart.delivered + ctx.in_flight;
         self.hystart.delivered += ctx.bytes_acked;
-        if w.in_slow_start() && self.hystart.delivered > self.hystart.round_end {
+        let sample = self.pending_rtt.take();
+        if self.hystart.found || !w.in_slow_start() {
+            return w;
+        }
+        if self.hystart.delivered > self.hystart.round_end {
             // a new round once the data sent at the start of this one is acknowledged
             self.hystart.reset(ctx.now, sent);
         }
-        let Some(delay) = self.pending_rtt.take() else { return w };
+        let Some(delay) = sample else { return w };
         let cwnd = w.cwnd / w.mss.max(1);
-        if !self.hystart.found && w.in_slow_start() && cwnd >= HYSTART_LOW_WINDOW && self.hystart_update(delay, ctx.now) {
+        if cwnd >= HYSTART_LOW_WINDOW && self.hystart_update(delay, ctx.now) {
             w.ssthresh = cwnd * w.mss;
         }
         w
