@@ -34,12 +34,11 @@
 //! while mpsim restarts them on every ACK of slow start, so that they start with a flight:
 //! measured against Linux 6.18 (benches/results/slow_start_exit.md), the former makes
 //! mpsim's delay test fire at a window of 72 on `tcp_long_deep` where the kernel's ACK train
-//! fires at 487 (mpsim: 486 with rounds from the first ACK); a round
-//! of HyStart ends when more bytes have been delivered (cumulatively or by SACK) than were
-//! delivered and in flight at its start (Linux compares the ACK number with the `snd_nxt` of
-//! then, which the controller does not see; the two agree without losses), and Linux's
-//! cube root is a table lookup plus one Newton step (within 0.2 %), here an exact integer
-//! cube root.
+//! fires at 487 (mpsim: 486 with rounds from the first ACK); a round of HyStart ends when
+//! more bytes have been delivered (cumulatively or by SACK) than were delivered and in flight
+//! before the ACK that started it (Linux compares the ACK number with the `snd_nxt` of then,
+//! which the controller does not see; the two agree without losses); and Linux's cube root
+//! is a table lookup plus one Newton step (within 0.2 %), here an exact integer cube root.
 
 use super::{AckContext, CongestionControl, CongestionEvent, LossContext, Window};
 use crate::time::{Dur, SimTime};
