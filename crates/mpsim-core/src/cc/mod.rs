@@ -189,6 +189,20 @@ pub trait CongestionControl {
         false
     }
 
+    /// Every ACK, in any state, after `on_rtt_sample` took its RTT sample if it carries one and
+    /// before the window's answer to it (`on_ack`, a loss response): Linux's `pkts_acked`,
+    /// which `tcp_clean_rtx_queue` runs whether or not the window may grow. `bytes_acked` as for
+    /// `on_delivery`. Returns the window (CUBIC's HyStart ends slow start here, by setting
+    /// ssthresh). Called only if `wants_every_ack` says so.
+    fn on_every_ack(&mut self, w: Window, _ctx: &AckContext) -> Window {
+        w
+    }
+
+    /// Whether `on_every_ack` does anything (the sender skips building its context otherwise).
+    fn wants_every_ack(&self) -> bool {
+        false
+    }
+
     /// Loss recovery ended (the recovery point was acknowledged).
     fn on_recovery_exit(&mut self, w: Window) -> Window {
         w
@@ -317,6 +331,22 @@ macro_rules! controllers {
                 match self {
                     $(Controller::$ty(c) => c.on_delivery(ctx),)+
                     Controller::Custom(c) => c.on_delivery(ctx),
+                }
+            }
+
+            #[inline]
+            pub fn wants_every_ack(&self) -> bool {
+                match self {
+                    $(Controller::$ty(c) => c.wants_every_ack(),)+
+                    Controller::Custom(c) => c.wants_every_ack(),
+                }
+            }
+
+            #[inline]
+            pub fn on_every_ack(&mut self, w: Window, ctx: &AckContext) -> Window {
+                match self {
+                    $(Controller::$ty(c) => c.on_every_ack(w, ctx),)+
+                    Controller::Custom(c) => c.on_every_ack(w, ctx),
                 }
             }
 

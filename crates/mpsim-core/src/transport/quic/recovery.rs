@@ -285,6 +285,9 @@ impl Recovery {
         if self.cc.wants_deliveries() {
             self.cc.on_delivery(&ctx);
         }
+        if self.cc.wants_every_ack() {
+            self.w = self.cc.on_every_ack(self.w, &ctx);
+        }
         if grow_bytes > 0 && !self.in_recovery {
             self.w = self.cc.on_ack(self.w, &ctx);
             self.w.cwnd = self.w.cwnd.max(self.min_window());

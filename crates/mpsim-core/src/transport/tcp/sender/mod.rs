@@ -857,6 +857,10 @@ impl TcpSender {
             let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
             self.cc.on_delivery(&ctx);
         }
+        if self.cc.wants_every_ack() {
+            let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
+            self.w = self.cc.on_every_ack(self.w, &ctx);
+        }
         if quiet {
             // what the general path below does for this ACK, without its idle checks
             debug_assert!(h.dsack().is_none() && self.sacked_ranges.is_empty() && self.dupacks == 0);

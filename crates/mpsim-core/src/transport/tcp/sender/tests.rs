@@ -524,3 +524,44 @@ fn a_loss_during_cwr_does_not_reduce_again() {
     assert_eq!((s.state(), s.stats.ecn_reductions, s.ssthresh()), (CaState::Recovery, 1, after_ecn));
     assert!(s.check_invariants().is_ok());
 }
+
+/// CUBIC's slow start behind a receive window of 30 segments, one ACK per segment every
+/// 2.5 ms at least (no ACK train): the path's RTT is 100 ms for the segments sent before
+/// `rise_at` and 130 ms after. Returns the window when slow start ended, the time, and the
+/// flight then (None if it never ended within 3 s).
+fn cubic_behind_a_receive_window(rise_at: SimTime) -> Option<(u64, SimTime, u64)> {
+    let cfg = SenderConfig { mss: MSS as u32, initial_window: 10, ..SenderConfig::default() };
+    let mut s = TcpSender::new(&cfg, Controller::by_name("cubic").unwrap());
+    s.write(100_000 * MSS);
+    let rwnd = 30 * MSS;
+    let sent = |s: &mut TcpSender, now: SimTime| drain(s, now).into_iter().map(move |t| (t.seq + t.len as u64, now)).collect::<Vec<_>>();
+    let mut out: std::collections::VecDeque<(u64, SimTime)> = sent(&mut s, SimTime::ZERO).into();
+    let mut last = SimTime::ZERO;
+    while let Some((end, at)) = out.pop_front() {
+        let rtt = Dur::from_millis(if at >= rise_at { 130 } else { 100 });
+        let now = (at + rtt).max(last + Dur(2_500_000));
+        last = now;
+        let in_flight = s.in_flight();
+        s.on_ack(now, &AckHeader::new(end, rwnd));
+        if !s.window().in_slow_start() {
+            return Some((s.ssthresh() / MSS, now, in_flight / MSS));
+        }
+        if now > SimTime(Dur::from_secs(3).0) {
+            return None;
+        }
+        out.extend(sent(&mut s, now));
+    }
+    None
+}
+
+#[test]
+fn cubic_leaves_slow_start_by_hystart_when_the_receive_window_limits() {
+    // the flight stays at 30 segments and the window grows while it is below twice that
+    // (Linux `tcp_is_cwnd_limited`): 60, reached within 0.5 s; without a rise it never ends
+    assert_eq!(cubic_behind_a_receive_window(SimTime(Dur::from_secs(10).0)), None);
+    // the delay rises at 1 s, when no ACK grows the window any more: HyStart's delay test
+    // still hears every ACK's RTT sample (Linux `pkts_acked`) and ends slow start there
+    let (cwnd, at, in_flight) = cubic_behind_a_receive_window(SimTime(Dur::from_secs(1).0)).expect("HyStart must end slow start");
+    assert_eq!((cwnd, in_flight), (60, 30), "ssthresh = cwnd, twice the flight");
+    assert!(at > SimTime(Dur::from_millis(1130).0) && at < SimTime(Dur::from_millis(1400).0), "left at {at:?}");
+}
