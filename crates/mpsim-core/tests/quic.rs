@@ -100,6 +100,14 @@ fn bad_quic_flows_are_refused_with_a_reason() {
         ("tcp = { ecn = true }", "quic = { ecn = true }"),
         ("quic = { ecn = 1 }", "expected true or false"),
         ("quic = { ecm = true }", "ecm"),
+        ("quic = { ack_frequency = { threshold = -1 } }", "flow[0].quic.ack_frequency.threshold"),
+        ("quic = { ack_frequency = { reordering = 1001 } }", "flow[0].quic.ack_frequency.reordering"),
+        ("quic = { ack_frequency = { max_ack_delay = \"500us\" } }", "min_ack_delay"),
+        ("quic = { ack_frequency = { max_ack_delay = \"20s\" } }", "flow[0].quic.ack_frequency.max_ack_delay"),
+        ("quic = { ack_frequency = { policy = \"rtt\" } }", "flow[0].quic.ack_frequency.policy"),
+        ("quic = { ack_frequency = { policy = \"window\", threshold = 4 } }", "flow[0].quic.ack_frequency.threshold"),
+        ("quic = { ack_frequency = { treshold = 4 } }", "did you mean 'threshold'"),
+        ("quic = { ack_frequency = 10 }", "flow[0].quic.ack_frequency"),
     ];
     for (extra, why) in cases {
         let text =
@@ -114,6 +122,43 @@ fn bad_quic_flows_are_refused_with_a_reason() {
     assert!(e.contains("tcp, udp, sctp or quic"), "{e}");
     let e = Scenario::from_toml(&one_link("10s", "", "quic = { ecn = true }"), "t").unwrap_err().to_string();
     assert!(e.contains("flow[0].quic") && e.contains("only a QUIC flow"), "{e}");
+}
+
+#[test]
+fn ack_frequency_sends_fewer_acks_and_keeps_the_goodput_on_a_clean_path() {
+    // 10 Mbit/s, 10 ms, 20 s: RFC 9000's every second packet, then the receiver asked for
+    // one ACK per 11 packets, and the window policy
+    let run = |quic: &str| {
+        let out = run_checked(&parse(&quic_one_link("20s", "", quic)));
+        let f = &out.summary.flows[0];
+        let q = f.quic.as_ref().unwrap();
+        (q.acks_sent[0] as f64 / f.segments_sent as f64, f.goodput_bps, q.ack_frequency_frames)
+    };
+    let (base_ratio, base_goodput, none) = run("");
+    let (ratio, goodput, frames) = run("quic = { ack_frequency = { threshold = 10 } }");
+    let (policy_ratio, policy_goodput, policy_frames) = run("quic = { ack_frequency = { policy = \"window\" } }");
+    assert_eq!(none, None);
+    assert!((0.45..0.55).contains(&base_ratio), "{base_ratio}");
+    assert!(ratio < 0.1, "threshold 10: {ratio} ACK packets per data packet");
+    assert!(policy_ratio < 0.13, "window policy: {policy_ratio}");
+    assert_eq!(frames, Some(1), "one frame, at the start");
+    assert!(policy_frames.unwrap() > 1, "the policy follows the window");
+    assert!(goodput >= base_goodput * 0.995, "{goodput} against {base_goodput}");
+    assert!(policy_goodput >= base_goodput * 0.995, "{policy_goodput} against {base_goodput}");
+}
+
+#[test]
+fn with_ack_frequency_a_lossy_transfer_still_completes() {
+    for af in ["{ threshold = 10, reordering = 3 }", "{ policy = \"window\", reordering = 0 }"] {
+        let out = run_checked(&parse(&quic_one_link(
+            "60s",
+            "loss = \"2%\"",
+            &format!("app = {{ kind = \"bulk\", bytes = \"2MB\" }}\nquic = {{ ack_frequency = {af} }}"),
+        )));
+        let f = &out.summary.flows[0];
+        assert!(f.complete, "{af}: {} of 2 MB", f.bytes_delivered);
+        assert!(f.quic.as_ref().unwrap().packets_lost[0] > 0, "{af}");
+    }
 }
 
 // ----- Multipath QUIC -----

@@ -3,6 +3,9 @@
 //! without a simulated handshake (the connection starts, as mpsim's TCP does, with the
 //! handshake done and its round trip as the first RTT sample). See docs/quic.md.
 //!
+//! * `ack_frequency.rs`: the ACK frequency extension (draft-ietf-quic-ack-frequency-10):
+//!   the sender's ACK_FREQUENCY requests (fixed or the `window` policy), what the receiver
+//!   applies;
 //! * `wire.rs`: wire sizes of headers and frames, RFC 9002's constants;
 //! * `ranges.rs`: merged integer ranges (packet numbers received, stream bytes);
 //! * `ecn.rs`: ECN counts and their validation (RFC 9000 §13.4);
@@ -19,6 +22,7 @@
 //! * `transport.rs`: the [`Transport`](crate::transport::Transport) implementation and the
 //!   flow summary.
 
+pub mod ack_frequency;
 pub mod conn;
 pub mod ecn;
 pub mod path_status;
