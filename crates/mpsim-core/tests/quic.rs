@@ -420,3 +420,40 @@ fn path_status_refuses_what_it_cannot_apply() {
     let err = Scenario::from_toml(&one, "test").expect_err("one path").to_string();
     assert!(err.contains("only a Multipath QUIC flow"), "{err}");
 }
+
+// ----- pacing -----
+
+/// The largest queue, packets, the link's series saw (sampled every millisecond).
+fn max_queue(out: &mpsim_core::Output) -> u64 {
+    match out.link_series.column("queue_packets") {
+        Some(mpsim_core::metrics::Column::U64(v)) => v.iter().copied().max().unwrap_or(0),
+        _ => panic!("no queue series"),
+    }
+}
+
+#[test]
+fn pacing_keeps_the_queue_of_a_deep_buffer_smaller_at_a_loss_free_start() {
+    // 10 Mbit/s, 20 ms, 2,000 packets of buffer, the first 600 ms (no loss yet). With
+    // RFC 9000's ACK every second packet the slow start's ACK clock never lets more than a
+    // few packets go at once, within noq's burst of 10, and pacing changes nothing; with an
+    // ACK every 31 packets (ack_frequency threshold 30) each ACK releases a burst of 31
+    // unpaced, of 10 paced.
+    let run = |quic: &str| {
+        let text = quic_one_link("600ms", "", quic)
+            .replace("queue = \"100pkt\"", "queue = \"2000pkt\"")
+            .replace("trace = true", "interval = \"1ms\"");
+        let out = run_checked(&parse(&text));
+        let f = &out.summary.flows[0];
+        assert_eq!(f.quic.as_ref().unwrap().packets_lost[0], 0, "{quic}: a loss-free start");
+        (max_queue(&out), f.bytes_delivered)
+    };
+    let (unpaced, d0) = run("quic = { ack_frequency = { threshold = 30 } }");
+    let (paced, d1) = run("quic = { ack_frequency = { threshold = 30 }, pacing = true }");
+    eprintln!("ACK every 31 packets: largest queue {unpaced} packets unpaced, {paced} paced; {d0} and {d1} bytes delivered");
+    assert!(paced < unpaced, "paced {paced}, unpaced {unpaced}");
+    assert!(d1 as f64 >= d0 as f64 * 0.95, "{d1} against {d0}");
+    let (unpaced, d0) = run("");
+    let (paced, d1) = run("quic = { pacing = true }");
+    eprintln!("ACK every 2 packets: largest queue {unpaced} packets unpaced, {paced} paced; {d0} and {d1} bytes delivered");
+    assert_eq!((paced, d1), (unpaced, d0), "the ACK clock keeps bursts within the pacer's");
+}

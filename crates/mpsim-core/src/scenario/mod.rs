@@ -125,8 +125,8 @@ pub enum TransportSpec {
     Sctp(Box<crate::transport::sctp::SctpConfig>),
     /// A QUIC connection with one bulk stream (`transport = "quic"`): over one path
     /// (`path`), or Multipath QUIC over the flow's paths (`paths`) with its `scheduler`;
-    /// `ecn`, `priorities`, `path_status` and `ack_frequency` from its `quic` table; `backup[i]`:
-    /// path i is a backup path.
+    /// `ecn`, `priorities`, `path_status`, `ack_frequency` and `pacing` from its `quic` table;
+    /// `backup[i]`: path i is a backup path.
     Quic {
         scheduler: Option<String>,
         ecn: bool,
@@ -134,6 +134,7 @@ pub enum TransportSpec {
         backup: Vec<bool>,
         path_status: Vec<PathStatusChange>,
         ack_frequency: Option<crate::transport::quic::ack_frequency::AckFrequencySpec>,
+        pacing: bool,
     },
 }
 

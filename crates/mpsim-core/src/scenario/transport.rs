@@ -84,6 +84,7 @@ impl Reader<'_> {
         let tcp = self.flow_tcp(&t, key, tcp_defaults, sctp.as_ref())?;
         let (ecn, priorities, path_status) = self.quic_settings(&t, key, is_quic, &path_names)?;
         let ack_frequency = self.quic_ack_frequency(&t, key)?;
+        let pacing = self.quic_pacing(&t, key)?;
         if is_quic && tcp.mss + tcp.header < crate::transport::quic::wire::MIN_IP_PACKET {
             return Err(self.e(
                 &join(key, "tcp"),
@@ -96,7 +97,7 @@ impl Reader<'_> {
         }
         let transport = match (sctp, scheduler) {
             (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
-            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler, ecn, priorities, backup, path_status, ack_frequency },
+            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler, ecn, priorities, backup, path_status, ack_frequency, pacing },
             (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),
             (None, None) if is_udp => TransportSpec::Udp,
             (None, None) => TransportSpec::Tcp,
@@ -133,7 +134,7 @@ impl Reader<'_> {
         if !is_quic {
             return Err(self.e(&qk, "only a QUIC flow (`transport = \"quic\"`) has a `quic` table"));
         }
-        let q = self.table(v, &qk, &["ecn", "priorities", "path_status", "ack_frequency"])?;
+        let q = self.table(v, &qk, &["ecn", "priorities", "path_status", "ack_frequency", "pacing"])?;
         let flag = |name: &str, default: bool| match q.map.get(name) {
             None => Ok(default),
             Some(b) => b.as_bool().ok_or_else(|| self.e(&join(&qk, name), format!("expected true or false, found {}", kind(b)))),
@@ -170,6 +171,14 @@ impl Reader<'_> {
             changes.sort_by_key(|c| c.at);
         }
         Ok((ecn, priorities, changes))
+    }
+
+    /// A QUIC flow's `quic.pacing` (RFC 9002 §7.7; default false).
+    fn quic_pacing(&self, t: &Table, key: &str) -> Result<bool, ScenarioError> {
+        match t.map.get("quic").and_then(|q| q.get("pacing")) {
+            None => Ok(false),
+            Some(b) => b.as_bool().ok_or_else(|| self.e(&join(key, "quic.pacing"), format!("expected true or false, found {}", kind(b)))),
+        }
     }
 
     /// A QUIC flow's `quic.ack_frequency` (draft-ietf-quic-ack-frequency-10): fixed values

@@ -20,6 +20,7 @@
 
 use super::ack_frequency::{AckFrequency, AckFrequencySpec, Requested};
 use super::ecn::{EcnCounts, EcnSender};
+use super::pacing::Pacer;
 use super::path_status::PathStatus;
 use super::qlog::Qlog;
 use super::ranges::RangeSet;
@@ -142,6 +143,9 @@ pub struct QuicPath {
     pub backup: bool,
     /// When the path was abandoned (PATH_ABANDON): it carries nothing after that.
     pub abandoned_at: Option<SimTime>,
+    /// With `quic.pacing`: the path's pacer and its pending wake-up.
+    pub pacer: Option<Pacer>,
+    pace_event: Option<SimTime>,
 }
 
 impl QuicPath {
@@ -162,6 +166,8 @@ impl QuicPath {
             challenged_at: None,
             backup: false,
             abandoned_at: None,
+            pacer: None,
+            pace_event: None,
         }
     }
 
@@ -200,6 +206,19 @@ impl QuicPath {
             segments_sent: r.stats.packets_sent,
             retransmits: self.stats.retransmits,
             pacing_rate: None,
+        }
+    }
+
+    /// Whether the path's pacer holds its next full packet (`mds` bytes) at `now`; its
+    /// wake-up (timer `Pace` of path `p`) is then armed.
+    fn pacing_holds(&mut self, now: SimTime, p: usize, mds: u64, tx: &mut impl Sink) -> bool {
+        let Some(pacer) = &mut self.pacer else { return false };
+        match pacer.delay(now, self.rec.rtt.smoothed, self.rec.w.cwnd, mds, mds) {
+            None => false,
+            Some(at) => {
+                arm(tx, &mut self.pace_event, Some(at), p, TimerKind::Pace);
+                true
+            }
         }
     }
 
@@ -311,6 +330,18 @@ impl QuicConn {
             immediate_ack: false,
             requested: None,
         }
+    }
+
+    /// Pacing (`quic.pacing`, RFC 9002 §7.7): each path's packets through a pacer
+    /// (`pacing.rs`).
+    pub fn with_pacing(mut self, on: bool) -> QuicConn {
+        if on {
+            let mds = self.cfg.max_datagram as u64;
+            for p in &mut self.paths {
+                p.pacer = Some(Pacer::new(SimTime::ZERO, p.rec.rtt.smoothed, p.rec.w.cwnd, mds));
+            }
+        }
+        self
     }
 
     /// The ACK frequency extension (`quic.ack_frequency`): ACK_FREQUENCY frames asking the
@@ -717,6 +748,10 @@ impl QuicConn {
                 self.arm_loss_timer(p, tx);
             }
             TimerKind::PathStatus => self.on_path_status(now, p, tx),
+            TimerKind::Pace => {
+                self.paths[p].pace_event = None;
+                self.poll_transmit(now, tx);
+            }
             TimerKind::DelAck => {
                 let rx = &mut self.paths[p].rx;
                 rx.timer_event = None;
@@ -922,6 +957,9 @@ impl QuicConn {
         let full = self.cfg.max_datagram;
         self.send_ack_frequency(now, tx);
         while self.paths[p].rec.can_send(full) {
+            if self.paths[p].pacer.is_some() && self.has_frame() && self.paths[p].pacing_holds(now, p, full as u64, tx) {
+                break;
+            }
             let Some(frame) = self.next_frame(p) else { break };
             self.transmit(now, p, Some(frame), false, tx);
         }
@@ -995,7 +1033,10 @@ impl QuicConn {
                 };
                 match sched.pick(&ctx) {
                     Decision::Send(i) if i < self.paths.len() && self.views[i].usable => {
-                        if self.paths[i].rec.can_send(full) && (backups || !self.paths[i].backup) {
+                        if self.paths[i].rec.can_send(full)
+                            && (backups || !self.paths[i].backup)
+                            && !self.paths[i].pacing_holds(now, i, full as u64, tx)
+                        {
                             copies = if copies_asked { sched.copies(&ctx, i) } else { 0 };
                             chosen = Some(i);
                             break;
@@ -1143,6 +1184,9 @@ impl QuicConn {
         }
         let ack = if immediate { IMMEDIATE_ACK_PACKET } else { 0 };
         let path = &mut self.paths[p];
+        if let Some(pacer) = &mut path.pacer {
+            pacer.on_sent(size as u64);
+        }
         let header = QuicHeader { pn, offset, sent_at: now, len, ack, path: p as u8, is_ack: false, retx, blocked, ecn };
         tx.push(Action::Packet { sub: p as u8, route: path.fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }

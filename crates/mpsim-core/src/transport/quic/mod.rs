@@ -16,6 +16,7 @@
 //!   data goes next (priorities, RFC 9218), stream credit and MAX_STREAMS, per-stream delivery;
 //! * `conn.rs`: the connection: packets, connection flow control, ACK generation,
 //!   retransmission;
+//! * `pacing.rs`: pacing (RFC 9002 §7.7) with noq's token bucket (`quic.pacing`);
 //! * `path_status.rs`: Multipath QUIC's path status changes during a run
 //!   (PATH_STATUS_BACKUP, PATH_STATUS_AVAILABLE);
 //! * `qlog.rs`: the connection's qlog trace (`[metrics] qlog`);
@@ -25,6 +26,7 @@
 pub mod ack_frequency;
 pub mod conn;
 pub mod ecn;
+pub mod pacing;
 pub mod path_status;
 pub mod qlog;
 pub mod ranges;

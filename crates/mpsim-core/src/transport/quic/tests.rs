@@ -829,3 +829,43 @@ fn a_lost_ack_frequency_frame_is_sent_again_with_a_new_sequence_number() {
     assert_eq!(again[0].offset, 1);
     assert_eq!(q.paths[0].rec.max_ack_delay, ms(40));
 }
+
+// ----- pacing -----
+
+/// Departure times of the first `n` packets of a sender whose window is 100 packets,
+/// following its pacing wake-ups.
+fn departures(pacing: bool, n: usize) -> Vec<(SimTime, u32)> {
+    let mut q = conn().with_pacing(pacing);
+    q.paths[0].rec.w.cwnd = 100 * 1472;
+    q.write(1 << 24);
+    let mut out = Vec::new();
+    let mut now = SimTime::ZERO;
+    let mut tx = Tx::default();
+    q.poll_transmit(now, &mut tx);
+    while out.len() < n {
+        out.extend(take(&mut tx, false).into_iter().map(|(_, size)| (now, size)));
+        let Some(wake) = timers(&tx, TimerKind::Pace).into_iter().min() else { break };
+        tx.out.clear();
+        now = wake;
+        q.on_timer(now, 0, TimerKind::Pace, &mut tx);
+    }
+    out
+}
+
+#[test]
+fn a_paced_sender_sends_bursts_spaced_at_the_rate() {
+    // 100 packets per 100 ms RTT: N = 1.25 gives 1.25 packets per ms, bursts of 10 packets
+    let d = departures(true, 60);
+    let rate = 1.25 * 100.0 * 1472.0 / 0.1; // bytes per second
+    for k in 10..60 {
+        let burst: u32 = d[k - 10..k].iter().map(|p| p.1 - 28).sum();
+        let gap = (d[k].0 - d[k - 10].0).0 as f64 / 1e9;
+        assert!(gap >= burst as f64 / rate * 0.99, "packet {k}: {gap} s after the packet 10 before, {burst} bytes at {rate} B/s");
+    }
+    assert!(d[..10].iter().all(|p| p.0 == SimTime::ZERO), "the first burst at once");
+    assert!(d[10].0 > SimTime::ZERO);
+    // unpaced: the whole window at once
+    let u = departures(false, 100);
+    assert_eq!(u.len(), 100);
+    assert!(u.iter().all(|p| p.0 == SimTime::ZERO));
+}
