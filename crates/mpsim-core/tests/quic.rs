@@ -108,6 +108,7 @@ fn bad_quic_flows_are_refused_with_a_reason() {
         ("quic = { ack_frequency = { policy = \"window\", threshold = 4 } }", "flow[0].quic.ack_frequency.threshold"),
         ("quic = { ack_frequency = { treshold = 4 } }", "did you mean 'threshold'"),
         ("quic = { ack_frequency = 10 }", "flow[0].quic.ack_frequency"),
+        ("quic = { pacing = \"yes\" }", "flow[0].quic.pacing"),
     ];
     for (extra, why) in cases {
         let text =
@@ -433,7 +434,8 @@ fn max_queue(out: &mpsim_core::Output) -> u64 {
 
 #[test]
 fn pacing_keeps_the_queue_of_a_deep_buffer_smaller_at_a_loss_free_start() {
-    // 10 Mbit/s, 20 ms, 2,000 packets of buffer, the first 600 ms (no loss yet). With
+    // 10 Mbit/s, 20 ms, 2,000 packets of buffer, the first 600 ms (no loss yet); pacing is
+    // on by default. With
     // RFC 9000's ACK every second packet the slow start's ACK clock never lets more than a
     // few packets go at once, within noq's burst of 10, and pacing changes nothing; with an
     // ACK every 31 packets (ack_frequency threshold 30) each ACK releases a burst of 31
@@ -447,13 +449,13 @@ fn pacing_keeps_the_queue_of_a_deep_buffer_smaller_at_a_loss_free_start() {
         assert_eq!(f.quic.as_ref().unwrap().packets_lost[0], 0, "{quic}: a loss-free start");
         (max_queue(&out), f.bytes_delivered)
     };
-    let (unpaced, d0) = run("quic = { ack_frequency = { threshold = 30 } }");
+    let (unpaced, d0) = run("quic = { ack_frequency = { threshold = 30 }, pacing = false }");
     let (paced, d1) = run("quic = { ack_frequency = { threshold = 30 }, pacing = true }");
     eprintln!("ACK every 31 packets: largest queue {unpaced} packets unpaced, {paced} paced; {d0} and {d1} bytes delivered");
     assert!(paced < unpaced, "paced {paced}, unpaced {unpaced}");
     assert!(d1 as f64 >= d0 as f64 * 0.95, "{d1} against {d0}");
-    let (unpaced, d0) = run("");
-    let (paced, d1) = run("quic = { pacing = true }");
+    let (unpaced, d0) = run("quic = { pacing = false }");
+    let (paced, d1) = run("");
     eprintln!("ACK every 2 packets: largest queue {unpaced} packets unpaced, {paced} paced; {d0} and {d1} bytes delivered");
     assert_eq!((paced, d1), (unpaced, d0), "the ACK clock keeps bursts within the pacer's");
 }

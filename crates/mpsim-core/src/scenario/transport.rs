@@ -173,10 +173,11 @@ impl Reader<'_> {
         Ok((ecn, priorities, changes))
     }
 
-    /// A QUIC flow's `quic.pacing` (RFC 9002 §7.7; default false).
+    /// A QUIC flow's `quic.pacing` (RFC 9002 §7.7; default true: noq, the implementation
+    /// `mpsim kernel` runs beside the model, always paces).
     fn quic_pacing(&self, t: &Table, key: &str) -> Result<bool, ScenarioError> {
         match t.map.get("quic").and_then(|q| q.get("pacing")) {
-            None => Ok(false),
+            None => Ok(true),
             Some(b) => b.as_bool().ok_or_else(|| self.e(&join(key, "quic.pacing"), format!("expected true or false, found {}", kind(b)))),
         }
     }
