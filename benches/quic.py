@@ -100,14 +100,15 @@ ACK_FREQUENCY = (
     ("threshold 2", {"threshold": 2}),
     ("threshold 10", {"threshold": 10}),
     ("window policy", {"policy": "window"}),
+    ("threshold 10, unpaced", {"threshold": 10}),
 )
 
 
-def ack_frequency_run(af: dict | None, rtt_ms: int, loss: float, seed: int) -> tuple[float, float, int]:
+def ack_frequency_run(af: dict | None, rtt_ms: int, loss: float, seed: int, pacing: bool) -> tuple[float, float, int]:
     """Goodput (bit/s), ACK packets per data packet and ACK_FREQUENCY frames of one QUIC flow."""
-    flow: dict = {"name": "f", "path": "p", "cc": "reno", "transport": "quic"}
+    flow: dict = {"name": "f", "path": "p", "cc": "reno", "transport": "quic", "quic": {"pacing": pacing}}
     if af is not None:
-        flow["quic"] = {"ack_frequency": af}
+        flow["quic"]["ack_frequency"] = af
     d = {
         "duration": "120s",
         "seed": seed,
@@ -130,7 +131,7 @@ def main_ack_frequency() -> None:
         for loss in (0.0, 1.0):
             base = None
             for name, af in ACK_FREQUENCY:
-                runs = [ack_frequency_run(af, rtt, loss, s) for s in SEEDS]
+                runs = [ack_frequency_run(af, rtt, loss, s, "unpaced" not in name) for s in SEEDS]
                 g, ratio, frames = (statistics.mean(r[k] for r in runs) for k in range(3))
                 base = base or g
                 rows.append(f"| {rtt} ms | {loss:g}% | {name} | {ratio:.3f} | {frames:.1f} | {g / 1e6:.3f} | {g / base:.3f} |")
