@@ -30,7 +30,11 @@ pub struct Pacer {
 
 /// The bucket's size for a window of `cwnd` bytes over `srtt`, packets of `mds` bytes.
 fn capacity(srtt: Dur, cwnd: u64, mds: u64) -> u64 {
-    let c = (cwnd as u128 * BURST_INTERVAL_NS / srtt.0.max(1) as u128).min(u64::MAX as u128) as u64;
+    // in 64 bits while the product fits (the window changes with nearly every ACK)
+    let c = match cwnd.checked_mul(BURST_INTERVAL_NS as u64) {
+        Some(x) => x / srtt.0.max(1),
+        None => (cwnd as u128 * BURST_INTERVAL_NS / srtt.0.max(1) as u128).min(u64::MAX as u128) as u64,
+    };
     c.clamp(MIN_BURST * mds, MAX_BURST * mds)
 }
 
