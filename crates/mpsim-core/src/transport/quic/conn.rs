@@ -211,6 +211,7 @@ impl QuicPath {
 
     /// Whether the path's pacer holds its next full packet (`mds` bytes) at `now`; its
     /// wake-up (timer `Pace` of path `p`) is then armed.
+    #[inline]
     fn pacing_holds(&mut self, now: SimTime, p: usize, mds: u64, tx: &mut impl Sink) -> bool {
         let Some(pacer) = &mut self.pacer else { return false };
         match pacer.delay(now, self.rec.rtt.smoothed, self.rec.w.cwnd, mds, mds) {
@@ -623,7 +624,9 @@ impl QuicConn {
         let sibs = self.siblings();
         let ecn_before = self.paths[p].rec.ecn.state;
         let settled = self.paths[p].rec.on_ack(now, &rec.ranges, rec.ack_delay, rec.ecn, &sibs, p);
-        self.settle_ack_frequency(p, &rec.ranges, &settled.lost_packets);
+        if self.ack_frequency.is_some() {
+            self.settle_ack_frequency(p, &rec.ranges, &settled.lost_packets);
+        }
         if rec.path_response && !self.paths[p].validated {
             self.paths[p].validated = true;
             self.paths[p].validated_at = Some(now);
@@ -955,7 +958,9 @@ impl QuicConn {
         }
         let p = 0;
         let full = self.cfg.max_datagram;
-        self.send_ack_frequency(now, tx);
+        if self.ack_frequency.is_some() {
+            self.send_ack_frequency(now, tx);
+        }
         while self.paths[p].rec.can_send(full) {
             if self.paths[p].pacer.is_some() && self.has_frame() && self.paths[p].pacing_holds(now, p, full as u64, tx) {
                 break;
@@ -985,7 +990,9 @@ impl QuicConn {
     fn poll_multipath(&mut self, now: SimTime, tx: &mut impl Sink) {
         let full = self.cfg.max_datagram;
         self.arm_path_status(now, tx);
-        self.send_ack_frequency(now, tx);
+        if self.ack_frequency.is_some() {
+            self.send_ack_frequency(now, tx);
+        }
         for p in 0..self.paths.len() {
             if !self.paths[p].validated && self.paths[p].challenged_at.is_none() {
                 self.send_challenge(now, p, false, tx);
@@ -1035,7 +1042,7 @@ impl QuicConn {
                     Decision::Send(i) if i < self.paths.len() && self.views[i].usable => {
                         if self.paths[i].rec.can_send(full)
                             && (backups || !self.paths[i].backup)
-                            && !self.paths[i].pacing_holds(now, i, full as u64, tx)
+                            && (self.paths[i].pacer.is_none() || !self.paths[i].pacing_holds(now, i, full as u64, tx))
                         {
                             copies = if copies_asked { sched.copies(&ctx, i) } else { 0 };
                             chosen = Some(i);
