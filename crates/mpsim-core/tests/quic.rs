@@ -203,6 +203,26 @@ cc = "{cc}"
 }
 
 #[test]
+fn multipath_quic_applies_the_ack_frequency_to_every_path() {
+    let run = |quic: &str| {
+        let text = two_paths("lowest_rtt", "lia", "10Mbps", "10ms", "0%", "", quic).replace("\"60s\"", "\"20s\"");
+        let out = run_checked(&parse(&text));
+        let f = out.summary.flows[0].clone();
+        f
+    };
+    let base = run("");
+    let af = run("quic = { ack_frequency = { threshold = 10 } }");
+    for (k, (b, a)) in base.subflows.iter().zip(&af.subflows).enumerate() {
+        let per = |f: &mpsim_core::metrics::FlowSummary, s: &mpsim_core::metrics::SubflowSummary| {
+            f.quic.as_ref().unwrap().acks_sent[k] as f64 / s.segments_sent as f64
+        };
+        let (rb, ra) = (per(&base, b), per(&af, a));
+        assert!(ra < rb / 4.0, "path {k}: {ra} ACK packets per packet against {rb}");
+        assert!(a.goodput_bps > b.goodput_bps * 0.98, "path {k}");
+    }
+}
+
+#[test]
 fn two_disjoint_paths_carry_more_than_one_path_can() {
     let one = run_checked(&parse(&quic_one_link("20s", "", "cc = \"lia\"")));
     let text = two_paths("lowest_rtt", "lia", "10Mbps", "10ms", "0%", "", "").replace("\"60s\"", "\"20s\"");
