@@ -206,9 +206,7 @@ cc = "{cc}"
 fn multipath_quic_applies_the_ack_frequency_to_every_path() {
     let run = |quic: &str| {
         let text = two_paths("lowest_rtt", "lia", "10Mbps", "10ms", "0%", "", quic).replace("\"60s\"", "\"20s\"");
-        let out = run_checked(&parse(&text));
-        let f = out.summary.flows[0].clone();
-        f
+        run_checked(&parse(&text)).summary.flows[0].clone()
     };
     let base = run("");
     let af = run("quic = { ack_frequency = { threshold = 10 } }");
