@@ -1,8 +1,10 @@
-//! Pacing of a QUIC path's packets (RFC 9002 §7.7, `quic.pacing`), as noq 1.4.0 (quinn's
-//! pacer) does it: a token bucket that refills at N x cwnd / smoothed_rtt bytes per second
-//! with N = 1.25, and holds a burst of the window's share of 2 ms, at least 10 and at most 256
-//! full packets. A packet leaves while the bucket holds its bytes; once it does not, the path
-//! waits until the bucket is full again (a whole burst's worth) and sends the next burst.
+//! Pacing of a QUIC path's packets (RFC 9002 §7.7, `quic.pacing`), as noq 1.4.0's pacer
+//! (`noq-proto/src/connection/pacing.rs`, quinn's) does it: a token bucket that refills at
+//! N x cwnd / smoothed_rtt bytes per second with N = 1.25, and holds a burst of 2 ms at
+//! cwnd / smoothed_rtt, at least 10 and at most 256 full packets, but never more than 10 ms
+//! at that rate (and at least one packet). A packet leaves while the bucket holds its bytes;
+//! once it does not, the path waits until the bucket is full again (a whole burst's worth)
+//! and sends the next burst.
 //!
 //! Linux's earliest-departure-time pacing of the TCP sender (`tcp/rate.rs`) spaces every
 //! segment at the rate; noq's bucket lets bursts of at least ten packets go at once, so the
@@ -15,9 +17,11 @@ const RATE_NUM: u128 = 5;
 const RATE_DEN: u128 = 4;
 /// The burst: the window's share of this interval...
 const BURST_INTERVAL_NS: u128 = 2_000_000;
-/// ... in full packets, at least and at most.
+/// ... in full packets, at least and at most...
 pub const MIN_BURST: u64 = 10;
 pub const MAX_BURST: u64 = 256;
+/// ... and never more than the window's share of this interval (nor less than a packet).
+const MAX_BURST_INTERVAL_NS: u128 = 10_000_000;
 
 /// One path's token bucket.
 #[derive(Clone, Debug)]
@@ -30,12 +34,14 @@ pub struct Pacer {
 
 /// The bucket's size for a window of `cwnd` bytes over `srtt`, packets of `mds` bytes.
 fn capacity(srtt: Dur, cwnd: u64, mds: u64) -> u64 {
-    // in 64 bits while the product fits (the window changes with nearly every ACK)
-    let c = match cwnd.checked_mul(BURST_INTERVAL_NS as u64) {
+    // the window's share of `interval`, in 64 bits while the product fits (the window
+    // changes with nearly every ACK)
+    let share = |interval: u128| match cwnd.checked_mul(interval as u64) {
         Some(x) => x / srtt.0.max(1),
-        None => (cwnd as u128 * BURST_INTERVAL_NS / srtt.0.max(1) as u128).min(u64::MAX as u128) as u64,
+        None => (cwnd as u128 * interval / srtt.0.max(1) as u128).min(u64::MAX as u128) as u64,
     };
-    c.clamp(MIN_BURST * mds, MAX_BURST * mds)
+    let target = share(BURST_INTERVAL_NS).clamp(MIN_BURST * mds, MAX_BURST * mds);
+    target.min(share(MAX_BURST_INTERVAL_NS).max(mds))
 }
 
 impl Pacer {
@@ -56,10 +62,15 @@ impl Pacer {
         if self.tokens >= len || srtt == Dur::ZERO || cwnd == 0 {
             return None;
         }
+        // the tokens of the time since the last refill, rounded to the nearest byte; the
+        // time counts on until it brings one
         let elapsed = (now - self.refilled_at).0 as u128;
-        let fresh = cwnd as u128 * RATE_NUM * elapsed / (RATE_DEN * srtt.0 as u128);
+        let (num, den) = (cwnd as u128 * RATE_NUM * elapsed, RATE_DEN * srtt.0 as u128);
+        let fresh = (2 * num + den) / (2 * den);
         self.tokens = (self.tokens as u128 + fresh).min(self.capacity as u128) as u64;
-        self.refilled_at = now;
+        if fresh > 0 {
+            self.refilled_at = now;
+        }
         if self.tokens >= len {
             return None;
         }
@@ -92,10 +103,13 @@ mod tests {
     }
 
     #[test]
-    fn the_burst_is_two_milliseconds_of_the_window_within_10_and_256_packets() {
+    fn the_burst_is_two_milliseconds_of_the_window_within_10_and_256_packets_and_10_ms() {
         assert_eq!(capacity(ms(20), 100 * MDS, MDS), 10 * MDS, "10 packets per 2 ms of a 20 ms RTT: the floor");
         assert_eq!(capacity(ms(2), 100 * MDS, MDS), 100 * MDS);
         assert_eq!(capacity(ms(1), 1000 * MDS, MDS), 256 * MDS);
+        // 10 ms of 12 packets per 20 ms is 6 packets: below the floor of 10
+        assert_eq!(capacity(ms(20), 12 * MDS, MDS), 6 * MDS);
+        assert_eq!(capacity(ms(1000), 2 * MDS, MDS), MDS, "at least a packet");
     }
 
     #[test]
