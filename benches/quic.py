@@ -3,6 +3,7 @@
 
     python benches/quic.py                # prints the table of benches/results/quic.md
     python benches/quic.py --multipath    # Multipath QUIC against Multipath TCP (second table)
+    python benches/quic.py --ack-frequency  # QUIC's ACK frequency extension (docs/quic.md)
 
 One bulk flow, Reno for both (RFC 9002's NewReno for QUIC), over a 10 Mbit/s link whose queue
 holds 100 packets, one-way delay RTT/2, random loss on the data direction; 120 s with a 10 s
@@ -93,8 +94,54 @@ def main_multipath() -> None:
     print("\n".join(rows))
 
 
+# quic.ack_frequency cases: RFC 9000's receiver, fixed thresholds, the window policy
+ACK_FREQUENCY = (
+    ("RFC 9000 (none)", None),
+    ("threshold 2", {"threshold": 2}),
+    ("threshold 10", {"threshold": 10}),
+    ("window policy", {"policy": "window"}),
+    ("threshold 10, unpaced", {"threshold": 10}),
+)
+
+
+def ack_frequency_run(af: dict | None, rtt_ms: int, loss: float, seed: int, pacing: bool) -> tuple[float, float, int]:
+    """Goodput (bit/s), ACK packets per data packet and ACK_FREQUENCY frames of one QUIC flow."""
+    flow: dict = {"name": "f", "path": "p", "cc": "reno", "transport": "quic", "quic": {"pacing": pacing}}
+    if af is not None:
+        flow["quic"]["ack_frequency"] = af
+    d = {
+        "duration": "120s",
+        "seed": seed,
+        "metrics": {"warmup": "10s"},
+        "link": [{"name": "l", "rate": "10Mbps", "delay": f"{rtt_ms / 2}ms", "queue": "100pkt", "loss": f"{loss}%"}],
+        "path": [{"name": "p", "links": ["l"]}],
+        "flow": [flow],
+    }
+    f = mpsim.run(d, progress=False).summary["flows"][0]
+    q = f["quic"]
+    return f["goodput_bps"], q["acks_sent"][0] / f["segments_sent"], q.get("ack_frequency_frames", 0)
+
+
+def main_ack_frequency() -> None:
+    rows = [
+        "| RTT | loss | receiver | ACK packets per data packet | ACK_FREQUENCY frames | goodput (Mbit/s) | goodput / RFC 9000's |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for rtt in (20, 100):
+        for loss in (0.0, 1.0):
+            base = None
+            for name, af in ACK_FREQUENCY:
+                runs = [ack_frequency_run(af, rtt, loss, s, "unpaced" not in name) for s in SEEDS]
+                g, ratio, frames = (statistics.mean(r[k] for r in runs) for k in range(3))
+                base = base or g
+                rows.append(f"| {rtt} ms | {loss:g}% | {name} | {ratio:.3f} | {frames:.1f} | {g / 1e6:.3f} | {g / base:.3f} |")
+    print("\n".join(rows))
+
+
 if __name__ == "__main__":
     if "--multipath" in sys.argv[1:]:
         main_multipath()
+    elif "--ack-frequency" in sys.argv[1:]:
+        main_ack_frequency()
     else:
         main()

@@ -48,14 +48,25 @@ def test_every_shipped_quic_scenario_maps():
 def test_unmappable_quic_features_are_refused_in_one_message(tmp_path):
     text = (SCEN / "mpquic_2x10m.toml").read_text().replace('cc = "cubic"', 'cc = "lia"\nstop = "5s"')
     text = text.replace('scheduler = "in_order"', 'scheduler = "round_robin"')
-    text = text.replace('transport = "quic"', 'transport = "quic"\nquic = { path_status = [{ at = "2s", path = "p1", status = "backup" }] }\nbackup = ["p1"]')
+    text = text.replace(
+        'transport = "quic"',
+        'transport = "quic"\nquic = { path_status = [{ at = "2s", path = "p1", status = "backup" }], ack_frequency = { threshold = 10 }, pacing = false }\nbackup = ["p1"]',
+    )
     f = tmp_path / "bad.toml"
     f.write_text(text)
     with pytest.raises(mpsim.ScenarioError) as e:
         K.compare(f)
     msg = str(e.value)
     assert msg.startswith(f"{f}: cannot run on the real QUIC peer: "), msg
-    for part in ("cc lia (the QUIC peer, noq, has reno, cubic", "scheduler round_robin", "stop", "quic.path_status", "backup paths"):
+    for part in (
+        "cc lia (the QUIC peer, noq, has reno, cubic",
+        "scheduler round_robin",
+        "stop",
+        "quic.path_status",
+        "quic.ack_frequency",
+        "quic.pacing = false",
+        "backup paths",
+    ):
         assert part in msg, msg
     # and on the command line: one line, exit status 2, no traceback
     r = subprocess.run([sys.executable, "-m", "mpsim", "kernel", str(f)], capture_output=True, text=True)

@@ -40,8 +40,8 @@ fn on_a_lossy_path_quic_comes_close_to_tcp_with_the_same_acknowledgements() {
 #[test]
 fn timers_cost_no_more_events_than_tcps_acks() {
     // the loss detection timer's deadline moves with every RTT sample; an event per move
-    // would take several per packet
-    let quic = run_checked(&parse(&quic_one_link("20s", "", "")));
+    // would take several per packet (unpaced: the pacer's wake-ups are events of their own)
+    let quic = run_checked(&parse(&quic_one_link("20s", "", "quic = { pacing = false }")));
     let tcp = run_checked(&parse(&one_link("20s", "", "")));
     let (q, t) = (quic.summary.events, tcp.summary.events);
     assert!(q < t + t / 5, "QUIC {q} events, TCP {t}");
@@ -100,6 +100,15 @@ fn bad_quic_flows_are_refused_with_a_reason() {
         ("tcp = { ecn = true }", "quic = { ecn = true }"),
         ("quic = { ecn = 1 }", "expected true or false"),
         ("quic = { ecm = true }", "ecm"),
+        ("quic = { ack_frequency = { threshold = -1 } }", "flow[0].quic.ack_frequency.threshold"),
+        ("quic = { ack_frequency = { reordering = 1001 } }", "flow[0].quic.ack_frequency.reordering"),
+        ("quic = { ack_frequency = { max_ack_delay = \"500us\" } }", "min_ack_delay"),
+        ("quic = { ack_frequency = { max_ack_delay = \"20s\" } }", "flow[0].quic.ack_frequency.max_ack_delay"),
+        ("quic = { ack_frequency = { policy = \"rtt\" } }", "flow[0].quic.ack_frequency.policy"),
+        ("quic = { ack_frequency = { policy = \"window\", threshold = 4 } }", "flow[0].quic.ack_frequency.threshold"),
+        ("quic = { ack_frequency = { treshold = 4 } }", "did you mean 'threshold'"),
+        ("quic = { ack_frequency = 10 }", "flow[0].quic.ack_frequency"),
+        ("quic = { pacing = \"yes\" }", "flow[0].quic.pacing"),
     ];
     for (extra, why) in cases {
         let text =
@@ -114,6 +123,43 @@ fn bad_quic_flows_are_refused_with_a_reason() {
     assert!(e.contains("tcp, udp, sctp or quic"), "{e}");
     let e = Scenario::from_toml(&one_link("10s", "", "quic = { ecn = true }"), "t").unwrap_err().to_string();
     assert!(e.contains("flow[0].quic") && e.contains("only a QUIC flow"), "{e}");
+}
+
+#[test]
+fn ack_frequency_sends_fewer_acks_and_keeps_the_goodput_on_a_clean_path() {
+    // 10 Mbit/s, 10 ms, 20 s: RFC 9000's every second packet, then the receiver asked for
+    // one ACK per 11 packets, and the window policy
+    let run = |quic: &str| {
+        let out = run_checked(&parse(&quic_one_link("20s", "", quic)));
+        let f = &out.summary.flows[0];
+        let q = f.quic.as_ref().unwrap();
+        (q.acks_sent[0] as f64 / f.segments_sent as f64, f.goodput_bps, q.ack_frequency_frames)
+    };
+    let (base_ratio, base_goodput, none) = run("");
+    let (ratio, goodput, frames) = run("quic = { ack_frequency = { threshold = 10 } }");
+    let (policy_ratio, policy_goodput, policy_frames) = run("quic = { ack_frequency = { policy = \"window\" } }");
+    assert_eq!(none, None);
+    assert!((0.45..0.55).contains(&base_ratio), "{base_ratio}");
+    assert!(ratio < 0.1, "threshold 10: {ratio} ACK packets per data packet");
+    assert!(policy_ratio < 0.13, "window policy: {policy_ratio}");
+    assert_eq!(frames, Some(1), "one frame, at the start");
+    assert!(policy_frames.unwrap() > 1, "the policy follows the window");
+    assert!(goodput >= base_goodput * 0.995, "{goodput} against {base_goodput}");
+    assert!(policy_goodput >= base_goodput * 0.995, "{policy_goodput} against {base_goodput}");
+}
+
+#[test]
+fn with_ack_frequency_a_lossy_transfer_still_completes() {
+    for af in ["{ threshold = 10, reordering = 3 }", "{ policy = \"window\", reordering = 0 }"] {
+        let out = run_checked(&parse(&quic_one_link(
+            "60s",
+            "loss = \"2%\"",
+            &format!("app = {{ kind = \"bulk\", bytes = \"2MB\" }}\nquic = {{ ack_frequency = {af} }}"),
+        )));
+        let f = &out.summary.flows[0];
+        assert!(f.complete, "{af}: {} of 2 MB", f.bytes_delivered);
+        assert!(f.quic.as_ref().unwrap().packets_lost[0] > 0, "{af}");
+    }
 }
 
 // ----- Multipath QUIC -----
@@ -154,6 +200,24 @@ cc = "{cc}"
 {app}
 "#
     )
+}
+
+#[test]
+fn multipath_quic_applies_the_ack_frequency_to_every_path() {
+    let run = |quic: &str| {
+        let text = two_paths("lowest_rtt", "lia", "10Mbps", "10ms", "0%", "", quic).replace("\"60s\"", "\"20s\"");
+        run_checked(&parse(&text)).summary.flows[0].clone()
+    };
+    let base = run("");
+    let af = run("quic = { ack_frequency = { threshold = 10 } }");
+    for (k, (b, a)) in base.subflows.iter().zip(&af.subflows).enumerate() {
+        let per = |f: &mpsim_core::metrics::FlowSummary, s: &mpsim_core::metrics::SubflowSummary| {
+            f.quic.as_ref().unwrap().acks_sent[k] as f64 / s.segments_sent as f64
+        };
+        let (rb, ra) = (per(&base, b), per(&af, a));
+        assert!(ra < rb / 4.0, "path {k}: {ra} ACK packets per packet against {rb}");
+        assert!(a.goodput_bps > b.goodput_bps * 0.98, "path {k}");
+    }
 }
 
 #[test]
@@ -374,4 +438,42 @@ fn path_status_refuses_what_it_cannot_apply() {
     let one = quic_one_link("10s", "", r#"quic = { path_status = [{ at = "1s", path = "p", status = "backup" }] }"#);
     let err = Scenario::from_toml(&one, "test").expect_err("one path").to_string();
     assert!(err.contains("only a Multipath QUIC flow"), "{err}");
+}
+
+// ----- pacing -----
+
+/// The largest queue, packets, the link's series saw (sampled every millisecond).
+fn max_queue(out: &mpsim_core::Output) -> u64 {
+    match out.link_series.column("queue_packets") {
+        Some(mpsim_core::metrics::Column::U64(v)) => v.iter().copied().max().unwrap_or(0),
+        _ => panic!("no queue series"),
+    }
+}
+
+#[test]
+fn pacing_keeps_the_queue_of_a_deep_buffer_smaller_at_a_loss_free_start() {
+    // 10 Mbit/s, 20 ms, 2,000 packets of buffer, the first 600 ms (no loss yet); pacing is
+    // on by default. With
+    // RFC 9000's ACK every second packet the slow start's ACK clock never lets more than a
+    // few packets go at once, within noq's burst of 10, and pacing changes nothing; with an
+    // ACK every 31 packets (ack_frequency threshold 30) each ACK releases a burst of 31
+    // unpaced, of 10 paced.
+    let run = |quic: &str| {
+        let text = quic_one_link("600ms", "", quic)
+            .replace("queue = \"100pkt\"", "queue = \"2000pkt\"")
+            .replace("trace = true", "interval = \"1ms\"");
+        let out = run_checked(&parse(&text));
+        let f = &out.summary.flows[0];
+        assert_eq!(f.quic.as_ref().unwrap().packets_lost[0], 0, "{quic}: a loss-free start");
+        (max_queue(&out), f.bytes_delivered)
+    };
+    let (unpaced, d0) = run("quic = { ack_frequency = { threshold = 30 }, pacing = false }");
+    let (paced, d1) = run("quic = { ack_frequency = { threshold = 30 }, pacing = true }");
+    eprintln!("ACK every 31 packets: largest queue {unpaced} packets unpaced, {paced} paced; {d0} and {d1} bytes delivered");
+    assert!(paced < unpaced, "paced {paced}, unpaced {unpaced}");
+    assert!(d1 as f64 >= d0 as f64 * 0.95, "{d1} against {d0}");
+    let (unpaced, d0) = run("quic = { pacing = false }");
+    let (paced, d1) = run("");
+    eprintln!("ACK every 2 packets: largest queue {unpaced} packets unpaced, {paced} paced; {d0} and {d1} bytes delivered");
+    assert_eq!((paced, d1), (unpaced, d0), "the ACK clock keeps bursts within the pacer's");
 }

@@ -69,13 +69,22 @@ def peer_missing() -> str:
 
 def with_schedulers(d: Mapping[str, Any], desc: dict[str, Any]) -> dict[str, Any]:
     """*desc* with each QUIC flow's ``scheduler`` as the scenario gives it (``lowest_rtt`` when
-    it names none; the emulator's description names schedulers of Multipath TCP flows only)
-    and its ``path_status`` changes (``quic.path_status``, none when it gives none)."""
+    it names none; the emulator's description names schedulers of Multipath TCP flows only),
+    its ``path_status`` changes (``quic.path_status``, none when it gives none), and its
+    ``ack_frequency`` and ``pacing`` (``quic.ack_frequency``: None when absent;
+    ``quic.pacing``: true unless given)."""
     raw = {x.get("name"): x for x in d.get("flow", [])}
 
     def quic(f: Mapping[str, Any]) -> dict[str, Any]:
         r = raw.get(f["name"], {})
-        return dict(f, scheduler=r.get("scheduler", "lowest_rtt"), path_status=list((r.get("quic") or {}).get("path_status", [])))
+        q = r.get("quic") or {}
+        return dict(
+            f,
+            scheduler=r.get("scheduler", "lowest_rtt"),
+            path_status=list(q.get("path_status", [])),
+            ack_frequency=q.get("ack_frequency"),
+            pacing=q.get("pacing", True),
+        )
 
     flows = [quic(f) if f["transport"] == "quic" else f for f in desc["flows"]]
     return {**desc, "flows": flows}
@@ -104,6 +113,10 @@ def unmappable(desc: Mapping[str, Any]) -> list[str]:
             out.append(f"{n}: backup paths")
         if f.get("path_status"):
             out.append(f"{n}: path status changes (quic.path_status)")
+        if f.get("ack_frequency") is not None:
+            out.append(f"{n}: quic.ack_frequency (the peer sends no ACK_FREQUENCY frames)")
+        if not f.get("pacing", True):
+            out.append(f"{n}: quic.pacing = false (noq always paces)")
         if f["stop_s"] is not None:
             out.append(f"{n}: stop")
         if f["start_s"] != 0:

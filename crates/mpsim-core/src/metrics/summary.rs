@@ -256,6 +256,12 @@ pub struct QuicSummary {
     /// (a change to the status a path has, or of an abandoned path, is not applied).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path_status: Option<Vec<PathStatusApplied>>,
+    /// With `quic.ack_frequency`: the ACK_FREQUENCY frames the sender sent (lost ones sent
+    /// again included) and the IMMEDIATE_ACK frames (one with each probe timeout's probes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_frequency_frames: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub immediate_acks: Option<u64>,
 }
 
 /// A Multipath QUIC path status change applied (`QuicSummary::path_status`).

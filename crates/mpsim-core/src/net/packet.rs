@@ -308,6 +308,8 @@ pub struct QuicHeader {
     pub blocked: bool,
     /// The packet carries further STREAM frames (under `ack` in the connection's log).
     pub more: bool,
+    /// The packet carries IMMEDIATE_ACK (draft-ietf-quic-ack-frequency; after a probe timeout).
+    pub immediate: bool,
     /// The IP header's ECN codepoint (ECT(0) with `quic.ecn`, CE once marked).
     pub ecn: Ecn,
 }

@@ -125,8 +125,17 @@ pub enum TransportSpec {
     Sctp(Box<crate::transport::sctp::SctpConfig>),
     /// A QUIC connection with one bulk stream (`transport = "quic"`): over one path
     /// (`path`), or Multipath QUIC over the flow's paths (`paths`) with its `scheduler`;
-    /// `ecn`, `priorities` and `path_status` from its `quic` table; `backup[i]`: path i is a backup path.
-    Quic { scheduler: Option<String>, ecn: bool, priorities: bool, backup: Vec<bool>, path_status: Vec<PathStatusChange> },
+    /// `ecn`, `priorities`, `path_status`, `ack_frequency` and `pacing` from its `quic` table;
+    /// `backup[i]`: path i is a backup path.
+    Quic {
+        scheduler: Option<String>,
+        ecn: bool,
+        priorities: bool,
+        backup: Vec<bool>,
+        path_status: Vec<PathStatusChange>,
+        ack_frequency: Option<crate::transport::quic::ack_frequency::AckFrequencySpec>,
+        pacing: bool,
+    },
 }
 
 /// A Multipath QUIC path's status changed during the run (`quic.path_status`): at `at`,

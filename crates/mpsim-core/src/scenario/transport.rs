@@ -5,10 +5,15 @@ use super::reader::{join, kind, Reader};
 use super::units;
 use super::*;
 use crate::cc::Controller;
+use crate::transport::quic::ack_frequency::{AckFrequencySpec, MIN_ACK_DELAY_NS};
+use crate::transport::quic::wire;
 use crate::transport::sctp::SctpConfig;
 use crate::transport::tcp::{DelayedAck, RtoMode, SndBufAccounting, RTO_MODES};
 use serde_json::Value;
 use std::collections::HashMap;
+
+/// The largest ACK-eliciting or reordering threshold `quic.ack_frequency` takes.
+const MAX_ACK_FREQUENCY_COUNT: u64 = 1000;
 
 impl Reader<'_> {
     pub(super) fn flow(
@@ -78,6 +83,8 @@ impl Reader<'_> {
         let app = self.flow_app(&t, key, is_udp)?;
         let tcp = self.flow_tcp(&t, key, tcp_defaults, sctp.as_ref())?;
         let (ecn, priorities, path_status) = self.quic_settings(&t, key, is_quic, &path_names)?;
+        let ack_frequency = self.quic_ack_frequency(&t, key)?;
+        let pacing = self.quic_pacing(&t, key)?;
         if is_quic && tcp.mss + tcp.header < crate::transport::quic::wire::MIN_IP_PACKET {
             return Err(self.e(
                 &join(key, "tcp"),
@@ -90,7 +97,7 @@ impl Reader<'_> {
         }
         let transport = match (sctp, scheduler) {
             (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
-            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler, ecn, priorities, backup, path_status },
+            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler, ecn, priorities, backup, path_status, ack_frequency, pacing },
             (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),
             (None, None) if is_udp => TransportSpec::Udp,
             (None, None) => TransportSpec::Tcp,
@@ -127,7 +134,7 @@ impl Reader<'_> {
         if !is_quic {
             return Err(self.e(&qk, "only a QUIC flow (`transport = \"quic\"`) has a `quic` table"));
         }
-        let q = self.table(v, &qk, &["ecn", "priorities", "path_status"])?;
+        let q = self.table(v, &qk, &["ecn", "priorities", "path_status", "ack_frequency", "pacing"])?;
         let flag = |name: &str, default: bool| match q.map.get(name) {
             None => Ok(default),
             Some(b) => b.as_bool().ok_or_else(|| self.e(&join(&qk, name), format!("expected true or false, found {}", kind(b)))),
@@ -164,6 +171,54 @@ impl Reader<'_> {
             changes.sort_by_key(|c| c.at);
         }
         Ok((ecn, priorities, changes))
+    }
+
+    /// A QUIC flow's `quic.pacing` (RFC 9002 §7.7; default true: noq, the implementation
+    /// `mpsim kernel` runs beside the model, always paces).
+    fn quic_pacing(&self, t: &Table, key: &str) -> Result<bool, ScenarioError> {
+        match t.map.get("quic").and_then(|q| q.get("pacing")) {
+            None => Ok(true),
+            Some(b) => b.as_bool().ok_or_else(|| self.e(&join(key, "quic.pacing"), format!("expected true or false, found {}", kind(b)))),
+        }
+    }
+
+    /// A QUIC flow's `quic.ack_frequency` (draft-ietf-quic-ack-frequency-10): fixed values
+    /// (`threshold`, default 1; `max_ack_delay`, default 25 ms, at least the receiver's
+    /// min_ack_delay of 1 ms and at most 2^14 ms; `reordering`, default 1) or
+    /// `policy = "window"` (with `reordering`). None without the key.
+    fn quic_ack_frequency(&self, t: &Table, key: &str) -> Result<Option<AckFrequencySpec>, ScenarioError> {
+        let Some(v) = t.map.get("quic").and_then(|q| q.get("ack_frequency")) else { return Ok(None) };
+        let ak = join(key, "quic.ack_frequency");
+        let a = self.table(v, &ak, &["threshold", "max_ack_delay", "reordering", "policy"])?;
+        let whole = |k: &str, default: u64| match a.map.get(k) {
+            None => Ok(default),
+            Some(n) => match n.as_u64() {
+                Some(n) if n <= MAX_ACK_FREQUENCY_COUNT => Ok(n),
+                _ => Err(self.e(&join(&ak, k), format!("expected a whole number from 0 to {MAX_ACK_FREQUENCY_COUNT}, found {n}"))),
+            },
+        };
+        let reordering = whole("reordering", 1)?;
+        if let Some(p) = a.map.get("policy") {
+            if p.as_str() != Some("window") {
+                return Err(self.e(&join(&ak, "policy"), format!("expected \"window\" (the only policy), found {p}")));
+            }
+            if let Some(k) = ["threshold", "max_ack_delay"].into_iter().find(|k| a.map.contains_key(*k)) {
+                return Err(self.e(&join(&ak, k), "the window policy chooses it: give either `policy` or fixed values"));
+            }
+            return Ok(Some(AckFrequencySpec::Window { reordering }));
+        }
+        let threshold = whole("threshold", 1)?;
+        let max_ack_delay = self.opt(&a, "max_ack_delay", units::duration)?.unwrap_or(Dur(wire::MAX_ACK_DELAY_NS));
+        if max_ack_delay.0 < MIN_ACK_DELAY_NS || max_ack_delay > Dur::from_millis(1 << 14) {
+            return Err(self.e(
+                &join(&ak, "max_ack_delay"),
+                format!(
+                    "must be from the receiver's min_ack_delay (1 ms) to 2^14 ms (RFC 9000 §18.2); got {} ms",
+                    max_ack_delay.as_millis_f64()
+                ),
+            ));
+        }
+        Ok(Some(AckFrequencySpec::Fixed { threshold, max_ack_delay, reordering }))
     }
 
     /// A flow's `path` or `paths`: the names (with the key each was read from), their indices

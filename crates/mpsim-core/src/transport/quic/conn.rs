@@ -18,7 +18,9 @@
 //! counts each space's codepoints and reports them in ACK_ECN (PATH_ACK_ECN) frames, and
 //! the sender validates them and reduces on a CE increase (`ecn.rs`, `recovery.rs`).
 
+use super::ack_frequency::{AckFrequency, AckFrequencySpec, Requested};
 use super::ecn::{EcnCounts, EcnSender};
+use super::pacing::Pacer;
 use super::path_status::PathStatus;
 use super::qlog::Qlog;
 use super::ranges::RangeSet;
@@ -80,8 +82,12 @@ pub struct AckRecord {
     pub ecn: Option<EcnCounts>,
 }
 
-/// The `ack` field of a data packet that carries a PATH_CHALLENGE (data packets carry 0).
+/// The `ack` field of a data packet that carries a PATH_CHALLENGE (data packets carry 0, or
+/// with `more` set the index of their further frames in the connection's log).
 pub const CHALLENGE: u32 = 1;
+/// The `ack` field of a packet carrying an ACK_FREQUENCY frame, whose sequence number is in
+/// the `offset` field (draft-ietf-quic-ack-frequency).
+pub const ACK_FREQUENCY_PACKET: u32 = 2;
 /// PATH_CHALLENGE and PATH_RESPONSE frames: type and 8 bytes of data (RFC 9000 §19.17-18).
 const PATH_VALIDATION_FRAME: u32 = 1 + 8;
 
@@ -117,6 +123,8 @@ struct AckState {
     next_pn: u64,
     /// Packets received with each ECN codepoint (RFC 9000 §13.4.1).
     ecn: EcnCounts,
+    /// The largest packet number the last ACK acknowledged (for the reordering threshold).
+    reported: Option<u64>,
 }
 
 /// One path of the connection: its routes, its packet number space at both ends.
@@ -138,6 +146,9 @@ pub struct QuicPath {
     pub backup: bool,
     /// When the path was abandoned (PATH_ABANDON): it carries nothing after that.
     pub abandoned_at: Option<SimTime>,
+    /// With `quic.pacing`: the path's pacer and its pending wake-up.
+    pub pacer: Option<Pacer>,
+    pace_event: Option<SimTime>,
 }
 
 impl QuicPath {
@@ -158,6 +169,8 @@ impl QuicPath {
             challenged_at: None,
             backup: false,
             abandoned_at: None,
+            pacer: None,
+            pace_event: None,
         }
     }
 
@@ -196,6 +209,20 @@ impl QuicPath {
             segments_sent: r.stats.packets_sent,
             retransmits: self.stats.retransmits,
             pacing_rate: None,
+        }
+    }
+
+    /// Whether the path's pacer holds its next full packet (`mds` bytes) at `now`; its
+    /// wake-up (timer `Pace` of path `p`) is then armed.
+    #[inline]
+    fn pacing_holds(&mut self, now: SimTime, p: usize, mds: u64, tx: &mut impl Sink) -> bool {
+        let Some(pacer) = &mut self.pacer else { return false };
+        match pacer.delay(now, self.rec.rtt.smoothed, self.rec.w.cwnd, mds, mds) {
+            None => false,
+            Some(at) => {
+                arm(tx, &mut self.pace_event, Some(at), p, TimerKind::Pace);
+                true
+            }
         }
     }
 
@@ -270,6 +297,12 @@ pub struct QuicConn {
     abandons: Vec<usize>,
     /// Multipath QUIC's path status changes during the run (`path_status.rs`).
     pub status: PathStatus,
+    /// The sender's ACK_FREQUENCY requests (`quic.ack_frequency`), and whether the next
+    /// packet carries an IMMEDIATE_ACK (after a probe timeout).
+    pub ack_frequency: Option<AckFrequency>,
+    immediate_ack: bool,
+    /// The receiver: the values of the latest ACK_FREQUENCY frame received.
+    requested: Option<Requested>,
 }
 
 impl QuicConn {
@@ -310,7 +343,29 @@ impl QuicConn {
             views: Vec::new(),
             abandons: Vec::new(),
             status: PathStatus::default(),
+            ack_frequency: None,
+            immediate_ack: false,
+            requested: None,
         }
+    }
+
+    /// Pacing (`quic.pacing`, RFC 9002 §7.7): each path's packets through a pacer
+    /// (`pacing.rs`).
+    pub fn with_pacing(mut self, on: bool) -> QuicConn {
+        if on {
+            let mds = self.cfg.max_datagram as u64;
+            for p in &mut self.paths {
+                p.pacer = Some(Pacer::new(SimTime::ZERO, p.rec.rtt.smoothed, p.rec.w.cwnd, mds));
+            }
+        }
+        self
+    }
+
+    /// The ACK frequency extension (`quic.ack_frequency`): ACK_FREQUENCY frames asking the
+    /// receiver for `spec`, IMMEDIATE_ACK with probes.
+    pub fn with_ack_frequency(mut self, spec: Option<AckFrequencySpec>) -> QuicConn {
+        self.ack_frequency = spec.map(AckFrequency::new);
+        self
     }
 
     /// A stream per write (else one stream for all), and strict priority across streams
@@ -437,6 +492,12 @@ impl QuicConn {
     // ----- receiver -----
 
     fn on_data_packet(&mut self, now: SimTime, p: usize, h: &QuicHeader, tx: &mut impl Sink) -> Arrival {
+        // an ACK_FREQUENCY frame's values apply from the packet that carries it on
+        if h.ack == ACK_FREQUENCY_PACKET && !h.more {
+            if let Some(r) = self.ack_frequency.as_ref().and_then(|a| a.sent.get(h.offset as usize)) {
+                self.requested = Some(Requested::take(self.requested, r));
+            }
+        }
         let rx = &mut self.paths[p].rx;
         let pn = h.pn;
         let new_pn = rx.received.insert(pn, pn + 1) == 1;
@@ -482,10 +543,19 @@ impl QuicConn {
         let challenge = h.ack == CHALLENGE && !h.more;
         // RFC 9000 §13.2.1: a packet marked CE is acknowledged at once
         let ce = h.ecn == Ecn::Ce;
-        if !new_pn || reordered || gap || rx.unacked >= 2 || credit_due || h.blocked || challenge || ce {
+        // RFC 9000 §13.2.1's every second packet and at once on reordering, or what the
+        // sender asked with ACK_FREQUENCY and IMMEDIATE_ACK
+        let due = match &self.requested {
+            None => reordered || gap || rx.unacked >= 2,
+            Some(r) => {
+                let largest = rx.largest.expect("a packet arrived");
+                h.immediate || r.ack_now(rx.unacked as u64, pn, largest, rx.reported, &rx.received)
+            }
+        };
+        if !new_pn || due || credit_due || h.blocked || challenge || ce {
             self.send_ack(now, p, h.blocked, challenge, tx);
         } else if rx.ack_at.is_none() {
-            let at = now + self.cfg.max_ack_delay;
+            let at = now + self.requested.map_or(self.cfg.max_ack_delay, |r| r.max_ack_delay);
             let rx = &mut self.paths[p].rx;
             rx.ack_at = Some(at);
             arm(tx, &mut rx.timer_event, Some(at), p, TimerKind::DelAck);
@@ -559,6 +629,7 @@ impl QuicConn {
         rx.next_pn += 1;
         rx.unacked = 0;
         rx.ack_at = None;
+        rx.reported = Some(largest);
         path.stats.acks_sent += 1;
         let id = self.ack_base.wrapping_add(self.acks.len() as u32);
         self.acks.push_back(AckRecord { ranges, ack_delay, max_data, max_stream_data, max_streams, path_response: response, ecn });
@@ -577,6 +648,7 @@ impl QuicConn {
             retx: false,
             blocked: false,
             more: false,
+            immediate: false,
             ecn: Ecn::NotEct,
         };
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].rev, size, header: Header::Quic(header) });
@@ -604,6 +676,9 @@ impl QuicConn {
         let sibs = self.siblings();
         let ecn_before = self.paths[p].rec.ecn.state;
         let settled = self.paths[p].rec.on_ack(now, &rec.ranges, rec.ack_delay, rec.ecn, &sibs, p);
+        if self.ack_frequency.is_some() {
+            self.settle_ack_frequency(p, &rec.ranges, &settled.lost_packets);
+        }
         if rec.path_response && !self.paths[p].validated {
             self.paths[p].validated = true;
             self.paths[p].validated_at = Some(now);
@@ -704,6 +779,7 @@ impl QuicConn {
                     Some(at) if at <= now => {
                         let sibs = self.siblings();
                         let (settled, pto) = self.paths[p].rec.on_timeout(now, &sibs, p);
+                        self.settle_ack_frequency(p, &[], &settled.lost_packets);
                         self.log_recovery(now, p, &settled);
                         self.apply(settled);
                         if pto {
@@ -711,7 +787,10 @@ impl QuicConn {
                             if self.may_abandon(p) {
                                 self.abandon(now, p);
                             } else {
-                                // RFC 9002 §6.2.4: two probes, beyond the window
+                                // RFC 9002 §6.2.4: two probes, beyond the window, the
+                                // first with IMMEDIATE_ACK under the ACK frequency
+                                // extension (as quinn does)
+                                self.immediate_ack = self.ack_frequency.is_some();
                                 for _ in 0..2 {
                                     self.send_probe(now, p, tx);
                                 }
@@ -724,6 +803,10 @@ impl QuicConn {
                 self.arm_loss_timer(p, tx);
             }
             TimerKind::PathStatus => self.on_path_status(now, p, tx),
+            TimerKind::Pace => {
+                self.paths[p].pace_event = None;
+                self.poll_transmit(now, tx);
+            }
             TimerKind::DelAck => {
                 let rx = &mut self.paths[p].rx;
                 rx.timer_event = None;
@@ -753,6 +836,7 @@ impl QuicConn {
     /// the other paths), it carries nothing more, and PATH_ABANDON goes out on another path.
     fn abandon(&mut self, now: SimTime, p: usize) {
         let settled = self.paths[p].rec.abandon();
+        self.settle_ack_frequency(p, &[], &settled.lost_packets);
         self.paths[p].abandoned_at = Some(now);
         self.log_recovery(now, p, &settled);
         self.apply(settled);
@@ -769,6 +853,20 @@ impl QuicConn {
     /// A packet of its own on path `p` carrying one control frame of `frame_len` bytes
     /// (`frame`: its form in qlog; such packets are rare).
     pub(super) fn send_control_frame(&mut self, now: SimTime, p: usize, frame_len: u32, frame: serde_json::Value, tx: &mut impl Sink) {
+        self.send_control_packet(now, p, frame_len, frame, (0, 0), tx);
+    }
+
+    /// [`QuicConn::send_control_frame`] with the header's `ack` and `offset` fields set to
+    /// `mark` (what the receiver reads of the frame); returns the packet number.
+    fn send_control_packet(
+        &mut self,
+        now: SimTime,
+        p: usize,
+        frame_len: u32,
+        frame: serde_json::Value,
+        mark: (u32, u64),
+        tx: &mut impl Sink,
+    ) -> u64 {
         let path = &mut self.paths[p];
         let pn_len = wire::pn_len(path.rec.peek_pn(), path.rec.largest_acked);
         let size = SHORT_HEADER + pn_len + frame_len + AEAD_TAG;
@@ -779,20 +877,72 @@ impl QuicConn {
                 json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": [frame]});
             q.event(now, "quic:packet_sent", data);
         }
+        let (ack, offset) = mark;
         let header = QuicHeader {
             pn,
-            offset: 0,
+            offset,
             sent_at: now,
             len: 0,
-            ack: 0,
+            ack,
             path: p as u8,
             is_ack: false,
             retx: false,
             blocked: false,
             more: false,
+            immediate: false,
             ecn,
         };
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].fwd, size: size + IP_UDP, header: Header::Quic(header) });
+        pn
+    }
+
+    /// Sends an ACK_FREQUENCY frame when the sender's requests call for one (the first, one
+    /// lost, or a change under the `window` policy), in a packet of its own on the first path
+    /// in use (regular before backup); recovery's max_ack_delay follows (the larger of the
+    /// receiver's and the one in flight).
+    fn send_ack_frequency(&mut self, now: SimTime, tx: &mut impl Sink) {
+        let Some(a) = &mut self.ack_frequency else { return };
+        let active = self.paths.iter().filter(|q| q.active());
+        let Some(cwnd) = active.clone().map(|q| q.rec.w.cwnd / q.rec.w.mss).min() else { return };
+        let srtt = active.map(|q| q.rec.rtt.smoothed).min().expect("a path in use");
+        let Some(r) = a.due(cwnd, srtt) else { return };
+        let on = (0..self.paths.len()).filter(|&j| self.paths[j].active()).min_by_key(|&j| self.paths[j].backup).expect("a path in use");
+        let frame = json!({
+            "frame_type": "ack_frequency",
+            "sequence_number": r.seq,
+            "ack_eliciting_threshold": r.threshold,
+            "request_max_ack_delay": r.max_ack_delay.0 / 1_000,
+            "reordering_threshold": r.reordering,
+        });
+        let pn = self.send_control_packet(now, on, r.wire_len(), frame, (ACK_FREQUENCY_PACKET, r.seq), tx);
+        let a = self.ack_frequency.as_mut().expect("on");
+        a.in_flight = Some((on, pn, r.max_ack_delay));
+        let d = a.pto_max_ack_delay();
+        for q in &mut self.paths {
+            q.rec.max_ack_delay = d;
+        }
+    }
+
+    /// The packet carrying the ACK_FREQUENCY frame in flight on path `p` was acknowledged (in
+    /// `acked`, inclusive ranges) or declared lost (in `lost`): the receiver's max_ack_delay
+    /// is the frame's, or the frame goes again.
+    fn settle_ack_frequency(&mut self, p: usize, acked: &[(u64, u64)], lost: &[(u64, u32)]) {
+        let Some(a) = &mut self.ack_frequency else { return };
+        let Some((q, pn, _)) = a.in_flight else { return };
+        if q != p {
+            return;
+        }
+        if acked.iter().any(|&(lo, hi)| (lo..=hi).contains(&pn)) {
+            a.settled(true);
+        } else if lost.iter().any(|&(l, _)| l == pn) {
+            a.settled(false);
+        } else {
+            return;
+        }
+        let d = a.pto_max_ack_delay();
+        for path in &mut self.paths {
+            path.rec.max_ack_delay = d;
+        }
     }
 
     /// The most stream bytes the next packet on path `p` can carry in a STREAM frame at
@@ -801,7 +951,7 @@ impl QuicConn {
         let pn_len = wire::pn_len(self.paths[p].rec.peek_pn(), self.paths[p].rec.largest_acked);
         let blocked = if self.fc_blocked() { wire::blocked_frame(self.peer_limit) } else { 0 };
         let header = self.streams.frame_header(self.streams.index_of(offset), offset, self.cfg.max_datagram as u64);
-        let fixed = SHORT_HEADER + pn_len + AEAD_TAG + header + blocked + used;
+        let fixed = SHORT_HEADER + pn_len + AEAD_TAG + header + blocked + used + self.immediate_ack as u32;
         self.cfg.max_datagram.saturating_sub(fixed) as u64
     }
 
@@ -938,7 +1088,13 @@ impl QuicConn {
         }
         let p = 0;
         let full = self.cfg.max_datagram;
+        if self.ack_frequency.is_some() {
+            self.send_ack_frequency(now, tx);
+        }
         while self.paths[p].rec.can_send(full) {
+            if self.paths[p].pacer.is_some() && self.has_frame() && self.paths[p].pacing_holds(now, p, full as u64, tx) {
+                break;
+            }
             let Some(frame) = self.next_frame(p, 0) else { break };
             self.send_from(now, p, frame, false, tx);
         }
@@ -964,6 +1120,9 @@ impl QuicConn {
     fn poll_multipath(&mut self, now: SimTime, tx: &mut impl Sink) {
         let full = self.cfg.max_datagram;
         self.arm_path_status(now, tx);
+        if self.ack_frequency.is_some() {
+            self.send_ack_frequency(now, tx);
+        }
         for p in 0..self.paths.len() {
             if !self.paths[p].validated && self.paths[p].challenged_at.is_none() {
                 self.send_challenge(now, p, false, tx);
@@ -1006,7 +1165,10 @@ impl QuicConn {
                 };
                 match sched.pick(&ctx) {
                     Decision::Send(i) if i < self.paths.len() && self.views[i].usable => {
-                        if self.paths[i].rec.can_send(full) && (backups || !self.paths[i].backup) {
+                        if self.paths[i].rec.can_send(full)
+                            && (backups || !self.paths[i].backup)
+                            && (self.paths[i].pacer.is_none() || !self.paths[i].pacing_holds(now, i, full as u64, tx))
+                        {
                             copies = if copies_asked { sched.copies(&ctx, i) } else { 0 };
                             chosen = Some(i);
                             break;
@@ -1085,6 +1247,7 @@ impl QuicConn {
             retx: false,
             blocked: false,
             more: false,
+            immediate: false,
             ecn,
         };
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].fwd, size: size + IP_UDP, header: Header::Quic(header) });
@@ -1129,8 +1292,12 @@ impl QuicConn {
             data += f.1 as u64;
             retx |= f.2;
         }
-        let mut size = SHORT_HEADER + pn_len + bytes.max(1) + AEAD_TAG; // a PING: 1 byte
-                                                                        // STREAM_DATA_BLOCKED, when it fits
+        // IMMEDIATE_ACK (one byte) after a probe timeout; it elicits an ACK as a PING does, so
+        // it takes a PING's place
+        let immediate = std::mem::take(&mut self.immediate_ack);
+        // a PING: 1 byte
+        let mut size = SHORT_HEADER + pn_len + bytes.max(1) + (immediate && !frames.is_empty()) as u32 + AEAD_TAG;
+        // STREAM_DATA_BLOCKED, when it fits
         let blocked = blocked && size + wire::blocked_frame(self.peer_limit) <= self.cfg.max_datagram;
         if blocked {
             size += wire::blocked_frame(self.peer_limit);
@@ -1171,6 +1338,10 @@ impl QuicConn {
             if blocked {
                 logged.push(json!({"frame_type": "stream_data_blocked", "stream_id": 0, "maximum": self.peer_limit}));
             }
+            if immediate {
+                logged.retain(|f| f["frame_type"] != "ping");
+                logged.push(json!({"frame_type": "immediate_ack"}));
+            }
             let mut data =
                 json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": logged});
             if probe {
@@ -1178,8 +1349,15 @@ impl QuicConn {
             }
             q.event(now, "quic:packet_sent", data);
         }
+        if let (true, Some(a)) = (immediate, &mut self.ack_frequency) {
+            a.immediate_acks += 1;
+        }
         let path = &mut self.paths[p];
-        let header = QuicHeader { pn, offset, sent_at: now, len, ack: id, path: p as u8, is_ack: false, retx, blocked, more, ecn };
+        if let Some(pacer) = &mut path.pacer {
+            pacer.on_sent(size as u64);
+        }
+        let header =
+            QuicHeader { pn, offset, sent_at: now, len, ack: id, path: p as u8, is_ack: false, retx, blocked, more, immediate, ecn };
         tx.push(Action::Packet { sub: p as u8, route: path.fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }
 

@@ -832,3 +832,187 @@ fn a_redundant_copy_carries_every_frame_of_the_packet() {
     assert_eq!(frames(0), frames(1), "each packet and its copy carry the same frames");
     assert_eq!(q.paths[1].stats.bytes_sent, 2800);
 }
+
+// ----- the ACK frequency extension -----
+
+use super::ack_frequency::AckFrequencySpec;
+use super::conn::ACK_FREQUENCY_PACKET;
+
+fn with_ack_frequency(threshold: u64, reordering: u64) -> QuicConn {
+    conn().with_ack_frequency(Some(AckFrequencySpec::Fixed { threshold, max_ack_delay: ms(40), reordering }))
+}
+
+/// An ack-eliciting packet without stream data (as a PING), numbered `pn`.
+fn ping(pn: u64, immediate: bool) -> QuicHeader {
+    QuicHeader {
+        pn,
+        offset: 0,
+        sent_at: SimTime::ZERO,
+        len: 0,
+        ack: 0,
+        path: 0,
+        is_ack: false,
+        retx: false,
+        blocked: false,
+        more: false,
+        immediate,
+        ecn: crate::net::Ecn::NotEct,
+    }
+}
+
+/// Sends the first flight and delivers its ACK_FREQUENCY packet at `t`.
+fn take_request(q: &mut QuicConn, t: SimTime) -> (QuicHeader, u32) {
+    q.write(1 << 20);
+    let mut tx = Tx::default();
+    q.poll_transmit(SimTime::ZERO, &mut tx);
+    let first = take(&mut tx, false)[0];
+    assert_eq!(first.0.ack, ACK_FREQUENCY_PACKET, "the frame goes first, in a packet of its own");
+    q.on_packet(t, 0, &first.0, &mut tx);
+    first
+}
+
+#[test]
+fn ack_frequency_frames_are_sized_on_the_wire() {
+    let mut q = with_ack_frequency(10, 1);
+    let (h, size) = take_request(&mut q, at(50));
+    // IP and UDP, short header, packet number 0 in one byte, the frame (type 0xaf in two
+    // bytes, sequence 0, threshold 10, 40,000 µs in four bytes, reordering 1), AEAD tag
+    assert_eq!((h.offset, size), (0, 28 + 9 + 1 + (2 + 1 + 1 + 4 + 1) + 16));
+    assert_eq!(q.ack_frequency.as_ref().unwrap().sent.len(), 1);
+    assert_eq!(q.paths[0].rec.max_ack_delay, ms(40), "recovery takes the larger delay while the frame is in flight");
+}
+
+#[test]
+fn the_receiver_holds_its_ack_until_the_threshold_is_passed() {
+    let mut q = with_ack_frequency(10, 1);
+    take_request(&mut q, at(50));
+    assert_eq!(q.paths[0].rx_timer(), Some(at(90)), "the frame's packet waits for the requested 40 ms");
+    let mut tx = Tx::default();
+    // the frame's packet was the first ack-eliciting packet; nine more make ten
+    for pn in 1..10 {
+        q.on_packet(at(51), 0, &ping(pn, false), &mut tx);
+        assert!(take(&mut tx, true).is_empty(), "packet {pn}: at most 10 without an ACK");
+    }
+    q.on_packet(at(52), 0, &ping(10, false), &mut tx);
+    let acks = take(&mut tx, true);
+    assert_eq!(acks.len(), 1, "the eleventh is more than the threshold");
+    assert_eq!(q.ack_record(acks[0].0.ack).unwrap().ranges, vec![(0, 10)]);
+    // a lone packet waits for the requested max_ack_delay, 40 ms
+    q.on_packet(at(60), 0, &ping(11, false), &mut tx);
+    assert!(take(&mut tx, true).is_empty());
+    assert_eq!(q.paths[0].rx_timer(), Some(at(100)));
+}
+
+#[test]
+fn without_the_frame_the_receiver_acknowledges_every_second_packet() {
+    // the same packets to a receiver that got no ACK_FREQUENCY frame
+    let mut q = conn();
+    let mut tx = Tx::default();
+    q.on_packet(at(50), 0, &ping(0, false), &mut tx);
+    q.on_packet(at(50), 0, &ping(1, false), &mut tx);
+    assert_eq!(take(&mut tx, true).len(), 1);
+}
+
+#[test]
+fn immediate_ack_is_answered_at_once() {
+    let mut q = with_ack_frequency(10, 1);
+    take_request(&mut q, at(50));
+    let mut tx = Tx::default();
+    q.on_packet(at(51), 0, &ping(1, false), &mut tx);
+    assert!(take(&mut tx, true).is_empty());
+    q.on_packet(at(52), 0, &ping(2, true), &mut tx);
+    let acks = take(&mut tx, true);
+    assert_eq!(acks.len(), 1);
+    assert_eq!(q.ack_record(acks[0].0.ack).unwrap().ranges, vec![(0, 2)]);
+}
+
+#[test]
+fn a_probe_timeout_sends_immediate_ack_with_the_first_probe() {
+    let mut q = with_ack_frequency(10, 1);
+    q.write(1 << 20);
+    let mut tx = Tx::default();
+    q.poll_transmit(SimTime::ZERO, &mut tx);
+    take(&mut tx, false);
+    let pto = timers(&tx, TimerKind::Rto)[0];
+    q.on_timer(pto, 0, TimerKind::Rto, &mut tx);
+    let probes = take(&mut tx, false);
+    assert_eq!(probes.len(), 2);
+    assert_eq!((probes[0].0.immediate, probes[1].0.immediate), (true, false));
+    // the frame's byte comes out of the stream data: both probes are full packets
+    assert_eq!((probes[0].1, probes[1].1), (1500, 1500));
+    assert_eq!(probes[0].0.len + 1, probes[1].0.len);
+    assert_eq!(q.ack_frequency.as_ref().unwrap().immediate_acks, 1);
+}
+
+#[test]
+fn the_reordering_threshold_lets_a_small_gap_wait() {
+    for (reordering, acked_at) in [(1, 4), (3, 6), (0, 11)] {
+        let mut q = with_ack_frequency(10, reordering);
+        take_request(&mut q, at(50));
+        let mut tx = Tx::default();
+        let mut first_ack = None;
+        // packet 3 is missing
+        for pn in [1, 2, 4, 5, 6, 7, 8, 9, 10, 11] {
+            q.on_packet(at(51), 0, &ping(pn, false), &mut tx);
+            if !take(&mut tx, true).is_empty() && first_ack.is_none() {
+                first_ack = Some(pn);
+            }
+        }
+        assert_eq!(first_ack, Some(acked_at), "reordering threshold {reordering}");
+    }
+}
+
+#[test]
+fn a_lost_ack_frequency_frame_is_sent_again_with_a_new_sequence_number() {
+    let mut q = with_ack_frequency(10, 1);
+    q.write(1 << 20);
+    let pkts = send(&mut q, SimTime::ZERO);
+    assert_eq!(pkts[0].ack, ACK_FREQUENCY_PACKET);
+    let out = exchange(&mut q, at(50), at(100), &pkts, &[0]);
+    let again: Vec<_> = out.iter().filter(|h| h.ack == ACK_FREQUENCY_PACKET).collect();
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].offset, 1);
+    assert_eq!(q.paths[0].rec.max_ack_delay, ms(40));
+}
+
+// ----- pacing -----
+
+/// Departure times of the first `n` packets of a sender whose window is 100 packets,
+/// following its pacing wake-ups.
+fn departures(pacing: bool, n: usize) -> Vec<(SimTime, u32)> {
+    let mut q = conn().with_pacing(pacing);
+    q.paths[0].rec.w.cwnd = 100 * 1472;
+    q.write(1 << 24);
+    let mut out = Vec::new();
+    let mut now = SimTime::ZERO;
+    let mut tx = Tx::default();
+    q.poll_transmit(now, &mut tx);
+    while out.len() < n {
+        out.extend(take(&mut tx, false).into_iter().map(|(_, size)| (now, size)));
+        let Some(wake) = timers(&tx, TimerKind::Pace).into_iter().min() else { break };
+        tx.out.clear();
+        now = wake;
+        q.on_timer(now, 0, TimerKind::Pace, &mut tx);
+    }
+    out
+}
+
+#[test]
+fn a_paced_sender_sends_bursts_spaced_at_the_rate() {
+    // 100 packets per 100 ms RTT: N = 1.25 gives 1.25 packets per ms, bursts of 10 packets
+    // (2 ms of the window is 2 packets, raised to 10; 10 ms of it is 10)
+    let d = departures(true, 60);
+    let rate = 1.25 * 100.0 * 1472.0 / 0.1; // bytes per second
+    for k in 10..60 {
+        let burst: u32 = d[k - 10..k].iter().map(|p| p.1 - 28).sum();
+        let gap = (d[k].0 - d[k - 10].0).0 as f64 / 1e9;
+        assert!(gap >= burst as f64 / rate * 0.99, "packet {k}: {gap} s after the packet 10 before, {burst} bytes at {rate} B/s");
+    }
+    // the bucket was filled for the initial window of 10 packets per 100 ms: 10 ms of it, one
+    // packet; then bursts of 10
+    assert_eq!((d[0].0, d[1].0, d[10].0, d[11].0), (SimTime::ZERO, at(8), at(8), at(16)));
+    // unpaced: the whole window at once
+    let u = departures(false, 100);
+    assert_eq!(u.len(), 100);
+    assert!(u.iter().all(|p| p.0 == SimTime::ZERO));
+}

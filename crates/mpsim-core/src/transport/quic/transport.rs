@@ -156,6 +156,8 @@ impl Transport for QuicConn {
                     .collect()
             }),
             ecn_state: self.cfg.ecn.then(|| ps.iter().map(|p| p.rec.ecn.state.map_or("off", |e| e.name())).collect()),
+            ack_frequency_frames: self.ack_frequency.as_ref().map(|a| a.sent.len() as u64),
+            immediate_acks: self.ack_frequency.as_ref().map(|a| a.immediate_acks),
         });
     }
     fn set_invariant_checks(&mut self, on: bool) {
