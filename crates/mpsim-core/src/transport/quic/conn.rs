@@ -302,7 +302,7 @@ pub struct QuicConn {
     pub ack_frequency: Option<AckFrequency>,
     immediate_ack: bool,
     /// The receiver: the values of the latest ACK_FREQUENCY frame received.
-    requested: Option<Requested>,
+    pub(super) requested: Option<Requested>,
 }
 
 impl QuicConn {

@@ -904,6 +904,20 @@ fn the_receiver_holds_its_ack_until_the_threshold_is_passed() {
 }
 
 #[test]
+fn a_packet_of_several_frames_is_not_read_as_an_ack_frequency_frame() {
+    // with further STREAM frames the `ack` field indexes the frame log, so index 2 (the mark
+    // of an ACK_FREQUENCY packet) must not make the receiver apply the sender's request
+    let mut q = with_ack_frequency(10, 1);
+    q.write(1 << 20);
+    let mut tx = Tx::default();
+    q.poll_transmit(SimTime::ZERO, &mut tx);
+    assert_eq!(q.ack_frequency.as_ref().unwrap().sent.len(), 1);
+    let h = QuicHeader { len: 100, ack: ACK_FREQUENCY_PACKET, more: true, ..ping(1, false) };
+    q.on_packet(at(50), 0, &h, &mut tx);
+    assert!(q.requested.is_none(), "a data packet's frame log index read as ACK_FREQUENCY");
+}
+
+#[test]
 fn without_the_frame_the_receiver_acknowledges_every_second_packet() {
     // the same packets to a receiver that got no ACK_FREQUENCY frame
     let mut q = conn();
