@@ -307,8 +307,12 @@ pub struct QuicConn {
     immediate_ack: bool,
     /// The receiver: the values of the latest ACK_FREQUENCY frame received.
     pub(super) requested: Option<Requested>,
-    /// `quic.reset_late`: the streams of late frames reset (`reset.rs`).
+    /// `quic.reset_late`: the streams of late frames reset (`reset.rs`); the sender's bytes
+    /// of reset streams that were never sent, and the receiver's connection credit released
+    /// by reset streams beyond the bytes read (both 0 without resets).
     pub reset_late: Option<ResetLate>,
+    pub(crate) unsent: u64,
+    pub(crate) released: u64,
 }
 
 impl QuicConn {
@@ -353,6 +357,8 @@ impl QuicConn {
             immediate_ack: false,
             requested: None,
             reset_late: None,
+            unsent: 0,
+            released: 0,
         }
     }
 
@@ -474,7 +480,7 @@ impl QuicConn {
                 continue; // acknowledged whole: nothing to abandon
             }
             let final_size = self.streams.reset(k);
-            r.unsent += end - (start + final_size);
+            self.unsent += end - (start + final_size);
             self.acked.insert(start, end);
             self.rtx.retain(|&(a, _)| a < start || a >= end);
             r.queue.push_back(k);
@@ -527,11 +533,11 @@ impl QuicConn {
     /// stream not yet read whole is closed, its final size counted in the connection's
     /// credit.
     fn on_resets(&mut self, seq: u64) {
-        let Some(r) = &mut self.reset_late else { return };
+        let Some(r) = &self.reset_late else { return };
         let Some(frames) = r.sent.get(seq as usize).cloned() else { return };
         for &(k, final_size) in frames.iter() {
             if let Some(released) = self.streams.on_reset(k, final_size) {
-                r.released += released;
+                self.released += released;
             }
         }
     }
@@ -540,7 +546,7 @@ impl QuicConn {
     /// streams, and the buffer.
     #[inline]
     fn rx_limit(&self) -> u64 {
-        self.delivered + self.reset_late.as_ref().map_or(0, |r| r.released) + self.cfg.rcv_buf
+        self.delivered + self.released + self.cfg.rcv_buf
     }
 
     /// Bytes written and not yet acknowledged: beyond the acknowledged prefix with one stream
@@ -1280,7 +1286,7 @@ impl QuicConn {
             }
             self.views.clear();
             self.views.extend(self.paths.iter().map(QuicPath::view));
-            let unscheduled = self.written - self.next_offset - self.reset_late.as_ref().map_or(0, |r| r.unsent);
+            let unscheduled = self.written - self.next_offset - self.unsent;
             let next_priority = self.next_priority();
             let (mut chosen, mut copies) = (None, 0);
             for _ in 0..self.paths.len() {
@@ -1505,8 +1511,7 @@ impl QuicConn {
             assert!(p.validated || p.stats.bytes_sent == 0, "stream data sent on a path not validated");
         }
         assert!(self.next_offset <= self.written.min(self.peer_limit), "sent beyond what was written or allowed");
-        let unsent = self.reset_late.as_ref().map_or(0, |r| r.unsent);
-        assert!(self.acked_upto <= self.next_offset + unsent, "acknowledged beyond what was sent");
+        assert!(self.acked_upto <= self.next_offset + self.unsent, "acknowledged beyond what was sent");
         assert!(self.delivered <= self.next_offset, "delivered beyond what was sent");
         assert!(self.rx_data.count_from(0) <= self.rx_limit(), "received beyond the credit");
         self.streams.check_invariants();

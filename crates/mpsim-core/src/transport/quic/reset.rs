@@ -28,10 +28,6 @@ pub struct ResetLate {
     pub in_flight: Vec<(usize, u64, usize)>,
     /// Sender: RESET_STREAM frames sent (lost ones sent again included).
     pub frames: u64,
-    /// Sender: bytes of reset streams that were never sent.
-    pub unsent: u64,
-    /// Receiver: connection credit released by reset streams beyond the bytes read.
-    pub released: u64,
 }
 
 impl ResetLate {
