@@ -484,8 +484,8 @@ impl QuicConn {
             self.acked.insert(start, end);
             self.rtx.retain(|&(a, _)| a < start || a >= end);
             r.queue.push_back(k);
+            self.acked_upto = self.acked.contiguous_from(self.acked_upto);
         }
-        self.acked_upto = self.acked.contiguous_from(0);
     }
 
     /// Sends the RESET_STREAM frames queued, as many as fit in a packet, in packets of their
