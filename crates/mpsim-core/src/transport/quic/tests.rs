@@ -1095,7 +1095,7 @@ fn a_late_streams_lost_data_is_not_sent_again_after_the_reset() {
 }
 
 #[test]
-fn the_final_size_is_what_was_sent_and_the_receiver_releases_its_credit() {
+fn a_reset_streams_final_size_is_what_was_sent_and_the_receiver_releases_its_credit() {
     // a 4,000-byte window: A (6,000 bytes) sends 4,000, then waits for credit
     let mut q = resetting(4000);
     q.write_until(6000, 0, Some(at(10)));
