@@ -12,10 +12,12 @@ traffic, a 9.5 Mbit/s video of 25 frames/s, GOP IBBPBBPBBPBB, I frames of priori
 playback deadline, 256 KB buffers, LIA), 60 s, with uniform loss on both paths. The QUIC flow
 carries each frame on a stream of its own; `quic.priorities = false` sends the streams in the
 order they were written; the `QUIC po_mptcp` case runs the PO-MPTCP scheduler (priorities on),
-which is told the priority of the data that goes next. Figures are means over seeds 1..N of the video flow's summary: mean
+which is told the priority of the data that goes next; `QUIC priorities + reset` adds
+`quic.reset_late` (the stream of a frame past its deadline is reset). Figures are means over seeds 1..N of the video flow's summary: mean
 delay per frame class (production to delivery to the receiving application), frames late
 (delivered after the deadline) as a share of those produced, and the PSNR the reproduction
-computes (from throughput against the stream's rate).
+computes (from throughput against the stream's rate), and the goodput of the frames
+delivered by their deadline (their sizes over the run).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ CASES = {
     "QUIC priorities on": {"scheduler": "lowest_rtt", "transport": "quic"},
     "QUIC priorities off": {"scheduler": "lowest_rtt", "transport": "quic", "quic": {"priorities": False}},
     "QUIC po_mptcp": {"scheduler": "po_mptcp", "transport": "quic"},
+    "QUIC priorities + reset": {"scheduler": "lowest_rtt", "transport": "quic", "quic": {"reset_late": True}},
 }
 CLASSES = ("I", "P", "B")
 
@@ -48,12 +51,22 @@ def scenario(loss: str, case: str) -> dict:
     return d
 
 
+def size_bytes(text: str) -> float:
+    """A frame size as the scenario writes it ("150KB")."""
+    units = {"B": 1, "KB": 1000, "MB": 1000_000}
+    num = text.rstrip("KMB")
+    return float(num) * units[text[len(num) :]]
+
+
 def video(loss: str, case: str, seed: int) -> dict[str, float]:
     d = scenario(loss, case)
     d["seed"] = seed
     s = mpsim.run(d).summary
     f = next(f for f in s["flows"] if f["flow"] == "video")
     out = {"goodput_mbps": f["goodput_bps"] / 1e6, "delay_ms": f["delay_mean_ms"], "psnr_db": f["psnr_db"]}
+    sizes = {name: size_bytes(c["size"]) for name, c in d["flow"][0]["app"]["classes"].items()}
+    in_time = sum((c["delivered"] - c["late"]) * sizes[c["class"]] for c in f["classes"])
+    out["in_time_mbps"] = 8 * in_time / float(d["duration"].rstrip("s")) / 1e6
     for c in f["classes"]:
         gen = (c["frames"] + c["refused"] + c["queued"]) or 1
         name = c["class"]
@@ -69,7 +82,7 @@ def main() -> None:
     ap.add_argument("--losses", default="0%,2%")
     a = ap.parse_args()
     cols = ["goodput_mbps", "delay_ms"] + [f"{c}_delay_ms" for c in CLASSES] + [f"{c}_late_pct" for c in CLASSES]
-    cols += [f"{c}_refused_pct" for c in CLASSES] + ["psnr_db"]
+    cols += [f"{c}_refused_pct" for c in CLASSES] + ["psnr_db", "in_time_mbps"]
     print(f"seeds 1..{a.seeds}, means")
     print("| loss | case | " + " | ".join(cols) + " |")
     print("|" + "---|" * (len(cols) + 2))

@@ -321,3 +321,28 @@ def test_path_status_changes_reach_the_summary_and_the_qlog(tmp_path):
     assert not [t for t, p in stream if p == 1 and t < 2000]
     assert not [t for t, p in stream if p == 0 and t > 4001]
     assert any(p == 1 for _, p in stream) and any(p == 0 for _, p in stream)
+
+
+def test_reset_late_frames_in_the_summary_and_the_qlog(tmp_path):
+    flow = {"name": "v", "path": "p", "transport": "quic", "app": VIDEO, "quic": {"reset_late": True}, "tcp": {"snd_buf": "64MB"}}
+    d = {
+        "duration": "10s",
+        "link": [{"name": "l", "rate": "6Mbps", "delay": "10ms", "queue": "100pkt"}],
+        "path": [{"name": "p", "links": ["l"]}],
+        "flow": [flow],
+    }
+    res = mpsim.run(d, progress=False, qlog=tmp_path)
+    (f,) = res.summary["flows"]
+    q = f["quic"]
+    assert 0 < q["streams_reset"] <= q["reset_stream_frames"]
+    records = [json.loads(r) for r in (tmp_path / "v.sqlog").read_text().split("\x1e")[1:]]
+    resets = [f for r in records if r.get("name") == "quic:packet_sent" for f in r["data"]["frames"] if f["frame_type"] == "reset_stream"]
+    assert len(resets) == q["reset_stream_frames"]
+    assert all(r["error_code"] == 2 and r["stream_id"] % 4 == 2 and r["final_size"] <= 150_000 for r in resets)
+    # without the key the summary has no such counts; without a deadline the key is refused
+    flow["quic"] = {}
+    assert "streams_reset" not in mpsim.run(d, progress=False).summary["flows"][0]["quic"]
+    flow["quic"] = {"reset_late": True}
+    flow["app"] = {k: v for k, v in VIDEO.items() if k != "deadline"}
+    with pytest.raises(mpsim.ScenarioError, match=r"flow\[0\]\.quic\.reset_late"):
+        mpsim.run(d, progress=False)

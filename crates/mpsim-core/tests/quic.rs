@@ -109,6 +109,8 @@ fn bad_quic_flows_are_refused_with_a_reason() {
         ("quic = { ack_frequency = { treshold = 4 } }", "did you mean 'threshold'"),
         ("quic = { ack_frequency = 10 }", "flow[0].quic.ack_frequency"),
         ("quic = { pacing = \"yes\" }", "flow[0].quic.pacing"),
+        ("quic = { reset_late = 1 }", "flow[0].quic.reset_late"),
+        ("quic = { reset_late = true }", "flow[0].quic.reset_late"),
     ];
     for (extra, why) in cases {
         let text =
@@ -476,4 +478,35 @@ fn pacing_keeps_the_queue_of_a_deep_buffer_smaller_at_a_loss_free_start() {
     let (paced, d1) = run("");
     eprintln!("ACK every 2 packets: largest queue {unpaced} packets unpaced, {paced} paced; {d0} and {d1} bytes delivered");
     assert_eq!((paced, d1), (unpaced, d0), "the ACK clock keeps bursts within the pacer's");
+}
+
+/// The video of `class_delays` (9.5 Mbit/s into 6 Mbit/s, a 64 MB send buffer) for 20 s of a
+/// 40 s run, with `quic.reset_late` on or off.
+fn late_video(reset_late: bool) -> mpsim_core::Output {
+    let flow = format!("stop = \"20s\"\nquic = {{ reset_late = {reset_late} }}\ntcp = {{ snd_buf = \"64MB\" }}\n{}", video(150));
+    run_checked(&parse(&quic_one_link("40s", "loss = \"1%\"", &flow).replace("10Mbps", "6Mbps")))
+}
+
+#[test]
+fn reset_late_abandons_the_frames_past_their_deadline_and_the_others_arrive_in_time() {
+    let on = late_video(true);
+    let f = &on.summary.flows[0];
+    let q = f.quic.as_ref().unwrap();
+    let (reset, frames) = (q.streams_reset.unwrap(), q.reset_stream_frames.unwrap());
+    let written: u64 = f.classes.iter().map(|c| c.frames).sum();
+    let delivered: u64 = f.classes.iter().map(|c| c.delivered).sum();
+    let late: u64 = f.classes.iter().map(|c| c.late).sum();
+    eprintln!("reset_late: {written} frames written, {delivered} delivered ({late} late), {reset} reset, {frames} RESET_STREAM frames");
+    // every frame written is delivered whole or reset, never both; each reset took a frame
+    assert!(reset > 0 && frames >= reset);
+    assert_eq!(delivered + reset, written);
+    // without it every frame is delivered, most of them late
+    let off = late_video(false);
+    let g = &off.summary.flows[0];
+    assert!(g.quic.as_ref().unwrap().streams_reset.is_none());
+    let late_off: u64 = g.classes.iter().map(|c| c.late).sum();
+    let delivered_off: u64 = g.classes.iter().map(|c| c.delivered).sum();
+    eprintln!("without: {delivered_off} delivered ({late_off} late)");
+    assert!(late_off > 2 * late + 100, "late frames: {late} with the resets, {late_off} without");
+    assert!(delivered - late > delivered_off - late_off, "frames in time: {} with, {} without", delivered - late, delivered_off - late_off);
 }

@@ -262,6 +262,13 @@ pub struct QuicSummary {
     pub ack_frequency_frames: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub immediate_acks: Option<u64>,
+    /// With `quic.reset_late`: the RESET_STREAM frames the sender sent (lost ones sent again
+    /// included), and the streams the receiver closed on one (streams reset by the sender
+    /// before the receiver read them whole).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reset_stream_frames: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams_reset: Option<u64>,
 }
 
 /// A Multipath QUIC path status change applied (`QuicSummary::path_status`).

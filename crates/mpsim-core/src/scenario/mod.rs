@@ -125,7 +125,8 @@ pub enum TransportSpec {
     Sctp(Box<crate::transport::sctp::SctpConfig>),
     /// A QUIC connection with one bulk stream (`transport = "quic"`): over one path
     /// (`path`), or Multipath QUIC over the flow's paths (`paths`) with its `scheduler`;
-    /// `ecn`, `priorities`, `path_status`, `ack_frequency` and `pacing` from its `quic` table;
+    /// `ecn`, `priorities`, `path_status`, `ack_frequency`, `pacing` and `reset_late` from its
+    /// `quic` table;
     /// `backup[i]`: path i is a backup path.
     Quic {
         scheduler: Option<String>,
@@ -135,6 +136,7 @@ pub enum TransportSpec {
         path_status: Vec<PathStatusChange>,
         ack_frequency: Option<crate::transport::quic::ack_frequency::AckFrequencySpec>,
         pacing: bool,
+        reset_late: bool,
     },
 }
 

@@ -85,6 +85,7 @@ impl Reader<'_> {
         let (ecn, priorities, path_status) = self.quic_settings(&t, key, is_quic, &path_names)?;
         let ack_frequency = self.quic_ack_frequency(&t, key)?;
         let pacing = self.quic_pacing(&t, key)?;
+        let reset_late = self.quic_reset_late(&t, key, &app)?;
         if is_quic && tcp.mss + tcp.header < crate::transport::quic::wire::MIN_IP_PACKET {
             return Err(self.e(
                 &join(key, "tcp"),
@@ -97,7 +98,9 @@ impl Reader<'_> {
         }
         let transport = match (sctp, scheduler) {
             (Some(c), _) => TransportSpec::Sctp(Box::new(c)),
-            (None, scheduler) if is_quic => TransportSpec::Quic { scheduler, ecn, priorities, backup, path_status, ack_frequency, pacing },
+            (None, scheduler) if is_quic => {
+                TransportSpec::Quic { scheduler, ecn, priorities, backup, path_status, ack_frequency, pacing, reset_late }
+            }
             (None, Some(scheduler)) => TransportSpec::Mptcp(Box::new(MptcpSpec { scheduler, backup, join: join_times, rec, receiver })),
             (None, None) if is_udp => TransportSpec::Udp,
             (None, None) => TransportSpec::Tcp,
@@ -134,7 +137,7 @@ impl Reader<'_> {
         if !is_quic {
             return Err(self.e(&qk, "only a QUIC flow (`transport = \"quic\"`) has a `quic` table"));
         }
-        let q = self.table(v, &qk, &["ecn", "priorities", "path_status", "ack_frequency", "pacing"])?;
+        let q = self.table(v, &qk, &["ecn", "priorities", "path_status", "ack_frequency", "pacing", "reset_late"])?;
         let flag = |name: &str, default: bool| match q.map.get(name) {
             None => Ok(default),
             Some(b) => b.as_bool().ok_or_else(|| self.e(&join(&qk, name), format!("expected true or false, found {}", kind(b)))),
@@ -180,6 +183,21 @@ impl Reader<'_> {
             None => Ok(true),
             Some(b) => b.as_bool().ok_or_else(|| self.e(&join(key, "quic.pacing"), format!("expected true or false, found {}", kind(b)))),
         }
+    }
+
+    /// A QUIC flow's `quic.reset_late` (default false): the streams of media frames past their
+    /// playback deadline are reset, so the flow's application is a media one with a `deadline`.
+    fn quic_reset_late(&self, t: &Table, key: &str, app: &AppSpec) -> Result<bool, ScenarioError> {
+        let Some(b) = t.map.get("quic").and_then(|q| q.get("reset_late")) else { return Ok(false) };
+        let rk = join(key, "quic.reset_late");
+        let on = b.as_bool().ok_or_else(|| self.e(&rk, format!("expected true or false, found {}", kind(b))))?;
+        if on && !matches!(app, AppSpec::Media(m) if m.deadline.is_some()) {
+            return Err(self.e(
+                &rk,
+                "resets the streams of media frames past their deadline: the flow needs `app = { kind = \"media\", deadline = ... }`",
+            ));
+        }
+        Ok(on)
     }
 
     /// A QUIC flow's `quic.ack_frequency` (draft-ietf-quic-ack-frequency-10): fixed values

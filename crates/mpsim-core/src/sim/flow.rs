@@ -255,7 +255,10 @@ impl Flow {
         if let Some(c) = self.classes.get_mut(class as usize) {
             c.written += 1;
         }
-        self.conn.write(n, priority);
+        match self.deadline {
+            None => self.conn.write(n, priority),
+            Some(d) => self.conn.write_until(n, priority, Some(now + d)),
+        }
     }
 
     /// Whether room freed in the send buffer is the application's to fill: a bulk

@@ -30,7 +30,7 @@ impl Connection {
                 let dests = f.paths.iter().map(|&p| route(p)).map(|r| Destination::new(r.name, r.fwd, r.rev, c, c.rcv_buf)).collect();
                 Connection::Sctp(Box::new(SctpConn::new((**c).clone(), dests)))
             }
-            TransportSpec::Quic { scheduler, ecn, priorities, backup, path_status, ack_frequency, pacing } => {
+            TransportSpec::Quic { scheduler, ecn, priorities, backup, path_status, ack_frequency, pacing, reset_late } => {
                 let cfg = QuicConfig {
                     max_datagram: f.tcp.mss + f.tcp.header - wire::IP_UDP,
                     max_ack_delay: Dur(wire::MAX_ACK_DELAY_NS),
@@ -60,7 +60,8 @@ impl Connection {
                     .with_streams(per_frame, *priorities)
                     .with_path_status(path_status)
                     .with_ack_frequency(*ack_frequency)
-                    .with_pacing(*pacing);
+                    .with_pacing(*pacing)
+                    .with_reset_late(*reset_late);
                 Connection::Quic(Box::new(conn))
             }
             TransportSpec::Tcp => {

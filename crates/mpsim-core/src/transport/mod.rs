@@ -162,6 +162,12 @@ pub trait Transport {
 
     /// The application writes `len` bytes with `priority` (0: ordinary data).
     fn write(&mut self, len: u64, priority: u8);
+    /// A write as [`write`](Self::write) of a media frame that is past its playback deadline
+    /// from `expires` on (QUIC with `quic.reset_late` resets its stream then; the others
+    /// ignore it).
+    fn write_until(&mut self, len: u64, priority: u8, _expires: Option<SimTime>) {
+        self.write(len, priority);
+    }
     /// A packet of this connection reached one of its ends, on subflow `sub`.
     fn on_packet(&mut self, now: SimTime, sub: usize, header: &Header, tx: &mut impl Sink) -> Arrival;
     /// A timer armed through [`Action::Timer`] fired at `now`.
@@ -261,6 +267,9 @@ macro_rules! transports {
             }
             pub fn write(&mut self, len: u64, priority: u8) {
                 match self { $(Connection::$variant(c) => Transport::write(mut_of::<$conn>(c), len, priority)),+ }
+            }
+            pub fn write_until(&mut self, len: u64, priority: u8, expires: Option<SimTime>) {
+                match self { $(Connection::$variant(c) => Transport::write_until(mut_of::<$conn>(c), len, priority, expires)),+ }
             }
             pub fn on_packet(&mut self, now: SimTime, sub: usize, header: &Header, tx: &mut impl Sink) -> Arrival {
                 match self { $(Connection::$variant(c) => Transport::on_packet(mut_of::<$conn>(c), now, sub, header, tx)),+ }

@@ -25,6 +25,7 @@ use super::path_status::PathStatus;
 use super::qlog::Qlog;
 use super::ranges::RangeSet;
 use super::recovery::{Recovery, Settled, StreamRange};
+use super::reset::ResetLate;
 use super::streams::{Delivery, Streams};
 use super::wire::{self, ACK_PACKET_PN_LEN, AEAD_TAG, IP_UDP, MAX_ACK_RANGES, SHORT_HEADER};
 use crate::cc::SubflowState;
@@ -88,6 +89,9 @@ pub const CHALLENGE: u32 = 1;
 /// The `ack` field of a packet carrying an ACK_FREQUENCY frame, whose sequence number is in
 /// the `offset` field (draft-ietf-quic-ack-frequency).
 pub const ACK_FREQUENCY_PACKET: u32 = 2;
+/// The `ack` field of a packet carrying RESET_STREAM frames, whose sequence number (the
+/// frames' place in [`ResetLate::sent`]) is in the `offset` field.
+pub const RESET_STREAM_PACKET: u32 = 3;
 /// PATH_CHALLENGE and PATH_RESPONSE frames: type and 8 bytes of data (RFC 9000 §19.17-18).
 const PATH_VALIDATION_FRAME: u32 = 1 + 8;
 
@@ -303,6 +307,12 @@ pub struct QuicConn {
     immediate_ack: bool,
     /// The receiver: the values of the latest ACK_FREQUENCY frame received.
     pub(super) requested: Option<Requested>,
+    /// `quic.reset_late`: the streams of late frames reset (`reset.rs`); the sender's bytes
+    /// of reset streams that were never sent, and the receiver's connection credit released
+    /// by reset streams beyond the bytes read (both 0 without resets).
+    pub reset_late: Option<ResetLate>,
+    pub(crate) unsent: u64,
+    pub(crate) released: u64,
 }
 
 impl QuicConn {
@@ -346,6 +356,9 @@ impl QuicConn {
             ack_frequency: None,
             immediate_ack: false,
             requested: None,
+            reset_late: None,
+            unsent: 0,
+            released: 0,
         }
     }
 
@@ -365,6 +378,13 @@ impl QuicConn {
     /// receiver for `spec`, IMMEDIATE_ACK with probes.
     pub fn with_ack_frequency(mut self, spec: Option<AckFrequencySpec>) -> QuicConn {
         self.ack_frequency = spec.map(AckFrequency::new);
+        self
+    }
+
+    /// `quic.reset_late`: the sender resets the stream of a frame past its deadline (given
+    /// with each write, [`QuicConn::write_until`]).
+    pub fn with_reset_late(mut self, on: bool) -> QuicConn {
+        self.reset_late = on.then(ResetLate::default);
         self
     }
 
@@ -427,8 +447,106 @@ impl QuicConn {
         self.written += len;
     }
 
+    /// A write as [`QuicConn::write_with`], past its deadline from `expires` on (with
+    /// `quic.reset_late` and a stream per write: its stream is then reset).
+    pub fn write_until(&mut self, len: u64, priority: u8, expires: Option<SimTime>) {
+        self.write_with(len, priority);
+        if self.reset_late.is_some() && self.streams.per_write && len > 0 {
+            if let Some(s) = self.streams.streams.last_mut() {
+                s.expires = expires;
+            }
+        }
+    }
+
     pub fn written(&self) -> u64 {
         self.written
+    }
+
+    /// Resets the streams whose frame is past its deadline (`now` after it) and not yet
+    /// acknowledged whole, in stream order, within the peer's MAX_STREAMS (a stream beyond
+    /// it waits, sending nothing, until the limit lets its RESET_STREAM go): its bytes leave
+    /// the send buffer as if acknowledged, so that none is sent (again), and its
+    /// RESET_STREAM is queued.
+    fn reset_late_streams(&mut self, now: SimTime) {
+        let Some(r) = &mut self.reset_late else { return };
+        while let Some(s) = self.streams.streams.get(r.next) {
+            if r.next as u64 >= self.streams.peer_max_streams || s.expires.is_none_or(|at| at >= now) {
+                break;
+            }
+            let k = r.next;
+            r.next += 1;
+            let (start, end) = (s.start, s.end);
+            if self.acked.first_gap(start, end).is_none() {
+                continue; // acknowledged whole: nothing to abandon
+            }
+            let final_size = self.streams.reset(k);
+            self.unsent += end - (start + final_size);
+            self.acked.insert(start, end);
+            self.rtx.retain(|&(a, _)| a < start || a >= end);
+            r.queue.push_back(k);
+            self.acked_upto = self.acked.contiguous_from(self.acked_upto);
+        }
+    }
+
+    /// Sends the RESET_STREAM frames queued, as many as fit in a packet, in packets of their
+    /// own (ack-eliciting; beyond the window, as a probe) on the first path in use (regular
+    /// before backup).
+    fn send_resets(&mut self, now: SimTime, tx: &mut impl Sink) {
+        let Some(on) = (0..self.paths.len()).filter(|&j| self.paths[j].active()).min_by_key(|&j| self.paths[j].backup) else {
+            return;
+        };
+        // the packet's room for frames: a packet number takes 4 bytes at most
+        let room = self.cfg.max_datagram - SHORT_HEADER - 4 - AEAD_TAG;
+        while self.reset_late.as_ref().is_some_and(|r| !r.queue.is_empty()) {
+            let r = self.reset_late.as_mut().expect("on");
+            let (mut frames, mut len) = (Vec::new(), 0);
+            while let Some(&k) = r.queue.front() {
+                let s = &self.streams.streams[k];
+                let final_size = s.sent - s.start;
+                let n = wire::reset_stream_frame(s.id, wire::DELIVERY_TIMEOUT, final_size);
+                if len + n > room {
+                    break;
+                }
+                len += n;
+                frames.push((k, final_size));
+                r.queue.pop_front();
+            }
+            let seq = r.sent.len();
+            r.frames += frames.len() as u64;
+            let logged = match self.qlog {
+                None => serde_json::Value::Null,
+                Some(_) => frames
+                    .iter()
+                    .map(|&(k, final_size)| {
+                        let id = self.streams.streams[k].id;
+                        json!({"frame_type": "reset_stream", "stream_id": id, "error_code": wire::DELIVERY_TIMEOUT, "final_size": final_size})
+                    })
+                    .collect(),
+            };
+            r.sent.push(frames.into());
+            let pn = self.send_control_packet(now, on, len, logged, (RESET_STREAM_PACKET, seq as u64), tx);
+            self.reset_late.as_mut().expect("on").in_flight.push((on, pn, seq));
+        }
+    }
+
+    /// The receiver read a packet of RESET_STREAM frames (sequence number `seq`): each
+    /// stream not yet read whole is closed, its final size counted in the connection's
+    /// credit.
+    fn on_resets(&mut self, seq: u64) {
+        let Some(r) = &self.reset_late else { return };
+        let Some(frames) = r.sent.get(seq as usize).cloned() else { return };
+        for &(k, final_size) in frames.iter() {
+            if let Some(released) = self.streams.on_reset(k, final_size) {
+                self.released += released;
+            }
+        }
+    }
+
+    /// The connection credit the receiver allows: the bytes read, those released by reset
+    /// streams, and the buffer.
+    #[inline]
+    fn rx_limit(&self) -> u64 {
+        self.delivered + self.released + self.cfg.rcv_buf
     }
 
     /// Bytes written and not yet acknowledged: beyond the acknowledged prefix with one stream
@@ -498,6 +616,9 @@ impl QuicConn {
                 self.requested = Some(Requested::take(self.requested, r));
             }
         }
+        if h.ack == RESET_STREAM_PACKET && !h.more {
+            self.on_resets(h.offset);
+        }
         let rx = &mut self.paths[p].rx;
         let pn = h.pn;
         let new_pn = rx.received.insert(pn, pn + 1) == 1;
@@ -536,7 +657,7 @@ impl QuicConn {
             self.stats.max_buffered = self.stats.max_buffered.max(self.rcv_buffered());
         }
         // the application reads what is in order at once: credit grows with it
-        let limit = self.delivered + self.cfg.rcv_buf;
+        let limit = self.rx_limit();
         let credit_due = limit >= self.advertised + self.cfg.rcv_buf / 4 || (h.blocked && limit > self.advertised);
         let rx = &self.paths[p].rx;
         // RFC 9000 §8.2.2: a PATH_CHALLENGE is answered at once, on the path it came on
@@ -588,7 +709,7 @@ impl QuicConn {
     /// more than one path the frame is a PATH_ACK, which adds the path's identifier; a
     /// `response` adds PATH_RESPONSE and pads the packet to 1,200 bytes (RFC 9000 §8.2.2).
     fn send_ack(&mut self, now: SimTime, p: usize, blocked: bool, response: bool, tx: &mut impl Sink) {
-        let limit = self.delivered + self.cfg.rcv_buf;
+        let limit = self.rx_limit();
         let due = limit >= self.advertised + self.cfg.rcv_buf / 4 || (blocked && limit >= self.advertised);
         let max_data = due.then(|| {
             self.advertised = limit;
@@ -678,6 +799,9 @@ impl QuicConn {
         let settled = self.paths[p].rec.on_ack(now, &rec.ranges, rec.ack_delay, rec.ecn, &sibs, p);
         if self.ack_frequency.is_some() {
             self.settle_ack_frequency(p, &rec.ranges, &settled.lost_packets);
+        }
+        if let Some(r) = &mut self.reset_late {
+            r.settle(p, &rec.ranges, &settled.lost_packets);
         }
         if rec.path_response && !self.paths[p].validated {
             self.paths[p].validated = true;
@@ -780,6 +904,9 @@ impl QuicConn {
                         let sibs = self.siblings();
                         let (settled, pto) = self.paths[p].rec.on_timeout(now, &sibs, p);
                         self.settle_ack_frequency(p, &[], &settled.lost_packets);
+                        if let Some(r) = &mut self.reset_late {
+                            r.settle(p, &[], &settled.lost_packets);
+                        }
                         self.log_recovery(now, p, &settled);
                         self.apply(settled);
                         if pto {
@@ -837,6 +964,9 @@ impl QuicConn {
     fn abandon(&mut self, now: SimTime, p: usize) {
         let settled = self.paths[p].rec.abandon();
         self.settle_ack_frequency(p, &[], &settled.lost_packets);
+        if let Some(r) = &mut self.reset_late {
+            r.settle(p, &[], &settled.lost_packets);
+        }
         self.paths[p].abandoned_at = Some(now);
         self.log_recovery(now, p, &settled);
         self.apply(settled);
@@ -853,17 +983,18 @@ impl QuicConn {
     /// A packet of its own on path `p` carrying one control frame of `frame_len` bytes
     /// (`frame`: its form in qlog; such packets are rare).
     pub(super) fn send_control_frame(&mut self, now: SimTime, p: usize, frame_len: u32, frame: serde_json::Value, tx: &mut impl Sink) {
-        self.send_control_packet(now, p, frame_len, frame, (0, 0), tx);
+        self.send_control_packet(now, p, frame_len, json!([frame]), (0, 0), tx);
     }
 
-    /// [`QuicConn::send_control_frame`] with the header's `ack` and `offset` fields set to
-    /// `mark` (what the receiver reads of the frame); returns the packet number.
+    /// [`QuicConn::send_control_frame`] with the frames' `frames_len` bytes (`frames`: their
+    /// qlog array), the header's `ack` and `offset` fields set to `mark` (what the receiver
+    /// reads of the frames); returns the packet number.
     fn send_control_packet(
         &mut self,
         now: SimTime,
         p: usize,
         frame_len: u32,
-        frame: serde_json::Value,
+        frames: serde_json::Value,
         mark: (u32, u64),
         tx: &mut impl Sink,
     ) -> u64 {
@@ -874,7 +1005,7 @@ impl QuicConn {
         let pn = path.rec.on_sent(now, size, None, false, ecn);
         if let Some(q) = &mut self.qlog {
             let data =
-                json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": [frame]});
+                json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
             q.event(now, "quic:packet_sent", data);
         }
         let (ack, offset) = mark;
@@ -914,7 +1045,7 @@ impl QuicConn {
             "request_max_ack_delay": r.max_ack_delay.0 / 1_000,
             "reordering_threshold": r.reordering,
         });
-        let pn = self.send_control_packet(now, on, r.wire_len(), frame, (ACK_FREQUENCY_PACKET, r.seq), tx);
+        let pn = self.send_control_packet(now, on, r.wire_len(), json!([frame]), (ACK_FREQUENCY_PACKET, r.seq), tx);
         let a = self.ack_frequency.as_mut().expect("on");
         a.in_flight = Some((on, pn, r.max_ack_delay));
         let d = a.pto_max_ack_delay();
@@ -1091,6 +1222,10 @@ impl QuicConn {
         if self.ack_frequency.is_some() {
             self.send_ack_frequency(now, tx);
         }
+        if self.reset_late.is_some() {
+            self.reset_late_streams(now);
+            self.send_resets(now, tx);
+        }
         while self.paths[p].rec.can_send(full) {
             if self.paths[p].pacer.is_some() && self.has_frame() && self.paths[p].pacing_holds(now, p, full as u64, tx) {
                 break;
@@ -1136,6 +1271,10 @@ impl QuicConn {
             self.send_abandon(now, j, gone, tx);
         }
         self.send_path_status(now, tx);
+        if self.reset_late.is_some() {
+            self.reset_late_streams(now);
+            self.send_resets(now, tx);
+        }
         // the backup rule: backup paths carry data only while no regular path is in use
         let backups = !self.paths.iter().any(|p| p.active() && !p.backup);
         let mut sched = self.sched.take().expect("a multipath connection has a scheduler");
@@ -1147,7 +1286,7 @@ impl QuicConn {
             }
             self.views.clear();
             self.views.extend(self.paths.iter().map(QuicPath::view));
-            let unscheduled = self.written - self.next_offset;
+            let unscheduled = self.written - self.next_offset - self.unsent;
             let next_priority = self.next_priority();
             let (mut chosen, mut copies) = (None, 0);
             for _ in 0..self.paths.len() {
@@ -1263,6 +1402,10 @@ impl QuicConn {
         match self.next_frame(p, 0) {
             Some(frame) => self.send_from(now, p, frame, true, tx),
             None => match self.paths[p].rec.oldest_outstanding_stream() {
+                // with `quic.reset_late`, a reset stream's data is not sent again: a PING
+                Some((off, len)) if self.reset_late.is_some() && self.acked.first_gap(off, off + len as u64).is_none() => {
+                    self.transmit(now, p, &[], true, tx)
+                }
                 Some((off, len)) => self.transmit(now, p, &[(off, len.min(self.room(p, off, 0) as u32), true)], true, tx),
                 None => self.transmit(now, p, &[], true, tx),
             },
@@ -1368,9 +1511,9 @@ impl QuicConn {
             assert!(p.validated || p.stats.bytes_sent == 0, "stream data sent on a path not validated");
         }
         assert!(self.next_offset <= self.written.min(self.peer_limit), "sent beyond what was written or allowed");
-        assert!(self.acked_upto <= self.next_offset, "acknowledged beyond what was sent");
+        assert!(self.acked_upto <= self.next_offset + self.unsent, "acknowledged beyond what was sent");
         assert!(self.delivered <= self.next_offset, "delivered beyond what was sent");
-        assert!(self.rx_data.count_from(0) <= self.delivered + self.cfg.rcv_buf, "received beyond the credit");
+        assert!(self.rx_data.count_from(0) <= self.rx_limit(), "received beyond the credit");
         self.streams.check_invariants();
     }
 }

@@ -12,6 +12,8 @@
 //! * `rtt.rs`: RTT estimation (RFC 9002 §5);
 //! * `recovery.rs`: loss detection, probe timeout, persistent congestion and the window of
 //!   one packet number space (RFC 9002 §6-7), through mpsim's congestion controllers;
+//! * `reset.rs`: resetting the streams of late media frames (`quic.reset_late`,
+//!   RESET_STREAM);
 //! * `streams.rs`: the streams (RFC 9000 §2-4): writes mapped to streams, the stream whose
 //!   data goes next (priorities, RFC 9218), stream credit and MAX_STREAMS, per-stream delivery;
 //! * `conn.rs`: the connection: packets, connection flow control, ACK generation,
@@ -31,6 +33,7 @@ pub mod path_status;
 pub mod qlog;
 pub mod ranges;
 pub mod recovery;
+pub mod reset;
 pub mod rtt;
 pub mod streams;
 #[cfg(test)]

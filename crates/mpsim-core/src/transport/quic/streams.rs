@@ -14,6 +14,7 @@
 
 use super::ranges::RangeSet;
 use super::wire;
+use crate::time::SimTime;
 
 /// The receiver's initial_max_streams_uni (RFC 9000 §18.2): streams the sender may open
 /// before the first MAX_STREAMS; each stream the receiving application reads whole frees one.
@@ -40,11 +41,30 @@ pub struct Stream {
     /// stream credit last advertised (stream offsets).
     pub delivered: u64,
     pub advertised: u64,
+    /// With `quic.reset_late`: when the stream's frame is past its playback deadline (the
+    /// sender then resets it), whether the sender reset it (RESET_STREAM), and whether the
+    /// receiver closed it on a RESET_STREAM.
+    pub expires: Option<SimTime>,
+    pub reset_sent: bool,
+    pub reset_received: bool,
 }
 
 impl Stream {
     fn new(id: u64, start: u64, priority: u8, fin: bool, credit: u64) -> Stream {
-        Stream { id, start, end: start, priority, fin, sent: start, limit: credit, delivered: start, advertised: credit }
+        Stream {
+            id,
+            start,
+            end: start,
+            priority,
+            fin,
+            sent: start,
+            limit: credit,
+            delivered: start,
+            advertised: credit,
+            expires: None,
+            reset_sent: false,
+            reset_received: false,
+        }
     }
 
     /// Bytes of new data the sender may put into a frame now (within the stream's credit).
@@ -97,6 +117,8 @@ pub struct Streams {
     /// whole, and the MAX_STREAMS last advertised.
     open: Vec<usize>,
     pub completed: u64,
+    /// Receiver: streams closed by a RESET_STREAM before they were read whole.
+    pub reset: u64,
     pub advertised_streams: u64,
 }
 
@@ -111,6 +133,7 @@ impl Streams {
             peer_max_streams: INITIAL_MAX_STREAMS,
             open: Vec::new(),
             completed: 0,
+            reset: 0,
             advertised_streams: INITIAL_MAX_STREAMS,
         }
     }
@@ -186,6 +209,16 @@ impl Streams {
         Chunk { offset, len, stream: k, fin }
     }
 
+    /// The sender abandons stream `k` (RESET_STREAM): its bytes not yet sent never will be.
+    /// Returns its final size (RFC 9000 §4.5: the bytes sent, which is what it took of the
+    /// connection's credit).
+    pub fn reset(&mut self, k: usize) -> u64 {
+        self.pending.retain(|&j| j != k);
+        let s = &mut self.streams[k];
+        s.reset_sent = true;
+        s.sent - s.start
+    }
+
     /// A chunk of data sent before, `[off, off + len)` within one stream.
     pub fn chunk(&self, off: u64, len: u64) -> Chunk {
         let k = self.index_of(off);
@@ -213,6 +246,9 @@ impl Streams {
     pub fn on_received(&mut self, off: u64, held: &RangeSet) -> (u64, Delivery) {
         let k = self.index_of(off);
         let s = &mut self.streams[k];
+        if s.reset_received {
+            return (0, Delivery::Nothing); // closed: its late bytes are discarded
+        }
         let before = s.delivered;
         s.delivered = held.contiguous_from(s.start).min(s.end).max(s.delivered);
         let read = s.delivered - before;
@@ -231,10 +267,25 @@ impl Streams {
         (read, Delivery::Nothing)
     }
 
+    /// The receiver got RESET_STREAM for stream `k` with `final_size`: a stream not yet read
+    /// whole is closed (its bytes arriving later are discarded) and counted. Returns the
+    /// connection credit it releases (RFC 9000 §4.5: the final size counts, less the bytes
+    /// the application read), None for a stream read whole or closed before.
+    pub fn on_reset(&mut self, k: usize, final_size: u64) -> Option<u64> {
+        let s = &mut self.streams[k];
+        if s.complete() || s.reset_received {
+            return None;
+        }
+        s.reset_received = true;
+        self.reset += 1;
+        self.open.retain(|&j| j != k);
+        Some((s.start + final_size).saturating_sub(s.delivered))
+    }
+
     /// The receiver's MAX_STREAMS, when it grew by a quarter of the initial limit since last
     /// advertised (or when `blocked` and it grew at all).
     pub fn max_streams_due(&mut self, blocked: bool) -> Option<u64> {
-        let limit = self.completed + INITIAL_MAX_STREAMS;
+        let limit = self.completed + self.reset + INITIAL_MAX_STREAMS;
         let due = limit >= self.advertised_streams + INITIAL_MAX_STREAMS / 4 || (blocked && limit > self.advertised_streams);
         (self.per_write && due).then(|| {
             self.advertised_streams = limit;

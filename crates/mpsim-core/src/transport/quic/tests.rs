@@ -1030,3 +1030,128 @@ fn a_paced_sender_sends_bursts_spaced_at_the_rate() {
     assert_eq!(u.len(), 100);
     assert!(u.iter().all(|p| p.0 == SimTime::ZERO));
 }
+
+fn resetting(rcv_buf: u64) -> QuicConn {
+    conn_with(cfg(rcv_buf), "reno").with_streams(true, false).with_reset_late(true)
+}
+
+/// The RESET_STREAM packets among `pkts`.
+fn resets(pkts: &[QuicHeader]) -> Vec<QuicHeader> {
+    pkts.iter().filter(|h| h.ack == super::conn::RESET_STREAM_PACKET && !h.more).copied().collect()
+}
+
+#[test]
+fn a_late_streams_lost_data_is_not_sent_again_after_the_reset() {
+    // frame A (stream 2) past its deadline at 80 ms, B and C later
+    let mut q = resetting(4_000_000);
+    q.qlog = Some(qlog::Qlog::new("t"));
+    q.write_until(1000, 0, Some(at(80)));
+    q.write_until(4000, 0, Some(at(900)));
+    q.write_until(4000, 0, Some(at(900)));
+    let pkts = send(&mut q, SimTime::ZERO);
+    assert_eq!(q.stream_frames(&pkts[0])[0], (0, 1000));
+    // the first packet is lost; at 100 ms its loss is found, A is late
+    let mut tx = Tx::default();
+    for h in &pkts[1..] {
+        q.on_packet(at(50), 0, h, &mut tx);
+    }
+    for (a, _) in take(&mut tx, true) {
+        q.on_packet(at(100), 0, &a, &mut tx);
+    }
+    q.poll_transmit(at(100), &mut tx);
+    let out = take(&mut tx, false);
+    let again: Vec<QuicHeader> = out.iter().map(|p| p.0).collect();
+    assert_eq!(q.paths[0].rec.stats.packets_lost, 1);
+    // B's part of the lost packet goes again, A's never
+    let sent: Vec<recovery::StreamRange> = again.iter().filter(|h| h.len > 0).flat_map(|h| q.stream_frames(h)).collect();
+    assert!(sent.iter().any(|&(off, _)| off == 1000), "B's lost bytes are sent again: {sent:?}");
+    assert!(sent.iter().all(|&(off, _)| off >= 1000), "none of A's: {sent:?}");
+    // one RESET_STREAM: type, stream ID 2, DELIVERY_TIMEOUT, final size 1000 (two bytes)
+    let r = resets(&again);
+    assert_eq!(r.len(), 1);
+    let size = out.iter().find(|p| p.0.pn == r[0].pn).unwrap().1;
+    assert_eq!(wire::reset_stream_frame(2, wire::DELIVERY_TIMEOUT, 1000), 1 + 1 + 1 + 2);
+    assert_eq!(size, wire::IP_UDP + wire::SHORT_HEADER + 1 + 5 + wire::AEAD_TAG);
+    assert_eq!(q.reset_late.as_ref().unwrap().sent[0][..], [(0, 1000)]);
+    // A left the send buffer
+    assert_eq!(q.unacked(), 8000 - q.acked.count_from(1000));
+    let text = q.qlog.take().unwrap().into_text();
+    assert!(text.contains(r#"{"error_code":2,"final_size":1000,"frame_type":"reset_stream","stream_id":2}"#), "qlog has the frame");
+    // lost, the frame goes again in a new packet (the time threshold finds it)
+    let later: Vec<QuicHeader> = again.iter().filter(|h| h.len > 0).copied().collect();
+    for h in &later {
+        q.on_packet(at(150), 0, h, &mut tx);
+    }
+    q.on_timer(at(175), 0, TimerKind::DelAck, &mut tx);
+    for (a, _) in take(&mut tx, true) {
+        q.on_packet(at(200), 0, &a, &mut tx);
+    }
+    let deadline = q.paths[0].rec.timer().expect("the loss timer");
+    q.on_timer(deadline, 0, TimerKind::Rto, &mut tx);
+    let again = resets(&take(&mut tx, false).into_iter().map(|p| p.0).collect::<Vec<_>>());
+    assert_eq!(again.len(), 1, "RESET_STREAM sent again");
+    assert_eq!((again[0].offset, q.reset_late.as_ref().unwrap().frames), (1, 2));
+    assert_eq!(q.reset_late.as_ref().unwrap().sent[1][..], [(0, 1000)]);
+}
+
+#[test]
+fn a_reset_streams_final_size_is_what_was_sent_and_the_receiver_releases_its_credit() {
+    // a 4,000-byte window: A (6,000 bytes) sends 4,000, then waits for credit
+    let mut q = resetting(4000);
+    q.write_until(6000, 0, Some(at(10)));
+    q.write_until(3000, 0, Some(at(900)));
+    let pkts = send(&mut q, SimTime::ZERO);
+    assert_eq!(pkts.iter().map(|h| h.len as u64).sum::<u64>(), 4000, "the stream's credit");
+    // every packet lost; at 20 ms A is late: its final size is the bytes it sent
+    let sent_a = q.streams.streams[0].sent;
+    let out = send(&mut q, at(20));
+    let r = resets(&out);
+    assert_eq!(r.len(), 1);
+    assert_eq!(q.reset_late.as_ref().unwrap().sent[0][..], [(0, sent_a)]);
+    assert_eq!(q.unsent, 6000 - sent_a);
+    // the connection's credit counts the final size: A's bytes took it, B is still blocked
+    assert_eq!(q.next_offset, sent_a);
+    assert!(out.iter().all(|h| h.len == 0));
+    // the receiver: A closed and counted, its final size released in MAX_DATA at once
+    let mut tx = Tx::default();
+    q.on_packet(at(30), 0, &r[0], &mut tx);
+    assert_eq!(q.streams.reset, 1);
+    assert_eq!(q.released, sent_a);
+    let acks = take(&mut tx, true);
+    assert_eq!(acks.len(), 1);
+    assert_eq!(q.ack_record(acks[0].0.ack).unwrap().max_data, Some(sent_a + 4000));
+    // A's data arriving later is discarded: nothing delivered, no credit counted twice
+    for h in &pkts {
+        assert_eq!(q.on_packet(at(40), 0, h, &mut tx), Arrival::Nothing);
+    }
+    q.on_packet(at(40), 0, &r[0], &mut tx);
+    assert_eq!((q.streams.reset, q.released), (1, sent_a), "a duplicate counts once");
+    // B may go now
+    for (a, _) in take(&mut tx, true) {
+        q.on_packet(at(60), 0, &a, &mut tx);
+    }
+    let more = send(&mut q, at(60));
+    assert!(more.iter().any(|h| h.len > 0 && h.offset >= 6000), "B is sent");
+}
+
+#[test]
+fn a_stream_read_whole_is_not_counted_as_reset() {
+    let mut q = resetting(4_000_000);
+    q.write_until(1000, 0, Some(at(10)));
+    let pkts = send(&mut q, SimTime::ZERO);
+    let mut tx = Tx::default();
+    assert_eq!(q.on_packet(at(5), 0, &pkts[0], &mut tx), Arrival::Message { end: 1000 });
+    // the ACK is lost: the sender resets the stream, which the receiver had read
+    let r = resets(&send(&mut q, at(20)));
+    assert_eq!(r.len(), 1);
+    q.on_packet(at(30), 0, &r[0], &mut tx);
+    assert_eq!(q.streams.reset, 0);
+    assert_eq!(q.released, 0);
+}
+
+#[test]
+fn without_reset_late_a_late_frame_is_sent_whole() {
+    let mut q = conn_with(cfg(4_000_000), "reno").with_streams(true, false);
+    q.write_until(1000, 0, Some(at(10)));
+    assert!(send(&mut q, at(20)).iter().any(|h| h.len == 1000));
+}

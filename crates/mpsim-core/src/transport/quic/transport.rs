@@ -15,6 +15,9 @@ impl Transport for QuicConn {
     fn write(&mut self, len: u64, priority: u8) {
         QuicConn::write_with(self, len, priority);
     }
+    fn write_until(&mut self, len: u64, priority: u8, expires: Option<SimTime>) {
+        QuicConn::write_until(self, len, priority, expires);
+    }
     fn on_packet(&mut self, now: SimTime, sub: usize, header: &Header, tx: &mut impl Sink) -> Arrival {
         match header {
             Header::Quic(h) => QuicConn::on_packet(self, now, sub, h, tx),
@@ -158,6 +161,8 @@ impl Transport for QuicConn {
             ecn_state: self.cfg.ecn.then(|| ps.iter().map(|p| p.rec.ecn.state.map_or("off", |e| e.name())).collect()),
             ack_frequency_frames: self.ack_frequency.as_ref().map(|a| a.sent.len() as u64),
             immediate_acks: self.ack_frequency.as_ref().map(|a| a.immediate_acks),
+            reset_stream_frames: self.reset_late.as_ref().map(|r| r.frames),
+            streams_reset: self.reset_late.as_ref().map(|_| self.streams.reset),
         });
     }
     fn set_invariant_checks(&mut self, on: bool) {

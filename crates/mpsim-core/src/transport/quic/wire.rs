@@ -108,6 +108,18 @@ pub fn max_streams_frame(max_streams: u64) -> u32 {
     1 + varint_len(max_streams)
 }
 
+/// RESET_STREAM's frame type (RFC 9000 §19.4).
+pub const RESET_STREAM: u64 = 0x04;
+/// The application error code a late frame's stream is reset with: DELIVERY_TIMEOUT (0x2) of
+/// Media over QUIC Transport's stream reset error codes (draft-ietf-moq-transport, the same
+/// value from draft-12 to draft-19).
+pub const DELIVERY_TIMEOUT: u64 = 0x2;
+
+/// RESET_STREAM (type, stream id, application error code, final size).
+pub fn reset_stream_frame(id: u64, error_code: u64, final_size: u64) -> u32 {
+    varint_len(RESET_STREAM) + varint_len(id) + varint_len(error_code) + varint_len(final_size)
+}
+
 /// STREAM_DATA_BLOCKED (type, stream id, limit).
 pub fn blocked_frame(limit: u64) -> u32 {
     1 + varint_len(0) + varint_len(limit)
@@ -150,6 +162,14 @@ mod tests {
         assert_eq!(max_data_frames(1 << 20, 1 << 20), max_data_frame(1 << 20) + max_stream_data_frame(0, 1 << 20));
         assert_eq!(max_stream_data_frame(6, 100), 1 + 1 + 2);
         assert_eq!(max_streams_frame(125), 1 + 2);
+    }
+
+    #[test]
+    fn reset_stream_frames_size_each_field() {
+        // stream 2, DELIVERY_TIMEOUT, nothing sent: four one-byte fields
+        assert_eq!(reset_stream_frame(2, DELIVERY_TIMEOUT, 0), 4);
+        // stream 402 (two bytes), final size 150,000 (four bytes)
+        assert_eq!(reset_stream_frame(402, DELIVERY_TIMEOUT, 150_000), 1 + 2 + 1 + 4);
     }
 
     #[test]
