@@ -27,12 +27,9 @@ import mpsim  # noqa: E402
 SEEDS = range(1, 6)
 
 
-def goodput(transport: str, rtt_ms: int, loss: float, seed: int) -> tuple[float, float]:
-    flow: dict = {"name": "f", "path": "p", "cc": "reno"}
-    if transport == "quic":
-        flow["transport"] = "quic"
-    elif transport == "tcp_delack":
-        flow["tcp"] = {"delayed_ack": True}
+def one_path_run(flow: dict, rtt_ms: int, loss: float, seed: int) -> dict:
+    """The summary of `flow` alone over the grid's path: 10 Mbit/s, a 100-packet queue, the
+    one-way delay half the RTT, random loss on the data direction; 120 s, 10 s of warm-up."""
     d = {
         "duration": "120s",
         "seed": seed,
@@ -41,7 +38,16 @@ def goodput(transport: str, rtt_ms: int, loss: float, seed: int) -> tuple[float,
         "path": [{"name": "p", "links": ["l"]}],
         "flow": [flow],
     }
-    f = mpsim.run(d, progress=False).summary["flows"][0]
+    return mpsim.run(d, progress=False).summary["flows"][0]
+
+
+def goodput(transport: str, rtt_ms: int, loss: float, seed: int) -> tuple[float, float]:
+    flow: dict = {"name": "f", "path": "p", "cc": "reno"}
+    if transport == "quic":
+        flow["transport"] = "quic"
+    elif transport == "tcp_delack":
+        flow["tcp"] = {"delayed_ack": True}
+    f = one_path_run(flow, rtt_ms, loss, seed)
     return f["goodput_bps"], f["retransmit_rate"]
 
 
@@ -109,15 +115,7 @@ def ack_frequency_run(af: dict | None, rtt_ms: int, loss: float, seed: int, paci
     flow: dict = {"name": "f", "path": "p", "cc": "reno", "transport": "quic", "quic": {"pacing": pacing}}
     if af is not None:
         flow["quic"]["ack_frequency"] = af
-    d = {
-        "duration": "120s",
-        "seed": seed,
-        "metrics": {"warmup": "10s"},
-        "link": [{"name": "l", "rate": "10Mbps", "delay": f"{rtt_ms / 2}ms", "queue": "100pkt", "loss": f"{loss}%"}],
-        "path": [{"name": "p", "links": ["l"]}],
-        "flow": [flow],
-    }
-    f = mpsim.run(d, progress=False).summary["flows"][0]
+    f = one_path_run(flow, rtt_ms, loss, seed)
     q = f["quic"]
     return f["goodput_bps"], q["acks_sent"][0] / f["segments_sent"], q.get("ack_frequency_frames", 0)
 

@@ -33,3 +33,21 @@ def write(tmp_path: Path):
         return p
 
     return _write
+
+
+@pytest.fixture
+def recorded_testbed():
+    """``(Testbed, seen)``: a kernel testbed that makes no namespaces and starts no emulator,
+    recording the configuration its emulator would get in ``seen["emulator"]``."""
+    from mpsim.kernel import testbed as K
+
+    seen: dict = {}
+
+    class Recorded(K.Testbed):
+        def _setup(self):
+            seen["emulator"] = self.emulator_config()
+
+        def close(self):
+            pass
+
+    return Recorded, seen

@@ -107,7 +107,7 @@ def test_the_emulator_reads_a_traced_link_from_the_scenarios_folder(tmp_path):
     assert '"file":"c6.down"' in r.stdout
 
 
-def test_the_emulators_time_zero_is_the_runs_start(monkeypatch, tmp_path):
+def test_the_emulators_time_zero_is_the_runs_start(monkeypatch, tmp_path, recorded_testbed):
     """Traces and schedules begin with the run, as a simulation's links begin at its time 0:
     the emulator's time zero is the t0 at which both endpoints start, not its own start some
     seconds before (a cellular trace's first seconds differ from its later ones)."""
@@ -115,18 +115,12 @@ def test_the_emulators_time_zero_is_the_runs_start(monkeypatch, tmp_path):
 
     d, origin = load(SCEN / "mptcp_2x10m.toml")
     desc = K.describe(d, origin)
-    seen = {}
+    Testbed, seen = recorded_testbed
 
     class Started(Exception):
         pass
 
-    class Recorded(K.Testbed):  # no namespaces, no emulator: the configuration it would get
-        def _setup(self):
-            seen["emulator"] = self.emulator_config()
-
-        def close(self):
-            pass
-
+    class Recorded(Testbed):
         def spawn(self, side, args):
             seen["endpoint"] = json.loads(Path(args[1]).read_text())
             raise Started

@@ -208,22 +208,16 @@ def test_without_the_peer_the_command_says_why_in_one_line(tmp_path):
     assert "mpsim-quicpeer" in h and "mpsim/real" in h
 
 
-def test_the_client_starts_at_the_emulators_time_zero(monkeypatch, tmp_path):
+def test_the_client_starts_at_the_emulators_time_zero(monkeypatch, tmp_path, recorded_testbed):
     """Traces and schedules begin with the run, as in mpsim: the emulator's time zero is a t0
     after the testbed's setup, and the client (which starts sending at once) is started then."""
     d, origin = load(SCEN / "quic_10m.toml")
     desc = Q.with_schedulers(d, K.describe(d, origin))
-    seen: dict[str, object] = {"slept": 0.0}
+    Recorded, seen = recorded_testbed
+    seen["slept"] = 0.0
 
     class Started(Exception):
         pass
-
-    class Recorded(K.Testbed):  # no namespaces, no emulator: the configuration it would get
-        def _setup(self):
-            seen["emulator"] = self.emulator_config()
-
-        def close(self):
-            pass
 
     class Listening:
         stdout = io.StringIO("listening\n")

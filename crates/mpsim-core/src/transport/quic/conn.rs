@@ -1008,21 +1008,7 @@ impl QuicConn {
                 json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
             q.event(now, "quic:packet_sent", data);
         }
-        let (ack, offset) = mark;
-        let header = QuicHeader {
-            pn,
-            offset,
-            sent_at: now,
-            len: 0,
-            ack,
-            path: p as u8,
-            is_ack: false,
-            retx: false,
-            blocked: false,
-            more: false,
-            immediate: false,
-            ecn,
-        };
+        let header = control_header(pn, now, p, mark, ecn);
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].fwd, size: size + IP_UDP, header: Header::Quic(header) });
         pn
     }
@@ -1375,20 +1361,7 @@ impl QuicConn {
                 json!({"header": {"packet_type": "1RTT", "packet_number": pn}, "path_id": p, "raw": {"length": size}, "frames": frames});
             q.event(now, "quic:packet_sent", data);
         }
-        let header = QuicHeader {
-            pn,
-            offset: 0,
-            sent_at: now,
-            len: 0,
-            ack: CHALLENGE,
-            path: p as u8,
-            is_ack: false,
-            retx: false,
-            blocked: false,
-            more: false,
-            immediate: false,
-            ecn,
-        };
+        let header = control_header(pn, now, p, (CHALLENGE, 0), ecn);
         tx.push(Action::Packet { sub: p as u8, route: self.paths[p].fwd, size: size + IP_UDP, header: Header::Quic(header) });
     }
 
@@ -1515,5 +1488,25 @@ impl QuicConn {
         assert!(self.delivered <= self.next_offset, "delivered beyond what was sent");
         assert!(self.rx_data.count_from(0) <= self.rx_limit(), "received beyond the credit");
         self.streams.check_invariants();
+    }
+}
+
+/// The header of a packet of control frames only on path `p`: no stream data, `mark` in the
+/// `ack` and `offset` fields (what the receiver reads of the frame).
+fn control_header(pn: u64, now: SimTime, p: usize, mark: (u32, u64), ecn: Ecn) -> QuicHeader {
+    let (ack, offset) = mark;
+    QuicHeader {
+        pn,
+        offset,
+        sent_at: now,
+        len: 0,
+        ack,
+        path: p as u8,
+        is_ack: false,
+        retx: false,
+        blocked: false,
+        more: false,
+        immediate: false,
+        ecn,
     }
 }

@@ -384,6 +384,16 @@ fn two_paths(sched: &str, cc: &str, rtt1: Dur) -> QuicConn {
     q
 }
 
+/// Validates path 1 of a connection: the first poll at 0 (what it sends is taken out), the
+/// PATH_CHALLENGE answered at 20 ms, the PATH_RESPONSE back at 40 ms.
+fn validate_path_1(q: &mut QuicConn, tx: &mut Tx) {
+    q.poll_transmit(SimTime::ZERO, tx);
+    let ch = take_routed(tx, false).into_iter().find(|p| p.1 == 1).unwrap();
+    q.on_packet(at(20), 1, &ch.0, tx);
+    let resp = take_routed(tx, true);
+    q.on_packet(at(40), 1, &resp[0].0, tx);
+}
+
 /// The packets of one direction in `tx` with their path and route; clears `tx`.
 fn take_routed(tx: &mut Tx, acks: bool) -> Vec<(QuicHeader, u8, u32, u32)> {
     let out = tx
@@ -433,11 +443,7 @@ fn each_path_has_its_own_number_space_acknowledged_by_path_ack_on_that_path() {
     let mut q = two_paths("round_robin", "reno", ms(40));
     q.write(1 << 20);
     let mut tx = Tx::default();
-    q.poll_transmit(SimTime::ZERO, &mut tx);
-    let ch = take_routed(&mut tx, false).into_iter().find(|p| p.1 == 1).unwrap();
-    q.on_packet(at(20), 1, &ch.0, &mut tx);
-    let resp = take_routed(&mut tx, true);
-    q.on_packet(at(40), 1, &resp[0].0, &mut tx);
+    validate_path_1(&mut q, &mut tx);
     q.poll_transmit(at(40), &mut tx);
     let sent = take_routed(&mut tx, false);
     let pns = |k: u8| sent.iter().filter(|p| p.1 == k).map(|p| p.0.pn).collect::<Vec<_>>();
@@ -724,11 +730,7 @@ fn po_mptcp_places_an_urgent_stream_on_the_best_path_and_ordinary_ones_as_its_st
     // lowest RTT (path 1, 40 ms against 100 ms)
     let mut q = two_paths("po_mptcp_in_order", "reno", ms(40)).with_streams(true, true);
     let mut tx = Tx::default();
-    q.poll_transmit(SimTime::ZERO, &mut tx);
-    let ch = take_routed(&mut tx, false).into_iter().find(|p| p.1 == 1).unwrap();
-    q.on_packet(at(20), 1, &ch.0, &mut tx);
-    let resp = take_routed(&mut tx, true);
-    q.on_packet(at(40), 1, &resp[0].0, &mut tx);
+    validate_path_1(&mut q, &mut tx);
     q.write_with(20 * 1400, 0);
     q.write_with(5 * 1400, 1);
     q.poll_transmit(at(40), &mut tx);
@@ -817,11 +819,7 @@ fn each_frame_of_a_lost_packet_is_sent_again() {
 fn a_redundant_copy_carries_every_frame_of_the_packet() {
     let mut q = two_paths("redundant", "reno", ms(40)).with_streams(true, false);
     let mut tx = Tx::default();
-    q.poll_transmit(SimTime::ZERO, &mut tx);
-    let ch = take_routed(&mut tx, false).into_iter().find(|p| p.1 == 1).unwrap();
-    q.on_packet(at(20), 1, &ch.0, &mut tx);
-    let resp = take_routed(&mut tx, true);
-    q.on_packet(at(40), 1, &resp[0].0, &mut tx);
+    validate_path_1(&mut q, &mut tx);
     for len in [300, 500, 2000] {
         q.write_with(len, 0);
     }
