@@ -47,7 +47,8 @@ def mpsim_series(path: Path, res: Any, interval: float) -> Any:
     desc = K.describe(d, origin)
     out = []
     for k, g in res.flows.groupby("repeat"):
-        ov = K.mpsim_overrides(desc, dict(zip(g["flow"], g["kernel_max_window_bytes"])), dict(zip(g["flow"], g["established_s"])))
+        ov = K.mpsim_overrides(desc, dict(zip(g["flow"], g["kernel_max_window_bytes"])),
+                               {r["flow"]: K.flow_start_s(r) for r in g.to_dict("records")})
         ov["metrics.interval"] = f"{round(interval * 1e3)}ms"
         r = run(d, overrides={**ov, "seed": int(g["seed"].iloc[0])}, progress=False)
         out.append(r.subflow_series.assign(repeat=k))

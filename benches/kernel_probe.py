@@ -5,7 +5,8 @@
         .toml) with congestion control CC; while it
         runs, the client's sockets are sampled with `ss` every SS_EVERY s (default 0.05; 0:
         none; OUT/ss.txt) and, unless `no`, what the client writes into each path's TUN device
-        is captured (OUT/<path>.pcap, needs dumpcap). Both disturb the run: they take CPU from
+        is captured (OUT/<path>.pcap, needs dumpcap), and what the server's side of the path
+        receives and sends (OUT/<path>-server.pcap). Both disturb the run: they take CPU from
         the receiving program, which the kernel's ACKs depend on (docs/kernel.md)
     sudo .venv/bin/python benches/kernel_probe.py rcvmem SCENARIO CC OUT [EVERY]
         one kernel run; the receiving side's sockets, the Multipath TCP connection's included,
@@ -145,9 +146,11 @@ def capture(name: str, cc: str, out: str, ss_every: str = "0.05", pcap: str = "y
             with open(o / "ss.txt", "w") as f:
                 procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "sh", "-c",
                     f"while true; do echo T $(date +%s.%N); ss -tinH state established; sleep {ss_every}; done"], stdout=f))
-        for p, (client_tun, _) in (tb.tuns.items() if pcap == "yes" else ()):
-            procs.append(subprocess.Popen(["ip", "netns", "exec", ns, "dumpcap", "-q", "-i", client_tun, "-s", "128",
-                                           "-w", str(o / f"{p}.pcap")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        for p, tuns in (tb.tuns.items() if pcap == "yes" else ()):
+            for side, tun, suffix in zip(("client", "server"), tuns, ("", "-server")):
+                procs.append(subprocess.Popen(["ip", "netns", "exec", tb.ns[side], "dumpcap", "-q", "-i", tun, "-s", "128",
+                                               "-w", str(o / f"{p}{suffix}.pcap")],
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         return procs
 
     _run_with(name, cc, start)

@@ -570,3 +570,12 @@ def test_sack_off_maps_to_the_namespaces_only_when_every_flow_agrees():
     d, origin = load(SCEN / "mptcp_tcp_shared.toml")
     mixed = apply_overrides(d, {"flow.mptcp.tcp.sack": False})
     assert any("different tcp.sack per flow" in m for m in K.unmappable(K.describe(mixed, origin)))
+
+
+def test_a_kernel_flow_starts_at_its_first_write():
+    # the sender samples `ss` before its first write: the matched mpsim flow starts when the
+    # kernel's data did, not at the handshake's end (on a trace-driven link the milliseconds
+    # between them move the flow to other delivery opportunities)
+    assert K.flow_start_s({"established_s": 0.0479, "first_write_s": 0.0545}) == 0.0545
+    assert K.flow_start_s({"established_s": 0.0479, "first_write_s": None}) == 0.0479
+    assert K.flow_start_s({"established_s": None}) is None

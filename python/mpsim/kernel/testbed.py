@@ -522,6 +522,7 @@ def _endpoint_sender(cfg: dict[str, Any]) -> dict[str, Any]:
             time.sleep(max(wait, 0) / 1e9)
             continue
         for key, _ in sel.select(timeout=max(wait, 0) / 1e9):
+            info[key.data].setdefault("first_write_s", (time.monotonic_ns() - t0) / 1e9)
             try:
                 info[key.data]["bytes_sent"] = info[key.data].get("bytes_sent", 0) + key.fileobj.send(payload)  # type: ignore[union-attr]
             except (BlockingIOError, InterruptedError):
@@ -853,6 +854,7 @@ def _summarise_kernel(run: dict[str, Any], desc: dict[str, Any]) -> dict[str, An
             "mss": mss.get(f["name"]),
             "error": snd.get("error"),
             "established_s": snd.get("established_s"),
+            "first_write_s": snd.get("first_write_s"),
         })
         for p in f["paths"]:
             e = per_sub.get((f["name"], p), {"acked": 0.0, "retrans": 0.0})
@@ -921,6 +923,17 @@ def linux_window_scale(so_rcvbuf: int) -> int:
     return ws
 
 
+def flow_start_s(flow: Mapping[str, Any]) -> float | None:
+    """When a kernel flow began: its sender's first write to the connected socket, else (no
+    write recorded) the moment the connection was established. The first write can come
+    milliseconds after the handshake (the sender samples `ss` first), and on a trace-driven
+    link those milliseconds move the flow to other delivery opportunities: 6.6 ms decided
+    whether a cellular subflow left slow start at 28 segments or at 168
+    (benches/results/kernel_aqm.md)."""
+    first = flow.get("first_write_s")
+    return first if first is not None else flow.get("established_s")
+
+
 def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None] | None = None,
                     starts: Mapping[str, float] | None = None) -> dict[str, Any]:
     """Overrides that make mpsim run the scenario as the kernel side does.
@@ -946,9 +959,10 @@ def mpsim_overrides(desc: Mapping[str, Any], windows: Mapping[str, float | None]
     (``KERNEL_RCV_SCALING`` of the doubled ``SO_RCVBUF``) and ``tcp.window_scale`` Linux's
     scale, so held out-of-order data shrinks the window only once it fills that headroom.
 
-    *starts*: per flow, the time (s) its kernel connection was established, which becomes the
-    flow's start in mpsim: the kernel's sender connects its flows one after the other, each
-    waiting for its handshake, so a second flow starts about one RTT after the first.
+    *starts*: per flow, the time (s) its kernel flow began (:func:`flow_start_s`: the first
+    write), which becomes the flow's start in mpsim: the kernel's sender connects its flows
+    one after the other, each waiting for its handshake, so a second flow starts about one
+    RTT after the first.
     """
     ov: dict[str, Any] = {"metrics.interval": "1s"}
     for f in desc["flows"]:
@@ -1087,7 +1101,7 @@ def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | Non
                 raw = _run_kernel_once(d, desc, seed, Path(wd), ss_interval)
             ks = _summarise_kernel(raw, desc)
             ov = mpsim_overrides(desc, {f["flow"]: f["max_window_bytes"] for f in ks["flows"]},
-                                 {f["flow"]: f["established_s"] for f in ks["flows"]})
+                                 {f["flow"]: flow_start_s(f) for f in ks["flows"]})
             used.append(ov)
             ms = _run_mpsim(d, ov, seed)
             mfile = _run_mpsim(d, {}, seed, series=False)
@@ -1107,7 +1121,8 @@ def compare(scenario: Any, *, repeat: int = 1, out: str | os.PathLike[str] | Non
                                "kernel_timeouts": f["timeouts"], "mpsim_timeouts": m.get("timeouts"),
                                "kernel_longest_silence_s": f["longest_silence_s"],
                                "kernel_cc": f["cc"], "kernel_mss": f["mss"], "kernel_max_window_bytes": f["max_window_bytes"],
-                               "established_s": f["established_s"], "error": f["error"]})
+                               "established_s": f["established_s"], "first_write_s": f["first_write_s"],
+                               "error": f["error"]})
             mp = {(r["flow"], r["path"]): r for r in ms["paths"]}
             fp = {(r["flow"], r["path"]): r for r in mfile["paths"]}
             for p in ks["paths"]:
