@@ -48,6 +48,39 @@ fn timers_cost_no_more_events_than_tcps_acks() {
 }
 
 #[test]
+fn a_superseded_pacing_wake_up_does_not_start_a_chain_of_its_own() {
+    // tiny writes on a slow paced path: each write moves the wake-up earlier or later, and a
+    // wake-up armed and then superseded still fires; if it polled the sender, each would arm
+    // another, and the events would grow with the writes (30,607 for this run before)
+    let text = r#"
+name = "paced_small_writes"
+duration = "280ms"
+seed = 15
+[[link]]
+name = "l0"
+rate = "145976bps"
+delay = "1ms"
+queue = "33pkt"
+[[path]]
+name = "p0"
+links = ["l0"]
+[[flow]]
+name = "f0"
+path = "p0"
+cc = "cubic"
+start = "34ms"
+transport = "quic"
+app = { kind = "cbr", packet = 1, rate = "51650bps" }
+"#;
+    let s = parse(text);
+    let out = run_checked(&s);
+    let unpaced = run_checked(&parse(&text.replace("transport = \"quic\"", "transport = \"quic\"\nquic = { pacing = false }")));
+    let (paced, plain) = (out.summary.events, unpaced.summary.events);
+    assert!(paced < 2 * plain, "{paced} events paced, {plain} unpaced");
+    assert!(paced <= 4 * s.estimate().events + 20_000);
+}
+
+#[test]
 fn a_finite_transfer_completes_through_random_loss() {
     for cc in ["reno", "cubic", "westwood"] {
         let out = run_checked(&parse(&quic_one_link(

@@ -930,6 +930,8 @@ impl QuicConn {
                 self.arm_loss_timer(p, tx);
             }
             TimerKind::PathStatus => self.on_path_status(now, p, tx),
+            // a wake-up armed later than an earlier one still fires: only the pending one counts
+            TimerKind::Pace if self.paths[p].pace_event != Some(now) => {}
             TimerKind::Pace => {
                 self.paths[p].pace_event = None;
                 self.poll_transmit(now, tx);
