@@ -235,17 +235,22 @@ VIDEO = {
 }
 
 
-def _video_over_quic(priorities: bool, qlog=None):
-    """A 9.5 Mbit/s video over a 6 Mbit/s link, written at once into a large send buffer."""
-    flow = {"name": "v", "path": "p", "transport": "quic", "app": VIDEO, "quic": {"priorities": priorities}, "tcp": {"snd_buf": "64MB"}}
+def _video_run(quic: dict, qlog=None, app: dict = VIDEO) -> mpsim.Result:
+    """A 9.5 Mbit/s video over a 6 Mbit/s link, written at once into a large send buffer, with
+    the flow's `quic` table."""
+    flow = {"name": "v", "path": "p", "transport": "quic", "app": app, "quic": quic, "tcp": {"snd_buf": "64MB"}}
     d = {
         "duration": "10s",
         "link": [{"name": "l", "rate": "6Mbps", "delay": "10ms", "queue": "100pkt"}],
         "path": [{"name": "p", "links": ["l"]}],
         "flow": [flow],
     }
-    res = mpsim.run(d, progress=False, qlog=qlog)
-    (f,) = res.summary["flows"]
+    return mpsim.run(d, progress=False, qlog=qlog)
+
+
+def _video_over_quic(priorities: bool, qlog=None):
+    """Mean delay per frame class of the video with priorities on or off."""
+    (f,) = _video_run({"priorities": priorities}, qlog).summary["flows"]
     return {c["class"]: c["delay_mean_ms"] for c in f["classes"]}
 
 
@@ -324,14 +329,7 @@ def test_path_status_changes_reach_the_summary_and_the_qlog(tmp_path):
 
 
 def test_reset_late_frames_in_the_summary_and_the_qlog(tmp_path):
-    flow = {"name": "v", "path": "p", "transport": "quic", "app": VIDEO, "quic": {"reset_late": True}, "tcp": {"snd_buf": "64MB"}}
-    d = {
-        "duration": "10s",
-        "link": [{"name": "l", "rate": "6Mbps", "delay": "10ms", "queue": "100pkt"}],
-        "path": [{"name": "p", "links": ["l"]}],
-        "flow": [flow],
-    }
-    res = mpsim.run(d, progress=False, qlog=tmp_path)
+    res = _video_run({"reset_late": True}, tmp_path)
     (f,) = res.summary["flows"]
     q = f["quic"]
     assert 0 < q["streams_reset"] <= q["reset_stream_frames"]
@@ -340,9 +338,7 @@ def test_reset_late_frames_in_the_summary_and_the_qlog(tmp_path):
     assert len(resets) == q["reset_stream_frames"]
     assert all(r["error_code"] == 2 and r["stream_id"] % 4 == 2 and r["final_size"] <= 150_000 for r in resets)
     # without the key the summary has no such counts; without a deadline the key is refused
-    flow["quic"] = {}
-    assert "streams_reset" not in mpsim.run(d, progress=False).summary["flows"][0]["quic"]
-    flow["quic"] = {"reset_late": True}
-    flow["app"] = {k: v for k, v in VIDEO.items() if k != "deadline"}
+    assert "streams_reset" not in _video_run({}).summary["flows"][0]["quic"]
+    no_deadline = {k: v for k, v in VIDEO.items() if k != "deadline"}
     with pytest.raises(mpsim.ScenarioError, match=r"flow\[0\]\.quic\.reset_late"):
-        mpsim.run(d, progress=False)
+        _video_run({"reset_late": True}, app=no_deadline)
