@@ -342,8 +342,10 @@ pub struct TcpSender {
     /// The delivery-rate estimator and pacing, for a controller that runs on rate samples
     /// (`rate.rs`); None for the others, which then pay nothing for it.
     rate: Option<Box<RateEstimator>>,
-    /// The controller's `wants_deliveries`, read once (it is asked on every ACK).
+    /// The controller's `wants_deliveries` and `wants_every_ack`, read once (they are asked
+    /// on every ACK).
     deliveries: bool,
+    every_ack: bool,
     pub stats: SenderStats,
 }
 
@@ -410,6 +412,7 @@ impl TcpSender {
             undo: None,
             rate: cc.wants_rate_samples().then(Box::default),
             deliveries: cc.wants_deliveries(),
+            every_ack: cc.wants_every_ack(),
             cc,
             stats: SenderStats::default(),
         }
@@ -419,6 +422,7 @@ impl TcpSender {
     pub fn set_controller(&mut self, cc: Controller) {
         self.rate = cc.wants_rate_samples().then(Box::default);
         self.deliveries = cc.wants_deliveries();
+        self.every_ack = cc.wants_every_ack();
         self.cc = cc;
     }
 
@@ -857,7 +861,7 @@ impl TcpSender {
             let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
             self.cc.on_delivery(&ctx);
         }
-        if self.cc.wants_every_ack() {
+        if self.every_ack {
             let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
             self.w = self.cc.on_every_ack(self.w, &ctx);
         }
