@@ -85,6 +85,7 @@ use super::tlp::{ProbeKind, ProbeOutcome, Tlp};
 use crate::cc::{AckContext, CongestionEvent, Controller, LossContext, RateContext, SubflowState, Window};
 use crate::net::{AckHeader, Ecn};
 use crate::time::{Dur, SimTime};
+use ring::SegRing;
 use std::collections::VecDeque;
 
 /// Duplicate-ACK threshold (RFC 5681, RFC 6675).
@@ -262,10 +263,9 @@ pub struct TcpSender {
     /// End of the data the application has handed over.
     app_limit: u64,
     rwnd: u64,
-    segs: VecDeque<Seg>,
-    /// Segments dropped from the front of `segs` so far (cumulatively acknowledged): segment
-    /// number n (counted from the first ever sent) is `segs[n - segs_dropped]`.
-    segs_dropped: u64,
+    /// The segments sent and not yet cumulatively acknowledged, oldest first: segment number
+    /// n (counted from the first ever sent) is `segs[n - segs.dropped()]`.
+    segs: SegRing,
     /// Test builds only: take the general path for every ACK (the fast path's reference).
     #[cfg(test)]
     general_only: bool,
@@ -364,8 +364,7 @@ impl TcpSender {
             snd_nxt: 0,
             app_limit: 0,
             rwnd: cfg.initial_rwnd,
-            segs: VecDeque::new(),
-            segs_dropped: 0,
+            segs: SegRing::default(),
             #[cfg(test)]
             general_only: false,
             rack_order: SendOrder::default(),
@@ -817,20 +816,19 @@ impl TcpSender {
         self.ack_received_at = h.received_at;
         self.cw_echo = h.cw_echo;
         let ack = h.ack.min(self.snd_nxt);
-        let prior_in_flight = self.in_flight();
-        let rated = self.rate.is_some();
-        let before = if rated { self.rate_before() } else { (0, 0, 0) };
-        let ack_advanced = ack > self.snd_una;
-        let min_rtt = self.rtt.min_rtt();
-        let mut c = self.take_cumulative_ack(now, ack, min_rtt);
-
         // The common ACK: it advances snd_una, carries no SACK block, and finds nothing
-        // SACKed, lost or retransmitted outstanding, the Open state and no loss probe
-        // outstanding. Every check below the RTT sample is idle on it (no SACK to apply, no
-        // loss to mark, no RACK scan, no probe to judge, no F-RTO, no recovery to end), so it
-        // goes from the RTT sample straight to growing the window. Without SACK the
-        // duplicate-ACK credit is kept up to date below, so such ACKs take the general path.
-        let quiet = ack_advanced
+        // SACKed, lost or retransmitted outstanding, the Open state, no loss probe and no
+        // timeout to judge outstanding. Every check of the general path below the RTT sample
+        // is idle on it (no SACK to apply, no loss to mark, no RACK scan, no probe to judge,
+        // no F-RTO, no recovery to end), so it goes from the RTT sample straight to growing
+        // the window. It is told before the ACK changes anything: the cumulative part only
+        // takes marks away and, with no timeout to judge, leaves the state and the probe as
+        // they are. An ACK that only the cumulative part makes common takes the general path,
+        // which decides alike (`rack_scan_tests` runs both on every ACK). Without SACK the
+        // duplicate-ACK credit is kept up to date by the general path, so such ACKs take it.
+        // The general path is out of line: inlined, its state kept the common ACK's values
+        // in memory rather than in registers.
+        let quiet = ack > self.snd_una
             && self.sack_on
             && !h.has_sack()
             && self.sacked_bytes == 0
@@ -839,8 +837,61 @@ impl TcpSender {
             && self.state == CaState::Open
             && !h.ece()
             && (!self.tlp_on || self.tlp.may_probe())
+            && self.rto_check.is_none()
             && !self.general_only();
-        let (sacked, sack_newest, sack_orig) = if self.sack_on && !quiet {
+        if quiet {
+            self.on_common_ack(now, ack, subflows, me);
+        } else {
+            self.on_ack_general(now, h, ack, subflows, me);
+        }
+    }
+
+    /// The common ACK (see `on_ack_coupled`): what the general path does for it, without its
+    /// idle checks.
+    #[inline(always)]
+    fn on_common_ack(&mut self, now: SimTime, ack: u64, subflows: &[SubflowState], me: usize) {
+        let prior_in_flight = self.in_flight();
+        let rated = self.rate.is_some();
+        let before = if rated { self.rate_before() } else { (0, 0, 0) };
+        let min_rtt = self.rtt.min_rtt();
+        let c = self.take_cumulative_ack(now, ack, min_rtt);
+        debug_assert!(self.sacked_ranges.is_empty() && self.dupacks == 0 && self.state == CaState::Open);
+        let rtt = c.newest_sent.map(|sent| now.since(sent));
+        if let Some(r) = rtt {
+            self.take_rtt_sample(now, r);
+        }
+        self.restart_rto(now);
+        if self.deliveries {
+            let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
+            self.cc.on_delivery(&ctx);
+        }
+        if self.every_ack {
+            let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
+            self.w = self.cc.on_every_ack(self.w, &ctx);
+        }
+        self.reo_deadline = None;
+        self.frto_send_new = false;
+        self.try_undo_dsack();
+        if rated {
+            self.rate_control(now, &c, before, rtt);
+        } else {
+            self.grow(now, c.delivered, prior_in_flight, subflows, me);
+        }
+        self.arm_probe(now);
+    }
+
+    /// Any ACK (`ack` is its cumulative acknowledgement, at most snd_nxt): the cumulative
+    /// part, SACK blocks and D-SACK, loss detection, the loss probe, F-RTO, the end of a
+    /// recovery and the window's answer in each state.
+    #[inline(never)]
+    fn on_ack_general(&mut self, now: SimTime, h: &AckHeader, ack: u64, subflows: &[SubflowState], me: usize) {
+        let prior_in_flight = self.in_flight();
+        let rated = self.rate.is_some();
+        let before = if rated { self.rate_before() } else { (0, 0, 0) };
+        let ack_advanced = ack > self.snd_una;
+        let min_rtt = self.rtt.min_rtt();
+        let mut c = self.take_cumulative_ack(now, ack, min_rtt);
+        let (sacked, sack_newest, sack_orig) = if self.sack_on {
             if let Some(d) = h.dsack() {
                 self.on_dsack(d);
             }
@@ -864,20 +915,6 @@ impl TcpSender {
         if self.every_ack {
             let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
             self.w = self.cc.on_every_ack(self.w, &ctx);
-        }
-        if quiet {
-            // what the general path below does for this ACK, without its idle checks
-            debug_assert!(h.dsack().is_none() && self.sacked_ranges.is_empty() && self.dupacks == 0);
-            self.reo_deadline = None;
-            self.frto_send_new = false;
-            self.try_undo_dsack();
-            if rated {
-                self.rate_control(now, &c, before, rtt);
-            } else {
-                self.grow(now, c.delivered, prior_in_flight, subflows, me);
-            }
-            self.arm_probe(now);
-            return;
         }
         let newly_lost = self.detect_losses(now, ack_advanced);
         if self.tlp_on && self.tlp.on_ack(self.snd_una, self.state != CaState::Open) == ProbeOutcome::Repaired {
@@ -971,8 +1008,9 @@ impl TcpSender {
 
     /// The cumulative part of an ACK up to `ack`: the segments it covers leave the
     /// scoreboard (what they deliver, and RACK's and Karn's view of them), or, if it does not
-    /// advance, it counts as a duplicate.
-    #[inline]
+    /// advance, it counts as a duplicate. Always inlined: called out of line by the common
+    /// ACK, it cost that ACK the call and the passing of its result through memory.
+    #[inline(always)]
     fn take_cumulative_ack(&mut self, now: SimTime, ack: u64, min_rtt: Option<Dur>) -> CumulativeAck {
         let mut c = CumulativeAck::default();
         if ack > self.snd_una {
@@ -997,7 +1035,6 @@ impl TcpSender {
                     break;
                 }
                 let s = self.segs.pop_front().unwrap();
-                self.segs_dropped += 1;
                 if rated {
                     self.rate_on_acked(&s, end);
                 }
@@ -1021,7 +1058,7 @@ impl TcpSender {
             }
             c.newest_sent = (c.orig_acked && !retx_acked).then_some(newest);
             if !self.rack_order.is_empty() {
-                self.rack_order.drop_acked(self.segs_dropped);
+                self.rack_order.drop_acked(self.segs.dropped());
             }
             if !self.sack_on {
                 // the duplicate ACKs already counted part of this as delivered; the ACK
@@ -1430,7 +1467,7 @@ impl TcpSender {
         self.tlp.reset();
         // every unSACKed segment is presumed lost, retransmissions included
         let (mut bytes, mut segs) = (0, 0);
-        for s in self.segs.iter_mut() {
+        self.segs.for_each_mut(|s| {
             if s.flags & SACKED == 0 {
                 if s.flags & LOST == 0 {
                     bytes += s.len as u64;
@@ -1438,7 +1475,7 @@ impl TcpSender {
                 }
                 s.flags = (s.flags & EVER_RETX) | LOST;
             }
-        }
+        });
         self.count_many(LOST, bytes, segs, true);
         self.count_many(RETRANS, self.retrans_bytes, self.retrans_segs, false);
         self.set_reno_sacked(0);
@@ -1446,7 +1483,7 @@ impl TcpSender {
         // no segment is a RACK candidate any more (each is SACKed or lost and awaiting a
         // retransmission)
         self.rack_order.clear();
-        self.rack_order.fresh_from = self.segs_dropped + self.segs.len() as u64;
+        self.rack_order.fresh_from = self.segs.dropped() + self.segs.len() as u64;
         self.rto_check = self.segs.front().map(|s| RtoCheck { seq: s.seq, end: s.seq + s.len as u64, at: now });
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
@@ -1458,7 +1495,7 @@ impl TcpSender {
         let (mut sacked, mut lost, mut retrans) = (0u64, 0u64, 0u64);
         let mut counts = (0u64, 0u64, 0u64);
         let mut expect = self.snd_una;
-        for s in &self.segs {
+        for s in self.segs.iter() {
             if s.seq != expect {
                 return Err(format!("gap in scoreboard at {} (expected {expect})", s.seq));
             }
@@ -1544,6 +1581,7 @@ impl TcpSender {
 }
 
 mod rack_scan;
+mod ring;
 mod scoreboard;
 mod undo;
 use undo::RtoCheck;

@@ -28,10 +28,10 @@ impl TcpSender {
         // the transmissions sent before RACK's segment join `early`, in send order (they are
         // a prefix of the candidates): the next segment never sent again, from the
         // scoreboard, or the next resend, from `later`, whichever was sent first
-        order.fresh_from = order.fresh_from.max(self.segs_dropped);
+        order.fresh_from = order.fresh_from.max(self.segs.dropped());
         loop {
             let fresh = loop {
-                let Some(s) = self.segs.get((order.fresh_from - self.segs_dropped) as usize) else { break None };
+                let Some(s) = self.segs.get((order.fresh_from - self.segs.dropped()) as usize) else { break None };
                 if s.flags & (SACKED | LOST | EVER_RETX) == 0 {
                     break Some(Sent { at: s.sent_at, seg: order.fresh_from });
                 }
@@ -50,7 +50,7 @@ impl TcpSender {
                 (None, Some(b)) => b,
                 (None, None) => break,
             };
-            let s = self.segs[(e.seg - self.segs_dropped) as usize];
+            let s = self.segs[(e.seg - self.segs.dropped()) as usize];
             if self.rack.check(s.sent_at, s.seq + s.len as u64, now, reo) == Verdict::NotYet {
                 break;
             }
@@ -114,7 +114,7 @@ impl TcpSender {
     /// segment is still one RACK may mark and was last sent then.
     #[inline]
     pub(super) fn rack_candidate(&self, e: Sent) -> Option<usize> {
-        let i = usize::try_from(e.seg.checked_sub(self.segs_dropped)?).ok()?;
+        let i = usize::try_from(e.seg.checked_sub(self.segs.dropped())?).ok()?;
         let s = self.segs.get(i)?;
         (s.sent_at == e.at && rack_candidate_flags(s.flags)).then_some(i)
     }
@@ -128,9 +128,9 @@ impl TcpSender {
         if !self.rack_on {
             return;
         }
-        self.rack_order.push(Sent { at: now, seg: self.segs_dropped + i as u64 });
+        self.rack_order.push(Sent { at: now, seg: self.segs.dropped() + i as u64 });
         if self.rack_order.len() > 2 * self.segs.len() + 64 {
-            let (segs, dropped) = (&self.segs, self.segs_dropped);
+            let (segs, dropped) = (&self.segs, self.segs.dropped());
             let valid = |e: &Sent| {
                 e.seg
                     .checked_sub(dropped)
@@ -158,7 +158,7 @@ impl TcpSender {
         if !self.rack_on {
             return;
         }
-        let dropped = self.segs_dropped;
+        let dropped = self.segs.dropped();
         let resent = self.segs.iter().enumerate().filter(|(_, s)| s.flags & EVER_RETX != 0 && rack_candidate_flags(s.flags));
         self.rack_order.rebuild(resent.map(|(i, s)| Sent { at: s.sent_at, seg: dropped + i as u64 }), dropped);
     }

@@ -26,7 +26,7 @@ pub(super) fn reference_rack_scan(s: &TcpSender, now: SimTime, reo: Dur) -> (Vec
             continue;
         }
         match s.rack.check(seg.sent_at, seg.seq + seg.len as u64, now, reo) {
-            Verdict::Lost => lost.push(s.segs_dropped + i as u64),
+            Verdict::Lost => lost.push(s.segs.dropped() + i as u64),
             Verdict::Wait(d) => wait = Some(wait.map_or(d, |w| w.max(d))),
             Verdict::NotYet => {}
         }

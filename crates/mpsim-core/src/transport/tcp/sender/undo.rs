@@ -68,13 +68,13 @@ impl TcpSender {
             self.w.ssthresh = self.w.ssthresh.max(ssthresh);
         }
         let (mut bytes, mut segs) = (0, 0);
-        for s in self.segs.iter_mut() {
+        self.segs.for_each_mut(|s| {
             if s.flags & (LOST | RETRANS) == LOST {
                 s.flags &= !LOST;
                 bytes += s.len as u64;
                 segs += 1;
             }
-        }
+        });
         self.count_many(LOST, bytes, segs, false);
         self.rebuild_send_order();
         self.state = CaState::Open;
