@@ -468,6 +468,14 @@ impl Link {
             self.stats.down_drops += 1;
             return Fate::Down;
         }
+        // A queue of at most n packets cannot be full while the backlog, finished entries
+        // included, holds n or fewer: nothing needs to know which entry is in service then,
+        // and the finished ones are purged later, at an offer that does need it (or a sample).
+        if let (QueueLimit::Packets(n), None) = (self.limit, &self.warning) {
+            if self.backlog.len() as u64 <= n {
+                return self.accept_unchecked(at, size);
+            }
+        }
         let in_service = self.in_service_at(now, at);
         let len = self.backlog.len();
         let busy = in_service < len;
@@ -486,6 +494,13 @@ impl Link {
             self.stats.queue_drops += 1;
             return Fate::QueueDrop;
         }
+        self.accept_unchecked(now, size)
+    }
+
+    /// Accepts a packet of `size` bytes that entered at `now` and fits the queue: it starts
+    /// when the transmitter is free.
+    #[inline(always)]
+    fn accept_unchecked(&mut self, now: SimTime, size: u32) -> Fate {
         let start = self.busy_until.max(now);
         let tx = self.tx_time(size);
         let end = start + tx;
@@ -752,6 +767,66 @@ mod tests {
         l.offer_at(SimTime(150), SimTime(5_000_000), 1500); // offered early: arrives at 5 ms
         assert_eq!(l.queued(SimTime(200)), (1, 1500));
         assert_eq!(l.queued(SimTime(5_000_000)), (0, 0)); // first two done, third in service
+    }
+
+    /// A drop-tail queue of `n` packets worked out from scratch at every offer: the accepted
+    /// packets' transmission ends, the one in service not counted as waiting.
+    struct Reference {
+        n: u64,
+        ends: Vec<(SimTime, u32)>,
+        busy_until: SimTime,
+    }
+
+    impl Reference {
+        fn unfinished(&self, t: SimTime) -> Vec<u32> {
+            self.ends.iter().filter(|e| e.0 > t).map(|e| e.1).collect()
+        }
+
+        fn offer(&mut self, t: SimTime, size: u32, tx: Dur, delay: Dur) -> Fate {
+            let left = self.unfinished(t);
+            if left.len() as u64 > self.n {
+                return Fate::QueueDrop;
+            }
+            let end = self.busy_until.max(t) + tx;
+            self.busy_until = end;
+            self.ends.push((end, size));
+            Fate::Arrives(end + delay)
+        }
+
+        fn queued(&self, t: SimTime) -> (u64, u64) {
+            let left = self.unfinished(t);
+            let waiting = &left[left.len().min(1)..];
+            (waiting.len() as u64, waiting.iter().map(|&s| s as u64).sum())
+        }
+    }
+
+    #[test]
+    fn a_queue_in_packets_drops_as_if_its_backlog_were_purged_at_every_offer() {
+        // bursts and gaps at random: the backlog keeps finished entries while it holds no more
+        // than the limit, and must still drop exactly when the queue is full
+        let mut rng = Rng::from_seed(5);
+        for n in [1u64, 2, 5, 20] {
+            let mut l = link(QueueLimit::Packets(n));
+            let mut r = Reference { n, ends: Vec::new(), busy_until: SimTime::ZERO };
+            let mut t = SimTime::ZERO;
+            let mut drops = 0;
+            for k in 0..20_000 {
+                // mostly back to back, sometimes a gap long enough to drain the queue
+                let gap = if rng.below(50) == 0 { rng.below(30_000_000) } else { rng.below(1_500_000) };
+                t += Dur(gap);
+                let size = if rng.below(2) == 0 { 1500 } else { 40 + rng.below(1460) as u32 };
+                let tx = Dur::tx_time(size as u64, l.rate_bps);
+                let fate = l.offer(t, size);
+                assert_eq!(fate, r.offer(t, size, tx, l.delay), "n = {n}, offer {k} at {t:?}");
+                drops += (fate == Fate::QueueDrop) as u64;
+                if rng.below(10) == 0 {
+                    assert_eq!(l.queued(t), r.queued(t), "n = {n}, sample after offer {k}");
+                }
+                assert!(l.backlog.len() as u64 <= n + 1, "the backlog stays within the limit and the new entry");
+            }
+            assert!(drops > 100, "n = {n}: the queue overflowed {drops} times");
+            assert_eq!(l.stats.queue_drops, drops);
+        }
     }
 
     #[test]
