@@ -51,18 +51,17 @@ impl Lia {
     /// Bytes to acknowledge for one MSS of increase: `max(cwnd_total / alpha, cwnd_i)`.
     pub(crate) fn threshold(c: &Coupling) -> u64 {
         let own = c.own().cwnd;
-        // one pass: the sums, and whether the caller is alone in the coupling
-        // (no ratio is NaN, the RTT being at least a nanosecond: a comparison is `f64::max`)
-        let (mut n, mut sum_rate, mut max_ratio) = (0usize, 0.0f64, 0.0f64);
-        c.for_each_window_and_rtt(|cwnd, rtt_ns| {
-            let (cwnd, rtt) = (to_f64(cwnd), to_f64(rtt_ns) * 1e-9);
-            let ratio = cwnd / (rtt * rtt);
-            n += 1;
-            sum_rate += cwnd / rtt;
-            if ratio > max_ratio {
-                max_ratio = ratio;
-            }
-        });
+        // Windows and RTTs converted as signed integers: one instruction each, where the
+        // unsigned conversion takes six (the compiler turns `to_f64`'s test, inlined in this
+        // loop, back into it). That is the same value below 2^63; a value of 2^63 or more
+        // (never a window or an RTT in practice) comes out negative, and sets the top bit of
+        // the or of every value converted: the sums are then worked out again exactly (inline:
+        // out of line, that pass cost register saves on every ACK, benches/results/hot_path.md).
+        let (seen, mut sums) = Lia::sums(c, |x| x as i64 as f64);
+        if seen >> 63 != 0 {
+            sums = Lia::sums(c, to_f64).1;
+        }
+        let (n, sum_rate, max_ratio) = sums;
         if n <= 1 {
             return own;
         }
@@ -72,6 +71,26 @@ impl Lia {
         }
         // rounding up never makes the path more aggressive than the formula
         ceil_u64(total_over_alpha).max(own)
+    }
+
+    /// One pass over the coupled paths, each window and RTT converted by `convert`: the or of
+    /// every value converted, and the number of paths, `Σ cwnd_k / rtt_k` and
+    /// `max cwnd_k / rtt_k²` (RTT in seconds), added and compared in subflow order.
+    #[inline(always)]
+    fn sums(c: &Coupling, convert: impl Fn(u64) -> f64) -> (u64, (usize, f64, f64)) {
+        // (no ratio is NaN, the RTT being at least a nanosecond: a comparison is `f64::max`)
+        let (mut seen, mut n, mut sum_rate, mut max_ratio) = (0u64, 0usize, 0.0f64, 0.0f64);
+        c.for_each_window_and_rtt(|cwnd, rtt_ns| {
+            seen |= cwnd | rtt_ns;
+            let (cwnd, rtt) = (convert(cwnd), convert(rtt_ns) * 1e-9);
+            let ratio = cwnd / (rtt * rtt);
+            n += 1;
+            sum_rate += cwnd / rtt;
+            if ratio > max_ratio {
+                max_ratio = ratio;
+            }
+        });
+        (seen, (n, sum_rate, max_ratio))
     }
 }
 
@@ -104,6 +123,7 @@ mod tests {
     use crate::cc::Reno;
     use crate::cc::test_support::*;
     use crate::cc::SubflowState;
+    use crate::time::Dur;
     use proptest::prelude::*;
 
 
@@ -145,6 +165,56 @@ mod tests {
         // the coupled term would let the big path grow by 1 MSS per 4 segments acknowledged:
         // the cap holds it to Reno's one per window
         assert_eq!(Lia::threshold(&coupling(&subs, 1)), 100 * MSS);
+    }
+
+    /// The threshold worked out over `paths()` with the unsigned conversion, as RFC 6356 reads.
+    fn threshold_with_the_unsigned_conversion(c: &Coupling) -> u64 {
+        let own = c.own().cwnd;
+        let (mut n, mut sum_rate, mut max_ratio) = (0, 0.0f64, 0.0f64);
+        for p in c.paths() {
+            let (cwnd, rtt) = (p.cwnd as f64, p.rtt_ns as f64 * 1e-9);
+            n += 1;
+            sum_rate += cwnd / rtt;
+            max_ratio = max_ratio.max(cwnd / (rtt * rtt));
+        }
+        let total_over_alpha = sum_rate * sum_rate / max_ratio;
+        if n <= 1 || !total_over_alpha.is_finite() {
+            return own;
+        }
+        (total_over_alpha.ceil() as u64).max(own)
+    }
+
+    #[test]
+    fn the_signed_conversion_gives_the_threshold_of_the_unsigned_one() {
+        // windows and RTTs of 2^63 or more (converted wrongly by the signed conversion, then
+        // again exactly) among ordinary ones, on callers inside the snapshot and beyond it
+        let mut rng = crate::rng::Rng::from_seed(63);
+        let value = |rng: &mut crate::rng::Rng, ordinary: u64| match rng.below(6) {
+            0 => (1 << 63) + rng.below(1 << 63),
+            1 => rng.next_u64(),
+            _ => 1 + rng.below(ordinary),
+        };
+        let mut large = 0;
+        for _ in 0..20_000 {
+            let n = 1 + rng.below(8) as usize;
+            let subs: Vec<SubflowState> = (0..n)
+                .map(|_| SubflowState {
+                    cwnd: value(&mut rng, 1 << 30),
+                    ssthresh: 0,
+                    mss: MSS,
+                    srtt: (rng.below(8) > 0).then(|| Dur(value(&mut rng, 1 << 33))),
+                    active: rng.below(8) > 0,
+                    in_recovery: false,
+                    inter_loss_bytes: 0,
+                })
+                .collect();
+            let me = rng.below(n as u64 + 1) as usize;
+            let w = Window { cwnd: value(&mut rng, 1 << 30), ssthresh: 0, mss: MSS };
+            let c = Coupling::new(w, Some(Dur(value(&mut rng, 1 << 33))), 0, &subs, me).unwrap();
+            large += c.paths().any(|p| (p.cwnd | p.rtt_ns) >> 63 != 0) as u32;
+            assert_eq!(Lia::threshold(&c), threshold_with_the_unsigned_conversion(&c), "me {me}: {subs:?}, {w:?}");
+        }
+        assert!(large > 10_000, "{large} couplings with a value of 2^63 or more");
     }
 
     #[test]

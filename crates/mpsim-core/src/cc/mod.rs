@@ -511,9 +511,9 @@ impl Path {
 
 /// `x as f64` through the signed conversion, one instruction for a value below 2^63 (every
 /// window and time here) where the unsigned one takes several; the coupled controllers
-/// convert two per path on many ACKs. Equal to `x as f64` for every `x`. Where it is inlined
-/// into LIA's loop the compiler can turn it back into the unsigned form
-/// (benches/results/hot_path.md).
+/// convert two per path on many ACKs. Equal to `x as f64` for every `x`. Where it was inlined
+/// into LIA's loop the compiler turned it back into the unsigned form, so that loop converts
+/// as signed and checks the values once after it (`Lia::threshold`, benches/results/hot_path.md).
 #[inline(always)]
 pub(crate) fn to_f64(x: u64) -> f64 {
     // (written so that the compiler does not turn it back into the unsigned conversion)
