@@ -272,15 +272,24 @@ impl Flow {
         if !self.active {
             return;
         }
+        if self.queue.is_some() {
+            return self.write_queued();
+        }
+        let space = self.snd_buf_now().saturating_sub(self.unacked());
+        let n = self.app.bulk_write(space, self.mss as u64);
+        if n > 0 {
+            self.app_write(now, n, Some(self.mss), 0, 0);
+        }
+    }
+
+    /// A media application's part of [`refill`](Self::refill): writes the frames it holds.
+    /// Out of line, so that a bulk application's refill (after every ACK) stays small.
+    #[inline(never)]
+    fn write_queued(&mut self) {
         let space = self.snd_buf_now().saturating_sub(self.unacked());
         if let Some(mut q) = self.queue.take() {
             q.drain(space, |f, o| self.frame_out(f, o));
             self.queue = Some(q);
-            return;
-        }
-        let n = self.app.bulk_write(space, self.mss as u64);
-        if n > 0 {
-            self.app_write(now, n, Some(self.mss), 0, 0);
         }
     }
 
