@@ -262,7 +262,7 @@ impl Recorder {
     }
 
     /// Records one sample of every series, then starts the next interval.
-    pub fn sample(&mut self, now: SimTime, flows: &[Flow], links: &mut [Link]) {
+    pub fn sample(&mut self, now: SimTime, flows: &mut [Flow], links: &mut [Link]) {
         let Some(iv) = self.interval else { return };
         let t = now.as_secs_f64();
         let secs = iv.as_secs_f64();
