@@ -139,11 +139,12 @@ impl App {
     /// whole segments (so the sender never has to send a runt in the middle of a transfer),
     /// except for the tail of a finite transfer.
     pub fn bulk_write(&mut self, space: u64, mss: u64) -> u64 {
-        let whole = space - space % mss;
+        // most ACKs leave less than a segment's room: no division for them
+        let whole = || if space < mss { 0 } else { space - space % mss };
         match self {
-            App::Bulk { remaining: None } => whole,
+            App::Bulk { remaining: None } => whole(),
             App::Bulk { remaining: Some(r) } => {
-                let n = if *r <= space { *r } else { whole };
+                let n = if *r <= space { *r } else { whole() };
                 *r -= n;
                 n
             }

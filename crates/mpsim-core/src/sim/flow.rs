@@ -165,8 +165,6 @@ pub(super) struct Flow {
     pub writes: WriteRecords,
     pub delay: DelayStats,
     pub jitter: Jitter,
-    /// Sum and count of the write delays since the last sample (for the delay series).
-    pub interval_delay: (u128, u64),
     /// Bytes discarded at the sender: paced writes refused by a full send buffer, and media
     /// frames dropped from the application's queue.
     pub refused: u64,
@@ -221,7 +219,6 @@ impl Flow {
             writes: WriteRecords::default(),
             delay: DelayStats::default(),
             jitter: Jitter::default(),
-            interval_delay: (0, 0),
             refused: 0,
             completed_at: None,
         }
@@ -275,15 +272,24 @@ impl Flow {
         if !self.active {
             return;
         }
+        if self.queue.is_some() {
+            return self.write_queued();
+        }
+        let space = self.snd_buf_now().saturating_sub(self.unacked());
+        let n = self.app.bulk_write(space, self.mss as u64);
+        if n > 0 {
+            self.app_write(now, n, Some(self.mss), 0, 0);
+        }
+    }
+
+    /// A media application's part of [`refill`](Self::refill): writes the frames it holds.
+    /// Out of line, so that a bulk application's refill (after every ACK) stays small.
+    #[inline(never)]
+    fn write_queued(&mut self) {
         let space = self.snd_buf_now().saturating_sub(self.unacked());
         if let Some(mut q) = self.queue.take() {
             q.drain(space, |f, o| self.frame_out(f, o));
             self.queue = Some(q);
-            return;
-        }
-        let n = self.app.bulk_write(space, self.mss as u64);
-        if n > 0 {
-            self.app_write(now, n, Some(self.mss), 0, 0);
         }
     }
 
@@ -353,8 +359,6 @@ impl Flow {
         let d = now.since(t);
         self.delay.record(d);
         self.jitter.record(t, now);
-        self.interval_delay.0 += d.0 as u128;
-        self.interval_delay.1 += 1;
         if let Some(c) = self.classes.get_mut(class as usize) {
             c.delivered += 1;
             c.delay.record(d);
@@ -370,8 +374,6 @@ impl Flow {
         let d = now.since(sent_at);
         self.delay.record(d);
         self.jitter.record(sent_at, now);
-        self.interval_delay.0 += d.0 as u128;
-        self.interval_delay.1 += 1;
     }
 }
 

@@ -41,6 +41,9 @@ struct Marks {
     sub_delivered: Vec<Vec<u64>>,
     /// MPTCP-rec: the integral of each path's advertised rate (bits), NaN for other flows.
     sub_dsr: Vec<Vec<f64>>,
+    /// Sum (ns) and count of each flow's write delays: the delay series shows the mean of
+    /// those recorded since the last sample.
+    delay: Vec<(u128, u64)>,
 }
 
 impl Marks {
@@ -53,6 +56,7 @@ impl Marks {
             delivered: flows.iter().map(|f| f.progress().delivered).collect(),
             sent: flows.iter().map(|f| f.progress().bytes_sent).collect(),
             sub_delivered: flows.iter().map(paths).collect(),
+            delay: flows.iter().map(|f| f.delay.sum_and_count()).collect(),
         }
     }
 }
@@ -281,7 +285,8 @@ impl Recorder {
                 }
                 None => f64::NAN,
             };
-            let (sum, n) = fl.interval_delay;
+            let ((sum, n), (sum0, n0)) = (fl.delay.sum_and_count(), last.delay.get(i).copied().unwrap_or_default());
+            let (sum, n) = (sum - sum0, n - n0);
             self.flow_index.t.push(t);
             self.flow_index.of.push(i as u32);
             self.flow_series.push(FlowRow {
@@ -339,9 +344,6 @@ impl Recorder {
             });
         }
         self.at_sample = Some(Marks::take(flows, now));
-        for fl in flows {
-            fl.interval_delay = (0, 0);
-        }
         self.flush_series(false);
     }
 
