@@ -398,6 +398,11 @@ impl CongestionControl for PyController {
         })
     }
 
+    /// Only a class that defines `on_rtt_sample` is handed the samples.
+    fn wants_rtt_samples(&self) -> bool {
+        self.has_rtt
+    }
+
     fn wants_deliveries(&self) -> bool {
         self.has_delivery
     }

@@ -342,6 +342,10 @@ impl CongestionControl for Cubic {
         w
     }
 
+    fn wants_rtt_samples(&self) -> bool {
+        true
+    }
+
     fn on_rtt_sample(&mut self, rtt: Dur, now: SimTime) {
         // samples right after a loss are skewed by the recovery
         if self.epoch_start.is_some_and(|e| now.since(e).as_nanos() < SAMPLE_HOLDOFF_NS) {

@@ -176,8 +176,17 @@ pub trait CongestionControl {
     /// Congestion was detected; returns the window to continue with.
     fn on_congestion(&mut self, w: Window, ev: CongestionEvent, ctx: &LossContext) -> Window;
 
-    /// A valid RTT sample was taken (Karn's rule applied).
+    /// A valid RTT sample was taken (Karn's rule applied). Called only if `wants_rtt_samples`
+    /// says so.
     fn on_rtt_sample(&mut self, _rtt: Dur, _now: SimTime) {}
+
+    /// Whether `on_rtt_sample` does anything (the sender skips the call otherwise, about one
+    /// per packet). A controller that overrides `on_rtt_sample` must say true: the test
+    /// `cc::tests::a_controller_that_declines_a_hook_is_unchanged_by_it` fails for a built-in
+    /// one that does not.
+    fn wants_rtt_samples(&self) -> bool {
+        false
+    }
 
     /// Every ACK, in any state, with the bytes it newly delivered (cumulatively or by SACK,
     /// possibly none) in `bytes_acked`: bandwidth estimators see each one, whereas `on_ack`
@@ -308,6 +317,24 @@ macro_rules! controllers {
                 match self {
                     $(Controller::$ty(c) => c.on_rtt_sample(rtt, now),)+
                     Controller::Custom(c) => c.on_rtt_sample(rtt, now),
+                }
+            }
+
+            #[inline]
+            pub fn wants_rtt_samples(&self) -> bool {
+                match self {
+                    $(Controller::$ty(c) => c.wants_rtt_samples(),)+
+                    Controller::Custom(c) => c.wants_rtt_samples(),
+                }
+            }
+
+            /// The state of a built-in controller as `Debug` shows it (None for `Custom`),
+            /// for tests that check a hook left it unchanged.
+            #[cfg(test)]
+            pub(crate) fn debug_state(&self) -> Option<String> {
+                match self {
+                    $(Controller::$ty(c) => Some(format!("{c:?}")),)+
+                    Controller::Custom(_) => None,
                 }
             }
 
@@ -788,6 +815,83 @@ pub(crate) mod test_support {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sender skips the hooks a controller declines (`wants_rtt_samples`,
+    /// `wants_deliveries`, `wants_every_ack`), so a declined hook must do nothing: for every
+    /// built-in controller, through ACKs, losses and timeouts on two subflows, each declined
+    /// hook is fed and must leave the controller's state (and the window) as it was. A
+    /// controller that overrides a hook without saying it wants it fails here.
+    #[test]
+    fn a_controller_that_declines_a_hook_is_unchanged_by_it() {
+        let mss = 1448;
+        let mut subs = [
+            SubflowState { cwnd: 10 * mss, ssthresh: u64::MAX, mss, srtt: Some(Dur::from_millis(20)), active: true, ..Default::default() },
+            SubflowState { cwnd: 20 * mss, ssthresh: 40 * mss, mss, srtt: Some(Dur::from_millis(50)), active: true, ..Default::default() },
+        ];
+        for &(name, _) in CONTROLLERS {
+            let mut cc = Controller::by_name(name).unwrap();
+            let mut w = Window { cwnd: 10 * mss, ssthresh: u64::MAX, mss };
+            for step in 0..400u64 {
+                let now = SimTime(step * 1_000_000);
+                let rtt = Dur::from_millis(20 + step % 13);
+                subs[0].cwnd = w.cwnd;
+                subs[0].ssthresh = w.ssthresh;
+                subs[0].srtt = Some(rtt);
+                let ctx = AckContext {
+                    now,
+                    bytes_acked: mss * (1 + step % 3),
+                    in_flight: w.cwnd,
+                    srtt: Some(rtt),
+                    min_rtt: Some(Dur::from_millis(20)),
+                    subflows: &subs,
+                    me: 0,
+                    received_at: now,
+                    cw_echo: step % 5 == 0,
+                };
+                let before = cc.debug_state();
+                if !cc.wants_rtt_samples() {
+                    cc.on_rtt_sample(rtt, now);
+                    assert_eq!(cc.debug_state(), before, "{name}: on_rtt_sample changed it but wants_rtt_samples is false");
+                }
+                if !cc.wants_deliveries() {
+                    cc.on_delivery(&ctx);
+                    assert_eq!(cc.debug_state(), before, "{name}: on_delivery changed it but wants_deliveries is false");
+                }
+                if !cc.wants_every_ack() {
+                    assert_eq!(cc.on_every_ack(w, &ctx), w, "{name}: on_every_ack moved the window");
+                    assert_eq!(cc.debug_state(), before, "{name}: on_every_ack changed it but wants_every_ack is false");
+                }
+                // then what the sender does call, so that the state moves on
+                if cc.wants_rtt_samples() {
+                    cc.on_rtt_sample(rtt, now);
+                }
+                if cc.wants_deliveries() {
+                    cc.on_delivery(&ctx);
+                }
+                if cc.wants_every_ack() {
+                    w = cc.on_every_ack(w, &ctx);
+                }
+                match step % 100 {
+                    50 | 99 => {
+                        let ev = if step % 100 == 50 { CongestionEvent::FastRetransmit } else { CongestionEvent::Timeout };
+                        let loss = LossContext {
+                            now,
+                            in_flight: w.cwnd,
+                            srtt: Some(rtt),
+                            min_rtt: Some(Dur::from_millis(20)),
+                            subflows: &subs,
+                            me: 0,
+                            cw_echo: false,
+                            halve_cwnd: false,
+                        };
+                        w = cc.on_congestion(w, ev, &loss);
+                    }
+                    51 => w = cc.on_recovery_exit(w),
+                    _ => w = cc.on_ack(w, &ctx),
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_windows_and_rtts_are_the_paths_in_the_same_order() {

@@ -105,6 +105,10 @@ impl CongestionControl for Westwood {
         self.bk += ctx.bytes_acked;
     }
 
+    fn wants_rtt_samples(&self) -> bool {
+        true
+    }
+
     fn on_rtt_sample(&mut self, rtt: Dur, _now: SimTime) {
         self.rtt = Some(rtt);
         self.rtt_min = match self.rtt_min {

@@ -342,10 +342,11 @@ pub struct TcpSender {
     /// The delivery-rate estimator and pacing, for a controller that runs on rate samples
     /// (`rate.rs`); None for the others, which then pay nothing for it.
     rate: Option<Box<RateEstimator>>,
-    /// The controller's `wants_deliveries` and `wants_every_ack`, read once (they are asked
-    /// on every ACK).
+    /// The controller's `wants_deliveries`, `wants_every_ack` and `wants_rtt_samples`, read
+    /// once (they are asked on every ACK).
     deliveries: bool,
     every_ack: bool,
+    rtt_samples: bool,
     pub stats: SenderStats,
 }
 
@@ -412,6 +413,7 @@ impl TcpSender {
             rate: cc.wants_rate_samples().then(Box::default),
             deliveries: cc.wants_deliveries(),
             every_ack: cc.wants_every_ack(),
+            rtt_samples: cc.wants_rtt_samples(),
             cc,
             stats: SenderStats::default(),
         }
@@ -422,6 +424,7 @@ impl TcpSender {
         self.rate = cc.wants_rate_samples().then(Box::default);
         self.deliveries = cc.wants_deliveries();
         self.every_ack = cc.wants_every_ack();
+        self.rtt_samples = cc.wants_rtt_samples();
         self.cc = cc;
     }
 
@@ -577,7 +580,9 @@ impl TcpSender {
     pub fn seed_rtt(&mut self, sample: Dur) {
         if self.rtt.srtt().is_none() {
             self.rtt.on_sample(sample, self.snd_una, self.snd_nxt);
-            self.cc.on_rtt_sample(sample, SimTime::ZERO);
+            if self.rtt_samples {
+                self.cc.on_rtt_sample(sample, SimTime::ZERO);
+            }
         }
     }
 
@@ -1086,12 +1091,15 @@ impl TcpSender {
         c
     }
 
-    /// An RTT sample `r` from newly acknowledged data never retransmitted.
-    #[inline]
+    /// An RTT sample `r` from newly acknowledged data never retransmitted. Always inlined:
+    /// with the test of `rtt_samples` the compiler put it out of line (+4 per packet).
+    #[inline(always)]
     fn take_rtt_sample(&mut self, now: SimTime, r: Dur) {
         self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
         self.rtt.reset_backoff();
-        self.cc.on_rtt_sample(r, now);
+        if self.rtt_samples {
+            self.cc.on_rtt_sample(r, now);
+        }
     }
 
     /// New data was cumulatively acknowledged: the retransmission timer restarts with the RTO
