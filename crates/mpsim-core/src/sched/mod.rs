@@ -88,6 +88,10 @@ pub struct Properties {
     /// [`Scheduler::on_ack_info`] does something: called on every ACK. False for the
     /// built-in schedulers that keep the default (nothing).
     pub wants_ack_info: bool,
+    /// `pick` is [`lowest_rtt_available_among`] of the views and the mask, reads nothing
+    /// else of the context and changes nothing (`LowestRtt`): the connection works the
+    /// answer out itself, without building a context and going through two calls for it.
+    pub lowest_rtt_pick: bool,
 }
 
 /// A packet scheduler.
@@ -233,6 +237,7 @@ macro_rules! schedulers {
                     $(Sched::$ty(_) => (uses_hook!(copies; $($($hook)+)?), uses_hook!(ack_info; $($($hook)+)?)),)+
                     Sched::Custom(_) => (true, true),
                 };
+                p.lowest_rtt_pick = matches!(self, Sched::LowestRtt(_));
                 p
             }
 
@@ -516,6 +521,40 @@ mod tests {
         }
         // both outcomes are exercised
         assert!(found.iter().all(|&n| n > 1000), "{found:?}");
+    }
+
+    #[test]
+    fn a_scheduler_said_to_pick_the_lowest_rtt_picks_it_and_changes_nothing() {
+        // the connection answers for the schedulers whose properties say `lowest_rtt_pick`
+        // without asking them: their pick must be that answer, under any context, and must
+        // leave them as they were
+        let mut rng = crate::rng::Rng::from_seed(33);
+        let mut claimed = 0;
+        for &(name, _) in SCHEDULERS {
+            let mut s = Sched::by_name(name).unwrap();
+            if !s.properties().lowest_rtt_pick {
+                continue;
+            }
+            claimed += 1;
+            for k in 0..5000 {
+                let views = random_views(&mut rng);
+                let available = views.iter().enumerate().filter(|(_, v)| v.available()).fold(0u64, |m, (i, _)| m | 1 << i);
+                let mut c = ctx(&views);
+                c.now = SimTime(k * 1_000_000);
+                c.maybe_available = available | (rng.next_u64() & rng.next_u64());
+                c.unscheduled = rng.below(1 << 20);
+                c.window_room = rng.below(1 << 20);
+                c.next_priority = rng.below(3) as u8;
+                let before = s.state_text();
+                let want = match lowest_rtt_available_among(&views, c.maybe_available) {
+                    Some(i) => Decision::Send(i),
+                    None => Decision::Wait,
+                };
+                assert_eq!(s.pick(&c), want, "{name}: {views:?}");
+                assert_eq!(s.state_text(), before, "{name} changed by its pick");
+            }
+        }
+        assert_eq!(claimed, 2);
     }
 
     #[test]

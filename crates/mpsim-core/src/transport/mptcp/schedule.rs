@@ -4,7 +4,7 @@
 
 use super::Subflow;
 use super::{dsn_of, MptcpConn, Reinject};
-use crate::sched::{lowest_rtt_available, BlockedAction, Decision, SchedContext};
+use crate::sched::{lowest_rtt_available, lowest_rtt_available_among, BlockedAction, Decision, SchedContext};
 use crate::time::SimTime;
 
 /// Most pending reinjections looked at per scheduling pass.
@@ -64,6 +64,17 @@ impl MptcpConn {
                 self.note_blocked(now, false);
                 return;
             }
+            if !blocked && self.props.lowest_rtt_pick {
+                // lowest-RTT's pick reads only the views and the mask (`Properties`): worked
+                // out here, without the context the other schedulers are handed
+                self.priority_at(self.dsn_nxt); // (it also drops the priorities passed)
+                self.note_blocked(now, false);
+                match lowest_rtt_available_among(&self.views, self.maybe_available) {
+                    Some(i) if i < self.subs.len() && self.views[i].usable => self.hand_over(i, len, dequeue, 0),
+                    _ => return,
+                }
+                continue;
+            }
             let unscheduled = self.unscheduled();
             let next_priority = self.priority_at(self.dsn_nxt);
             // receive-buffer blocking: there is data, a subflow could send, the window says no
@@ -92,21 +103,28 @@ impl MptcpConn {
             match self.sched.pick(&ctx) {
                 Decision::Send(i) if i < self.subs.len() && self.views[i].usable => {
                     let copies = if self.props.sends_copies { self.sched.copies(&ctx, i) } else { 0 };
-                    let dsn = self.dsn_nxt;
-                    self.assign(i, dsn, len);
-                    // handing over a chunk changes only what is queued on the subflow
-                    self.views[i].queued = self.subs[i].tcp.sender.unsent();
-                    debug_assert_eq!(self.views[i], self.subs[i].view());
-                    self.stale_views &= !(1 << i);
-                    self.dsn_nxt += len;
-                    if dequeue {
-                        self.skip_scheduled_ahead();
-                    }
-                    self.queue_copies(copies, dsn, len);
+                    self.hand_over(i, len, dequeue, copies);
                 }
                 _ => return,
             }
         }
+    }
+
+    /// Hands the next `len` bytes of new data to subflow `i`, and a copy to each subflow in
+    /// `copies`.
+    #[inline(always)]
+    fn hand_over(&mut self, i: usize, len: u64, dequeue: bool, copies: u64) {
+        let dsn = self.dsn_nxt;
+        self.assign(i, dsn, len);
+        // handing over a chunk changes only what is queued on the subflow
+        self.views[i].queued = self.subs[i].tcp.sender.unsent();
+        debug_assert_eq!(self.views[i], self.subs[i].view());
+        self.stale_views &= !(1 << i);
+        self.dsn_nxt += len;
+        if dequeue {
+            self.skip_scheduled_ahead();
+        }
+        self.queue_copies(copies, dsn, len);
     }
 
     /// The priority dequeue: offers the oldest prioritised chunk not yet handed out to the
