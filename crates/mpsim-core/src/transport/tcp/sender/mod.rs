@@ -866,14 +866,7 @@ impl TcpSender {
             self.take_rtt_sample(now, r);
         }
         self.restart_rto(now);
-        if self.deliveries {
-            let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
-            self.cc.on_delivery(&ctx);
-        }
-        if self.every_ack {
-            let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
-            self.w = self.cc.on_every_ack(self.w, &ctx);
-        }
+        self.ack_hooks(now, c.delivered, prior_in_flight, subflows, me);
         self.reo_deadline = None;
         self.frto_send_new = false;
         self.try_undo_dsack();
@@ -883,6 +876,19 @@ impl TcpSender {
             self.grow(now, c.delivered, prior_in_flight, subflows, me);
         }
         self.arm_probe(now);
+    }
+
+    /// The controller's hooks that see every ACK, for the controllers that asked for them.
+    #[inline(always)]
+    fn ack_hooks(&mut self, now: SimTime, delivered: u64, prior_in_flight: u64, subflows: &[SubflowState], me: usize) {
+        if self.deliveries {
+            let ctx = self.ack_context(now, delivered, prior_in_flight, subflows, me);
+            self.cc.on_delivery(&ctx);
+        }
+        if self.every_ack {
+            let ctx = self.ack_context(now, delivered, prior_in_flight, subflows, me);
+            self.w = self.cc.on_every_ack(self.w, &ctx);
+        }
     }
 
     /// Any ACK (`ack` is its cumulative acknowledgement, at most snd_nxt): the cumulative
@@ -913,14 +919,7 @@ impl TcpSender {
         if ack_advanced {
             self.restart_rto(now);
         }
-        if self.deliveries {
-            let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
-            self.cc.on_delivery(&ctx);
-        }
-        if self.every_ack {
-            let ctx = self.ack_context(now, c.delivered, prior_in_flight, subflows, me);
-            self.w = self.cc.on_every_ack(self.w, &ctx);
-        }
+        self.ack_hooks(now, c.delivered, prior_in_flight, subflows, me);
         let newly_lost = self.detect_losses(now, ack_advanced);
         if self.tlp_on && self.tlp.on_ack(self.snd_una, self.state != CaState::Open) == ProbeOutcome::Repaired {
             // the probe repaired a loss: reduce once, as a fast recovery would have
