@@ -503,6 +503,13 @@ pub(crate) fn increase_by_threshold(acked_in_ca: &mut u64, w: Window, bytes_acke
 /// ACKs. An `f64` of 2^53 or more is already an integer, and below that the truncation is exact.
 #[inline]
 pub(crate) fn ceil_u64(x: f64) -> u64 {
+    // Below 2^63 (every threshold in practice) through the signed conversions, one instruction
+    // each where the unsigned ones (and the saturation of `as u64`) take several: there the
+    // truncation, its conversion back and the addition of one give the same values.
+    if (0.0..9_223_372_036_854_775_808.0).contains(&x) {
+        let t = x as i64;
+        return if (t as f64) < x { t as u64 + 1 } else { t as u64 };
+    }
     let t = x as u64;
     if (t as f64) < x {
         t.saturating_add(1)
@@ -935,6 +942,10 @@ mod tests {
             2.0f64.powi(53),
             2.0f64.powi(53) + 2.0,
             2.0f64.powi(63),
+            // the largest below 2^63, and the smallest above it
+            f64::from_bits(2.0f64.powi(63).to_bits() - 1),
+            f64::from_bits(2.0f64.powi(63).to_bits() + 1),
+            2.0f64.powi(62) + 0.5,
             2.0f64.powi(64),
             2.0f64.powi(64) * 3.0,
             f64::MAX,

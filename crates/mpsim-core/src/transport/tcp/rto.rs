@@ -84,13 +84,17 @@ pub struct RtoEstimator {
     min_rto: Dur,
     max_rto: Dur,
     initial_rto: Dur,
-    /// 8·SRTT (Linux) or SRTT (RFC), in ns; None before the first sample.
-    srtt: Option<u64>,
+    /// 8·SRTT (Linux) or SRTT (RFC), in ns; meaningless before the first sample (`smoothed`
+    /// is None until then).
+    srtt: u64,
     /// SRTT itself (`srtt` scaled back in Linux's mode), worked out again on each sample: it
-    /// is read several times per ACK.
+    /// is read several times per ACK. None before the first sample.
     smoothed: Option<Dur>,
     /// Linux: mdev_us (≈ 4·mean deviation). RFC: RTTVAR.
     mdev: u64,
+    /// The mean deviation as `rttvar` gives it (`mdev` scaled back in Linux's mode), worked
+    /// out again on each sample: the scheduler's view reads it after every ACK.
+    var: Dur,
     /// Linux only: the largest mdev of this round, and the variance term of the RTO.
     mdev_max: u64,
     rttvar: u64,
@@ -109,9 +113,10 @@ impl RtoEstimator {
             min_rto,
             max_rto,
             initial_rto,
-            srtt: None,
+            srtt: 0,
             smoothed: None,
             mdev: 0,
+            var: Dur::ZERO,
             mdev_max: 0,
             rttvar: 0,
             rtt_seq: 0,
@@ -130,60 +135,91 @@ impl RtoEstimator {
     /// the sender's after the ACK that gave it (Linux ends its per-round maximum on them).
     #[inline]
     pub fn on_sample(&mut self, r: Dur, snd_una: u64, snd_nxt: u64) {
-        match self.mode {
-            RtoMode::Linux => self.linux_sample(r.0.max(1), snd_una, snd_nxt),
-            RtoMode::Rfc6298 => self.rfc_sample(r.0),
-        }
-        self.smoothed = self.scaled_srtt();
-        self.rto = self.backed_off_rto();
+        let base = self.sample(r, snd_una, snd_nxt);
+        self.rto = if self.backoff == 0 { base } else { self.backed_off_rto() };
     }
 
-    fn linux_sample(&mut self, m: u64, snd_una: u64, snd_nxt: u64) {
+    /// A sample from an ACK of new data, which also ends any backoff (RFC 6298 §5.7): the same
+    /// as `reset_backoff` after `on_sample`, with the RTO worked out once.
+    #[inline]
+    pub fn on_ack_sample(&mut self, r: Dur, snd_una: u64, snd_nxt: u64) {
+        self.backoff = 0;
+        self.rto = self.sample(r, snd_una, snd_nxt);
+    }
+
+    /// Feeds the sample to the mode's estimator, which works out the RTO without backoff from
+    /// the values it has at hand, and returns that.
+    #[inline]
+    fn sample(&mut self, r: Dur, snd_una: u64, snd_nxt: u64) -> Dur {
+        let base = match self.mode {
+            RtoMode::Linux => self.linux_sample(r.0.max(1), snd_una, snd_nxt),
+            RtoMode::Rfc6298 => self.rfc_sample(r.0),
+        };
+        debug_assert_eq!(base, self.base_rto());
+        base
+    }
+
+    /// Linux's estimator; returns the RTO without backoff.
+    #[inline]
+    fn linux_sample(&mut self, m: u64, snd_una: u64, snd_nxt: u64) -> Dur {
         let rto_min = self.min_rto.0;
-        let Some(srtt8) = self.srtt else {
-            self.srtt = Some(m << 3);
+        let srtt8 = if self.smoothed.is_none() {
             self.mdev = m << 1; // RTO = 3·RTT at first
             self.rttvar = self.mdev.max(rto_min);
             self.mdev_max = self.rttvar;
             self.rtt_seq = snd_nxt;
-            return;
+            m << 3
+        } else {
+            let srtt8 = self.srtt;
+            // nanoseconds below 2^62 (146 years): i64 holds every difference
+            let err = m as i64 - (srtt8 >> 3) as i64;
+            let srtt8 = (srtt8 as i64 + err).max(1) as u64;
+            let mut gain = err.abs() - (self.mdev >> 2) as i64;
+            if err < 0 && gain > 0 {
+                gain >>= 3;
+            }
+            self.mdev = (self.mdev as i64 + gain).max(0) as u64;
+            if self.mdev > self.mdev_max {
+                self.mdev_max = self.mdev;
+                if self.mdev_max > self.rttvar {
+                    self.rttvar = self.mdev_max;
+                }
+            }
+            if snd_una > self.rtt_seq {
+                if self.mdev_max < self.rttvar {
+                    self.rttvar -= (self.rttvar - self.mdev_max) >> 2;
+                }
+                self.rtt_seq = snd_nxt;
+                self.mdev_max = rto_min;
+            }
+            srtt8
         };
-        // nanoseconds below 2^62 (146 years): i64 holds every difference
-        let err = m as i64 - (srtt8 >> 3) as i64;
-        let srtt8 = (srtt8 as i64 + err).max(1) as u64;
-        let mut gain = err.abs() - (self.mdev >> 2) as i64;
-        if err < 0 && gain > 0 {
-            gain >>= 3;
-        }
-        self.mdev = (self.mdev as i64 + gain).max(0) as u64;
-        if self.mdev > self.mdev_max {
-            self.mdev_max = self.mdev;
-            if self.mdev_max > self.rttvar {
-                self.rttvar = self.mdev_max;
-            }
-        }
-        if snd_una > self.rtt_seq {
-            if self.mdev_max < self.rttvar {
-                self.rttvar -= (self.rttvar - self.mdev_max) >> 2;
-            }
-            self.rtt_seq = snd_nxt;
-            self.mdev_max = rto_min;
-        }
-        self.srtt = Some(srtt8);
+        self.srtt = srtt8;
+        let srtt = srtt8 >> 3;
+        self.smoothed = Some(Dur(srtt));
+        self.var = Dur(self.mdev >> 2);
+        Dur((srtt + self.rttvar).min(self.max_rto.0))
     }
 
-    fn rfc_sample(&mut self, r: u64) {
-        match self.srtt {
+    /// RFC 6298's estimator; returns the RTO without backoff.
+    fn rfc_sample(&mut self, r: u64) -> Dur {
+        let srtt = match self.smoothed {
             None => {
-                self.srtt = Some(r);
                 self.mdev = r / 2;
+                r
             }
-            Some(srtt) => {
+            Some(_) => {
+                let srtt = self.srtt;
                 // RTTVAR first, with the old SRTT (§2.3)
                 self.mdev = (3 * self.mdev + srtt.abs_diff(r)) / 4;
-                self.srtt = Some((7 * srtt + r) / 8);
+                (7 * srtt + r) / 8
             }
-        }
+        };
+        self.srtt = srtt;
+        self.smoothed = Some(Dur(srtt));
+        self.var = Dur(self.mdev);
+        let rto = (srtt + CLOCK_GRANULARITY.0.max(4 * self.mdev)).max(self.min_rto.0);
+        Dur(rto.min(self.max_rto.0))
     }
 
     /// Smoothed RTT.
@@ -193,16 +229,24 @@ impl RtoEstimator {
         self.smoothed
     }
 
-    /// SRTT worked out from the estimator's own figure (kept in `smoothed`).
+    /// SRTT worked out from the estimator's own figure (kept in `smoothed`); None before the
+    /// first sample.
     fn scaled_srtt(&self) -> Option<Dur> {
-        self.srtt.map(|s| match self.mode {
-            RtoMode::Linux => Dur(s >> 3),
-            RtoMode::Rfc6298 => Dur(s),
+        self.smoothed.map(|_| match self.mode {
+            RtoMode::Linux => Dur(self.srtt >> 3),
+            RtoMode::Rfc6298 => Dur(self.srtt),
         })
     }
 
     /// The mean deviation of the RTT (RFC 6298's RTTVAR; Linux's mdev/4).
+    #[inline]
     pub fn rttvar(&self) -> Dur {
+        debug_assert_eq!(self.var, self.scaled_mdev());
+        self.var
+    }
+
+    /// The mean deviation worked out from the estimator's own figure (kept in `var`).
+    fn scaled_mdev(&self) -> Dur {
         match self.mode {
             RtoMode::Linux => Dur(self.mdev >> 2),
             RtoMode::Rfc6298 => Dur(self.mdev),
@@ -385,27 +429,46 @@ mod tests {
         }
     }
 
-    /// The SRTT kept for reading and the RTO worked out once per change follow the
-    /// estimator's own figures through random samples and backoffs, in both modes.
+    /// The SRTT and mean deviation kept for reading and the RTO worked out once per change
+    /// follow the estimator's own figures through random samples and backoffs, in both modes;
+    /// a sample that ends the backoff (`on_ack_sample`) leaves what `reset_backoff` then
+    /// `on_sample` leave.
     #[test]
     fn the_kept_srtt_and_rto_follow_every_sample_and_backoff() {
         for mut e in [linux(), rfc()] {
+            let mut twin = e.clone();
             let mut x = 0x9e37_79b9_7f4a_7c15u64;
             for i in 0..5_000u64 {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
-                if x.is_multiple_of(10) {
-                    e.back_off();
-                } else {
-                    e.reset_backoff();
-                    e.on_sample(Dur(MS + x % (400 * MS)), i * 1460, (i + 10) * 1460);
+                let r = Dur(MS + x % (400 * MS));
+                let (una, nxt) = (i * 1460, (i + 10) * 1460);
+                match x % 10 {
+                    0 | 1 => {
+                        e.back_off();
+                        twin.back_off();
+                    }
+                    // a sample taken while backed off (the handshake's), keeping the backoff
+                    2 => {
+                        e.on_sample(r, una, nxt);
+                        twin.on_sample(r, una, nxt);
+                    }
+                    _ => {
+                        e.on_ack_sample(r, una, nxt);
+                        twin.reset_backoff();
+                        twin.on_sample(r, una, nxt);
+                    }
                 }
-                let own = e.srtt.map(|s| if e.mode == RtoMode::Linux { s >> 3 } else { s });
+                let own = e.smoothed.map(|_| if e.mode == RtoMode::Linux { e.srtt >> 3 } else { e.srtt });
                 assert_eq!(e.smoothed.map(|d| d.0), own, "{:?} after step {i}", e.mode);
+                let var = if e.mode == RtoMode::Linux { e.mdev >> 2 } else { e.mdev };
+                assert_eq!(e.var.0, var, "{:?} after step {i}", e.mode);
                 assert_eq!(e.rto, e.backed_off_rto(), "{:?} after step {i}", e.mode);
                 let capped = e.base_rto().0.checked_shl(e.backoff).unwrap_or(u64::MAX).min(e.max_rto.0.max(e.base_rto().0));
                 assert_eq!(e.rto.0, capped, "{:?} after step {i}", e.mode);
+                let figures = |e: &RtoEstimator| (e.srtt, e.smoothed, e.mdev, e.var, e.mdev_max, e.rttvar, e.rtt_seq, e.backoff, e.rto);
+                assert_eq!(figures(&e), figures(&twin), "{:?} after step {i}", e.mode);
             }
         }
     }

@@ -28,6 +28,18 @@ impl RttEstimator {
     /// as given (Linux's estimator works in rounds of one window).
     pub fn on_sample(&mut self, r: Dur, snd_una: u64, snd_nxt: u64) {
         self.rto.on_sample(r, snd_una, snd_nxt);
+        self.count(r);
+    }
+
+    /// [`on_sample`](Self::on_sample) for a sample from an ACK of new data, which also ends
+    /// any backoff of the RTO (as `reset_backoff` after it would).
+    pub fn on_ack_sample(&mut self, r: Dur, snd_una: u64, snd_nxt: u64) {
+        self.rto.on_ack_sample(r, snd_una, snd_nxt);
+        self.count(r);
+    }
+
+    #[inline]
+    fn count(&mut self, r: Dur) {
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         self.latest = Some(r);
         self.samples += 1;

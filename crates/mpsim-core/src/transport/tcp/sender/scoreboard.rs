@@ -42,10 +42,13 @@ impl TcpSender {
         }
     }
 
-    /// Sets the duplicate-ACK credit (without SACK), which the pipe leaves out too.
+    /// Sets the duplicate-ACK credit (without SACK), which the pipe leaves out too, in bytes
+    /// and in whole segments.
     #[inline]
     pub(super) fn set_reno_sacked(&mut self, v: u64) {
         self.out_of_pipe = self.out_of_pipe.wrapping_sub(self.reno_sacked).wrapping_add(v);
+        let segs = |bytes: u64| if bytes == 0 { 0 } else { bytes / self.mss };
+        self.out_of_pipe_segs = self.out_of_pipe_segs.wrapping_sub(segs(self.reno_sacked)).wrapping_add(segs(v));
         self.reno_sacked = v;
     }
 
