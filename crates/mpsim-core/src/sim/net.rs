@@ -46,6 +46,9 @@ impl Net {
         }
         let links = &self.routes[route as usize].links;
         let (link, next) = (links[0], links.get(1).copied());
+        // asked before the first link is borrowed, which then stays borrowed to the end (a
+        // route of one link, the common case, has no next link to look at)
+        let next_cut_through = next.is_some_and(|n| self.links[n as usize].cut_through);
         let l = &mut self.links[link as usize];
         if l.is_managed() {
             let id = self.arena.alloc(Packet { flow, route, hop: 0, last: next.is_none(), sub, size, header: *header });
@@ -63,13 +66,12 @@ impl Net {
             p.header.set_cw();
         }
         // (see `forward_at`)
-        if t <= self.end && next.is_some_and(|n| self.links[n as usize].cut_through) {
+        if t <= self.end && next_cut_through {
             p.hop = 1;
             let id = self.arena.alloc(p);
             return self.forward_at(id, t);
         }
         let id = self.arena.alloc(p);
-        let l = &mut self.links[link as usize];
         if l.pipe.is_empty() {
             self.queue.push_frequent(t, Event::LinkHead(link));
         }
