@@ -161,12 +161,17 @@ impl Simulation {
     fn on_arrival(&mut self, f: usize, sub: usize, header: &Header) {
         let now = self.net.now;
         // a packet brings its receiver data or frees room at its sender, never both nor
-        // neither (`Header::frees_room`): one look at the header answers both
-        let data = header.data();
-        debug_assert_eq!(data.is_none(), header.frees_room());
-        if let Some((seq, dsn, len)) = data {
+        // neither (`Header::frees_room`): one look at the header answers both, and the data's
+        // ids and length are read only for a trace
+        let frees_room = header.frees_room();
+        debug_assert_eq!(frees_room, header.data().is_none());
+        if !frees_room {
             self.net.rec.packets_delivered += 1;
-            self.net.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, seq, dsn, len, u32::MAX);
+            if self.net.rec.tracing() {
+                if let Some((seq, dsn, len)) = header.data() {
+                    self.net.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, seq, dsn, len, u32::MAX);
+                }
+            }
         }
         // (the flow and the network are distinct fields: the flow is looked up once)
         let fl = &mut self.flows[f];
@@ -184,7 +189,7 @@ impl Simulation {
             Arrival::Datagram { sent_at } => fl.datagram_delivered(now, sent_at),
             Arrival::Nothing => {}
         }
-        if data.is_none() {
+        if frees_room {
             if !self.net.pcap.is_empty() {
                 // a finite transfer acknowledged in full: the sender closes
                 fl.conn.capture_close(&mut self.net.pcap[f], now, header, fl.total);
