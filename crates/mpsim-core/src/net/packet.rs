@@ -377,7 +377,7 @@ impl Header {
     /// Whether the packet, arriving back at its sender, may free room in the send buffer or
     /// the window (an acknowledgement or a control chunk): the application is then offered
     /// room and the connection polled. Exactly the packets without [`data`](Header::data)
-    /// (the arrival asks only `data`; a test holds the two together).
+    /// (an arrival asks only this, and `data` for a trace; a test holds the two together).
     #[inline]
     pub fn frees_room(&self) -> bool {
         match self {
