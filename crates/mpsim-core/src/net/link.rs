@@ -403,10 +403,15 @@ impl Link {
         self.warning.is_some_and(|w| w.marked)
     }
 
+    /// Forgets the backlog entries whose transmission has ended by `now`. The entries end in
+    /// the order they were accepted (each starts when the one before it ends), so the finished
+    /// ones are a prefix, found by a binary search and dropped at once: a purge after many
+    /// offers that skipped it (see `offer_at`) pops dozens of entries.
     fn purge(&mut self, now: SimTime) {
-        while self.backlog.front().is_some_and(|e| e.end <= now) {
-            self.backlog.pop_front();
-            self.done_by_last_offer = self.done_by_last_offer.saturating_sub(1);
+        let done = self.backlog.partition_point(|e| e.end <= now);
+        if done > 0 {
+            self.backlog.drain(..done);
+            self.done_by_last_offer = self.done_by_last_offer.saturating_sub(done);
         }
     }
 
@@ -602,6 +607,8 @@ impl Link {
     /// transmission time at the link's rate): accounting, the mark, loss, delay and jitter.
     #[inline(always)]
     fn accept(&mut self, now: SimTime, end: SimTime, size: u32, tx: Dur) -> Fate {
+        // (the purge's binary search needs the entries in order of their ends)
+        debug_assert!(self.backlog.back().is_none_or(|b| b.end <= end));
         self.busy_until = end;
         self.backlog.push_back(Backlogged { offered: now, end, size, bytes_before: self.accepted_bytes });
         self.accepted_bytes += size as u64;
@@ -826,6 +833,38 @@ mod tests {
             }
             assert!(drops > 100, "n = {n}: the queue overflowed {drops} times");
             assert_eq!(l.stats.queue_drops, drops);
+        }
+    }
+
+    #[test]
+    fn the_purge_forgets_exactly_the_finished_entries() {
+        // the purge drops the finished entries at once (a binary search for the first that
+        // has not finished): it must leave what popping them one by one would, and keep the
+        // count of entries done by the latest offer in step (offers ahead of the simulation's
+        // time, as on a cut-through link, leave that count above zero)
+        let mut rng = Rng::from_seed(11);
+        let mut l = link(QueueLimit::Packets(50));
+        let (mut now, mut at) = (SimTime::ZERO, SimTime::ZERO);
+        for k in 0..20_000 {
+            at += Dur(if rng.below(20) == 0 { rng.below(80_000_000) } else { rng.below(1_500_000) });
+            // often exactly when an entry's transmission ends (it is then finished)
+            if !l.backlog.is_empty() && rng.below(3) == 0 {
+                let e = l.backlog[rng.below(l.backlog.len() as u64) as usize];
+                at = at.max(e.end);
+            }
+            // half the offers at the simulation's time (ties with an entry's end reach the purge)
+            let lag = if rng.below(2) == 0 { 0 } else { rng.below(3_000_000) };
+            now = now.max(SimTime(at.0.saturating_sub(lag)));
+            l.offer_at(now, at, if rng.below(2) == 0 { 1500 } else { 40 + rng.below(1460) as u32 });
+            if rng.below(8) == 0 {
+                let before: Vec<SimTime> = l.backlog.iter().map(|e| e.end).collect();
+                let gone = before.iter().take_while(|&&end| end <= now).count();
+                let done = l.done_by_last_offer;
+                l.purge(now);
+                let after: Vec<SimTime> = l.backlog.iter().map(|e| e.end).collect();
+                assert_eq!(after, before[gone..], "purge {k} at {now:?}");
+                assert_eq!(l.done_by_last_offer, done.saturating_sub(gone), "purge {k} at {now:?}");
+            }
         }
     }
 

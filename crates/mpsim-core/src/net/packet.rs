@@ -376,7 +376,8 @@ impl Header {
 
     /// Whether the packet, arriving back at its sender, may free room in the send buffer or
     /// the window (an acknowledgement or a control chunk): the application is then offered
-    /// room and the connection polled.
+    /// room and the connection polled. Exactly the packets without [`data`](Header::data)
+    /// (an arrival asks only this, and `data` for a trace; a test holds the two together).
     #[inline]
     pub fn frees_room(&self) -> bool {
         match self {
@@ -482,6 +483,25 @@ mod tests {
     fn a_packet_stays_small() {
         // 72 bytes until ACKs carried the receiver timestamp (8 more)
         assert!(std::mem::size_of::<Packet>() <= 80, "{}", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn a_packet_frees_room_exactly_when_it_brings_no_data() {
+        let data = DataHeader::default();
+        let quic = QuicHeader::default();
+        let headers = [
+            Header::TcpData(data),
+            Header::TcpAck(AckHeader::new(1, 2)),
+            Header::Datagram(data),
+            Header::SctpData(SctpDataHeader::default()),
+            Header::SctpSack(SctpSackHeader::default()),
+            Header::SctpControl(SctpControlHeader { ack: true, sent_at: SimTime::ZERO }),
+            Header::Quic(quic),
+            Header::Quic(QuicHeader { is_ack: true, ..quic }),
+        ];
+        for h in headers {
+            assert_eq!(h.frees_room(), h.data().is_none(), "{h:?}");
+        }
     }
 
     #[test]

@@ -46,6 +46,9 @@ impl Net {
         }
         let links = &self.routes[route as usize].links;
         let (link, next) = (links[0], links.get(1).copied());
+        // asked before the first link is borrowed, which then stays borrowed to the end (a
+        // route of one link, the common case, has no next link to look at)
+        let next_cut_through = next.is_some_and(|n| self.links[n as usize].cut_through);
         let l = &mut self.links[link as usize];
         if l.is_managed() {
             let id = self.arena.alloc(Packet { flow, route, hop: 0, last: next.is_none(), sub, size, header: *header });
@@ -63,13 +66,12 @@ impl Net {
             p.header.set_cw();
         }
         // (see `forward_at`)
-        if t <= self.end && next.is_some_and(|n| self.links[n as usize].cut_through) {
+        if t <= self.end && next_cut_through {
             p.hop = 1;
             let id = self.arena.alloc(p);
             return self.forward_at(id, t);
         }
         let id = self.arena.alloc(p);
-        let l = &mut self.links[link as usize];
         if l.pipe.is_empty() {
             self.queue.push_frequent(t, Event::LinkHead(link));
         }
@@ -84,43 +86,44 @@ impl Net {
     /// Offers packet `id` to the link of its current hop at `at` (later than now for a
     /// cut-through link), and on through cut-through links.
     pub(super) fn forward_at(&mut self, id: PacketId, mut at: SimTime) {
-        let (size, route) = {
-            let p = self.arena.get(id);
-            (p.size, p.route as usize)
-        };
+        // the packet is read once and written once, when it leaves this loop: its hop is kept
+        // here meanwhile (nothing reads it from the arena before then)
+        let p = self.arena.get(id);
+        let (size, route, mut hop) = (p.size, p.route as usize, p.hop as usize);
         loop {
-            let hop = self.arena.get(id).hop as usize;
             let links = &self.routes[route].links;
             let link = links[hop];
             let next = links.get(hop + 1).copied();
+            // asked before the link is borrowed, as in `send`
+            let next_cut_through = next.is_some_and(|n| self.links[n as usize].cut_through);
             let l = &mut self.links[link as usize];
             if l.is_managed() {
                 // (never cut-through: `at` is now)
-                self.arena.get_mut(id).last = next.is_none();
+                let p = self.arena.get_mut(id);
+                (p.hop, p.last) = (hop as u16, next.is_none());
                 return self.enqueue(id, link);
             }
-            let fate = l.offer_at(self.now, at, size);
-            if let Fate::Arrives(t) = fate {
-                if l.marks_last() {
-                    self.arena.get_mut(id).header.set_cw();
-                }
-                // (a packet that would enter after the run ends waits in the pipe instead, so
-                // link counters cover the run exactly; drops on a cut-through link are counted
-                // when the packet leaves the previous link, up to one hop early)
-                if t <= self.end && next.is_some_and(|n| self.links[n as usize].cut_through) {
-                    self.arena.get_mut(id).hop += 1;
-                    at = t;
-                    continue;
-                }
-                self.arena.get_mut(id).last = next.is_none();
-                let l = &mut self.links[link as usize];
-                if l.pipe.is_empty() {
-                    self.queue.push_frequent(t, Event::LinkHead(link));
-                }
-                l.pipe.push_back((t, id));
-                return;
+            let t = match l.offer_at(self.now, at, size) {
+                Fate::Arrives(t) => t,
+                fate => return self.drop_packet(id, fate, link, at),
+            };
+            let p = self.arena.get_mut(id);
+            if l.marks_last() {
+                p.header.set_cw();
             }
-            self.drop_packet(id, fate, link, at);
+            // (a packet that would enter after the run ends waits in the pipe instead, so
+            // link counters cover the run exactly; drops on a cut-through link are counted
+            // when the packet leaves the previous link, up to one hop early)
+            if t <= self.end && next_cut_through {
+                hop += 1;
+                at = t;
+                continue;
+            }
+            (p.hop, p.last) = (hop as u16, next.is_none());
+            if l.pipe.is_empty() {
+                self.queue.push_frequent(t, Event::LinkHead(link));
+            }
+            l.pipe.push_back((t, id));
             return;
         }
     }

@@ -160,14 +160,24 @@ impl Simulation {
     /// what it delivers, and an ACK may free room to send more.
     fn on_arrival(&mut self, f: usize, sub: usize, header: &Header) {
         let now = self.net.now;
-        if let Some((seq, dsn, len)) = header.data() {
+        // a packet brings its receiver data or frees room at its sender, never both nor
+        // neither (`Header::frees_room`): one look at the header answers both, and the data's
+        // ids and length are read only for a trace
+        let frees_room = header.frees_room();
+        debug_assert_eq!(frees_room, header.data().is_none());
+        if !frees_room {
             self.net.rec.packets_delivered += 1;
-            self.net.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, seq, dsn, len, u32::MAX);
+            if self.net.rec.tracing() {
+                if let Some((seq, dsn, len)) = header.data() {
+                    self.net.rec.trace(now, f as u32, sub as u8, TraceKind::Recv, seq, dsn, len, u32::MAX);
+                }
+            }
         }
-        if !self.net.pcap.is_empty() {
-            self.flows[f].conn.capture_arrival(&mut self.net.pcap[f], now, sub, header);
-        }
+        // (the flow and the network are distinct fields: the flow is looked up once)
         let fl = &mut self.flows[f];
+        if !self.net.pcap.is_empty() {
+            fl.conn.capture_arrival(&mut self.net.pcap[f], now, sub, header);
+        }
         match fl.conn.on_packet(now, sub, header, &mut Wire { net: &mut self.net, flow: f as u32 }) {
             Arrival::Stream { upto } => fl.app_delivered(now, upto),
             Arrival::Message { end } => {
@@ -179,17 +189,15 @@ impl Simulation {
             Arrival::Datagram { sent_at } => fl.datagram_delivered(now, sent_at),
             Arrival::Nothing => {}
         }
-        if header.frees_room() {
+        if frees_room {
             if !self.net.pcap.is_empty() {
                 // a finite transfer acknowledged in full: the sender closes
-                let fl = &self.flows[f];
                 fl.conn.capture_close(&mut self.net.pcap[f], now, header, fl.total);
             }
-            let fl = &mut self.flows[f];
             if fl.refills() {
                 fl.refill(now);
             }
-            self.send_data(f);
+            fl.conn.poll_transmit(now, &mut Wire { net: &mut self.net, flow: f as u32 });
         }
     }
 
