@@ -256,7 +256,12 @@ pub trait Transport {
 macro_rules! transports {
     ($($variant:ident($conn:ty $(, $boxed:ident)?)),+ $(,)?) => {
         /// The transport of one flow.
+        ///
+        /// An explicit one-byte tag (`repr(u8)`): matched on every packet, it is read with one
+        /// load, where the niche the compiler would otherwise hide the tag in takes a compare
+        /// and an add to decode.
         #[allow(clippy::large_enum_variant)] // one per flow, matched on every packet: not worth a box
+        #[repr(u8)]
         pub enum Connection {
             $($variant(connection_field!($conn $(, $boxed)?))),+
         }

@@ -320,8 +320,8 @@ impl MptcpConn {
         }
         // a paced scheduler hands out one chunk per subflow per pass: pass again while it
         // hands out (each pass sends what it handed out first)
-        let passes = if self.props.paced { 64 } else { 1 };
-        for _ in 0..passes {
+        let mut passes_left = if self.props.paced { 64 } else { 1 };
+        loop {
             let assigned_before = self.dsn_nxt;
             let reinjections_before = self.reinject.len();
             self.schedule(now);
@@ -334,7 +334,8 @@ impl MptcpConn {
                 self.subs[i].transmit(now, i, header, edge, tx);
                 self.follow_transmit(i);
             }
-            if self.dsn_nxt == assigned_before && self.reinject.len() == reinjections_before {
+            passes_left -= 1;
+            if passes_left == 0 || (self.dsn_nxt == assigned_before && self.reinject.len() == reinjections_before) {
                 break;
             }
         }
@@ -356,11 +357,12 @@ impl MptcpConn {
         match header {
             Header::TcpData(h) => {
                 let before = self.rx.rcv_nxt();
+                let receiver = &mut self.subs[i].tcp.receiver;
                 if h.cw {
-                    self.subs[i].tcp.receiver.on_cw_mark();
+                    receiver.on_cw_mark();
                 }
-                let ecn_ack = self.subs[i].tcp.receiver.on_ecn(h.ecn, h.cwr);
-                let mut r = self.subs[i].tcp.receiver.on_segment(now, h.seq, h.len);
+                let ecn_ack = receiver.on_ecn(h.ecn, h.cwr);
+                let mut r = receiver.on_segment(now, h.seq, h.len);
                 r.ack_now |= ecn_ack;
                 if let Some(logic) = &mut self.rx_logic {
                     r.ack_now |= logic.on_data(now, i, h);

@@ -73,6 +73,16 @@ impl MptcpConn {
                     Some(i) if i < self.subs.len() && self.views[i].usable => self.hand_over(i, len, dequeue, 0),
                     _ => return,
                 }
+                // Most ACKs free room for one chunk: with no subflow available now, the next
+                // pass would hand out nothing and change nothing, so it is not made. It would
+                // serve no reinjection (this pass served none, and handing out a chunk only
+                // took availability away; every reinjection needs an available subflow, and
+                // whether a target is dead did not change); the priority dequeue's pick and
+                // the one above would find no subflow; and the receive window, blocked or
+                // not, would only record "not blocked", as this pass did.
+                if !self.any_available() {
+                    return;
+                }
                 continue;
             }
             let unscheduled = self.unscheduled();

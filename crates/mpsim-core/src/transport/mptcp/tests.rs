@@ -406,3 +406,65 @@ fn the_subflows_that_may_be_available_include_every_available_one() {
     }
     assert!(timeouts > 0 && acked.iter().all(|&a| a > 50 * MSS as u64), "every subflow acknowledged, some timed out: {acked:?}");
 }
+
+#[test]
+fn lowest_rtts_pass_worked_out_in_the_loop_sends_what_the_scheduler_asked_in_full_sends() {
+    // The scheduling loop answers lowest-RTT's pick itself and stops after a chunk when no
+    // subflow is left available (`schedule`). The same connection with that property turned
+    // off asks the scheduler through the full context and makes every pass: both must send
+    // the same, through ACKs that free room for one chunk or several, a receive window that
+    // blocks, timeouts that queue reinjections and DATA_ACKs that drop them.
+    let make = || {
+        let subs = (0..4).map(|k| subflow(k, 10 << k, false)).collect();
+        MptcpConn::new(subs, Sched::by_name("lowest_rtt").unwrap(), 24 * MSS as u64, HEADER, MSS)
+    };
+    let (mut fast, mut full) = (make(), make());
+    let mut tx = [Tx::default(), Tx::default()];
+    let mut now = SimTime::ZERO;
+    for (c, tx) in [&mut fast, &mut full].into_iter().zip(&mut tx) {
+        c.write(3000 * MSS as u64, 0);
+        c.poll_transmit(now, tx);
+    }
+    assert!(fast.props.lowest_rtt_pick);
+    full.props.lowest_rtt_pick = false;
+    let (mut sent, mut acked) = ([0u64; 4], [0u64; 4]);
+    let mut x = 11u64; // a fixed pseudo-random sequence of subflows and events
+    let mut timeouts = 0;
+    for step in 0..4000 {
+        assert_eq!(format!("{:?}", tx[0].out), format!("{:?}", tx[1].out), "step {step}: the actions differ");
+        for (sub, seq, _, len, _) in data(&tx[0]) {
+            sent[sub as usize] = sent[sub as usize].max(seq + len as u64);
+        }
+        tx[0].out.clear();
+        tx[1].out.clear();
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let k = (x >> 33) as usize % 4;
+        now += Dur::from_millis(1);
+        if (x >> 20).is_multiple_of(60) && sent[k] > acked[k] {
+            now = fast.subs[k].tcp.sender.timer_deadline().unwrap_or(now).max(now);
+            for (c, tx) in [&mut fast, &mut full].into_iter().zip(&mut tx) {
+                c.on_timer(now, k, TimerKind::Rto, tx);
+            }
+            timeouts += 1;
+        } else if sent[k] > acked[k] {
+            // one, two or three segments acknowledged; the DATA_ACK somewhere up to the
+            // oldest data some subflow has not had acknowledged
+            let n = 1 + (x >> 40) % 3;
+            acked[k] = (acked[k] + n * MSS as u64).min(sent[k]);
+            let oldest = fast.subs.iter().filter_map(|s| dsn_of(&s.map, s.tcp.sender.snd_una())).fold(fast.dsn_nxt, u64::min);
+            let data_ack = fast.data_una.max(fast.data_una + oldest.saturating_sub(fast.data_una) * ((x >> 45) % 5) / 4);
+            for (c, tx) in [&mut fast, &mut full].into_iter().zip(&mut tx) {
+                c.on_packet(now, k, &ack(acked[k], data_ack, 24 * MSS as u64), tx);
+                c.poll_transmit(now, tx);
+            }
+        }
+        let state = |c: &MptcpConn| (c.dsn_nxt, c.data_una, c.reinject.len(), c.reinjections, c.blocked_time(now));
+        assert_eq!(state(&fast), state(&full), "step {step}");
+    }
+    let (reinjections, blocked) = (fast.reinjections, fast.blocked_time(now));
+    assert!(
+        timeouts > 0 && reinjections > 0 && blocked > Dur::ZERO,
+        "timeouts {timeouts}, reinjections {reinjections}, blocked {blocked:?}"
+    );
+    assert!(acked.iter().all(|&a| a > 50 * MSS as u64), "every subflow acknowledged: {acked:?}");
+}
