@@ -169,6 +169,13 @@ pub struct MptcpConn {
     started: bool,
 }
 
+/// The connection-level receiver. It never builds an ACK (the subflows' ACKs carry its
+/// DATA_ACK and window), so it sends no SACK blocks: that lets it keep its held data as a grid
+/// (`tcp::receiver`), which eight subflows delivering far out of order need.
+fn conn_receiver(buffer: u64, max_window: u64) -> TcpReceiver {
+    TcpReceiver::new(ReceiverConfig { buffer, max_window, sack: false, dsack: false, ..ReceiverConfig::default() })
+}
+
 impl MptcpConn {
     /// A connection over `subs` with a connection-level receive buffer of `rcv_buf` bytes.
     pub fn new(subs: Vec<Subflow>, sched: Sched, rcv_buf: u64, header: u32, mss: u32) -> MptcpConn {
@@ -187,7 +194,7 @@ impl MptcpConn {
             right_edge: rcv_buf,
             reinject: VecDeque::new(),
             priorities: VecDeque::new(),
-            rx: TcpReceiver::new(ReceiverConfig { buffer: rcv_buf, ..ReceiverConfig::default() }),
+            rx: conn_receiver(rcv_buf, u64::MAX),
             last_rx_end: None,
             rx_logic: None,
             fb_pending: Vec::new(),
@@ -214,7 +221,7 @@ impl MptcpConn {
     /// `65535 << window_scale`; RFC 8684 §3.3.5: the subflows' window fields carry it).
     pub fn limit_window(&mut self, max_window: u64) {
         let buffer = self.rx.capacity();
-        self.rx = TcpReceiver::new(ReceiverConfig { buffer, max_window, ..ReceiverConfig::default() });
+        self.rx = conn_receiver(buffer, max_window);
         self.right_edge = self.right_edge.min(max_window);
     }
 

@@ -161,6 +161,175 @@ impl Ranges {
     }
 }
 
+/// Words in the grid's ring: 32,768 units, about 47 MB of 1,448-byte chunks.
+const GRID_WORDS: usize = 512;
+const GRID_UNITS: u64 = 64 * GRID_WORDS as u64;
+/// A receiver that sends no SACK blocks moves its held data below the highest ranges into
+/// the grid at an insertion among this many ranges or more.
+const GRID_FROM: usize = 16;
+
+/// Held data as one bit per unit of `unit` bytes, unit `u` being the bytes
+/// [origin + u·unit, origin + (u+1)·unit). Used by a receiver that sends no SACK blocks (the
+/// connection level of Multipath TCP), for the data below its highest ranges: with eight
+/// subflows most chunks land between held ranges, where the sorted ranges need a search and
+/// move the ranges behind the one inserted or merged; a bit is found and set in place.
+/// Units are numbered from `origin` for the grid's whole use; unit `u` is bit `u % 64` of
+/// word `(u / 64) % GRID_WORDS`, and every unit set lies in [floor, floor + GRID_UNITS), so no
+/// two of them share a bit.
+#[derive(Clone, Debug, Default)]
+struct Grid {
+    /// Bytes per unit; 0 while the grid is not in use.
+    unit: u64,
+    /// Where unit 0 starts, modulo 2^64: it may lie below byte 0 (a first unit longer than
+    /// the data before it), so every use wraps; the true offsets from it are never negative.
+    origin: u64,
+    /// Every unit below it is clear.
+    floor: u64,
+    /// One past the highest unit set since the grid was entered (a bound, not exact).
+    top: u64,
+    /// Units set.
+    held: u64,
+    words: Vec<u64>,
+}
+
+impl Grid {
+    #[inline]
+    fn in_use(&self) -> bool {
+        self.unit != 0
+    }
+
+    /// Starts with units of `unit` bytes on the lattice through `at`, unit 0 holding `below`
+    /// (the next expected byte, which is on no unit's far side).
+    fn start(&mut self, unit: u64, at: u64, below: u64) {
+        debug_assert!(unit > 0 && at > below && self.held == 0);
+        self.unit = unit;
+        self.origin = at.wrapping_sub(unit * (at - below).div_ceil(unit));
+        self.floor = 0;
+        self.top = 0;
+        if self.words.is_empty() {
+            self.words = vec![0; GRID_WORDS];
+        }
+    }
+
+    fn stop(&mut self) {
+        debug_assert_eq!(self.held, 0);
+        self.unit = 0;
+    }
+
+    /// The units [a, b) of the bytes [start, end), if both ends are on the lattice and the
+    /// units fit in the ring.
+    #[inline]
+    fn units(&self, start: u64, end: u64) -> Option<(u64, u64)> {
+        // only for data above the next expected byte, so at or above unit `floor`
+        debug_assert!(start.wrapping_sub(self.origin) >= self.floor * self.unit);
+        if end <= start {
+            return None;
+        }
+        let (s, len) = (start.wrapping_sub(self.origin), end - start);
+        let a = s / self.unit;
+        // a segment of one unit, the common case, needs no second division
+        let n = if len == self.unit { 1 } else { len / self.unit };
+        (s % self.unit == 0 && n * self.unit == len && a + n - self.floor <= GRID_UNITS).then_some((a, a + n))
+    }
+
+    /// The bits of units [a, b) within one word: (word index, mask, units covered).
+    #[inline]
+    fn span(a: u64, b: u64) -> (usize, u64, u64) {
+        let bit = a % 64;
+        let n = (b - a).min(64 - bit);
+        let mask = if n == 64 { !0 } else { ((1u64 << n) - 1) << bit };
+        (((a / 64) % GRID_WORDS as u64) as usize, mask, n)
+    }
+
+    /// Sets unit `a` (from `units`); returns 1 if it was clear.
+    #[inline]
+    fn set_one(&mut self, a: u64) -> u64 {
+        let (w, bit) = (((a / 64) % GRID_WORDS as u64) as usize, 1u64 << (a % 64));
+        let new = u64::from(self.words[w] & bit == 0);
+        self.words[w] |= bit;
+        self.held += new;
+        self.top = self.top.max(a + 1);
+        new
+    }
+
+    /// Sets units [a, b) (from `units`); returns how many were clear.
+    fn set(&mut self, mut a: u64, b: u64) -> u64 {
+        let mut new = 0;
+        while a < b {
+            let (w, mask, n) = Self::span(a, b);
+            new += u64::from((!self.words[w] & mask).count_ones());
+            self.words[w] |= mask;
+            a += n;
+        }
+        self.held += new;
+        self.top = self.top.max(b);
+        new
+    }
+
+    /// The next expected byte moved to `nxt`: clears the units below it, then the run of set
+    /// units from the one holding it. Returns the next expected byte after that run and the
+    /// bytes cleared.
+    fn absorb(&mut self, nxt: u64) -> (u64, u64) {
+        let at = nxt.wrapping_sub(self.origin) / self.unit;
+        let mut cleared = 0;
+        if at - self.floor >= GRID_UNITS {
+            cleared = self.held;
+            self.words.fill(0);
+        } else {
+            while self.floor < at {
+                let (w, mask, n) = Self::span(self.floor, at);
+                cleared += u64::from((self.words[w] & mask).count_ones());
+                self.words[w] &= !mask;
+                self.floor += n;
+            }
+        }
+        self.floor = at;
+        // the run of set units from `at`, a word at a time
+        let mut u = at;
+        loop {
+            let (w, bit) = (((u / 64) % GRID_WORDS as u64) as usize, u % 64);
+            let n = u64::from((self.words[w] >> bit).trailing_ones());
+            if n == 0 {
+                break;
+            }
+            let (_, mask, _) = Self::span(u, u + n);
+            self.words[w] &= !mask;
+            u += n;
+            cleared += n;
+            if bit + n < 64 {
+                break;
+            }
+        }
+        self.floor = u;
+        self.held -= cleared;
+        let nxt = if u > at { nxt.max(self.origin.wrapping_add(u * self.unit)) } else { nxt };
+        (nxt, cleared * self.unit)
+    }
+
+    /// The held units as byte ranges, lowest first.
+    fn ranges(&self) -> Vec<(u64, u64)> {
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        for u in self.floor..self.top {
+            let (w, bit) = (((u / 64) % GRID_WORDS as u64) as usize, u % 64);
+            if self.words[w] >> bit & 1 == 1 {
+                let s = self.origin.wrapping_add(u * self.unit);
+                match out.last_mut() {
+                    Some(r) if r.1 == s => r.1 = s + self.unit,
+                    _ => out.push((s, s + self.unit)),
+                }
+            }
+        }
+        out
+    }
+
+    /// Clears every unit (after `ranges` took them).
+    fn clear(&mut self) {
+        self.words.fill(0);
+        self.held = 0;
+        self.stop();
+    }
+}
+
 /// What the receiver did with a segment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Received {
@@ -195,6 +364,13 @@ pub struct TcpReceiver {
     /// `INDEX_ABOVE`, dropped below `INDEX_BELOW`): for a few, a scan is cheaper than keeping
     /// the index.
     by_touch: Option<BTreeMap<u64, u64>>,
+    /// Without SACK blocks, the held data below the ranges once they are many (`Grid`): every
+    /// unit it holds lies below the first range, and while it holds any the ranges keep at
+    /// least one (the highest), so the ranges' tests for "nothing held" and "at or above the
+    /// highest range" stay as they are.
+    grid: Grid,
+    /// Data off the grid's lattice came: ranges only from then on.
+    grid_refused: bool,
     ooo_bytes: u64,
     right_edge: u64,
     touch: u64,
@@ -223,6 +399,8 @@ impl TcpReceiver {
             rcv_nxt: 0,
             ooo: Ranges::default(),
             by_touch: None,
+            grid: Grid::default(),
+            grid_refused: false,
             ooo_bytes: 0,
             right_edge,
             touch: 0,
@@ -314,7 +492,14 @@ impl TcpReceiver {
             // the only range that can hold [seq, end) is the first ending at or after `seq`
             // (one before it ends below `seq`, one after it starts beyond that range's end);
             // the same search places the segment if it is new
-            let k = self.first_ending_from(seq);
+            let k = match self.ooo.last().map(|l| (l.start, l.end)) {
+                Some((_, last_end)) if last_end < seq => self.ooo.len(),
+                Some((last_start, _)) if last_start <= seq => self.ooo.len() - 1,
+                // below the highest range: into the grid if this receiver keeps one
+                Some(_) if self.grid_wanted() && self.insert_in_grid(seq, end) => return Received { delivered: 0, ack_now: true },
+                _ => self.ooo.partition_point(|r| r.end < seq),
+            };
+            debug_assert_eq!(k, self.first_ending_from(seq));
             if self.ooo.get(k).is_some_and(|r| r.start <= seq && end <= r.end) {
                 // wholly inside data already held: a duplicate
                 self.stats.duplicate_segments += 1;
@@ -437,7 +622,110 @@ impl TcpReceiver {
         self.last_touched = Some(i);
     }
 
+    /// [`insert`](Self::insert) of [start, end), below the highest range, into the grid:
+    /// the ranges below the segment or reaching it (all but the highest) move into the grid,
+    /// then the segment, so that the grid stays below the ranges. False, with the grid left
+    /// for good, if these are not all on the grid's lattice.
+    #[inline(never)]
+    fn insert_in_grid(&mut self, start: u64, end: u64) -> bool {
+        if !self.grid.in_use() {
+            self.grid.start(end - start, start, self.rcv_nxt);
+        }
+        // mostly the segment lies below every range
+        let new = if end <= self.ooo[0].start {
+            let units = match self.grid.units(start, end) {
+                Some((a, b)) if b == a + 1 => self.grid.set_one(a),
+                Some((a, b)) => self.grid.set(a, b),
+                None => {
+                    self.leave_grid();
+                    return false;
+                }
+            };
+            units * self.grid.unit
+        } else {
+            match self.move_into_grid(start, end) {
+                Some(new) => new,
+                None => return false,
+            }
+        };
+        self.ooo_bytes += new;
+        if new == 0 {
+            self.stats.duplicate_segments += 1;
+        } else {
+            self.stats.out_of_order_segments += 1;
+            self.stats.max_buffered = self.stats.max_buffered.max(self.ooo_bytes);
+        }
+        true
+    }
+
+    /// `insert_in_grid` of a segment reaching a range: the ranges up to it move into the grid
+    /// first. Returns the bytes new, or None after leaving the grid.
+    fn move_into_grid(&mut self, start: u64, end: u64) -> Option<u64> {
+        let n = self.ooo.len();
+        let last = self.ooo[n - 1];
+        debug_assert!(start < last.start);
+        let j = self.ooo.partition_point(|r| r.start <= end);
+        let m = j.min(n - 1);
+        // a segment reaching the highest range goes into the grid up to that range's start
+        let top = if j == n { end.min(last.start) } else { end };
+        let grid = &self.grid;
+        if !self.ooo[..m].iter().all(|r| grid.units(r.start, r.end).is_some()) || grid.units(start, top).is_none() {
+            self.leave_grid();
+            return None;
+        }
+        for k in 0..m {
+            let r = self.ooo[k];
+            if let Some((a, b)) = self.grid.units(r.start, r.end) {
+                self.grid.set(a, b);
+            }
+        }
+        self.ooo.drop_front(m);
+        self.last_touched = None;
+        let (a, b) = self.grid.units(start, top).expect("checked above");
+        let mut new = self.grid.set(a, b) * self.grid.unit;
+        if j == n && end > last.end {
+            let l = self.ooo.last_mut().expect("the highest range stays");
+            new += end - l.end;
+            l.end = end;
+        }
+        Some(new)
+    }
+
+    /// Whether a segment below the highest range goes into the grid: without SACK blocks,
+    /// once the ranges are many, unless data off the lattice came.
+    #[inline]
+    fn grid_wanted(&self) -> bool {
+        !self.cfg.sack && !self.grid_refused && (self.grid.in_use() || self.ooo.len() >= GRID_FROM)
+    }
+
+    /// Turns the grid's units back into ranges ahead of the others and stops using it.
+    fn leave_grid(&mut self) {
+        let mut v: Vec<Range> = self.grid.ranges().into_iter().map(|(start, end)| Range { start, end, touched: 0 }).collect();
+        self.grid.clear();
+        self.grid_refused = true;
+        if v.is_empty() {
+            return;
+        }
+        // the grid's highest unit may touch the first range
+        for r in self.ooo.iter() {
+            match v.last_mut() {
+                Some(l) if l.end >= r.start => l.end = l.end.max(r.end),
+                _ => v.push(*r),
+            }
+        }
+        self.ooo = Ranges { v, head: 0 };
+        self.last_touched = None;
+    }
+
     fn absorb_ooo(&mut self) {
+        if self.grid.in_use() {
+            let (nxt, bytes) = self.grid.absorb(self.rcv_nxt);
+            self.rcv_nxt = nxt;
+            self.ooo_bytes -= bytes;
+            if self.grid.held == 0 {
+                self.grid.stop();
+            }
+        }
         let (mut k, mut nxt, mut bytes) = (0, self.rcv_nxt, 0);
         let ooo = &*self.ooo;
         while let Some(r) = ooo.get(k).filter(|r| r.start <= nxt) {
@@ -862,6 +1150,49 @@ mod tests {
                 assert_eq!((r.stats.duplicate_segments, r.buffered()), (dups, held), "{at}");
             }
         }
+    }
+
+    #[test]
+    fn a_receiver_without_sack_holds_in_its_grid_what_a_byte_map_says() {
+        // chunks of 10 bytes (some of 20) on one lattice, scrambled over a window of 100
+        // chunks as many subflows deliver them, against a map of the bytes received; now and
+        // then a chunk off the lattice makes the receiver leave the grid for ranges
+        let mut rng = crate::rng::Rng::from_seed(8);
+        let (mut entered, mut left) = (0, 0);
+        for round in 0..60 {
+            let mut r = TcpReceiver::new(ReceiverConfig { buffer: 1 << 30, sack: false, ..ReceiverConfig::default() });
+            let mut have = vec![false; 40_000];
+            let (mut nxt, mut dups, mut used) = (0u64, 0u64, false);
+            let off_lattice = round % 3 == 0;
+            for step in 0..1500 {
+                let mut seq = (nxt / 10) * 10 + 10 * rng.below(100);
+                let mut len = if rng.below(8) == 0 { 20 } else { 10 };
+                if off_lattice && rng.below(300) == 0 {
+                    seq += 1 + rng.below(9);
+                    len = 1 + rng.below(25);
+                }
+                let end = seq + len;
+                let new = (seq..end).any(|b| !have[b as usize]);
+                let got = r.on_segment(SimTime::ZERO, seq, len as u32);
+                (seq..end).for_each(|b| have[b as usize] = true);
+                let before = nxt;
+                while have[nxt as usize] {
+                    nxt += 1;
+                }
+                dups += u64::from(!new);
+                let held = have[nxt as usize..nxt as usize + 1100].iter().filter(|&&h| h).count() as u64;
+                let highest = (0..nxt as usize + 1100).rev().find(|&b| have[b]).map_or(0, |b| b as u64 + 1);
+                let at = format!("round {round}, step {step}: [{seq}, {end})");
+                assert_eq!((r.rcv_nxt, got.delivered), (nxt, nxt - before), "{at}");
+                assert_eq!((r.stats.duplicate_segments, r.buffered(), r.highest()), (dups, held, highest), "{at}");
+                assert_eq!(r.grid.held * r.grid.unit + r.ooo.iter().map(|x| x.end - x.start).sum::<u64>(), held, "{at}");
+                assert!(!r.grid.in_use() || !r.ooo.is_empty(), "{at}: the grid in use behind no range");
+                used |= r.grid.in_use();
+            }
+            entered += u64::from(used);
+            left += u64::from(r.grid_refused);
+        }
+        assert!(entered >= 50 && left >= 10, "grid used in {entered} rounds, left in {left}");
     }
 
     #[test]
