@@ -198,7 +198,7 @@ impl RtoEstimator {
         let srtt = srtt8 >> 3;
         self.smoothed = Some(Dur(srtt));
         self.var = Dur(self.mdev >> 2);
-        Dur((srtt + self.rttvar).min(self.max_rto.0))
+        self.linux_rto(srtt)
     }
 
     /// RFC 6298's estimator; returns the RTO without backoff.
@@ -218,6 +218,19 @@ impl RtoEstimator {
         self.srtt = srtt;
         self.smoothed = Some(Dur(srtt));
         self.var = Dur(self.mdev);
+        self.rfc_rto(srtt)
+    }
+
+    /// Linux's RTO without backoff from SRTT (ns): SRTT + rttvar, capped.
+    #[inline]
+    fn linux_rto(&self, srtt: u64) -> Dur {
+        Dur((srtt + self.rttvar).min(self.max_rto.0))
+    }
+
+    /// RFC 6298's RTO without backoff from SRTT (ns): SRTT + max(G, 4·RTTVAR), at least the
+    /// minimum, capped.
+    #[inline]
+    fn rfc_rto(&self, srtt: u64) -> Dur {
         let rto = (srtt + CLOCK_GRANULARITY.0.max(4 * self.mdev)).max(self.min_rto.0);
         Dur(rto.min(self.max_rto.0))
     }
@@ -256,11 +269,10 @@ impl RtoEstimator {
     /// RTO without backoff.
     pub fn base_rto(&self) -> Dur {
         let Some(srtt) = self.srtt() else { return self.initial_rto };
-        let rto = match self.mode {
-            RtoMode::Linux => srtt.0 + self.rttvar,
-            RtoMode::Rfc6298 => (srtt.0 + CLOCK_GRANULARITY.0.max(4 * self.mdev)).max(self.min_rto.0),
-        };
-        Dur(rto.min(self.max_rto.0))
+        match self.mode {
+            RtoMode::Linux => self.linux_rto(srtt.0),
+            RtoMode::Rfc6298 => self.rfc_rto(srtt.0),
+        }
     }
 
     /// Current RTO including exponential backoff (RFC 6298 §5.5), capped at `max_rto`.
