@@ -63,6 +63,17 @@ def file_costs(path: str, lines_of: str = "") -> tuple[Counter, int, Counter]:
     skip_next = False
     total = 0
     events = ""
+    # a profile taken with --dump-instr=yes gives each cost line an address before its line
+    npos, line_at = 1, 0
+
+    def step(line_no: int, pos: str) -> int:
+        if pos[0] == "+":
+            return line_no + int(pos[1:])
+        if pos[0] == "-":
+            return line_no - int(pos[1:])
+        if pos != "*":
+            return int(pos)
+        return line_no
 
     def name(table: dict[str, str], text: str) -> str:
         m = NAME.match(text)
@@ -81,16 +92,10 @@ def file_costs(path: str, lines_of: str = "") -> tuple[Counter, int, Counter]:
                     skip_next = False
                     continue
                 parts = line.split()
-                if len(parts) < 2:
+                if len(parts) <= npos:
                     continue
-                pos = parts[0]
-                if pos[0] == "+":
-                    line_no += int(pos[1:])
-                elif pos[0] == "-":
-                    line_no -= int(pos[1:])
-                elif pos != "*":
-                    line_no = int(pos)
-                cost = int(parts[1])
+                line_no = step(line_no, parts[line_at])
+                cost = int(parts[npos])
                 total += cost
                 where = fi if is_ours(fi) else last_ours
                 per_file[where] += cost
@@ -101,14 +106,12 @@ def file_costs(path: str, lines_of: str = "") -> tuple[Counter, int, Counter]:
                 # (its position is the call's line: the line of the cost line after it)
                 skip_next = True
                 parts = line.split()
-                if len(parts) > 2:
-                    pos = parts[2]
-                    if pos[0] == "+":
-                        line_no += int(pos[1:])
-                    elif pos[0] == "-":
-                        line_no -= int(pos[1:])
-                    elif pos != "*":
-                        line_no = int(pos)
+                if len(parts) > 2 + line_at:
+                    line_no = step(line_no, parts[2 + line_at])
+                continue
+            if line.startswith("positions:"):
+                kinds = line.split()[1:]
+                npos, line_at = len(kinds), kinds.index("line")
                 continue
             key, _, rest = line.rstrip("\n").partition("=")
             if key == "fl":
