@@ -12,7 +12,7 @@ use crate::view::SubflowView;
 use std::collections::VecDeque;
 
 /// How many chunks a subflow is handed between two drops of its acknowledged mappings.
-pub const MAPPINGS_DROPPED_AT_ONCE: usize = 32;
+pub const MAPPINGS_DROPPED_AT_ONCE: usize = 64;
 
 /// One subflow of a Multipath TCP connection.
 pub struct Subflow {
