@@ -411,10 +411,9 @@ impl MptcpConn {
                 sub.tcp.sender.on_ack_coupled(now, h, &self.states, i);
                 let una = sub.tcp.sender.snd_una();
                 if una > una_before {
+                    // (the mappings of the data acknowledged are dropped later, in batches:
+                    // `Subflow::assign`)
                     sub.usable = true;
-                    while sub.map.front().is_some_and(|m| m.seq + m.len as u64 <= una) {
-                        sub.map.pop_front();
-                    }
                 }
                 self.follow_ack(i);
                 self.on_data_ack(h.data_ack, h.wnd());

@@ -245,7 +245,8 @@ impl MptcpConn {
         }
         if let Some(t) = act.reinject_on {
             let una = self.data_una;
-            if let Some(m) = self.subs.iter().flat_map(|s| s.map.iter()).find(|m| m.dsn == una) {
+            let head = self.subs.iter().flat_map(Subflow::mappings).find(|m| m.dsn == una).copied();
+            if let Some(m) = head {
                 let (dsn, len) = (m.dsn, m.len);
                 self.assign(t, dsn, len as u64);
                 self.reinjections += 1;
@@ -301,7 +302,7 @@ fn head_of_line(subs: &[Subflow], data_una: u64) -> (Option<usize>, u64) {
     let mut mask = 0u64;
     let srtt = |i: usize| subs[i].tcp.sender.rtt().srtt().unwrap_or_default();
     for (i, s) in subs.iter().enumerate() {
-        if s.map.iter().any(|m| m.dsn <= data_una && data_una < m.dsn + m.len as u64) {
+        if s.mappings().any(|m| m.dsn <= data_una && data_una < m.dsn + m.len as u64) {
             mask |= 1 << i.min(63);
             if holder.is_none_or(|h| srtt(i) > srtt(h)) {
                 holder = Some(i);

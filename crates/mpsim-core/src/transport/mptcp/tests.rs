@@ -468,3 +468,61 @@ fn lowest_rtts_pass_worked_out_in_the_loop_sends_what_the_scheduler_asked_in_ful
     );
     assert!(acked.iter().all(|&a| a > 50 * MSS as u64), "every subflow acknowledged: {acked:?}");
 }
+
+#[test]
+fn the_mappings_still_kept_are_exactly_those_of_unacknowledged_data() {
+    // Mappings of acknowledged data are dropped in batches (`Subflow::assign`), not on every
+    // ACK. After every event, each subflow's `mappings()` must be what dropping them on every
+    // ACK would leave: contiguous in subflow sequence, the first covering `snd_una` (every
+    // unacknowledged byte has its DSN), the map's entries before them all acknowledged; and
+    // the acknowledged ones kept must stay fewer than a batch plus what was unacknowledged at
+    // the last drop.
+    let subs = (0..4).map(|k| subflow(k, 10 << k, false)).collect();
+    let mut c = MptcpConn::new(subs, Sched::by_name("lowest_rtt").unwrap(), 1 << 30, HEADER, MSS);
+    c.write(5000 * MSS as u64, 0);
+    let mut tx = Tx::default();
+    let (mut sent, mut acked) = ([0u64; 4], [0u64; 4]);
+    let mut most_live = [0usize; 4];
+    let mut now = SimTime::ZERO;
+    let mut x = 5u64; // a fixed pseudo-random sequence of subflows and events
+    let mut timeouts = 0;
+    for step in 0..6000 {
+        c.poll_transmit(now, &mut tx);
+        for (sub, seq, _, len, _) in data(&tx) {
+            sent[sub as usize] = sent[sub as usize].max(seq + len as u64);
+        }
+        tx.out.clear();
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let k = (x >> 33) as usize % 4;
+        now += Dur::from_millis(1);
+        if (x >> 20).is_multiple_of(80) && sent[k] > acked[k] {
+            now = c.subs[k].tcp.sender.timer_deadline().unwrap_or(now).max(now);
+            c.on_timer(now, k, TimerKind::Rto, &mut tx);
+            timeouts += 1;
+        } else if sent[k] > acked[k] {
+            acked[k] = (acked[k] + (1 + (x >> 40) % 3) * MSS as u64).min(sent[k]);
+            c.on_packet(now, k, &ack(acked[k], 0, 1 << 30), &mut tx);
+        }
+        for (j, s) in c.subs.iter().enumerate() {
+            let una = s.tcp.sender.snd_una();
+            let live: Vec<Mapping> = s.mappings().copied().collect();
+            let stale = s.map.len() - live.len();
+            assert!(
+                s.map.iter().take(stale).all(|m| m.seq + m.len as u64 <= una),
+                "step {step}, subflow {j}: an unacknowledged mapping skipped"
+            );
+            assert!(live.iter().all(|m| m.seq + m.len as u64 > una), "step {step}, subflow {j}: an acknowledged mapping kept");
+            assert!(live.first().is_none_or(|m| m.seq <= una), "step {step}, subflow {j}: data at snd_una without its mapping");
+            assert!(live.windows(2).all(|w| w[0].seq + w[0].len as u64 == w[1].seq), "step {step}, subflow {j}: mappings not contiguous");
+            for (seq, _) in s.tcp.sender.unacked_segments() {
+                assert!(dsn_of(&s.map, seq).is_some(), "step {step}, subflow {j}: segment {seq} without a DSN");
+            }
+            assert!(
+                stale <= most_live[j] + subflow::MAPPINGS_DROPPED_AT_ONCE,
+                "step {step}, subflow {j}: {stale} acknowledged mappings kept"
+            );
+            most_live[j] = most_live[j].max(live.len());
+        }
+    }
+    assert!(timeouts > 0 && acked.iter().all(|&a| a > 200 * MSS as u64), "every subflow acknowledged, some timed out: {acked:?}");
+}
