@@ -342,11 +342,12 @@ pub struct TcpSender {
     /// The delivery-rate estimator and pacing, for a controller that runs on rate samples
     /// (`rate.rs`); None for the others, which then pay nothing for it.
     rate: Option<Box<RateEstimator>>,
-    /// The controller's `wants_deliveries`, `wants_every_ack` and `wants_rtt_samples`, read
-    /// once (they are asked on every ACK).
+    /// The controller's `wants_deliveries`, `wants_every_ack`, `wants_rtt_samples` and
+    /// `shares_inter_loss_bytes`, read once (they are asked on every ACK).
     deliveries: bool,
     every_ack: bool,
     rtt_samples: bool,
+    inter_loss: bool,
     pub stats: SenderStats,
 }
 
@@ -414,6 +415,7 @@ impl TcpSender {
             deliveries: cc.wants_deliveries(),
             every_ack: cc.wants_every_ack(),
             rtt_samples: cc.wants_rtt_samples(),
+            inter_loss: cc.shares_inter_loss_bytes(),
             cc,
             stats: SenderStats::default(),
         }
@@ -425,6 +427,7 @@ impl TcpSender {
         self.deliveries = cc.wants_deliveries();
         self.every_ack = cc.wants_every_ack();
         self.rtt_samples = cc.wants_rtt_samples();
+        self.inter_loss = cc.shares_inter_loss_bytes();
         self.cc = cc;
     }
 
@@ -805,7 +808,17 @@ impl TcpSender {
             srtt: self.rtt.srtt(),
             active,
             in_recovery: self.state.recovering(),
-            inter_loss_bytes: self.cc.inter_loss_bytes(),
+            inter_loss_bytes: self.inter_loss_bytes(),
+        }
+    }
+
+    /// The controller's `inter_loss_bytes`, not asked of a controller that shares none (0).
+    #[inline]
+    pub fn inter_loss_bytes(&self) -> u64 {
+        if self.inter_loss {
+            self.cc.inter_loss_bytes()
+        } else {
+            0
         }
     }
 
