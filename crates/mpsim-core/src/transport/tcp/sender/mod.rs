@@ -882,7 +882,9 @@ impl TcpSender {
         self.ack_hooks(now, c.delivered, prior_in_flight, subflows, me);
         self.reo_deadline = None;
         self.frto_send_new = false;
-        self.try_undo_dsack();
+        // (`try_undo_dsack` would do nothing: in Open the undo record is never one that
+        // D-SACKs showed spurious, `check_invariants`, and no D-SACK reaches the common ACK)
+        debug_assert!(!self.dsack_undo_due());
         if rated {
             self.rate_control(now, &c, before, rtt);
         } else {
@@ -1627,6 +1629,11 @@ impl TcpSender {
         }
         if self.snd_una > self.snd_nxt || self.snd_nxt > self.app_limit {
             return Err("sequence space out of order".into());
+        }
+        // every way into Open, and every D-SACK, ends in `end_recovery`'s `try_undo_dsack`
+        // (so the common ACK need not try it)
+        if self.state == CaState::Open && self.dsack_undo_due() {
+            return Err("in Open with a reduction D-SACKs showed spurious, not undone".into());
         }
         Ok(())
     }
