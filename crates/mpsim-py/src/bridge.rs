@@ -429,6 +429,11 @@ impl CongestionControl for PyController {
         })
     }
 
+    /// Only a class that defines `inter_loss_bytes` is asked for it.
+    fn shares_inter_loss_bytes(&self) -> bool {
+        self.has_ilb
+    }
+
     fn inter_loss_bytes(&self) -> u64 {
         if !self.has_ilb || self.fault.is_set() {
             return 0;

@@ -218,8 +218,18 @@ pub trait CongestionControl {
     }
 
     /// The figure this controller shares with its siblings (`SubflowState::inter_loss_bytes`).
+    /// Asked only if `shares_inter_loss_bytes` says so; the siblings see 0 otherwise.
     fn inter_loss_bytes(&self) -> u64 {
         0
+    }
+
+    /// Whether `inter_loss_bytes` may answer anything but 0 (the subflow's snapshot for the
+    /// siblings asks it after every ACK otherwise, about 18 instructions per packet). A
+    /// controller that overrides `inter_loss_bytes` must say true: the test
+    /// `cc::tests::a_controller_that_declines_a_hook_is_unchanged_by_it` fails for a built-in
+    /// one that does not.
+    fn shares_inter_loss_bytes(&self) -> bool {
+        false
     }
 
     /// For controllers that tell losses apart: fast retransmits taken for congestion and for
@@ -342,6 +352,13 @@ macro_rules! controllers {
                 match self {
                     $(Controller::$ty(c) => c.inter_loss_bytes(),)+
                     Controller::Custom(c) => c.inter_loss_bytes(),
+                }
+            }
+
+            pub fn shares_inter_loss_bytes(&self) -> bool {
+                match self {
+                    $(Controller::$ty(c) => c.shares_inter_loss_bytes(),)+
+                    Controller::Custom(c) => c.shares_inter_loss_bytes(),
                 }
             }
 
@@ -827,7 +844,9 @@ mod tests {
     /// `wants_deliveries`, `wants_every_ack`), so a declined hook must do nothing: for every
     /// built-in controller, through ACKs, losses and timeouts on two subflows, each declined
     /// hook is fed and must leave the controller's state (and the window) as it was. A
-    /// controller that overrides a hook without saying it wants it fails here.
+    /// controller that overrides a hook without saying it wants it fails here. Likewise the
+    /// siblings see 0 without asking a controller that does not share `inter_loss_bytes`, so
+    /// its answer must be 0 after every step.
     #[test]
     fn a_controller_that_declines_a_hook_is_unchanged_by_it() {
         let mss = 1448;
@@ -895,6 +914,9 @@ mod tests {
                     }
                     51 => w = cc.on_recovery_exit(w),
                     _ => w = cc.on_ack(w, &ctx),
+                }
+                if !cc.shares_inter_loss_bytes() {
+                    assert_eq!(cc.inter_loss_bytes(), 0, "{name}: inter_loss_bytes at step {step} but shares_inter_loss_bytes is false");
                 }
             }
         }

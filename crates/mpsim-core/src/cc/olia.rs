@@ -182,6 +182,10 @@ impl CongestionControl for Olia {
     fn inter_loss_bytes(&self) -> u64 {
         self.l1.max(self.l2)
     }
+
+    fn shares_inter_loss_bytes(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -142,7 +142,7 @@ impl Subflow {
         s.srtt = self.tcp.sender.rtt().srtt();
         s.active = self.usable && self.joined && !self.backup;
         s.in_recovery = self.tcp.sender.state().recovering();
-        s.inter_loss_bytes = self.tcp.sender.cc.inter_loss_bytes();
+        s.inter_loss_bytes = self.tcp.sender.inter_loss_bytes();
         debug_assert_eq!(*s, self.state());
     }
 

@@ -342,11 +342,12 @@ pub struct TcpSender {
     /// The delivery-rate estimator and pacing, for a controller that runs on rate samples
     /// (`rate.rs`); None for the others, which then pay nothing for it.
     rate: Option<Box<RateEstimator>>,
-    /// The controller's `wants_deliveries`, `wants_every_ack` and `wants_rtt_samples`, read
-    /// once (they are asked on every ACK).
+    /// The controller's `wants_deliveries`, `wants_every_ack`, `wants_rtt_samples` and
+    /// `shares_inter_loss_bytes`, read once (they are asked on every ACK).
     deliveries: bool,
     every_ack: bool,
     rtt_samples: bool,
+    inter_loss: bool,
     pub stats: SenderStats,
 }
 
@@ -414,6 +415,7 @@ impl TcpSender {
             deliveries: cc.wants_deliveries(),
             every_ack: cc.wants_every_ack(),
             rtt_samples: cc.wants_rtt_samples(),
+            inter_loss: cc.shares_inter_loss_bytes(),
             cc,
             stats: SenderStats::default(),
         }
@@ -425,6 +427,7 @@ impl TcpSender {
         self.deliveries = cc.wants_deliveries();
         self.every_ack = cc.wants_every_ack();
         self.rtt_samples = cc.wants_rtt_samples();
+        self.inter_loss = cc.shares_inter_loss_bytes();
         self.cc = cc;
     }
 
@@ -805,7 +808,17 @@ impl TcpSender {
             srtt: self.rtt.srtt(),
             active,
             in_recovery: self.state.recovering(),
-            inter_loss_bytes: self.cc.inter_loss_bytes(),
+            inter_loss_bytes: self.inter_loss_bytes(),
+        }
+    }
+
+    /// The controller's `inter_loss_bytes`, not asked of a controller that shares none (0).
+    #[inline]
+    pub fn inter_loss_bytes(&self) -> u64 {
+        if self.inter_loss {
+            self.cc.inter_loss_bytes()
+        } else {
+            0
         }
     }
 
@@ -869,7 +882,9 @@ impl TcpSender {
         self.ack_hooks(now, c.delivered, prior_in_flight, subflows, me);
         self.reo_deadline = None;
         self.frto_send_new = false;
-        self.try_undo_dsack();
+        // (`try_undo_dsack` would do nothing: in Open the undo record is never one that
+        // D-SACKs showed spurious, `check_invariants`, and no D-SACK reaches the common ACK)
+        debug_assert!(!self.dsack_undo_due());
         if rated {
             self.rate_control(now, &c, before, rtt);
         } else {
@@ -1614,6 +1629,11 @@ impl TcpSender {
         }
         if self.snd_una > self.snd_nxt || self.snd_nxt > self.app_limit {
             return Err("sequence space out of order".into());
+        }
+        // every way into Open, and every D-SACK, ends in `end_recovery`'s `try_undo_dsack`
+        // (so the common ACK need not try it)
+        if self.state == CaState::Open && self.dsack_undo_due() {
+            return Err("in Open with a reduction D-SACKs showed spurious, not undone".into());
         }
         Ok(())
     }

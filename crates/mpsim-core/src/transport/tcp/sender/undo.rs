@@ -51,6 +51,11 @@ impl TcpSender {
         }
     }
 
+    /// D-SACKs showed every retransmission of the last reduction spurious.
+    pub(super) fn dsack_undo_due(&self) -> bool {
+        self.undo.is_some_and(|u| u.dsacked && u.retrans == 0)
+    }
+
     /// In Open: undo the last reduction if D-SACKs showed all its retransmissions spurious.
     pub(super) fn try_undo_dsack(&mut self) {
         let Some(u) = self.undo.filter(|u| u.dsacked && u.retrans == 0) else { return };
