@@ -439,7 +439,18 @@ impl TcpReceiver {
     pub fn window(&mut self) -> u64 {
         let free_edge = self.rcv_nxt + self.cfg.buffer.saturating_sub(self.ooo_bytes).min(self.cfg.max_window);
         self.right_edge = self.right_edge.max(free_edge);
+        debug_assert!(self.right_edge <= self.limit(), "the right edge beyond the buffer's end");
         self.right_edge - self.rcv_nxt
+    }
+
+    /// One past the last byte the receiver accepts: the end of the buffer. The advertised
+    /// right edge never lies beyond it (it is at most the free space's end, which is at most
+    /// this, and `rcv_nxt` never moves left), so the window, which may stay wider than the free
+    /// space, admits nothing this does not; and the acceptance does not depend on whether or
+    /// when the window was computed (`make_ack_offering` skips it).
+    #[inline]
+    fn limit(&self) -> u64 {
+        self.rcv_nxt + self.cfg.buffer
     }
 
     /// Accepts a data segment [seq, seq+len).
@@ -448,12 +459,7 @@ impl TcpReceiver {
         let end = seq + len as u64;
         // the common case, answered here: the next bytes expected, with nothing held out of
         // order and RFC 5681's delayed ACKs (or none)
-        if seq == self.rcv_nxt
-            && end > seq
-            && self.ooo.is_empty()
-            && self.linux.is_none()
-            && end <= self.right_edge.max(self.rcv_nxt + self.cfg.buffer)
-        {
+        if seq == self.rcv_nxt && end > seq && self.ooo.is_empty() && self.linux.is_none() && end <= self.limit() {
             self.stats.segments += 1;
             self.last_arrival = now;
             self.rcv_nxt = end;
@@ -484,7 +490,7 @@ impl TcpReceiver {
             }
             return Received { delivered: 0, ack_now: true };
         }
-        if end > self.right_edge.max(self.rcv_nxt + self.cfg.buffer) {
+        if end > self.limit() {
             self.stats.beyond_window_drops += 1;
             return Received { delivered: 0, ack_now: true };
         }
@@ -786,13 +792,23 @@ impl TcpReceiver {
     /// Builds the ACK to send now and resets the delayed-ACK state.
     #[inline]
     pub fn make_ack(&mut self) -> AckHeader {
+        let wnd = self.window();
+        self.make_ack_offering(wnd)
+    }
+
+    /// [`make_ack`](Self::make_ack) advertising `wnd` instead of this receiver's window, which
+    /// is not computed: a Multipath TCP subflow's ACK carries the connection-level window, so
+    /// the subflow's own is never seen, and its right edge, which only the window reads, need
+    /// not move (see `limit`).
+    #[inline]
+    pub fn make_ack_offering(&mut self, wnd: u64) -> AckHeader {
         self.unacked_segments = 0;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
         if let Some(l) = self.linux.as_mut() {
             l.on_ack_sent();
         }
-        let mut h = AckHeader::new(self.rcv_nxt, self.window());
+        let mut h = AckHeader::new(self.rcv_nxt, wnd);
         h.received_at = self.last_arrival;
         h.cw_echo = std::mem::take(&mut self.cw_pending);
         h.set_ece(self.ece);
@@ -1150,6 +1166,46 @@ mod tests {
                 assert_eq!((r.stats.duplicate_segments, r.buffered()), (dups, held), "{at}");
             }
         }
+    }
+
+    #[test]
+    fn what_a_receiver_accepts_does_not_depend_on_whether_its_window_was_computed() {
+        // the same random segments (in order, ahead, beyond the buffer, duplicates) to two
+        // receivers with a small buffer, one acknowledging with its own window, the other with
+        // a window given (a Multipath TCP subflow's ACK), which never computes its own: the
+        // same answers and the same ACKs but for the window; the right edge advertised never
+        // lies beyond the buffer's end, which alone decides what is accepted
+        let mut rng = crate::rng::Rng::from_seed(5);
+        let mut drops = 0;
+        for round in 0..30 {
+            let cfg = ReceiverConfig {
+                buffer: 4_000 + 1_000 * rng.below(8),
+                max_window: if round % 3 == 0 { 3_000 } else { u64::MAX },
+                sack: round % 2 == 0,
+                linux_delack: round % 4 == 1,
+                handshake_rtt: Some(Dur::from_millis(10)),
+                ..ReceiverConfig::default()
+            };
+            let (mut a, mut b) = (TcpReceiver::new(cfg.clone()), TcpReceiver::new(cfg));
+            let mut t = SimTime::ZERO;
+            for step in 0..2_000 {
+                t += Dur::from_micros(100 * rng.below(3));
+                let seq = a.rcv_nxt().saturating_sub(1_000) + 500 * rng.below(24);
+                let len = 500 * (1 + rng.below(3)) as u32;
+                let at = format!("round {round}, step {step}: [{seq}, +{len})");
+                assert_eq!(a.on_segment(t, seq, len), b.on_segment(t, seq, len), "{at}");
+                assert_eq!((a.rcv_nxt(), a.buffered(), &a.stats), (b.rcv_nxt(), b.buffered(), &b.stats), "{at}");
+                if rng.below(2) == 0 {
+                    let (ha, mut hb) = (a.make_ack(), b.make_ack_offering(7));
+                    assert_eq!(hb.wnd(), 7, "{at}");
+                    hb.set_wnd(ha.wnd());
+                    assert_eq!(ha, hb, "{at}");
+                }
+                assert!(a.right_edge <= a.limit(), "{at}: the right edge beyond the buffer's end");
+            }
+            drops += a.stats.beyond_window_drops;
+        }
+        assert!(drops > 1_000, "only {drops} segments beyond the buffer");
     }
 
     #[test]
