@@ -354,6 +354,7 @@ pub struct ReceiverStats {
     pub ecn_ce_received: u64,
 }
 
+#[derive(Clone)]
 pub struct TcpReceiver {
     cfg: ReceiverConfig,
     rcv_nxt: u64,
@@ -439,7 +440,18 @@ impl TcpReceiver {
     pub fn window(&mut self) -> u64 {
         let free_edge = self.rcv_nxt + self.cfg.buffer.saturating_sub(self.ooo_bytes).min(self.cfg.max_window);
         self.right_edge = self.right_edge.max(free_edge);
+        debug_assert!(self.right_edge <= self.limit(), "the right edge beyond the buffer's end");
         self.right_edge - self.rcv_nxt
+    }
+
+    /// One past the last byte the receiver accepts: the end of the buffer. The advertised
+    /// right edge never lies beyond it (it is at most the free space's end, which is at most
+    /// this, and `rcv_nxt` never moves left), so the window, which may stay wider than the free
+    /// space, admits nothing this does not; and the acceptance does not depend on whether or
+    /// when the window was computed (`make_ack_offering` skips it).
+    #[inline]
+    fn limit(&self) -> u64 {
+        self.rcv_nxt + self.cfg.buffer
     }
 
     /// Accepts a data segment [seq, seq+len).
@@ -448,12 +460,7 @@ impl TcpReceiver {
         let end = seq + len as u64;
         // the common case, answered here: the next bytes expected, with nothing held out of
         // order and RFC 5681's delayed ACKs (or none)
-        if seq == self.rcv_nxt
-            && end > seq
-            && self.ooo.is_empty()
-            && self.linux.is_none()
-            && end <= self.right_edge.max(self.rcv_nxt + self.cfg.buffer)
-        {
+        if seq == self.rcv_nxt && end > seq && self.ooo.is_empty() && self.linux.is_none() && end <= self.limit() {
             self.stats.segments += 1;
             self.last_arrival = now;
             self.rcv_nxt = end;
@@ -484,7 +491,7 @@ impl TcpReceiver {
             }
             return Received { delivered: 0, ack_now: true };
         }
-        if end > self.right_edge.max(self.rcv_nxt + self.cfg.buffer) {
+        if end > self.limit() {
             self.stats.beyond_window_drops += 1;
             return Received { delivered: 0, ack_now: true };
         }
@@ -493,10 +500,14 @@ impl TcpReceiver {
             // (one before it ends below `seq`, one after it starts beyond that range's end);
             // the same search places the segment if it is new
             let k = match self.ooo.last().map(|l| (l.start, l.end)) {
+                // at or above the highest range (most segments out of order): new data,
+                // placed here without the duplicate test and `insert`'s search
+                Some((_, last_end)) if last_end <= seq && end > seq && self.by_touch.is_none() => return self.hold_at_top(seq, end),
                 Some((_, last_end)) if last_end < seq => self.ooo.len(),
                 Some((last_start, _)) if last_start <= seq => self.ooo.len() - 1,
                 // below the highest range: into the grid if this receiver keeps one
                 Some(_) if self.grid_wanted() && self.insert_in_grid(seq, end) => return Received { delivered: 0, ack_now: true },
+                None if end > seq && self.by_touch.is_none() => return self.hold_at_top(seq, end),
                 _ => self.ooo.partition_point(|r| r.end < seq),
             };
             debug_assert_eq!(k, self.first_ending_from(seq));
@@ -540,6 +551,30 @@ impl TcpReceiver {
             }
         };
         Received { delivered, ack_now }
+    }
+
+    /// What `insert` does with new data [start, end) that extends the highest range (which
+    /// ends at `start`) or lies above it, without the index (`by_touch`) to keep.
+    #[inline]
+    fn hold_at_top(&mut self, start: u64, end: u64) -> Received {
+        debug_assert!(self.by_touch.is_none() && end > start && start > self.rcv_nxt);
+        let n = self.ooo.len();
+        self.touch += 1;
+        match self.ooo.last_mut() {
+            Some(l) if l.end == start => {
+                l.end = end;
+                l.touched = self.touch;
+                self.last_touched = Some(n - 1);
+            }
+            _ => {
+                self.ooo.push(Range { start, end, touched: self.touch });
+                self.last_touched = Some(n);
+            }
+        }
+        self.ooo_bytes += end - start;
+        self.stats.out_of_order_segments += 1;
+        self.stats.max_buffered = self.stats.max_buffered.max(self.ooo_bytes);
+        Received { delivered: 0, ack_now: true }
     }
 
     /// Index of the first out-of-order range ending at or after `x`. The ranges are sorted,
@@ -731,14 +766,16 @@ impl TcpReceiver {
         while let Some(r) = ooo.get(k).filter(|r| r.start <= nxt) {
             nxt = nxt.max(r.end);
             bytes += r.end - r.start;
-            if let Some(ix) = self.by_touch.as_mut() {
-                ix.remove(&r.touched);
-            }
             k += 1;
         }
         self.rcv_nxt = nxt;
         self.ooo_bytes -= bytes;
         if k > 0 {
+            if let Some(ix) = self.by_touch.as_mut() {
+                for r in &ooo[..k] {
+                    ix.remove(&r.touched);
+                }
+            }
             self.ooo.drop_front(k);
             if self.ooo.len() < INDEX_BELOW {
                 self.by_touch = None;
@@ -786,13 +823,23 @@ impl TcpReceiver {
     /// Builds the ACK to send now and resets the delayed-ACK state.
     #[inline]
     pub fn make_ack(&mut self) -> AckHeader {
+        let wnd = self.window();
+        self.make_ack_offering(wnd)
+    }
+
+    /// [`make_ack`](Self::make_ack) advertising `wnd` instead of this receiver's window, which
+    /// is not computed: a Multipath TCP subflow's ACK carries the connection-level window, so
+    /// the subflow's own is never seen, and its right edge, which only the window reads, need
+    /// not move (see `limit`).
+    #[inline]
+    pub fn make_ack_offering(&mut self, wnd: u64) -> AckHeader {
         self.unacked_segments = 0;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
         if let Some(l) = self.linux.as_mut() {
             l.on_ack_sent();
         }
-        let mut h = AckHeader::new(self.rcv_nxt, self.window());
+        let mut h = AckHeader::new(self.rcv_nxt, wnd);
         h.received_at = self.last_arrival;
         h.cw_echo = std::mem::take(&mut self.cw_pending);
         h.set_ece(self.ece);
@@ -1150,6 +1197,95 @@ mod tests {
                 assert_eq!((r.stats.duplicate_segments, r.buffered()), (dups, held), "{at}");
             }
         }
+    }
+
+    #[test]
+    fn what_a_receiver_accepts_does_not_depend_on_whether_its_window_was_computed() {
+        // the same random segments (in order, ahead, beyond the buffer, duplicates) to two
+        // receivers with a small buffer, one acknowledging with its own window, the other with
+        // a window given (a Multipath TCP subflow's ACK), which never computes its own: the
+        // same answers and the same ACKs but for the window; the right edge advertised never
+        // lies beyond the buffer's end, which alone decides what is accepted
+        let mut rng = crate::rng::Rng::from_seed(5);
+        let mut drops = 0;
+        for round in 0..30 {
+            let cfg = ReceiverConfig {
+                buffer: 4_000 + 1_000 * rng.below(8),
+                max_window: if round % 3 == 0 { 3_000 } else { u64::MAX },
+                sack: round % 2 == 0,
+                linux_delack: round % 4 == 1,
+                handshake_rtt: Some(Dur::from_millis(10)),
+                ..ReceiverConfig::default()
+            };
+            let (mut a, mut b) = (TcpReceiver::new(cfg.clone()), TcpReceiver::new(cfg));
+            let mut t = SimTime::ZERO;
+            for step in 0..2_000 {
+                t += Dur::from_micros(100 * rng.below(3));
+                let seq = a.rcv_nxt().saturating_sub(1_000) + 500 * rng.below(24);
+                let len = 500 * (1 + rng.below(3)) as u32;
+                let at = format!("round {round}, step {step}: [{seq}, +{len})");
+                assert_eq!(a.on_segment(t, seq, len), b.on_segment(t, seq, len), "{at}");
+                assert_eq!((a.rcv_nxt(), a.buffered(), &a.stats), (b.rcv_nxt(), b.buffered(), &b.stats), "{at}");
+                if rng.below(2) == 0 {
+                    let (ha, mut hb) = (a.make_ack(), b.make_ack_offering(7));
+                    assert_eq!(hb.wnd(), 7, "{at}");
+                    hb.set_wnd(ha.wnd());
+                    assert_eq!(ha, hb, "{at}");
+                }
+                assert!(a.right_edge <= a.limit(), "{at}: the right edge beyond the buffer's end");
+            }
+            drops += a.stats.beyond_window_drops;
+        }
+        assert!(drops > 1_000, "only {drops} segments beyond the buffer");
+    }
+
+    #[test]
+    fn a_segment_at_or_above_the_highest_range_is_held_as_the_general_insertion_holds_it() {
+        // segments ahead of the next expected byte, each also given to a copy of the receiver
+        // through the search and `insert` (the way every out-of-order segment took before
+        // `on_other_segment` answered this case itself): the same ranges, growth order, counts
+        // and SACK blocks
+        let mut rng = crate::rng::Rng::from_seed(21);
+        let mut answered = 0;
+        for round in 0..20 {
+            let mut r = rx(1 << 30, 1);
+            for step in 0..1_000 {
+                // at or just above the highest byte held, at the next expected byte (filling
+                // the holes, so that the ranges stay few enough to be kept without the index),
+                // or anywhere ahead
+                let seq = match rng.below(3) {
+                    0 => r.highest() + 100 * rng.below(3),
+                    1 => r.rcv_nxt(),
+                    _ => r.rcv_nxt() + 100 * rng.below(40),
+                };
+                let len = 100 * (1 + rng.below(2));
+                let at = format!("round {round}, step {step}: [{seq}, +{len})");
+                let top = seq > r.rcv_nxt() && r.by_touch.is_none() && r.ooo.last().is_none_or(|l| l.end <= seq);
+                let mut general = r.clone();
+                let got = r.on_segment(SimTime::ZERO, seq, len as u32);
+                if top {
+                    general.stats.segments += 1;
+                    let k = general.first_ending_from(seq);
+                    general.stats.out_of_order_segments += 1;
+                    general.insert(k, seq, seq + len);
+                    general.stats.max_buffered = general.stats.max_buffered.max(general.ooo_bytes);
+                    assert_eq!(got, Received { delivered: 0, ack_now: true }, "{at}");
+                    let key = |x: &Range| (x.start, x.end, x.touched);
+                    let ranges = |x: &TcpReceiver| x.ooo.iter().map(key).collect::<Vec<_>>();
+                    assert_eq!(ranges(&r), ranges(&general), "{at}");
+                    assert_eq!(
+                        (r.touch, r.last_touched, r.ooo_bytes, &r.stats),
+                        (general.touch, general.last_touched, general.ooo_bytes, &general.stats),
+                        "{at}"
+                    );
+                    assert_eq!(r.make_ack(), general.make_ack(), "{at}");
+                    answered += 1;
+                } else {
+                    r.make_ack();
+                }
+            }
+        }
+        assert!(answered > 5_000, "only {answered} segments at or above the highest range");
     }
 
     #[test]

@@ -178,7 +178,15 @@ impl Subflow {
     /// [`send_ack`](Self::send_ack) with the receiver logic's fields attached (an extended
     /// ACK, [`FEEDBACK_BYTES`] longer).
     pub fn send_ack_with(&mut self, me: usize, header: u32, conn: Option<(u64, u64)>, fb: Option<Feedback>, tx: &mut impl Sink) {
-        let mut h: AckHeader = self.receiver.make_ack();
+        let mut h: AckHeader = match conn {
+            // the connection-level window replaces the subflow's, which is not computed
+            Some((data_ack, wnd)) => {
+                let mut h = self.receiver.make_ack_offering(wnd);
+                h.data_ack = data_ack;
+                h
+            }
+            None => self.receiver.make_ack(),
+        };
         let header = match fb {
             Some(f) => {
                 h.set_feedback(f);
@@ -186,10 +194,6 @@ impl Subflow {
             }
             None => header,
         };
-        if let Some((data_ack, wnd)) = conn {
-            h.data_ack = data_ack;
-            h.set_wnd(wnd);
-        }
         // SACK option: 2 bytes + 8 per block, padded to 4
         let n = h.n_sack() as u32;
         let size = header + if n > 0 { (2 + 8 * n).div_ceil(4) * 4 } else { 0 };
