@@ -223,8 +223,8 @@ pub trait CongestionControl {
         0
     }
 
-    /// Whether `inter_loss_bytes` may answer anything but 0 (the subflow's snapshot for the
-    /// siblings asks it after every ACK otherwise, about 18 instructions per packet). A
+    /// Whether `inter_loss_bytes` may answer anything but 0 (read once by the sender; the
+    /// subflow's snapshot for the siblings would otherwise ask it after every ACK). A
     /// controller that overrides `inter_loss_bytes` must say true: the test
     /// `cc::tests::a_controller_that_declines_a_hook_is_unchanged_by_it` fails for a built-in
     /// one that does not.
