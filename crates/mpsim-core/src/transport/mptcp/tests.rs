@@ -372,38 +372,58 @@ fn assert_maybe_available_covers_the_available(c: &MptcpConn, when: &str) {
     }
 }
 
+/// Drives `c` (four subflows, data written) through `steps` fixed pseudo-random events from
+/// `seed`: after sending what it allows, one subflow in turn times out (about one event in
+/// `timeout_one_in`) or has one to three more segments acknowledged. `check` runs after the
+/// sending (false) and after the event (true) of each step. Returns the bytes acknowledged on
+/// each subflow and the timeouts.
+fn drive(
+    c: &mut MptcpConn,
+    seed: u64,
+    steps: usize,
+    timeout_one_in: u64,
+    mut check: impl FnMut(&MptcpConn, usize, bool),
+) -> ([u64; 4], u32) {
+    let mut tx = Tx::default();
+    let (mut sent, mut acked) = ([0u64; 4], [0u64; 4]);
+    let mut now = SimTime::ZERO;
+    let mut x = seed;
+    let mut timeouts = 0;
+    for step in 0..steps {
+        c.poll_transmit(now, &mut tx);
+        for (sub, seq, _, len, _) in data(&tx) {
+            sent[sub as usize] = sent[sub as usize].max(seq + len as u64);
+        }
+        check(c, step, false);
+        tx.out.clear();
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let k = (x >> 33) as usize % 4;
+        now += Dur::from_millis(1);
+        if (x >> 20).is_multiple_of(timeout_one_in) && sent[k] > acked[k] {
+            // a retransmission timeout: the subflow's view is rebuilt, its data reinjected
+            now = c.subs[k].tcp.sender.timer_deadline().unwrap_or(now).max(now);
+            c.on_timer(now, k, TimerKind::Rto, &mut tx);
+            timeouts += 1;
+        } else if sent[k] > acked[k] {
+            acked[k] = (acked[k] + (1 + (x >> 40) % 3) * MSS as u64).min(sent[k]);
+            c.on_packet(now, k, &ack(acked[k], 0, 1 << 30), &mut tx);
+        }
+        check(c, step, true);
+    }
+    (acked, timeouts)
+}
+
 #[test]
 fn the_subflows_that_may_be_available_include_every_available_one() {
     let subs = (0..4).map(|k| subflow(k, 10 << k, false)).collect();
     let mut c = MptcpConn::new(subs, Sched::by_name("lowest_rtt").unwrap(), 1 << 30, HEADER, MSS);
     c.write(2000 * MSS as u64, 0);
-    let mut tx = Tx::default();
-    let (mut sent, mut acked) = ([0u64; 4], [0u64; 4]);
-    let mut now = SimTime::ZERO;
-    let mut x = 7u64; // a fixed pseudo-random sequence of subflows and events
-    let mut timeouts = 0;
-    for step in 0..3000 {
-        c.poll_transmit(now, &mut tx);
-        for (sub, seq, _, len, _) in data(&tx) {
-            sent[sub as usize] = sent[sub as usize].max(seq + len as u64);
-        }
-        assert_maybe_available_covers_the_available(&c, &format!("step {step}, after sending"));
-        tx.out.clear();
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let k = (x >> 33) as usize % 4;
-        now += Dur::from_millis(1);
-        if (x >> 20).is_multiple_of(50) && sent[k] > acked[k] {
-            // a retransmission timeout: the subflow's view is rebuilt
-            let at = c.subs[k].tcp.sender.timer_deadline().unwrap_or(now).max(now);
-            now = at;
-            c.on_timer(now, k, TimerKind::Rto, &mut tx);
-            timeouts += 1;
-        } else if sent[k] > acked[k] {
-            acked[k] += MSS as u64;
-            c.on_packet(now, k, &ack(acked[k], 0, 1 << 30), &mut tx);
-        }
-        assert_maybe_available_covers_the_available(&c, &format!("step {step}, after subflow {k}'s event"));
-    }
+    let (acked, timeouts) = drive(&mut c, 7, 3000, 50, |c, step, after_event| {
+        assert_maybe_available_covers_the_available(
+            c,
+            &format!("step {step}, after {}", if after_event { "the event" } else { "sending" }),
+        );
+    });
     assert!(timeouts > 0 && acked.iter().all(|&a| a > 50 * MSS as u64), "every subflow acknowledged, some timed out: {acked:?}");
 }
 
@@ -480,29 +500,8 @@ fn the_mappings_still_kept_are_exactly_those_of_unacknowledged_data() {
     let subs = (0..4).map(|k| subflow(k, 10 << k, false)).collect();
     let mut c = MptcpConn::new(subs, Sched::by_name("lowest_rtt").unwrap(), 1 << 30, HEADER, MSS);
     c.write(5000 * MSS as u64, 0);
-    let mut tx = Tx::default();
-    let (mut sent, mut acked) = ([0u64; 4], [0u64; 4]);
     let mut most_live = [0usize; 4];
-    let mut now = SimTime::ZERO;
-    let mut x = 5u64; // a fixed pseudo-random sequence of subflows and events
-    let mut timeouts = 0;
-    for step in 0..6000 {
-        c.poll_transmit(now, &mut tx);
-        for (sub, seq, _, len, _) in data(&tx) {
-            sent[sub as usize] = sent[sub as usize].max(seq + len as u64);
-        }
-        tx.out.clear();
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let k = (x >> 33) as usize % 4;
-        now += Dur::from_millis(1);
-        if (x >> 20).is_multiple_of(80) && sent[k] > acked[k] {
-            now = c.subs[k].tcp.sender.timer_deadline().unwrap_or(now).max(now);
-            c.on_timer(now, k, TimerKind::Rto, &mut tx);
-            timeouts += 1;
-        } else if sent[k] > acked[k] {
-            acked[k] = (acked[k] + (1 + (x >> 40) % 3) * MSS as u64).min(sent[k]);
-            c.on_packet(now, k, &ack(acked[k], 0, 1 << 30), &mut tx);
-        }
+    let (acked, timeouts) = drive(&mut c, 5, 6000, 80, |c, step, _| {
         for (j, s) in c.subs.iter().enumerate() {
             let una = s.tcp.sender.snd_una();
             let live: Vec<Mapping> = s.mappings().copied().collect();
@@ -523,6 +522,6 @@ fn the_mappings_still_kept_are_exactly_those_of_unacknowledged_data() {
             );
             most_live[j] = most_live[j].max(live.len());
         }
-    }
+    });
     assert!(timeouts > 0 && acked.iter().all(|&a| a > 200 * MSS as u64), "every subflow acknowledged, some timed out: {acked:?}");
 }
