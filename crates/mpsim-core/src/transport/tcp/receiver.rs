@@ -1170,6 +1170,37 @@ mod tests {
         }
     }
 
+    /// The bytes a receiver has been given, for tests that check it against them: the next
+    /// byte expected and the duplicates (segments that brought no new byte).
+    struct ByteMap {
+        have: Vec<bool>,
+        nxt: u64,
+        dups: u64,
+    }
+
+    impl ByteMap {
+        fn new(bytes: usize) -> ByteMap {
+            ByteMap { have: vec![false; bytes], nxt: 0, dups: 0 }
+        }
+
+        /// Takes [seq, end) and answers how far the next expected byte moved.
+        fn offer(&mut self, seq: u64, end: u64) -> u64 {
+            let new = (seq..end).any(|b| !self.have[b as usize]);
+            (seq..end).for_each(|b| self.have[b as usize] = true);
+            let before = self.nxt;
+            while self.have[self.nxt as usize] {
+                self.nxt += 1;
+            }
+            self.dups += u64::from(!new);
+            self.nxt - before
+        }
+
+        /// Bytes held beyond the next expected one, among the `span` that follow it.
+        fn held(&self, span: usize) -> u64 {
+            self.have[self.nxt as usize..self.nxt as usize + span].iter().filter(|&&h| h).count() as u64
+        }
+    }
+
     #[test]
     fn segments_anywhere_are_held_delivered_or_counted_as_duplicates_as_a_byte_map_says() {
         // random segments, mostly ahead of the next expected byte, some over held data or
@@ -1178,23 +1209,15 @@ mod tests {
         let mut rng = crate::rng::Rng::from_seed(32);
         for round in 0..40 {
             let mut r = rx(1 << 30, 2);
-            let mut have = vec![false; 300_000];
-            let (mut nxt, mut dups) = (0u64, 0u64);
+            let mut map = ByteMap::new(300_000);
             for step in 0..600 {
-                let seq = nxt.saturating_sub(20) + rng.below(400);
+                let seq = map.nxt.saturating_sub(20) + rng.below(400);
                 let end = seq + 1 + rng.below(60);
-                let new = (seq..end).any(|b| !have[b as usize]);
                 let got = r.on_segment(SimTime::ZERO, seq, (end - seq) as u32);
-                (seq..end).for_each(|b| have[b as usize] = true);
-                let before = nxt;
-                while have[nxt as usize] {
-                    nxt += 1;
-                }
-                dups += u64::from(!new);
-                let held = have[nxt as usize..nxt as usize + 500].iter().filter(|&&h| h).count() as u64;
+                let moved = map.offer(seq, end);
                 let at = format!("round {round}, step {step}: [{seq}, {end})");
-                assert_eq!((r.rcv_nxt, got.delivered), (nxt, nxt - before), "{at}");
-                assert_eq!((r.stats.duplicate_segments, r.buffered()), (dups, held), "{at}");
+                assert_eq!((r.rcv_nxt, got.delivered), (map.nxt, moved), "{at}");
+                assert_eq!((r.stats.duplicate_segments, r.buffered()), (map.dups, map.held(500)), "{at}");
             }
         }
     }
@@ -1297,30 +1320,24 @@ mod tests {
         let (mut entered, mut left) = (0, 0);
         for round in 0..60 {
             let mut r = TcpReceiver::new(ReceiverConfig { buffer: 1 << 30, sack: false, ..ReceiverConfig::default() });
-            let mut have = vec![false; 40_000];
-            let (mut nxt, mut dups, mut used) = (0u64, 0u64, false);
+            let mut map = ByteMap::new(40_000);
+            let mut used = false;
             let off_lattice = round % 3 == 0;
             for step in 0..1500 {
-                let mut seq = (nxt / 10) * 10 + 10 * rng.below(100);
+                let mut seq = (map.nxt / 10) * 10 + 10 * rng.below(100);
                 let mut len = if rng.below(8) == 0 { 20 } else { 10 };
                 if off_lattice && rng.below(300) == 0 {
                     seq += 1 + rng.below(9);
                     len = 1 + rng.below(25);
                 }
                 let end = seq + len;
-                let new = (seq..end).any(|b| !have[b as usize]);
                 let got = r.on_segment(SimTime::ZERO, seq, len as u32);
-                (seq..end).for_each(|b| have[b as usize] = true);
-                let before = nxt;
-                while have[nxt as usize] {
-                    nxt += 1;
-                }
-                dups += u64::from(!new);
-                let held = have[nxt as usize..nxt as usize + 1100].iter().filter(|&&h| h).count() as u64;
-                let highest = (0..nxt as usize + 1100).rev().find(|&b| have[b]).map_or(0, |b| b as u64 + 1);
+                let moved = map.offer(seq, end);
+                let held = map.held(1100);
+                let highest = (0..map.nxt as usize + 1100).rev().find(|&b| map.have[b]).map_or(0, |b| b as u64 + 1);
                 let at = format!("round {round}, step {step}: [{seq}, {end})");
-                assert_eq!((r.rcv_nxt, got.delivered), (nxt, nxt - before), "{at}");
-                assert_eq!((r.stats.duplicate_segments, r.buffered(), r.highest()), (dups, held, highest), "{at}");
+                assert_eq!((r.rcv_nxt, got.delivered), (map.nxt, moved), "{at}");
+                assert_eq!((r.stats.duplicate_segments, r.buffered(), r.highest()), (map.dups, held, highest), "{at}");
                 assert_eq!(r.grid.held * r.grid.unit + r.ooo.iter().map(|x| x.end - x.start).sum::<u64>(), held, "{at}");
                 assert!(!r.grid.in_use() || !r.ooo.is_empty(), "{at}: the grid in use behind no range");
                 used |= r.grid.in_use();
